@@ -1,0 +1,1 @@
+"""The sweep dataflow: spec, plan, MPI launches on Dask, and the result store."""
