@@ -1,0 +1,82 @@
+"""Start or connect to the Dask cluster that runs a sweep.
+
+Three ways, one result (a :class:`distributed.Client`):
+
+- embedded (default): a :class:`distributed.LocalCluster` started here;
+- an existing scheduler, by address or scheduler file;
+- ``dask-mpi``: the scheduler, this client and the workers are the ranks of one MPI job
+  (``mpiexec -n N scaleprobe run --dask-mpi SPEC``): rank 0 is the scheduler, rank 1
+  runs the sweep, ranks 2 and up are workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from distributed import Client, LocalCluster
+
+from . import config
+
+__all__ = ["cluster_client"]
+
+
+@contextlib.contextmanager
+def cluster_client(*, address=None, scheduler_file=None, workers=None, dask_mpi=False,
+                   dashboard_address=None, announce=True):
+    """Yield a connected client, starting or joining a cluster as asked.
+
+    Parameters
+    ----------
+    address : str, optional
+        Scheduler address (``tcp://host:8786``) of an existing cluster.
+    scheduler_file : str, optional
+        Scheduler file of an existing cluster.
+    workers : int, optional
+        Workers of the embedded cluster (setting ``scaleprobe.cluster.workers``).
+    dask_mpi : bool, default=False
+        Boot the cluster from this process's MPI job with dask-mpi. Only the client
+        rank returns from this context; the scheduler and worker ranks serve until
+        the client closes, then exit.
+    dashboard_address : str, optional
+        Where the embedded cluster serves its dashboard (``":0"`` for any free port).
+    announce : bool, default=True
+        Print the dashboard link to standard error.
+
+    Yields
+    ------
+    distributed.Client
+        The client; closed (and an embedded cluster shut down) on exit.
+    """
+    if sum(bool(x) for x in (address, scheduler_file, dask_mpi)) > 1:
+        raise ValueError("give at most one of address, scheduler_file and dask_mpi")
+    if dask_mpi:
+        import dask_mpi as dm
+
+        # A Nanny-spawned worker would inherit PMI_FD and hang; loopback suits one host.
+        dm.initialize(nanny=False, worker_class="distributed.Worker",
+                      interface=config.get("cluster.dask-mpi-interface"),
+                      dashboard_address=dashboard_address or config.get("cluster.dashboard-address"))
+        with Client() as client:
+            _announce(client, announce)
+            yield client
+        return
+    if address or scheduler_file:
+        with Client(address, scheduler_file=scheduler_file) as client:
+            _announce(client, announce)
+            yield client
+        return
+    with LocalCluster(
+        n_workers=config.resolve(workers, "cluster.workers"),
+        threads_per_worker=config.get("cluster.threads-per-worker"),
+        dashboard_address=dashboard_address or config.get("cluster.dashboard-address"),
+        processes=True,
+    ) as cluster, Client(cluster) as client:
+        _announce(client, announce)
+        yield client
+
+
+def _announce(client: Client, announce: bool) -> None:
+    if announce:
+        link = client.dashboard_link if client.scheduler_info().get("services", {}).get("dashboard") else None
+        print(f"scaleprobe: Dask dashboard at {link or 'not available'}", file=sys.stderr, flush=True)

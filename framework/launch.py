@@ -1,0 +1,263 @@
+"""Launch one sweep point as a child MPI process and turn its output into a result.
+
+One point is one ``mpiexec -n <ranks>`` (or ``srun`` inside a SLURM allocation) of
+``python -m scaleprobe.kernels.<kernel>``. The child runs in its own process group
+with an environment cleaned of the MPI variables a parent launched by MPI would leak
+into it, with one BLAS/OpenMP thread per rank, and with the throttle settings in
+``SCALEPROBE_COMM``. A crash, a non-zero exit, a missing or malformed record and a
+timeout are all results too: the sweep records them and goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from scaleprobe.kernels.record import RecordError, parse_record
+
+from . import config
+from .plan import Point
+from .spec import Spec
+
+__all__ = ["LaunchError", "build_command", "launch_environment", "launch_point", "resolve_mpiexec"]
+
+STRIPPED_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIEXEC_")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+STATUSES = ("ok", "failed", "timeout", "invalid")
+
+
+class LaunchError(RuntimeError):
+    """The launcher itself cannot work (no mpiexec, unknown launcher)."""
+
+
+def resolve_mpiexec() -> str:
+    """Return the ``mpiexec`` to launch with.
+
+    The setting ``scaleprobe.launch.mpiexec`` wins; otherwise the ``mpiexec`` beside
+    the running Python (the MPICH wheel puts it in the environment's ``bin/``), then
+    the first one on ``PATH``.
+
+    Returns
+    -------
+    str
+        Absolute path of ``mpiexec``.
+
+    Raises
+    ------
+    LaunchError
+        If no ``mpiexec`` can be found.
+    """
+    configured = config.get("launch.mpiexec")
+    if configured:
+        return configured
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("mpiexec")
+    if found is None:
+        raise LaunchError("no mpiexec found: install the 'mpich' wheel in this environment "
+                          "or set scaleprobe.launch.mpiexec")
+    return found
+
+
+def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
+    params = dict(spec.params)
+    params.update({k: point.coords[k] for k in spec.kernel_axes})
+    args = []
+    for key, value in params.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + key.replace("_", "-"))
+        elif isinstance(value, list):
+            args += [flag, *map(str, value)]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> list[str]:
+    """Return the command line that runs one point.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point to run.
+    mpiexec : str, optional
+        The launcher; :func:`resolve_mpiexec` by default.
+
+    Returns
+    -------
+    list of str
+        ``srun --mpi=pmi2 -n R ...`` inside a SLURM allocation, else
+        ``mpiexec -n R python -m scaleprobe.kernels.<kernel> --param value ...``; for
+        ``kernel: external`` the user's command template, rendered.
+    """
+    mpiexec = mpiexec or resolve_mpiexec()
+    if spec.kernel == "external":
+        from scaleprobe.kernels.external import build_command as external_command
+
+        return external_command(spec.params, dict(point.coords), mpiexec=mpiexec,
+                                ranks=point.ranks)
+    program = [sys.executable, "-m", f"scaleprobe.kernels.{spec.kernel}",
+               *_kernel_arguments(spec, point)]
+    if config.get("launch.launcher") == "srun" or (
+        config.get("launch.launcher") == "auto" and os.environ.get("SLURM_JOB_ID")
+        and shutil.which("srun")
+    ):
+        return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *program]
+    return [mpiexec, "-n", str(point.ranks), *program]
+
+
+def launch_environment(spec: Spec, point: Point) -> dict:
+    """Return the environment of a launch.
+
+    Inherited ``PMI_*``, ``PMIX_*``, ``HYDRA_*``, ``MPI_LOCAL*``, ``OMPI_*`` variables are
+    removed (a child ``mpiexec`` started from a process that MPI itself started would
+    otherwise try to join the parent's job and hang), BLAS/OpenMP threads are pinned to
+    the configured count, the Python environment's ``bin`` comes first on ``PATH``, and
+    ``SCALEPROBE_COMM`` carries the throttle settings as JSON.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point to run.
+
+    Returns
+    -------
+    dict
+        The environment for :class:`subprocess.Popen`.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(STRIPPED_PREFIXES)}
+    threads = str(config.get("launch.threads-per-rank"))
+    for name in THREAD_VARIABLES:
+        env[name] = threads
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    throttle = spec.throttle
+    slots = throttle.core_slots if throttle.core_slots is not None else (os.cpu_count() or 1)
+    env["SCALEPROBE_COMM"] = json.dumps({
+        "mode": throttle.mode,
+        "ppn": int(point.coords["ppn"]),
+        "nodes": int(point.coords["nodes"]),
+        "bandwidth": float(point.coords["bandwidth"]),
+        "link_bandwidth": throttle.link_bandwidth,
+        "latency": throttle.latency,
+        "memory_bandwidth": throttle.memory_bandwidth,
+        "memory_latency": throttle.memory_latency,
+        "core_slots": int(slots) if throttle.mode == "emulated" else 0,
+    })
+    env["SCALEPROBE_POINT"] = json.dumps(point.coords)
+    env.update(spec.env)
+    return env
+
+
+def _terminate(process: subprocess.Popen, grace: float) -> None:
+    """Kill the launch's whole process group: SIGTERM, then SIGKILL after ``grace``."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            if sig == signal.SIGKILL:
+                return
+        except subprocess.TimeoutExpired:
+            continue
+    # The leader may be gone while ranks it left behind still hold the group.
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _parse(spec: Spec, stdout: str) -> dict:
+    if spec.kernel == "external":
+        from scaleprobe.kernels.external import parse_output
+
+        return parse_output(stdout, spec.params)
+    return parse_record(stdout)
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def launch_point(spec: Spec, point: Point) -> dict:
+    """Run one point to completion and describe what happened.
+
+    Never raises for a kernel's failure: a crash, a non-zero exit, a missing or
+    malformed record and a timeout become a result with ``status`` ``failed`` or
+    ``timeout`` and the error text.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point to run.
+
+    Returns
+    -------
+    dict
+        ``key``, ``coords``, ``status`` (ok / failed / timeout / invalid), ``error``,
+        ``record`` (the kernel's record or None), ``returncode``, ``launch_time``
+        (wall seconds of the whole launch), ``started`` and ``finished`` (epoch
+        seconds), ``host``, ``command``, ``stdout`` and ``stderr``.
+    """
+    result = {"key": point.key, "coords": dict(point.coords), "status": "failed",
+              "error": "", "record": None, "returncode": None, "host": socket.gethostname()}
+    started = time.time()
+    stdout = stderr = ""
+    try:
+        command = build_command(spec, point)
+        result["command"] = command
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, env=launch_environment(spec, point),
+                                   start_new_session=True, text=True, errors="replace")
+    except (OSError, LaunchError, ValueError) as exc:
+        result.update(error=f"could not launch: {exc}", started=started,
+                      finished=time.time(), launch_time=0.0, stdout="", stderr="")
+        return result
+    try:
+        stdout, stderr = process.communicate(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        _terminate(process, float(config.get("launch.kill-grace")))
+        stdout, stderr = process.communicate()
+        result["status"] = "timeout"
+        result["error"] = f"no result within the timeout of {spec.timeout:g} s; process group killed"
+    finally:
+        if process.poll() is None:
+            _terminate(process, 0.5)
+    finished = time.time()
+    result.update(started=started, finished=finished, launch_time=finished - started,
+                  returncode=process.returncode, stdout=stdout, stderr=stderr)
+    if result["status"] == "timeout":
+        return result
+    if process.returncode != 0:
+        result["error"] = f"exit code {process.returncode}: {_tail(stderr, 1000) or 'no error output'}"
+        return result
+    try:
+        record = _parse(spec, stdout)
+    except RecordError as exc:
+        result["error"] = f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
+        return result
+    result["record"] = record
+    status = record.get("status", "ok")
+    result["status"] = status if status in STATUSES else "invalid"
+    result["error"] = str(record.get("reason", "")) if result["status"] != "ok" else ""
+    return result

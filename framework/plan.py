@@ -1,0 +1,110 @@
+"""Sweep planning: the admissible points of a spec, in run order, minus those done."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+
+import numpy as np
+
+from .admissible import compile_rule
+from .spec import Spec
+
+__all__ = ["Point", "plan", "point_key"]
+
+
+def point_key(coords: dict) -> str:
+    """Return the stable identifier of a sweep point.
+
+    The key depends only on the coordinate values (not on the order of the spec's
+    sweep keys), so a resumed sweep recognises the points it already has.
+
+    Parameters
+    ----------
+    coords : dict
+        Sweep coordinates, e.g. ``{"nodes": 2, "ppn": 1, "bandwidth": 50, "run": 0}``.
+
+    Returns
+    -------
+    str
+        16 hexadecimal characters.
+
+    Examples
+    --------
+    >>> point_key({"nodes": 2, "run": 0}) == point_key({"run": 0, "nodes": 2})
+    True
+    """
+    text = json.dumps({k: coords[k] for k in sorted(coords)}, sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One sweep point: one MPI launch.
+
+    Attributes
+    ----------
+    coords : dict
+        The sweep coordinates of the point, in spec order.
+    key : str
+        Stable identifier (see :func:`point_key`).
+    index : int
+        Position in the unshuffled Cartesian product.
+    """
+
+    coords: dict
+    key: str
+    index: int
+
+    @property
+    def ranks(self) -> int:
+        """Number of MPI ranks: ``nodes * ppn``."""
+        return int(self.coords["nodes"]) * int(self.coords["ppn"])
+
+    def label(self) -> str:
+        """Return a short human-readable description, e.g. ``nodes=2 ppn=1 run=0``."""
+        return " ".join(f"{k}={v}" for k, v in self.coords.items())
+
+
+def plan(spec: Spec, done=()) -> list[Point]:
+    """List the points of a sweep that still have to run, in run order.
+
+    Parameters
+    ----------
+    spec : Spec
+        The validated spec.
+    done : iterable of str, optional
+        Keys of points already in the store; they are left out.
+
+    Returns
+    -------
+    list of Point
+        The Cartesian product of the sweep axes, filtered by the admissible rule,
+        shuffled with the spec's seed (unless ``order.shuffle`` is false), without
+        the points in ``done``. The order is the same for every call with the same
+        spec, so a resumed sweep continues where it stopped.
+
+    Examples
+    --------
+    >>> from scaleprobe.framework.spec import load_spec
+    >>> spec = load_spec({"name": "p", "kernel": "commbench.compute",
+    ...                   "sweep": {"nodes": [1, 2, 3, 4]}, "admissible": "power_of_two",
+    ...                   "order": {"shuffle": False}})
+    >>> [p.coords["nodes"] for p in plan(spec)]
+    [1, 2, 4]
+    """
+    admissible = compile_rule(spec.admissible)
+    names = list(spec.sweep)
+    points = []
+    for index, values in enumerate(itertools.product(*spec.sweep.values())):
+        coords = dict(zip(names, values))
+        nodes, ppn = coords["nodes"], coords["ppn"]
+        if admissible(nodes=nodes, ppn=ppn, ranks=nodes * ppn):
+            points.append(Point(coords=coords, key=point_key(coords), index=index))
+    if spec.shuffle:
+        order = np.random.default_rng(spec.seed).permutation(len(points))
+        points = [points[i] for i in order]
+    done = set(done)
+    return [p for p in points if p.key not in done]
