@@ -1,0 +1,135 @@
+"""Pieces shared by the job-script renderers: checks, time limits, shell lines."""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Sequence
+from numbers import Integral, Real
+
+from scaleprobe.framework.units import UnitError, parse_duration
+
+__all__ = [
+    "activation_lines",
+    "check_dask_ranks",
+    "check_name",
+    "positive_int",
+    "run_arguments",
+    "scheduler_file_lines",
+    "walltime",
+]
+
+_CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d):([0-5]?\d)$")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+
+
+def positive_int(name: str, value) -> int:
+    """Return ``value`` as an int, or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_name(name: str, value):
+    """Return ``value`` if it is None or a plain word a batch directive can hold."""
+    if value is not None and (not isinstance(value, str) or not _NAME.match(value)):
+        raise ValueError(
+            f"{name} must be a word of letters, digits and _.+- (it goes into a batch "
+            f"directive), got {value!r}"
+        )
+    return value
+
+
+def check_dask_ranks(value) -> int:
+    """dask-mpi needs a scheduler, a client and at least one worker."""
+    value = positive_int("dask_ranks", value)
+    if value < 3:
+        raise ValueError(
+            f"dask_ranks must be at least 3 (scheduler, client, one worker), got {value}"
+        )
+    return value
+
+
+def walltime(value) -> str:
+    """Normalize a time limit to ``HH:MM:SS`` (hours may exceed 24).
+
+    Accepts seconds (a number), a duration string (``"90 min"``, ``"2 h"``) or a clock
+    string (``"1:30:00"``, ``"2-00:00:00"`` with days).
+    """
+    if isinstance(value, str) and _CLOCK.match(value.strip()):
+        days, hours, minutes, seconds = _CLOCK.match(value.strip()).groups()
+        total = ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+    else:
+        if isinstance(value, bool) or not isinstance(value, (Real, str)):
+            raise ValueError(
+                f"time_limit must be seconds, a duration such as '2 h' or a clock time "
+                f"such as '01:30:00', got {value!r}"
+            )
+        try:
+            total = math.ceil(parse_duration(value))
+        except UnitError as exc:
+            raise ValueError(f"time_limit: {exc}") from None
+    if total < 1:
+        raise ValueError(f"time_limit must be at least one second, got {value!r}")
+    hours, rest = divmod(total, 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def activation_lines(python_env: str | None, setup: Sequence[str]) -> list[str]:
+    """Shell lines that make ``scaleprobe`` available in the job.
+
+    ``setup`` lines (``module load ...``) come first, verbatim; ``python_env`` is a
+    virtual environment directory whose ``bin/activate`` is sourced, or a conda
+    environment written ``conda:NAME``.
+    """
+    if isinstance(setup, str) or not all(isinstance(s, str) for s in setup):
+        raise ValueError(f"setup must be a list of shell lines, got {setup!r}")
+    lines = list(setup)
+    if python_env is None:
+        lines.append("# scaleprobe must be on PATH (activate its environment here)")
+    elif not isinstance(python_env, str) or not python_env.strip():
+        raise ValueError(
+            "python_env must be a virtual environment directory or 'conda:NAME', "
+            f"got {python_env!r}"
+        )
+    elif python_env.startswith("conda:"):
+        lines.append(f"conda activate {shlex.quote(python_env[len('conda:'):])}")
+    else:
+        lines.append(f". {shlex.quote(python_env.rstrip('/') + '/bin/activate')}")
+    return lines
+
+
+def run_arguments(spec: str, output: str | None) -> str:
+    """``SPEC [--output PATH]``, quoted for the shell."""
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"spec must be the path of a campaign YAML file, got {spec!r}")
+    text = shlex.quote(spec)
+    if output is not None:
+        text += f" --output {shlex.quote(output)}"
+    return text
+
+
+def scheduler_file_lines(start_cluster: str, scheduler_file: str, run: str) -> list[str]:
+    """Start a dask-mpi cluster in the background, run the sweep on it, shut it down."""
+    if not isinstance(scheduler_file, str) or not scheduler_file or any(
+        c in scheduler_file for c in "'\"$`\\\n"
+    ):
+        raise ValueError(
+            "scheduler_file must be a path without quotes, '$', '`', backslashes or "
+            f"newlines, got {scheduler_file!r}"
+        )
+    quoted = shlex.quote(scheduler_file)
+    return [
+        f"rm -f {quoted}",
+        f"{start_cluster} &",
+        "cluster_pid=$!",
+        f"for _ in $(seq 120); do [ -s {quoted} ] && break; sleep 1; done",
+        f'[ -s {quoted} ] || {{ echo "no scheduler file after 120 s" >&2; exit 1; }}',
+        "status=0",
+        f"{run} || status=$?",
+        "python -c \"from distributed import Client; "
+        f"Client(scheduler_file={scheduler_file!r}, timeout=30).shutdown()\" || true",
+        'wait "$cluster_pid" || true',
+        'exit "$status"',
+    ]

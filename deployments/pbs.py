@@ -1,0 +1,123 @@
+"""Run a sweep inside a PBS Pro / OpenPBS / Torque job: a ``qsub`` script as a string.
+
+The job selects ``nodes`` chunks of ``ppn`` MPI processes. The Dask cluster (scheduler,
+client, workers) is started with MPICH's ``mpiexec`` on the first host of
+``$PBS_NODEFILE``; the kernels are separate ``mpiexec`` launches of the worker. The
+scheduler-file recipe starts the cluster in the background and connects to it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from ._script import (
+    activation_lines,
+    check_dask_ranks,
+    check_name,
+    positive_int,
+    run_arguments,
+    scheduler_file_lines,
+    walltime,
+)
+from .mpirun import dask_mpi_launch_line
+
+__all__ = ["render_pbs_script"]
+
+
+def render_pbs_script(
+    spec: str,
+    *,
+    nodes: int,
+    ppn: int,
+    walltime_limit="01:00:00",
+    queue: str | None = None,
+    account: str | None = None,
+    job_name: str = "scaleprobe",
+    scheduler_file: str | None = None,
+    dask_ranks: int = 3,
+    mpiexec: str = "mpiexec",
+    select_syntax: bool = True,
+    output: str | None = None,
+    python_env: str | None = None,
+    setup: Sequence[str] = (),
+) -> str:
+    """Render a PBS script that runs a sweep inside its job.
+
+    Parameters
+    ----------
+    spec : str
+        Path of the campaign YAML file.
+    nodes : int
+        Nodes (``select=`` chunks, or ``nodes=`` with Torque syntax).
+    ppn : int
+        MPI processes per node (``ncpus`` and ``mpiprocs`` of a chunk).
+    walltime_limit : str or float, default="01:00:00"
+        ``#PBS -l walltime``: seconds, ``"90 min"``, ``"2 h"`` or ``"HH:MM:SS"``.
+    queue, account : str, optional
+        ``#PBS -q`` and ``#PBS -A``.
+    job_name : str, default="scaleprobe"
+        ``#PBS -N``.
+    scheduler_file : str, optional
+        Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
+    dask_ranks : int, default=3
+        MPI ranks of the Dask cluster.
+    mpiexec : str, default="mpiexec"
+        The MPI launcher (MPICH hydra: ``-f $PBS_NODEFILE``).
+    select_syntax : bool, default=True
+        PBS Pro ``-l select=N:ncpus=P:mpiprocs=P``; False gives Torque's
+        ``-l nodes=N:ppn=P``.
+    output : str, optional
+        Results path, overriding the spec's ``output``.
+    python_env : str, optional
+        Virtual environment directory to activate, or ``conda:NAME``.
+    setup : sequence of str, default=()
+        Shell lines run first (``module load ...``).
+
+    Returns
+    -------
+    str
+        The script text.
+
+    Examples
+    --------
+    >>> script = render_pbs_script("g500.yaml", nodes=4, ppn=2, queue="workq")
+    >>> "#PBS -l select=4:ncpus=2:mpiprocs=2" in script, "#PBS -q workq" in script
+    (True, True)
+    """
+    nodes, ppn = positive_int("nodes", nodes), positive_int("ppn", ppn)
+    dask_ranks = check_dask_ranks(dask_ranks)
+    resources = (f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}" if select_syntax
+                 else f"nodes={nodes}:ppn={ppn}")
+    lines = [
+        "#!/bin/bash",
+        f"#PBS -N {check_name('job_name', job_name)}",
+        f"#PBS -l {resources}",
+        f"#PBS -l walltime={walltime(walltime_limit)}",
+        "#PBS -j oe",
+    ]
+    if queue is not None:
+        lines.append(f"#PBS -q {check_name('queue', queue)}")
+    if account is not None:
+        lines.append(f"#PBS -A {check_name('account', account)}")
+    lines += [
+        "# scaleprobe sweep inside this job; kernels run as mpiexec launches",
+        "set -euo pipefail",
+        'cd "${PBS_O_WORKDIR:-.}"',
+        "",
+        *activation_lines(python_env, setup),
+        "",
+    ]
+    arguments = run_arguments(spec, output)
+    if scheduler_file is None:
+        lines.append(f'{mpiexec} -n {dask_ranks} -f "$PBS_NODEFILE" scaleprobe run '
+                     f"--dask-mpi {arguments}")
+    else:
+        start = dask_mpi_launch_line(scheduler_file, ranks=dask_ranks - 1,
+                                     mpiexec=mpiexec, hostfile="$PBS_NODEFILE")
+        # shlex.quote put $PBS_NODEFILE in single quotes; the shell must expand it
+        start = start.replace("'$PBS_NODEFILE'", '"$PBS_NODEFILE"')
+        run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        lines += scheduler_file_lines(start, scheduler_file, run)
+    lines.append("")
+    return "\n".join(lines)

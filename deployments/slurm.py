@@ -1,0 +1,162 @@
+"""Run a sweep inside a SLURM allocation: an ``sbatch`` script rendered as a string.
+
+The job allocates the nodes the kernels run on. The Dask cluster is small (scheduler,
+client, one or more workers) and shares the first node: its ``srun`` step is started
+with ``--overlap`` so that the kernel launches -- ``srun --mpi=pmi2 --ntasks=R`` steps
+the worker starts inside the same allocation, one at a time by default -- still get
+every CPU of the allocation.
+
+Two recipes:
+
+- **in-job** (default): ``srun --mpi=pmi2 ... scaleprobe run --dask-mpi SPEC``;
+- **scheduler file**: ``srun ... dask-mpi --scheduler-file F &`` then
+  ``scaleprobe run --scheduler-file F SPEC``, and the cluster is shut down at the end.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from ._script import (
+    activation_lines,
+    check_dask_ranks,
+    check_name,
+    positive_int,
+    run_arguments,
+    scheduler_file_lines,
+    walltime,
+)
+from .mpirun import WORKER_CLASS
+
+__all__ = ["render_slurm_script"]
+
+
+def _directives(nodes, ntasks_per_node, time_limit, partition, account, job_name,
+                log, extra_directives) -> list[str]:
+    lines = [
+        f"#SBATCH -J {check_name('job_name', job_name)}",
+        f"#SBATCH -N {positive_int('nodes', nodes)}",
+        f"#SBATCH --ntasks-per-node={positive_int('ntasks_per_node', ntasks_per_node)}",
+        f"#SBATCH -t {walltime(time_limit)}",
+    ]
+    if partition is not None:
+        lines.append(f"#SBATCH -p {check_name('partition', partition)}")
+    if account is not None:
+        lines.append(f"#SBATCH -A {check_name('account', account)}")
+    if log is not None:
+        lines.append(f"#SBATCH -o {shlex.quote(log)}")
+    for directive in extra_directives:
+        if not isinstance(directive, str) or "\n" in directive:
+            raise ValueError(
+                f"extra_directives must be single-line strings such as '--mem=8G', "
+                f"got {directive!r}"
+            )
+        lines.append(f"#SBATCH {directive}")
+    return lines
+
+
+def render_slurm_script(
+    spec: str,
+    *,
+    nodes: int,
+    ntasks_per_node: int,
+    time_limit="01:00:00",
+    partition: str | None = None,
+    account: str | None = None,
+    job_name: str = "scaleprobe",
+    log: str | None = "scaleprobe-%j.out",
+    scheduler_file: str | None = None,
+    dask_ranks: int = 3,
+    mpi: str = "pmi2",
+    overlap: bool = True,
+    output: str | None = None,
+    python_env: str | None = None,
+    setup: Sequence[str] = (),
+    extra_directives: Sequence[str] = (),
+) -> str:
+    """Render an ``sbatch`` script that runs a sweep inside its allocation.
+
+    Parameters
+    ----------
+    spec : str
+        Path of the campaign YAML file.
+    nodes : int
+        Nodes to allocate (``#SBATCH -N``); at least the largest ``nodes`` of the sweep.
+    ntasks_per_node : int
+        MPI tasks per node (``#SBATCH --ntasks-per-node``); at least the largest
+        ``ppn`` of the sweep.
+    time_limit : str or float, default="01:00:00"
+        Wall-clock limit: seconds, ``"90 min"``, ``"2 h"`` or ``"[D-]HH:MM:SS"``.
+    partition, account : str, optional
+        ``#SBATCH -p`` and ``#SBATCH -A``.
+    job_name : str, default="scaleprobe"
+        ``#SBATCH -J``.
+    log : str or None, default="scaleprobe-%j.out"
+        ``#SBATCH -o``; None leaves SLURM's default.
+    scheduler_file : str, optional
+        Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
+    dask_ranks : int, default=3
+        Tasks of the Dask step (scheduler, client, workers), all on the first node.
+    mpi : str, default="pmi2"
+        ``srun --mpi`` plugin; ``pmi2`` works with the MPICH of the ``mpich`` wheel.
+    overlap : bool, default=True
+        Start the Dask step with ``srun --overlap`` (SLURM 20.11 and later) so it does
+        not hold CPUs the kernel steps need.
+    output : str, optional
+        Results path, overriding the spec's ``output``.
+    python_env : str, optional
+        Virtual environment directory to activate, or ``conda:NAME``.
+    setup : sequence of str, default=()
+        Shell lines run first (``module load ...``).
+    extra_directives : sequence of str, default=()
+        More ``#SBATCH`` options, e.g. ``["--mem=8G", "--exclusive"]``.
+
+    Returns
+    -------
+    str
+        The script text.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that is not valid.
+
+    Examples
+    --------
+    >>> script = render_slurm_script("g500.yaml", nodes=4, ntasks_per_node=2,
+    ...                              time_limit="2 h", partition="batch")
+    >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
+    True
+    >>> script.splitlines()[-1]
+    'srun --mpi=pmi2 --overlap --nodes=1 --ntasks=3 scaleprobe run --dask-mpi g500.yaml'
+    """
+    dask_ranks = check_dask_ranks(dask_ranks)
+    if not isinstance(mpi, str) or not mpi.isidentifier():
+        raise ValueError(f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}")
+    if isinstance(extra_directives, str):
+        raise ValueError(
+            f"extra_directives must be a list of strings, got the string {extra_directives!r}"
+        )
+    lines = [
+        "#!/bin/bash",
+        *_directives(nodes, ntasks_per_node, time_limit, partition, account, job_name,
+                     log, extra_directives),
+        "# scaleprobe sweep inside this allocation; kernels run as srun steps",
+        "set -euo pipefail",
+        'cd "${SLURM_SUBMIT_DIR:-.}"',
+        "",
+        *activation_lines(python_env, setup),
+        "",
+    ]
+    step = f"srun --mpi={mpi}{' --overlap' if overlap else ''} --nodes=1"
+    arguments = run_arguments(spec, output)
+    if scheduler_file is None:
+        lines.append(f"{step} --ntasks={dask_ranks} scaleprobe run --dask-mpi {arguments}")
+    else:
+        start = (f"{step} --ntasks={dask_ranks - 1} dask-mpi --scheduler-file "
+                 f"{shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}")
+        run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        lines += scheduler_file_lines(start, scheduler_file, run)
+    lines.append("")
+    return "\n".join(lines)
