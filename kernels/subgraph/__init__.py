@@ -1,0 +1,48 @@
+"""Color-coding subgraph counting of tree templates (seed 004, Chen et al.).
+
+Single-process counting (:func:`count_subgraphs`), templates and their split into
+sub-templates (:class:`Template`), input graphs (:mod:`.graphs`), an exact reference
+count for small graphs (:func:`exact_count`), and the distributed kernel run by
+``python -m scaleprobe.kernels.subgraph``. Importing this package never imports mpi4py.
+"""
+
+from scaleprobe.kernels.subgraph.counting import (
+    CountResult,
+    coloring,
+    colorful_count,
+    count_subgraphs,
+    estimate_scale,
+    iterations_for,
+    median_of_means,
+)
+from scaleprobe.kernels.subgraph.exact import exact_count
+from scaleprobe.kernels.subgraph.graphs import (
+    Graph,
+    GraphError,
+    erdos_renyi,
+    load_graph,
+    read_edge_list,
+    rmat,
+)
+from scaleprobe.kernels.subgraph.template import SubTemplate, Template, TemplateError, template_names
+
+__all__ = [
+    "CountResult",
+    "Graph",
+    "GraphError",
+    "SubTemplate",
+    "Template",
+    "TemplateError",
+    "coloring",
+    "colorful_count",
+    "count_subgraphs",
+    "erdos_renyi",
+    "estimate_scale",
+    "exact_count",
+    "iterations_for",
+    "load_graph",
+    "median_of_means",
+    "read_edge_list",
+    "rmat",
+    "template_names",
+]

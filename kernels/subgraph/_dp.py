@@ -1,0 +1,152 @@
+"""The color-coding dynamic programme over sub-templates and colour sets, vectorized.
+
+A count table of a sub-template of ``s`` vertices has shape ``(C(k, s), n)``: one row
+per colour set (in colex rank order), one column per vertex; entry ``[S, v]`` is the
+number of colourful maps of the rooted sub-template into the graph with the root on
+``v`` using exactly the colours ``S``. Rows are contiguous so that picking the rows of
+the colour sets of one split is a block copy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from scaleprobe.kernels.subgraph._colorsets import split_tables
+
+# Size of one working buffer of the combination step; small enough that the handful
+# of buffers of one vertex block stay in a core's L2 cache.
+_BLOCK_BYTES = 256 * 1024
+
+
+def leaf_table(colors: np.ndarray, k: int, dtype) -> np.ndarray:
+    """The single-vertex table: ``[c, v] = 1`` if vertex ``v`` has colour ``c``."""
+    table = np.zeros((k, len(colors)), dtype=dtype)
+    table[colors, np.arange(len(colors))] = 1
+    return table
+
+
+def combine(active: np.ndarray, neighbours: np.ndarray, k: int, size: int,
+            active_size: int) -> np.ndarray:
+    """Counts of a split sub-template from its active table and the neighbour sums of
+    its passive table: ``out[S] = sum over S = S_a + S_p of active[S_a] * nb[S_p]``.
+
+    The vertices are processed in blocks so that the gathered rows stay in cache.
+    """
+    active_ranks, passive_ranks = split_tables(k, size, active_size)
+    n_sets, n_splits = active_ranks.shape
+    n = active.shape[1]
+    dtype = active.dtype
+    out = np.empty((n_sets, n), dtype=dtype)
+    block = max(32, _BLOCK_BYTES // (n_sets * dtype.itemsize) // 16 * 16)
+    block = min(block, max(n, 1))
+    acc_buf = np.empty((n_sets, block), dtype=dtype)
+    tmp_buf = np.empty_like(acc_buf)
+    tmp2_buf = np.empty_like(acc_buf)
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        width = hi - lo
+        act = np.ascontiguousarray(active[:, lo:hi])
+        nbr = np.ascontiguousarray(neighbours[:, lo:hi])
+        if width == block:
+            acc, tmp, tmp2 = acc_buf, tmp_buf, tmp2_buf
+        else:
+            acc, tmp, tmp2 = (np.empty((n_sets, width), dtype=dtype) for _ in range(3))
+        np.take(act, active_ranks[:, 0], axis=0, out=acc)
+        np.take(nbr, passive_ranks[:, 0], axis=0, out=tmp2)
+        acc *= tmp2
+        for split in range(1, n_splits):
+            np.take(act, active_ranks[:, split], axis=0, out=tmp)
+            np.take(nbr, passive_ranks[:, split], axis=0, out=tmp2)
+            np.multiply(tmp, tmp2, out=tmp)
+            acc += tmp
+        out[:, lo:hi] = acc
+    return out
+
+
+def final_total(active: np.ndarray, passive: np.ndarray, k: int, active_size: int,
+                segments: int = 1) -> np.ndarray:
+    """``sum_v sum_{S_a + S_p = all colours} active[S_a, v] * passive[S_p, v]`` in
+    float64 (one of the two tables already summed over neighbours), per segment of
+    ``n / segments`` consecutive vertices."""
+    active_ranks, passive_ranks = split_tables(k, k, active_size)
+    totals = np.zeros(segments)
+    for a_rank, p_rank in zip(active_ranks[0], passive_ranks[0], strict=True):
+        product = active[a_rank].astype(np.float64) * passive[p_rank]
+        totals += product.reshape(segments, -1).sum(axis=1)
+    return totals
+
+
+NeighbourSum = Callable[[int, np.ndarray], np.ndarray]
+
+
+def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
+                   dtype=np.float64, segments: int = 1):
+    """Colourful maps of ``template`` rooted on the given vertices, summed.
+
+    Parameters
+    ----------
+    template : Template
+    colors : numpy.ndarray of int, shape (n,)
+        Colours ``0 .. k - 1`` of the vertices this process owns.
+    neighbour_sum : callable
+        ``neighbour_sum(index, table)`` returns, for a table over the owned vertices,
+        the table of sums over each owned vertex's neighbours (communicating if the
+        neighbours live elsewhere). ``index`` names the sub-template being computed.
+    dtype : numpy dtype, default=numpy.float64
+    segments : int, default=1
+        Return one total per segment of ``n / segments`` consecutive vertices (for
+        several colourings counted on copies of a graph).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        This process's part of ``sum_v C(v, T, all colours)`` (per segment if
+        ``segments > 1``).
+    """
+    k = template.k
+    subs = template.subtemplates
+    dtype = np.dtype(dtype)
+    if k == 1:
+        totals = np.full(segments, len(colors) / segments)
+        return float(totals[0]) if segments == 1 else totals
+    # The table of a sub-template depends only on its rooted shape: compute each shape
+    # once and drop it after its last use.
+    whole = len(subs) - 1
+    first: dict[tuple, int] = {}
+    for index, sub in enumerate(subs[:-1]):
+        first.setdefault(sub.shape, index)
+    computed = set(first.values()) | {whole}
+    last_use: dict[tuple, int] = {}
+    for index in sorted(computed):
+        sub = subs[index]
+        if sub.active is not None:
+            last_use[subs[sub.active].shape] = index
+            last_use[subs[sub.passive].shape] = index
+    tables: dict[tuple, np.ndarray] = {}
+    for index, sub in enumerate(subs[:-1]):
+        if index not in computed:
+            continue
+        if sub.size == 1:
+            tables[sub.shape] = leaf_table(colors, k, dtype)
+            continue
+        active, passive = subs[sub.active], subs[sub.passive]
+        neighbours = neighbour_sum(index, tables[passive.shape])
+        tables[sub.shape] = combine(tables[active.shape], neighbours, k, sub.size, active.size)
+        del neighbours
+        for part in (active.shape, passive.shape):
+            if last_use[part] == index and part in tables:
+                del tables[part]
+    root = subs[whole]
+    active, passive = subs[root.active], subs[root.passive]
+    active_table, passive_table = tables[active.shape], tables[passive.shape]
+    # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): sum over the neighbours of the
+    # smaller table.
+    if math.comb(k, active.size) < math.comb(k, passive.size):
+        active_table = neighbour_sum(whole, active_table)
+    else:
+        passive_table = neighbour_sum(whole, passive_table)
+    totals = final_total(active_table, passive_table, k, active.size, segments)
+    return float(totals[0]) if segments == 1 else totals
