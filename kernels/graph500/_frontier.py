@@ -1,0 +1,122 @@
+"""Vectorized frontier operations and the per-level profile shared by the BFS variants."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Largest number of adjacency entries expanded in one vectorized step: bounds the
+# temporaries (about 30 bytes per entry) and keeps them cache friendly.
+CHUNK_EDGES = 1 << 21
+
+
+def row_chunks(indptr: np.ndarray, rows: np.ndarray, budget: int = CHUNK_EDGES):
+    """Split ``rows`` into consecutive pieces of at most ``budget`` adjacency entries.
+
+    A single row longer than the budget forms its own piece.
+    """
+    if rows.size == 0:
+        return
+    lengths = indptr[rows + 1] - indptr[rows]
+    total = int(lengths.sum())
+    if total <= budget:
+        yield rows
+        return
+    ends = np.cumsum(lengths)
+    cuts = np.searchsorted(ends, np.arange(budget, total, budget), side="right")
+    for piece in np.split(rows, np.unique(cuts)):
+        if piece.size:
+            yield piece
+
+
+def gather_rows(indptr, indices, rows, skip: int = 0):
+    """Neighbours of ``rows`` (from the ``skip``-th on) and, for each, its row's position.
+
+    Parameters
+    ----------
+    indptr, indices : numpy.ndarray
+        A CSR adjacency.
+    rows : numpy.ndarray of int
+        The rows to expand.
+    skip : int, default=0
+        Entries to skip at the start of every row.
+
+    Returns
+    -------
+    neighbours : numpy.ndarray
+        The concatenated adjacency entries.
+    position : numpy.ndarray of int64
+        For each entry, the index in ``rows`` of the row it came from.
+
+    Examples
+    --------
+    >>> indptr = np.array([0, 2, 3, 6]); indices = np.array([5, 6, 7, 8, 9, 4])
+    >>> gather_rows(indptr, indices, np.array([2, 0]))
+    (array([8, 9, 4, 5, 6]), array([0, 0, 0, 1, 1]))
+    """
+    starts = indptr[rows] + skip
+    lengths = np.maximum(indptr[rows + 1] - starts, 0)
+    total = int(lengths.sum())
+    position = np.repeat(np.arange(rows.size), lengths)
+    if total == 0:
+        return indices[:0], position
+    # offset[k] = starts[k] - (entries emitted before row k)
+    emitted = np.cumsum(lengths) - lengths
+    entry = np.arange(total, dtype=np.int64)
+    entry += (starts - emitted)[position]
+    return indices[entry], position
+
+
+def first_in_segment(position: np.ndarray) -> np.ndarray:
+    """Mask of the first item of each run of equal, sorted ``position`` values."""
+    first = np.empty(position.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(position[1:], position[:-1], out=first[1:])
+    return first
+
+
+class LevelProfile:
+    """Per-level counters of one BFS, aggregated over ranks after the search.
+
+    Call :meth:`begin` before the first level and :meth:`end_level` right after each
+    level's last collective, so that every level's counter delta holds its own
+    computation and communication.
+    """
+
+    FIELDS = ("comp_time", "comm_time", "bytes_sent", "messages")
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.frontier: list[int] = []
+        self.bottom_up: list[int] = []
+        self._rows: list[list[float]] = []
+        self._snapshot = None
+
+    def begin(self) -> None:
+        """Take the starting snapshot."""
+        self._snapshot = self.comm.counters()
+
+    def end_level(self, frontier: int, bottom_up: bool = False) -> None:
+        """Close one level that expanded ``frontier`` vertices."""
+        now = self.comm.counters()
+        self._rows.append([float(now[k]) - float(self._snapshot[k]) for k in self.FIELDS])
+        self._snapshot = now
+        self.frontier.append(int(frontier))
+        self.bottom_up.append(int(bottom_up))
+
+    def result(self) -> dict:
+        """Collective: per-level arrays; times are means over ranks, volumes sums."""
+        local = np.asarray(self._rows, dtype=np.float64).reshape(-1, len(self.FIELDS))
+        total = np.empty_like(local)
+        if self.comm.size > 1:
+            self.comm.Allreduce(local, total)
+        else:
+            total = local
+        size = self.comm.size
+        return {
+            "frontier": list(self.frontier),
+            "comp_time": (total[:, 0] / size).tolist(),
+            "comm_time": (total[:, 1] / size).tolist(),
+            "bytes_sent": total[:, 2].astype(np.int64).tolist(),
+            "messages": total[:, 3].astype(np.int64).tolist(),
+            "bottom_up": list(self.bottom_up),
+        }
