@@ -1,0 +1,16 @@
+#!/bin/bash
+# scaleprobe sweep on a dask-mpi cluster started by mpiexec
+set -euo pipefail
+
+# scaleprobe must be on PATH (activate its environment here)
+
+rm -f scheduler.json
+mpiexec -n 2 -f hosts.txt dask-mpi --scheduler-file scheduler.json --worker-class distributed.Worker &
+cluster_pid=$!
+for _ in $(seq 120); do [ -s scheduler.json ] && break; sleep 1; done
+[ -s scheduler.json ] || { echo "no scheduler file after 120 s" >&2; exit 1; }
+status=0
+scaleprobe run --scheduler-file scheduler.json campaign.yaml || status=$?
+python -c "from distributed import Client; Client(scheduler_file='scheduler.json', timeout=30).shutdown()" || true
+wait "$cluster_pid" || true
+exit "$status"
