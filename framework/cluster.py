@@ -51,7 +51,14 @@ def cluster_client(*, address=None, scheduler_file=None, workers=None, dask_mpi=
     if sum(bool(x) for x in (address, scheduler_file, dask_mpi)) > 1:
         raise ValueError("give at most one of address, scheduler_file and dask_mpi")
     if dask_mpi:
+        import logging
+
         import dask_mpi as dm
+
+        # At shutdown the ranks see each other's connections close; that is not news.
+        for name in ("distributed.batched", "distributed.core", "distributed.worker",
+                     "distributed.scheduler", "distributed.comm"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
         # A Nanny-spawned worker would inherit PMI_FD and hang; loopback suits one host.
         dm.initialize(nanny=False, worker_class="distributed.Worker",

@@ -21,8 +21,12 @@ __all__ = ["run_sweep"]
 
 def _run_point(spec: Spec, point: Point, semaphore: str, leases: int) -> dict:
     """The Dask task: wait for a launch slot, then run the point."""
+    from distributed import get_worker
+
     with Semaphore(max_leases=leases, name=semaphore):
-        return launch_point(spec, point)
+        result = launch_point(spec, point)
+    result["worker"] = get_worker().address
+    return result
 
 
 def _campaign(spec: Spec) -> dict:

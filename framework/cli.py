@@ -1,0 +1,143 @@
+"""The ``scaleprobe`` command line. It parses, calls the library and prints."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+__all__ = ["main"]
+
+BAD_INPUT = 2
+FAILURE = 1
+
+
+def _run(args) -> int:
+    from .cluster import cluster_client
+    from .runner import run_sweep
+    from .spec import load_spec
+
+    spec = load_spec(args.spec)
+    if args.dask_mpi:
+        with cluster_client(dask_mpi=True) as client:
+            ds = run_sweep(spec, client, output=args.output)
+    elif args.address or args.scheduler_file:
+        with cluster_client(address=args.address, scheduler_file=args.scheduler_file) as client:
+            ds = run_sweep(spec, client, output=args.output)
+    else:
+        ds = run_sweep(spec, output=args.output, workers=args.workers)
+    from ._summary import summarize
+
+    print(summarize(ds))
+    return 0
+
+
+def _show(args) -> int:
+    from ._summary import summarize
+    from .store import open_results
+
+    print(summarize(open_results(args.path), metric=args.metric))
+    return 0
+
+
+def _demo(args) -> int:
+    from ._summary import summarize
+    from .runner import run_sweep
+    from .spec import load_spec
+
+    directory = os.path.abspath(args.directory)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(os.path.dirname(__file__), "demo.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    spec_path = os.path.join(directory, "demo.yaml")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        f.write(text)
+    output = os.path.join(directory, "demo.zarr")
+    spec = load_spec(spec_path)
+    print(f"scaleprobe demo: {spec.name} — {len(spec.sweep['nodes'])} node counts x "
+          f"{len(spec.sweep['bandwidth'])} bandwidths, kernel {spec.kernel}", file=sys.stderr)
+    ds = run_sweep(spec, output=output, workers=args.workers)
+    print(summarize(ds))
+    print(f"\nresults: {output}\nspec:    {spec_path}\n"
+          f"open them with: python -c \"import scaleprobe.framework as sp; "
+          f"print(sp.open_results('{output}'))\"")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``scaleprobe`` command."""
+    parser = argparse.ArgumentParser(
+        prog="scaleprobe",
+        description="Measure MPI programs over sweeps with a throttled interconnect, "
+                    "model them, and project them to large clusters.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run or resume the sweep a spec describes",
+                         description="Run or resume a sweep. Points already stored are "
+                                     "skipped, so the same command resumes a killed sweep.")
+    run.add_argument("spec", help="campaign spec (YAML)")
+    run.add_argument("--output", help="results path (overrides the spec's output)")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--address", help="scheduler address of an existing Dask cluster")
+    where.add_argument("--scheduler-file", help="scheduler file of an existing Dask cluster")
+    where.add_argument("--workers", type=int, help="workers of the embedded LocalCluster")
+    where.add_argument("--dask-mpi", action="store_true",
+                       help="boot the Dask cluster from this MPI job "
+                            "(mpiexec -n N scaleprobe run --dask-mpi SPEC)")
+    run.set_defaults(handler=_run)
+
+    show = sub.add_parser("show", help="summarize stored results",
+                          description="Print dimensions, point counts by status and a table.")
+    show.add_argument("path", help="results path (e.g. results/pingpong.zarr)")
+    show.add_argument("--metric", help="variable to tabulate (default: time)")
+    show.set_defaults(handler=_show)
+
+    demo = sub.add_parser("demo", help="run a small throttled sweep (about two minutes)",
+                          description="Run a small strong-scaling sweep with throttled "
+                                      "bandwidth on an embedded Dask cluster.")
+    demo.add_argument("--directory", default="scaleprobe-demo",
+                      help="where to write the spec and results (default: ./scaleprobe-demo)")
+    demo.add_argument("--workers", type=int, help="workers of the embedded LocalCluster")
+    demo.set_defaults(handler=_demo)
+
+    try:
+        from ._cli_models import register
+    except ImportError:  # the models commands are optional at this layer
+        register = None
+    if register is not None:
+        register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the ``scaleprobe`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
+    """
+    from .admissible import RuleError
+    from .spec import SpecError
+    from .store import StoreError
+    from .units import UnitError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (SpecError, RuleError, UnitError, StoreError, FileNotFoundError) as exc:
+        print(f"scaleprobe: error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except KeyboardInterrupt:
+        print("scaleprobe: interrupted; run the same command again to resume", file=sys.stderr)
+        return FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

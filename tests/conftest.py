@@ -1,0 +1,29 @@
+"""Shared fixtures: one real two-worker Dask cluster for the whole test session."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A LocalCluster with two single-threaded worker processes."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
+                      processes=True) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def client(cluster):
+    """A client of the session cluster, closed after each test."""
+    from distributed import Client
+
+    with Client(cluster) as client:
+        yield client

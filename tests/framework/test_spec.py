@@ -1,0 +1,116 @@
+import pytest
+import yaml
+
+from scaleprobe.framework.cli import main
+from scaleprobe.framework.spec import SpecError, load_spec
+
+GOOD = """
+name: pingpong-throttle
+kernel: commbench.pingpong
+params: {iterations: 50}
+sweep:
+  nodes: [1, 2, 4]
+  ppn: 1
+  bandwidth: [100, 50, 25, 10]
+  msg_bytes: [65536, 1 MiB]
+  run: 3
+admissible: power_of_two
+order: {shuffle: true, seed: 7}
+throttle: {mode: emulated, link_bandwidth: 1 Gbit/s, latency: 5 us}
+timeout: 120
+output: results/pingpong.zarr
+"""
+
+
+def test_the_contract_spec_loads():
+    spec = load_spec(GOOD)
+    assert spec.dims == ("nodes", "ppn", "bandwidth", "msg_bytes", "run")
+    assert spec.sweep["run"] == (0, 1, 2)
+    assert spec.sweep["msg_bytes"] == (65536, 2**20)
+    assert spec.kernel_axes == ("msg_bytes",)
+    assert spec.throttle.link_bandwidth == pytest.approx(1.25e8)
+    assert spec.throttle.latency == pytest.approx(5e-6)
+    assert spec.timeout == 120
+    assert spec.text == GOOD
+
+
+def test_defaults_fill_missing_axes():
+    spec = load_spec({"name": "x", "kernel": "commbench.compute", "sweep": {"nodes": 2}})
+    assert spec.sweep == {"nodes": (2,), "ppn": (1,), "bandwidth": (100,), "run": (0,)}
+    assert spec.shuffle is True
+
+
+def _spec(**changes):
+    raw = yaml.safe_load(GOOD)
+    for key, value in changes.items():
+        target = raw
+        *parents, last = key.split(".")
+        for p in parents:
+            target = target[p]
+        if value is _DELETE:
+            del target[last]
+        else:
+            target[last] = value
+    return raw
+
+
+_DELETE = object()
+
+BAD = [
+    (dict(colour="blue"), "spec key 'colour': unknown key"),
+    (dict(kernel=_DELETE), "spec key 'kernel': is required"),
+    (dict(kernel="graph9000"), "spec key 'kernel': unknown kernel 'graph9000'"),
+    (dict(kernel=42), "spec key 'kernel': must be a kernel name"),
+    (dict(params=[1, 2]), "spec key 'params': must be a mapping"),
+    (dict(sweep={"ppn": 1}), "spec key 'sweep.nodes': is required"),
+    (dict(**{"sweep.nodes": [2, -1]}), "spec key 'sweep.nodes': values must be positive integers"),
+    (dict(**{"sweep.nodes": [0]}), "spec key 'sweep.nodes': values must be positive integers"),
+    (dict(**{"sweep.nodes": []}), "spec key 'sweep.nodes': the list of values is empty"),
+    (dict(**{"sweep.nodes": ["two"]}), "spec key 'sweep.nodes': values must be positive integers"),
+    (dict(**{"sweep.bandwidth": [150]}), "spec key 'sweep.bandwidth': values are percent"),
+    (dict(**{"sweep.msg_bytes": ["1 MiB", "lots"]}), "spec key 'sweep.msg_bytes': cannot parse"),
+    (dict(**{"sweep.run": 0}), "spec key 'sweep.run': a repeat count must be at least 1"),
+    (dict(**{"sweep.ranks": [4]}), "spec key 'sweep.ranks': is derived"),
+    (dict(**{"throttle.link_bandwidth": "1 Gbit"}), "spec key 'throttle.link_bandwidth': unknown bandwidth unit"),
+    (dict(**{"throttle.latency": "5 parsecs"}), "spec key 'throttle.latency': unknown duration unit"),
+    (dict(**{"throttle.mode": "warp"}), "spec key 'throttle.mode': got 'warp'"),
+    (dict(**{"throttle.speed": 3}), "spec key 'throttle.speed': unknown key"),
+    (dict(admissible="nodes > 100"), "spec key 'admissible': rule 'nodes > 100' admits none"),
+    (dict(admissible="cores > 2"), "spec key 'admissible': unknown name 'cores'"),
+    (dict(timeout="soon"), "spec key 'timeout': cannot parse"),
+    (dict(timeout=0), "spec key 'timeout': must be positive"),
+    (dict(order={"shuffle": "yes"}), "spec key 'order.shuffle': must be true or false"),
+    (dict(params={"msg_bytes": 4}), "spec key 'params.msg_bytes': is also a sweep axis"),
+    (dict(max_concurrent_launches=0), "spec key 'max_concurrent_launches': must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize(("changes", "message"), BAD)
+def test_bad_specs_give_one_line_errors(changes, message):
+    with pytest.raises(SpecError) as info:
+        load_spec(_spec(**changes))
+    text = str(info.value)
+    assert text.startswith(message), text
+    assert "\n" not in text
+
+
+def test_unreadable_and_non_mapping_specs(tmp_path):
+    with pytest.raises(SpecError, match="cannot read spec file"):
+        load_spec(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_spec(bad)
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(SpecError, match="a spec is a YAML mapping"):
+        load_spec(bad)
+
+
+@pytest.mark.parametrize(("changes", "message"), BAD[:12])
+def test_cli_exits_2_with_one_line(tmp_path, capsys, changes, message):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(_spec(**changes)))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("scaleprobe: error: " + message)
+    assert len(err.splitlines()) == 1

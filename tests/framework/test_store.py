@@ -1,0 +1,94 @@
+import json
+import os
+
+import numpy as np
+import pytest
+
+from scaleprobe.framework.store import ResultStore, StoreError, open_results
+
+
+def _campaign(kernel="k"):
+    return {"identity": {"kernel": kernel, "params": {}, "throttle": {}},
+            "sweep": {"nodes": [1, 2], "ppn": [1], "bandwidth": [100, 50], "run": [0]},
+            "attrs": {"title": "t", "spec": "name: t\n"}}
+
+
+def _result(nodes, bandwidth, status="ok", trials=2, levels=3):
+    record = {
+        "metrics": {"time": nodes / bandwidth, "bytes_sent": 10 * nodes, "label": f"n{nodes}"},
+        "trials": [{"time": t + nodes, "valid": True,
+                    "profiles": {"level": {"frontier": list(range(levels))}}}
+                   for t in range(trials)],
+        "profiles": {"rank": {"load": [1.0] * nodes}},
+        "units": {"frontier": "vertices"},
+    }
+    coords = {"nodes": nodes, "ppn": 1, "bandwidth": bandwidth, "run": 0}
+    from scaleprobe.framework.plan import point_key
+
+    return {"key": point_key(coords), "coords": coords, "status": status, "error": "",
+            "record": record if status == "ok" else None, "launch_time": 0.5,
+            "returncode": 0, "started": 1.0, "finished": 2.0, "command": ["x"],
+            "stdout": "out", "stderr": "err"}
+
+
+def test_points_assemble_into_a_labelled_dataset(tmp_path):
+    store = ResultStore(tmp_path / "c.zarr")
+    store.start(_campaign())
+    store.write_point(_result(1, 100))
+    store.write_point(_result(2, 50, trials=3, levels=4))
+    store.write_point(_result(2, 100, status="failed"))
+    ds = store.consolidate()
+    assert dict(ds.sizes) == {"nodes": 2, "ppn": 1, "bandwidth": 2, "run": 1,
+                              "trial": 3, "level": 4, "rank": 2}
+    assert ds.status.sel(nodes=2, bandwidth=100).item() == "failed"
+    assert ds.status.sel(nodes=1, bandwidth=50).item() == ""
+    # per-trial 'time' keeps the name; the point-level one becomes run_time
+    assert ds.time.dims == ("nodes", "ppn", "bandwidth", "run", "trial")
+    assert ds.run_time.sel(nodes=2, bandwidth=50).item() == pytest.approx(0.04)
+    assert np.isnan(ds.time.sel(nodes=1, bandwidth=100, trial=2)).all()
+    assert ds.frontier.dims[-2:] == ("trial", "level")
+    assert ds.frontier.attrs["units"] == "vertices"
+    assert ds.bytes_sent.attrs["units"] == "bytes"
+    assert ds.label.sel(nodes=1, bandwidth=100).item() == "n1"
+    assert ds.ranks.sel(nodes=2, ppn=1).item() == 2
+    assert ds.attrs["spec"] == "name: t\n"
+    for name, var in ds.data_vars.items():
+        assert "units" in var.attrs and "long_name" in var.attrs, name
+    log = open(os.path.join(store.logs_dir, f"{_result(1, 100)['key']}.log")).read()
+    assert "err" in log and "out" in log
+
+
+def test_open_results_rebuilds_a_stale_dataset(tmp_path):
+    store = ResultStore(tmp_path / "c.zarr")
+    store.start(_campaign())
+    store.write_point(_result(1, 100))
+    store.consolidate()
+    store.write_point(_result(2, 100))  # killed before the next consolidation
+    ds = open_results(tmp_path / "c.zarr")
+    assert ds.attrs["points"] == 2
+    assert (ds.status.values == "ok").sum() == 2
+    assert open_results(tmp_path / "c.zarr").attrs["points"] == 2
+
+
+def test_a_different_campaign_is_refused(tmp_path):
+    store = ResultStore(tmp_path / "c.zarr")
+    store.start(_campaign())
+    with pytest.raises(StoreError, match="kernel changed"):
+        store.start(_campaign(kernel="other"))
+
+
+def test_point_files_are_complete_json_and_netcdf_works(tmp_path):
+    store = ResultStore(tmp_path / "c.nc")
+    store.start(_campaign())
+    store.write_point(_result(1, 50))
+    names = os.listdir(store.points_dir)
+    assert not [n for n in names if ".tmp" in n]
+    for name in names:
+        json.load(open(os.path.join(store.points_dir, name)))
+    ds = open_results(tmp_path / "c.nc")
+    assert ds.status.sel(nodes=1, bandwidth=50).item() == "ok"
+
+
+def test_missing_results_are_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no scaleprobe results"):
+        open_results(tmp_path / "nothing.zarr")
