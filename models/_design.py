@@ -19,7 +19,7 @@ def needed_columns(terms, over):
     return names
 
 
-def select(X, needed, features):
+def select(X, needed, features, s0=25):
     """Return ``(X_selected, names)``: frames by column name, arrays by position.
 
     A frame holding every needed column (``scale`` stands in for ``D``) is reduced to
@@ -29,14 +29,11 @@ def select(X, needed, features):
     columns = getattr(X, "columns", None)
     if columns is not None:
         present = {str(c) for c in columns}
-        take = []
-        for name in needed:
-            if name in present:
-                take.append(name)
-            elif name == "D" and "scale" in present:
-                take.append("scale")
-        if len(take) == len(needed):
-            return X[take], take
+        if "D" in needed and "D" not in present and "scale" in present:
+            X = X.assign(D=data_size(X["scale"].to_numpy(dtype=float), s0))
+            present.add("D")
+        if set(needed) <= present:
+            return X[list(needed)], list(needed)
     names = list(needed if features is None else features)
     absent = [n for n in needed if n not in names and not (n == "D" and "scale" in names)]
     if absent:

@@ -21,7 +21,12 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-__all__ = ["GRAPH500_VARIANTS", "graph500_comm_volume", "graph500_grid", "graph500_memory"]
+__all__ = [
+    "GRAPH500_VARIANTS",
+    "graph500_comm_volume",
+    "graph500_grid",
+    "graph500_memory",
+]
 
 #: BFS variants :func:`graph500_comm_volume` knows.
 GRAPH500_VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")

@@ -116,7 +116,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
         Xs, names = _design.select(X, _design.needed_columns(probe, self.parameter),
-                                   self.features)
+                                   self.features, self.s0)
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
         if Xv.shape[0] < 2:
             raise ValueError(f"PMNFSearch needs at least 2 samples; got n_samples = "
@@ -205,7 +205,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
         Xs, _ = _design.select(X, _design.needed_columns(probe, self.parameter),
-                               self.features)
+                               self.features, self.s0)
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return self.best_estimator_.predict(Xv)
 
@@ -214,7 +214,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
         Xs, _ = _design.select(X, _design.needed_columns(probe, self.parameter),
-                               self.features)
+                               self.features, self.s0)
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return self.best_estimator_.predict_components(Xv)
 

@@ -186,7 +186,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
             raise ValueError(f"alpha_bounds must satisfy 0 < low < high; got "
                              f"{self.alpha_bounds!r}")
         Xs, names = _design.select(X, _design.needed_columns(terms, self.over),
-                                   self.features)
+                                   self.features, self.s0)
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
         var = _design.variables(Xv, names, over=self.over, ppn=self.ppn, s0=self.s0,
                                 whom=type(self).__name__)
@@ -204,7 +204,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         terms = [parse_term(t) for t in self.terms_]
         Xs, names = _design.select(X, _design.needed_columns(terms, self.over),
-                                   self.features)
+                                   self.features, self.s0)
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return terms, _design.variables(Xv, names, over=self.over, ppn=self.ppn,
                                         s0=self.s0, whom=type(self).__name__)

@@ -3,7 +3,6 @@
 import math
 
 import pytest
-
 from scaleprobe.models.analytic import (
     graph500_comm_volume,
     graph500_grid,
@@ -54,7 +53,8 @@ def test_replicated_volume_grows_with_levels_and_ranks():
 
 
 @pytest.mark.parametrize(
-    ("ranks", "grid"), [(1, (1, 1)), (16, (4, 4)), (18, (3, 6)), (8, (2, 4)), (13, (1, 13))]
+    ("ranks", "grid"),
+    [(1, (1, 1)), (16, (4, 4)), (18, (3, 6)), (8, (2, 4)), (13, (1, 13))],
 )
 def test_grid_is_most_square(ranks, grid):
     assert graph500_grid(ranks) == grid
