@@ -46,7 +46,8 @@ def check_dask_ranks(value) -> int:
     value = positive_int("dask_ranks", value)
     if value < 3:
         raise ValueError(
-            f"dask_ranks must be at least 3 (scheduler, client, one worker), got {value}"
+            "dask_ranks must be at least 3 (scheduler, client, one worker), "
+            f"got {value}"
         )
     return value
 
@@ -59,7 +60,9 @@ def walltime(value) -> str:
     """
     if isinstance(value, str) and _CLOCK.match(value.strip()):
         days, hours, minutes, seconds = _CLOCK.match(value.strip()).groups()
-        total = ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+        total = ((int(days or 0) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(
+            seconds
+        )
     else:
         if isinstance(value, bool) or not isinstance(value, (Real, str)):
             raise ValueError(
@@ -94,7 +97,7 @@ def activation_lines(python_env: str | None, setup: Sequence[str]) -> list[str]:
             f"got {python_env!r}"
         )
     elif python_env.startswith("conda:"):
-        lines.append(f"conda activate {shlex.quote(python_env[len('conda:'):])}")
+        lines.append(f"conda activate {shlex.quote(python_env[len('conda:') :])}")
     else:
         lines.append(f". {shlex.quote(python_env.rstrip('/') + '/bin/activate')}")
     return lines
@@ -110,10 +113,14 @@ def run_arguments(spec: str, output: str | None) -> str:
     return text
 
 
-def scheduler_file_lines(start_cluster: str, scheduler_file: str, run: str) -> list[str]:
+def scheduler_file_lines(
+    start_cluster: str, scheduler_file: str, run: str
+) -> list[str]:
     """Start a dask-mpi cluster in the background, run the sweep on it, shut it down."""
-    if not isinstance(scheduler_file, str) or not scheduler_file or any(
-        c in scheduler_file for c in "'\"$`\\\n"
+    if (
+        not isinstance(scheduler_file, str)
+        or not scheduler_file
+        or any(c in scheduler_file for c in "'\"$`\\\n")
     ):
         raise ValueError(
             "scheduler_file must be a path without quotes, '$', '`', backslashes or "
@@ -128,8 +135,8 @@ def scheduler_file_lines(start_cluster: str, scheduler_file: str, run: str) -> l
         f'[ -s {quoted} ] || {{ echo "no scheduler file after 120 s" >&2; exit 1; }}',
         "status=0",
         f"{run} || status=$?",
-        "python -c \"from distributed import Client; "
-        f"Client(scheduler_file={scheduler_file!r}, timeout=30).shutdown()\" || true",
+        'python -c "from distributed import Client; '
+        f'Client(scheduler_file={scheduler_file!r}, timeout=30).shutdown()" || true',
         'wait "$cluster_pid" || true',
         'exit "$status"',
     ]

@@ -53,8 +53,13 @@ def render_local_script(
     >>> "scaleprobe run pingpong.yaml --workers 2" in script
     True
     """
-    lines = ["#!/bin/bash", "# scaleprobe sweep on this machine (embedded Dask cluster)",
-             "set -euo pipefail", "", *activation_lines(python_env, setup)]
+    lines = [
+        "#!/bin/bash",
+        "# scaleprobe sweep on this machine (embedded Dask cluster)",
+        "set -euo pipefail",
+        "",
+        *activation_lines(python_env, setup),
+    ]
     if dashboard_address is not None:
         lines.append(
             "export DASK_SCALEPROBE__CLUSTER__DASHBOARD_ADDRESS="

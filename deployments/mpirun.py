@@ -5,9 +5,10 @@ Two recipes, both on the hosts of a host file (or this host alone):
 - **in-job** (default): ``mpiexec -n 3 scaleprobe run --dask-mpi SPEC`` -- rank 0 is
   the Dask scheduler, rank 1 runs the sweep, ranks 2 and up are workers;
 - **scheduler file**: ``mpiexec -n 2 dask-mpi --scheduler-file F`` starts the
-  scheduler (with its dashboard) and workers in the background, ``scaleprobe run --scheduler-file F
-  SPEC`` connects to them, and the cluster is shut down at the end. Useful when several
-  campaigns share one cluster or the dashboard should outlive a sweep.
+  scheduler (with its dashboard) and workers in the background, ``scaleprobe run
+  --scheduler-file F SPEC`` connects to them, and the cluster is shut down at the end.
+  Useful when several campaigns share one cluster or the dashboard should outlive a
+  sweep.
 
 The Dask ranks need little CPU: the kernels of the sweep are separate ``mpiexec``
 launches started by a worker, one at a time by default.
@@ -68,8 +69,11 @@ def dask_mpi_launch_line(
 
     Examples
     --------
-    >>> dask_mpi_launch_line("sched.json", ranks=3)
-    'mpiexec -n 3 dask-mpi --scheduler-file sched.json --worker-class distributed.Worker'
+    >>> for part in dask_mpi_launch_line("sched.json", ranks=3).split(" --"):
+    ...     print(part)
+    mpiexec -n 3 dask-mpi
+    scheduler-file sched.json
+    worker-class distributed.Worker
     """
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
         raise ValueError(
@@ -124,8 +128,14 @@ def render_mpirun_script(
     mpiexec -n 3 scaleprobe run --dask-mpi graph500.yaml
     """
     dask_ranks = check_dask_ranks(dask_ranks)
-    lines = ["#!/bin/bash", "# scaleprobe sweep on a dask-mpi cluster started by mpiexec",
-             "set -euo pipefail", "", *activation_lines(python_env, setup), ""]
+    lines = [
+        "#!/bin/bash",
+        "# scaleprobe sweep on a dask-mpi cluster started by mpiexec",
+        "set -euo pipefail",
+        "",
+        *activation_lines(python_env, setup),
+        "",
+    ]
     arguments = run_arguments(spec, output)
     if scheduler_file is None:
         lines.append(
@@ -133,9 +143,12 @@ def render_mpirun_script(
             f"{arguments}"
         )
     else:
-        start = dask_mpi_launch_line(scheduler_file, ranks=dask_ranks - 1,
-                                     mpiexec=mpiexec, hostfile=hostfile)
-        run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        start = dask_mpi_launch_line(
+            scheduler_file, ranks=dask_ranks - 1, mpiexec=mpiexec, hostfile=hostfile
+        )
+        run = (
+            f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        )
         lines += scheduler_file_lines(start, scheduler_file, run)
     lines.append("")
     return "\n".join(lines)

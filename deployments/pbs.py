@@ -87,8 +87,11 @@ def render_pbs_script(
     """
     nodes, ppn = positive_int("nodes", nodes), positive_int("ppn", ppn)
     dask_ranks = check_dask_ranks(dask_ranks)
-    resources = (f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}" if select_syntax
-                 else f"nodes={nodes}:ppn={ppn}")
+    resources = (
+        f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}"
+        if select_syntax
+        else f"nodes={nodes}:ppn={ppn}"
+    )
     lines = [
         "#!/bin/bash",
         f"#PBS -N {check_name('job_name', job_name)}",
@@ -110,14 +113,22 @@ def render_pbs_script(
     ]
     arguments = run_arguments(spec, output)
     if scheduler_file is None:
-        lines.append(f'{mpiexec} -n {dask_ranks} -f "$PBS_NODEFILE" scaleprobe run '
-                     f"--dask-mpi {arguments}")
+        lines.append(
+            f'{mpiexec} -n {dask_ranks} -f "$PBS_NODEFILE" scaleprobe run '
+            f"--dask-mpi {arguments}"
+        )
     else:
-        start = dask_mpi_launch_line(scheduler_file, ranks=dask_ranks - 1,
-                                     mpiexec=mpiexec, hostfile="$PBS_NODEFILE")
+        start = dask_mpi_launch_line(
+            scheduler_file,
+            ranks=dask_ranks - 1,
+            mpiexec=mpiexec,
+            hostfile="$PBS_NODEFILE",
+        )
         # shlex.quote put $PBS_NODEFILE in single quotes; the shell must expand it
         start = start.replace("'$PBS_NODEFILE'", '"$PBS_NODEFILE"')
-        run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        run = (
+            f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        )
         lines += scheduler_file_lines(start, scheduler_file, run)
     lines.append("")
     return "\n".join(lines)

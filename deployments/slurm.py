@@ -32,8 +32,16 @@ from .mpirun import WORKER_CLASS
 __all__ = ["render_slurm_script"]
 
 
-def _directives(nodes, ntasks_per_node, time_limit, partition, account, job_name,
-                log, extra_directives) -> list[str]:
+def _directives(
+    nodes,
+    ntasks_per_node,
+    time_limit,
+    partition,
+    account,
+    job_name,
+    log,
+    extra_directives,
+) -> list[str]:
     lines = [
         f"#SBATCH -J {check_name('job_name', job_name)}",
         f"#SBATCH -N {positive_int('nodes', nodes)}",
@@ -133,15 +141,26 @@ def render_slurm_script(
     """
     dask_ranks = check_dask_ranks(dask_ranks)
     if not isinstance(mpi, str) or not mpi.isidentifier():
-        raise ValueError(f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}")
+        raise ValueError(
+            f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}"
+        )
     if isinstance(extra_directives, str):
         raise ValueError(
-            f"extra_directives must be a list of strings, got the string {extra_directives!r}"
+            "extra_directives must be a list of strings, got the string "
+            f"{extra_directives!r}"
         )
     lines = [
         "#!/bin/bash",
-        *_directives(nodes, ntasks_per_node, time_limit, partition, account, job_name,
-                     log, extra_directives),
+        *_directives(
+            nodes,
+            ntasks_per_node,
+            time_limit,
+            partition,
+            account,
+            job_name,
+            log,
+            extra_directives,
+        ),
         "# scaleprobe sweep inside this allocation; kernels run as srun steps",
         "set -euo pipefail",
         'cd "${SLURM_SUBMIT_DIR:-.}"',
@@ -152,11 +171,17 @@ def render_slurm_script(
     step = f"srun --mpi={mpi}{' --overlap' if overlap else ''} --nodes=1"
     arguments = run_arguments(spec, output)
     if scheduler_file is None:
-        lines.append(f"{step} --ntasks={dask_ranks} scaleprobe run --dask-mpi {arguments}")
+        lines.append(
+            f"{step} --ntasks={dask_ranks} scaleprobe run --dask-mpi {arguments}"
+        )
     else:
-        start = (f"{step} --ntasks={dask_ranks - 1} dask-mpi --scheduler-file "
-                 f"{shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}")
-        run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        start = (
+            f"{step} --ntasks={dask_ranks - 1} dask-mpi --scheduler-file "
+            f"{shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}"
+        )
+        run = (
+            f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+        )
         lines += scheduler_file_lines(start, scheduler_file, run)
     lines.append("")
     return "\n".join(lines)

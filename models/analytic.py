@@ -135,7 +135,9 @@ def graph500_comm_volume(variant, scale, ranks, edgefactor=16, levels=None, id_b
     :math:`d` levels every rank allgathers its :math:`V/n`-bit slice of the frontier
     bitmap to the :math:`n-1` others, independent of ``id_bytes``:
 
-    .. math:: C(d, n, V) = \frac{V}{8n} \cdot (n-1) \cdot n \cdot d = \frac{V (n-1) d}{8}
+    .. math::
+
+        C(d, n, V) = \frac{V}{8n} \cdot (n-1) \cdot n \cdot d = \frac{V (n-1) d}{8}
 
     ``2d`` (edge partition on an :math:`R \times C` grid, :func:`graph500_grid`):
     expand sends each vertex, once it enters the frontier, to the :math:`R-1` other

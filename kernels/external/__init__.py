@@ -13,9 +13,9 @@ The framework calls :func:`validate_params` when it loads the spec,
 This package never imports mpi4py.
 """
 
+from ._validate import THROTTLE_MODES, check_throttle, validate_params
 from .command import build_command, template_fields
 from .parsers import PARSERS, parse_graph500, parse_output, parse_regex
-from ._validate import THROTTLE_MODES, check_throttle, validate_params
 
 __all__ = [
     "PARSERS",

@@ -33,7 +33,15 @@ _RUN = re.compile(
     rf"(?P<validate>{_NUMBER}) s\s*$",
     re.MULTILINE,
 )
-_STATISTICS = ("min", "firstquartile", "median", "thirdquartile", "max", "mean", "stddev")
+_STATISTICS = (
+    "min",
+    "firstquartile",
+    "median",
+    "thirdquartile",
+    "max",
+    "mean",
+    "stddev",
+)
 _STAT_NAMES = {
     "min": "minimum",
     "firstquartile": "first quartile of",
@@ -79,7 +87,9 @@ def _trials(text: str) -> list[dict]:
     found: dict[int, dict] = {}
     for m in _TRIAL.finditer(text):
         prefix = "" if m["kernel"] == "BFS" else "sssp_"
-        found.setdefault(int(m["index"]), {})[prefix + names[m["what"]]] = float(m["value"])
+        found.setdefault(int(m["index"]), {})[prefix + names[m["what"]]] = float(
+            m["value"]
+        )
     for m in _RUN.finditer(text):
         trial = found.setdefault(int(m["index"]) - 1, {})
         trial.setdefault("time", float(m["time"]))
@@ -138,7 +148,7 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
             f"last line was {tail[0][:120]!r}"
         )
     metrics, units, long_names = {}, {}, {}
-    for line in stdout[starts[-1]:].splitlines():
+    for line in stdout[starts[-1] :].splitlines():
         m = _LINE.match(line)
         if m is None:
             continue
@@ -164,7 +174,12 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
         time=f"BFS time ({time_key.replace('_', ' ')} over searches)",
         teps="harmonic mean traversed edges per second",
     )
-    record = {"status": "ok", "metrics": metrics, "units": units, "long_names": long_names}
+    record = {
+        "status": "ok",
+        "metrics": metrics,
+        "units": units,
+        "long_names": long_names,
+    }
     if trials:
         record["trials"] = trials
         for key in trials[0]:

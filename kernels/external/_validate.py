@@ -38,11 +38,11 @@ def validate_params(params: dict, *, sweep_keys: Iterable[str] | None = None) ->
     --------
     >>> validate_params({"command": "{mpiexec} -n {ranks} ./bfs {scale} 16",
     ...                  "parser": "graph500"}, sweep_keys=["nodes", "scale"])
-    >>> validate_params({"command": "./bfs {scael}", "parser": "graph500"},
-    ...                 sweep_keys=["nodes", "scale"])
+    >>> bad = {"command": "./bfs {scael}", "parser": "graph500"}
+    >>> validate_params(bad, sweep_keys=["nodes", "scale"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: params.command: unknown placeholder {scael}; allowed: {mpiexec}, {nodes}, {ranks}, {scale}
+    ValueError: params.command: unknown placeholder {scael}; allowed: ...
     """
     if not isinstance(params, dict):
         raise ValueError(
@@ -56,9 +56,7 @@ def validate_params(params: dict, *, sweep_keys: Iterable[str] | None = None) ->
             "'{mpiexec} -n {ranks} ./program {scale}'"
         )
     if not isinstance(command, str) or not command.strip():
-        raise ValueError(
-            f"params.command: must be a non-empty string, got {command!r}"
-        )
+        raise ValueError(f"params.command: must be a non-empty string, got {command!r}")
     template_fields(command)
     if sweep_keys is not None:
         known = {"ranks", "mpiexec", *sweep_keys}
@@ -88,10 +86,10 @@ def check_throttle(mode: str) -> None:
     Examples
     --------
     >>> check_throttle("none")
-    >>> check_throttle("emulated")
+    >>> check_throttle("emulated")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: throttle.mode: 'emulated' cannot throttle kernel 'external' (an external program's MPI calls bypass scaleprobe's emulated interconnect); allowed: none, netns
+    ValueError: throttle.mode: 'emulated' cannot throttle kernel 'external' (...
     """
     if mode not in THROTTLE_MODES:
         raise ValueError(

@@ -54,24 +54,29 @@ def template_fields(template: str) -> list[str]:
     try:
         parsed = list(_FORMATTER.parse(template))
     except ValueError as exc:
-        raise ValueError(f"params.command: malformed template {template!r}: {exc}") from None
+        raise ValueError(
+            f"params.command: malformed template {template!r}: {exc}"
+        ) from None
     names: list[str] = []
     for _literal, field, spec, conversion in parsed:
         if field is None:
             continue
         if not field.isidentifier():
             raise ValueError(
-                f"params.command: placeholder {{{field}}} is not allowed in {template!r}; "
+                f"params.command: placeholder {{{field}}} is not allowed in "
+                f"{template!r}; "
                 "use a plain name such as {scale} (no positions, attributes or indexes)"
             )
         if conversion is not None:
             raise ValueError(
-                f"params.command: conversion !{conversion} in {{{field}}} is not allowed; "
+                f"params.command: conversion !{conversion} in {{{field}}} is not "
+                "allowed; "
                 "use a format specification such as {bandwidth:.0f}"
             )
         if spec and "{" in spec:
             raise ValueError(
-                f"params.command: nested placeholder in {{{field}:{spec}}} is not allowed"
+                "params.command: nested placeholder in "
+                f"{{{field}:{spec}}} is not allowed"
             )
         if field not in names:
             names.append(field)
@@ -152,8 +157,7 @@ def build_command(params: dict, point: dict, *, mpiexec: str, ranks: int) -> lis
     template = params.get("command") if isinstance(params, dict) else None
     if not isinstance(template, str) or not template.strip():
         raise ValueError(
-            "params.command: a command template string is required, got "
-            f"{template!r}"
+            f"params.command: a command template string is required, got {template!r}"
         )
     values = _values(params, point, mpiexec, ranks)
     check_placeholders(template, values)

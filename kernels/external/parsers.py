@@ -25,7 +25,13 @@ from scaleprobe.kernels.record import RecordError, parse_record
 
 from ._graph500_output import parse_graph500
 
-__all__ = ["PARSERS", "check_parser_params", "parse_graph500", "parse_output", "parse_regex"]
+__all__ = [
+    "PARSERS",
+    "check_parser_params",
+    "parse_graph500",
+    "parse_output",
+    "parse_regex",
+]
 
 
 def parse_regex(stdout: str, params: dict) -> dict:
@@ -53,8 +59,8 @@ def parse_regex(stdout: str, params: dict) -> dict:
 
     Examples
     --------
-    >>> parse_regex("iter 1\\nelapsed = 2.5 s\\n",
-    ...             {"patterns": {"time": r"elapsed = (\\S+) s"}, "units": {"time": "s"}})
+    >>> params = {"patterns": {"time": r"elapsed = (\\S+) s"}, "units": {"time": "s"}}
+    >>> parse_regex("iter 1\\nelapsed = 2.5 s\\n", params)
     {'status': 'ok', 'metrics': {'time': 2.5}, 'units': {'time': 's'}, 'long_names': {}}
     """
     metrics = {}
@@ -70,7 +76,8 @@ def parse_regex(stdout: str, params: dict) -> dict:
             value = float(text)
         except (TypeError, ValueError):
             raise RecordError(
-                f"regex parser: the pattern for {name!r} captured {text!r}, not a number"
+                f"regex parser: the pattern for {name!r} captured {text!r}, "
+                "not a number"
             ) from None
         metrics[name] = value if math.isfinite(value) else None
     return {
@@ -131,7 +138,9 @@ def check_parser_params(params: dict) -> None:
     if parser is None:
         raise ValueError(f"params.parser: missing; allowed: {allowed}")
     if not isinstance(parser, str) or parser not in PARSERS:
-        raise ValueError(f"params.parser: unknown parser {parser!r}; allowed: {allowed}")
+        raise ValueError(
+            f"params.parser: unknown parser {parser!r}; allowed: {allowed}"
+        )
     if parser != "regex":
         for key in ("patterns", "units", "long_names"):
             if key in params:
@@ -151,7 +160,8 @@ def check_parser_params(params: dict) -> None:
             groups = re.compile(pattern).groups
         except re.error as exc:
             raise ValueError(
-                f"params.patterns.{name}: {pattern!r} is not a regular expression: {exc}"
+                f"params.patterns.{name}: {pattern!r} is not a regular expression: "
+                f"{exc}"
             ) from None
         if groups != 1:
             raise ValueError(

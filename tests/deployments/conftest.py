@@ -14,8 +14,9 @@ def bash_syntax():
         pytest.skip("bash is not installed")
 
     def check(script: str) -> None:
-        result = subprocess.run([bash, "-n"], input=script, text=True,
-                                capture_output=True, timeout=10)
+        result = subprocess.run(
+            [bash, "-n"], input=script, text=True, capture_output=True, timeout=10
+        )
         assert result.returncode == 0, result.stderr
 
     return check

@@ -1,13 +1,17 @@
 """The local-machine script renderer."""
 
 import pytest
-
 from scaleprobe.deployments import render_local_script
 
 
 def test_local_script(bash_syntax):
-    script = render_local_script("demo.yaml", workers=3, output="out/demo.zarr",
-                                 python_env="/work/venv", dashboard_address=":0")
+    script = render_local_script(
+        "demo.yaml",
+        workers=3,
+        output="out/demo.zarr",
+        python_env="/work/venv",
+        dashboard_address=":0",
+    )
     lines = script.splitlines()
     assert ". /work/venv/bin/activate" in lines
     assert "export DASK_SCALEPROBE__CLUSTER__DASHBOARD_ADDRESS=:0" in lines

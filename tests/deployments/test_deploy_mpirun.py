@@ -7,24 +7,32 @@ import sys
 import time
 
 import pytest
-
 from scaleprobe.deployments import dask_mpi_launch_line, render_mpirun_script
 
 
 def test_in_job_recipe(bash_syntax):
-    script = render_mpirun_script("g500.yaml", dask_ranks=4, hostfile="hosts.txt",
-                                  mpiexec="/opt/mpich/bin/mpiexec")
-    assert ("/opt/mpich/bin/mpiexec -n 4 -f hosts.txt scaleprobe run --dask-mpi "
-            "g500.yaml") in script.splitlines()
+    script = render_mpirun_script(
+        "g500.yaml",
+        dask_ranks=4,
+        hostfile="hosts.txt",
+        mpiexec="/opt/mpich/bin/mpiexec",
+    )
+    assert (
+        "/opt/mpich/bin/mpiexec -n 4 -f hosts.txt scaleprobe run --dask-mpi g500.yaml"
+    ) in script.splitlines()
     bash_syntax(script)
 
 
 def test_scheduler_file_recipe(bash_syntax):
     script = render_mpirun_script("g500.yaml", scheduler_file="sched.json")
     lines = script.splitlines()
-    start = lines.index("mpiexec -n 2 dask-mpi --scheduler-file sched.json "
-                        "--worker-class distributed.Worker &")
-    run = lines.index("scaleprobe run --scheduler-file sched.json g500.yaml || status=$?")
+    start = lines.index(
+        "mpiexec -n 2 dask-mpi --scheduler-file sched.json "
+        "--worker-class distributed.Worker &"
+    )
+    run = lines.index(
+        "scaleprobe run --scheduler-file sched.json g500.yaml || status=$?"
+    )
     assert lines.index("rm -f sched.json") < start < run
     assert lines[-1] == 'exit "$status"'
     bash_syntax(script)
@@ -47,15 +55,25 @@ def test_launch_line_boots_a_real_cluster(tmp_path):
 
     bindir = os.path.dirname(sys.executable)
     scheduler_file = tmp_path / "sched.json"
-    line = dask_mpi_launch_line(str(scheduler_file), ranks=2,
-                                mpiexec=os.path.join(bindir, "mpiexec"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
+    line = dask_mpi_launch_line(
+        str(scheduler_file), ranks=2, mpiexec=os.path.join(bindir, "mpiexec")
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
+    }
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env["DASK_DISTRIBUTED__DASHBOARD__ADDRESS"] = ":0"
-    argv = shlex.split(line) + ["--dashboard-address", ":0"]
-    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    argv = [*shlex.split(line), "--dashboard-address", ":0"]
+    process = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:

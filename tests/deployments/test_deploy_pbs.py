@@ -1,41 +1,64 @@
 """The PBS script renderer."""
 
 import pytest
-
 from scaleprobe.deployments import render_pbs_script
 
 
 def test_pbs_pro_directives_and_dask_mpi_launch(bash_syntax):
-    script = render_pbs_script("g500.yaml", nodes=4, ppn=2, walltime_limit="2 h",
-                               queue="workq", account="proj42", python_env="conda:sp")
+    script = render_pbs_script(
+        "g500.yaml",
+        nodes=4,
+        ppn=2,
+        walltime_limit="2 h",
+        queue="workq",
+        account="proj42",
+        python_env="conda:sp",
+    )
     lines = script.splitlines()
-    for directive in ("#PBS -N scaleprobe", "#PBS -l select=4:ncpus=2:mpiprocs=2",
-                      "#PBS -l walltime=02:00:00", "#PBS -q workq", "#PBS -A proj42",
-                      "#PBS -j oe"):
+    for directive in (
+        "#PBS -N scaleprobe",
+        "#PBS -l select=4:ncpus=2:mpiprocs=2",
+        "#PBS -l walltime=02:00:00",
+        "#PBS -q workq",
+        "#PBS -A proj42",
+        "#PBS -j oe",
+    ):
         assert directive in lines
     assert "conda activate sp" in lines
     assert 'cd "${PBS_O_WORKDIR:-.}"' in lines
-    assert 'mpiexec -n 3 -f "$PBS_NODEFILE" scaleprobe run --dask-mpi g500.yaml' in lines
+    assert (
+        'mpiexec -n 3 -f "$PBS_NODEFILE" scaleprobe run --dask-mpi g500.yaml' in lines
+    )
     bash_syntax(script)
 
 
 def test_torque_syntax_and_scheduler_file(bash_syntax):
-    script = render_pbs_script("g500.yaml", nodes=2, ppn=16, select_syntax=False,
-                               scheduler_file="sched.json", dask_ranks=5)
+    script = render_pbs_script(
+        "g500.yaml",
+        nodes=2,
+        ppn=16,
+        select_syntax=False,
+        scheduler_file="sched.json",
+        dask_ranks=5,
+    )
     assert "#PBS -l nodes=2:ppn=16" in script
     assert "#PBS -q" not in script
-    assert ('mpiexec -n 4 -f "$PBS_NODEFILE" dask-mpi --scheduler-file sched.json '
-            "--worker-class distributed.Worker &") in script
+    assert (
+        'mpiexec -n 4 -f "$PBS_NODEFILE" dask-mpi --scheduler-file sched.json '
+        "--worker-class distributed.Worker &"
+    ) in script
     assert "scaleprobe run --scheduler-file sched.json g500.yaml" in script
     bash_syntax(script)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"nodes": -1}, "nodes must be a positive integer"),
-     ({"ppn": True}, "ppn must be a positive integer"),
-     ({"queue": "q 1"}, "queue must be a word"),
-     ({"walltime_limit": "forever"}, "time_limit")],
+    [
+        ({"nodes": -1}, "nodes must be a positive integer"),
+        ({"ppn": True}, "ppn must be a positive integer"),
+        ({"queue": "q 1"}, "queue must be a word"),
+        ({"walltime_limit": "forever"}, "time_limit"),
+    ],
 )
 def test_bad_parameters_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from scaleprobe.deployments import (
     render_local_script,
     render_mpirun_script,
@@ -15,16 +14,24 @@ ROOT = Path(__file__).resolve().parents[2] / "deployments"
 SHIPPED = {
     "local/run.sh": lambda: render_local_script("campaign.yaml"),
     "mpirun/run_dask_mpi.sh": lambda: render_mpirun_script(
-        "campaign.yaml", hostfile="hosts.txt"),
+        "campaign.yaml", hostfile="hosts.txt"
+    ),
     "mpirun/run_scheduler_file.sh": lambda: render_mpirun_script(
-        "campaign.yaml", hostfile="hosts.txt", scheduler_file="scheduler.json"),
+        "campaign.yaml", hostfile="hosts.txt", scheduler_file="scheduler.json"
+    ),
     "slurm/scaleprobe.sbatch": lambda: render_slurm_script(
-        "campaign.yaml", nodes=4, ntasks_per_node=2, time_limit="02:00:00"),
+        "campaign.yaml", nodes=4, ntasks_per_node=2, time_limit="02:00:00"
+    ),
     "slurm/scaleprobe_scheduler_file.sbatch": lambda: render_slurm_script(
-        "campaign.yaml", nodes=4, ntasks_per_node=2, time_limit="02:00:00",
-        scheduler_file="scheduler.json"),
+        "campaign.yaml",
+        nodes=4,
+        ntasks_per_node=2,
+        time_limit="02:00:00",
+        scheduler_file="scheduler.json",
+    ),
     "pbs/scaleprobe.pbs": lambda: render_pbs_script(
-        "campaign.yaml", nodes=4, ppn=2, walltime_limit="02:00:00"),
+        "campaign.yaml", nodes=4, ppn=2, walltime_limit="02:00:00"
+    ),
 }
 
 

@@ -4,30 +4,46 @@ import shutil
 import subprocess
 
 import pytest
-
 from scaleprobe.deployments import render_slurm_script
 
 
 def test_directives_and_dask_mpi_step(bash_syntax):
     script = render_slurm_script(
-        "campaigns/g500.yaml", nodes=4, ntasks_per_node=2, time_limit="90 min",
-        partition="batch", account="proj42", job_name="g500-sweep",
-        python_env="/home/me/venv", setup=["module load gcc/12"],
-        extra_directives=["--mem=8G"])
+        "campaigns/g500.yaml",
+        nodes=4,
+        ntasks_per_node=2,
+        time_limit="90 min",
+        partition="batch",
+        account="proj42",
+        job_name="g500-sweep",
+        python_env="/home/me/venv",
+        setup=["module load gcc/12"],
+        extra_directives=["--mem=8G"],
+    )
     lines = script.splitlines()
     assert lines[0] == "#!/bin/bash"
-    for directive in ("#SBATCH -N 4", "#SBATCH --ntasks-per-node=2",
-                      "#SBATCH -t 01:30:00", "#SBATCH -p batch", "#SBATCH -A proj42",
-                      "#SBATCH -J g500-sweep", "#SBATCH -o scaleprobe-%j.out",
-                      "#SBATCH --mem=8G"):
+    for directive in (
+        "#SBATCH -N 4",
+        "#SBATCH --ntasks-per-node=2",
+        "#SBATCH -t 01:30:00",
+        "#SBATCH -p batch",
+        "#SBATCH -A proj42",
+        "#SBATCH -J g500-sweep",
+        "#SBATCH -o scaleprobe-%j.out",
+        "#SBATCH --mem=8G",
+    ):
         assert directive in lines
     # directives must precede the first command or sbatch ignores them
     last_directive = max(i for i, ln in enumerate(lines) if ln.startswith("#SBATCH"))
     first_command = lines.index("set -euo pipefail")
     assert last_directive < first_command
-    assert lines.index("module load gcc/12") < lines.index(". /home/me/venv/bin/activate")
-    assert ("srun --mpi=pmi2 --overlap --nodes=1 --ntasks=3 scaleprobe run --dask-mpi "
-            "campaigns/g500.yaml") in lines
+    assert lines.index("module load gcc/12") < lines.index(
+        ". /home/me/venv/bin/activate"
+    )
+    assert (
+        "srun --mpi=pmi2 --overlap --nodes=1 --ntasks=3 scaleprobe run --dask-mpi "
+        "campaigns/g500.yaml"
+    ) in lines
     bash_syntax(script)
 
 
@@ -41,22 +57,36 @@ def test_optional_directives_are_left_out():
 
 
 def test_scheduler_file_recipe(bash_syntax):
-    script = render_slurm_script("s.yaml", nodes=2, ntasks_per_node=8,
-                                 scheduler_file="/scratch/me/sched.json", dask_ranks=4,
-                                 output="/scratch/me/out.zarr", overlap=False,
-                                 mpi="pmix")
-    assert ("srun --mpi=pmix --nodes=1 --ntasks=3 dask-mpi --scheduler-file "
-            "/scratch/me/sched.json --worker-class distributed.Worker &") in script
-    assert ("scaleprobe run --scheduler-file /scratch/me/sched.json s.yaml "
-            "--output /scratch/me/out.zarr || status=$?") in script
-    assert "Client(scheduler_file='/scratch/me/sched.json', timeout=30).shutdown()" in script
+    script = render_slurm_script(
+        "s.yaml",
+        nodes=2,
+        ntasks_per_node=8,
+        scheduler_file="/scratch/me/sched.json",
+        dask_ranks=4,
+        output="/scratch/me/out.zarr",
+        overlap=False,
+        mpi="pmix",
+    )
+    assert (
+        "srun --mpi=pmix --nodes=1 --ntasks=3 dask-mpi --scheduler-file "
+        "/scratch/me/sched.json --worker-class distributed.Worker &"
+    ) in script
+    assert (
+        "scaleprobe run --scheduler-file /scratch/me/sched.json s.yaml "
+        "--output /scratch/me/out.zarr || status=$?"
+    ) in script
+    assert (
+        "Client(scheduler_file='/scratch/me/sched.json', timeout=30).shutdown()"
+        in script
+    )
     assert "--dask-mpi" not in script
     bash_syntax(script)
 
 
 def test_paths_with_spaces_are_quoted(bash_syntax):
-    script = render_slurm_script("my campaigns/g500.yaml", nodes=1, ntasks_per_node=1,
-                                 python_env="/opt/my env")
+    script = render_slurm_script(
+        "my campaigns/g500.yaml", nodes=1, ntasks_per_node=1, python_env="/opt/my env"
+    )
     assert "scaleprobe run --dask-mpi 'my campaigns/g500.yaml'" in script
     assert ". '/opt/my env/bin/activate'" in script
     bash_syntax(script)
@@ -64,8 +94,14 @@ def test_paths_with_spaces_are_quoted(bash_syntax):
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(3600, "01:00:00"), ("45 min", "00:45:00"), ("1-12:00:00", "36:00:00"),
-     ("0:05:00", "00:05:00"), (59.2, "00:01:00"), ("2 h", "02:00:00")],
+    [
+        (3600, "01:00:00"),
+        ("45 min", "00:45:00"),
+        ("1-12:00:00", "36:00:00"),
+        ("0:05:00", "00:05:00"),
+        (59.2, "00:01:00"),
+        ("2 h", "02:00:00"),
+    ],
 )
 def test_time_limits(value, expected):
     script = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1, time_limit=value)
@@ -100,8 +136,10 @@ def _slurm_available():
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
         return False
     try:
-        return subprocess.run(["sinfo", "-h"], capture_output=True,
-                              timeout=10).returncode == 0
+        return (
+            subprocess.run(["sinfo", "-h"], capture_output=True, timeout=10).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -111,8 +149,12 @@ def _slurm_available():
 def test_sbatch_accepts_the_script(tmp_path):
     """Opt-in: sbatch --test-only parses the directives without queuing a job."""
     path = tmp_path / "job.sbatch"
-    path.write_text(render_slurm_script(str(tmp_path / "s.yaml"), nodes=1,
-                                        ntasks_per_node=1, time_limit="5 min"))
-    result = subprocess.run(["sbatch", "--test-only", str(path)], capture_output=True,
-                            text=True, timeout=30)
+    path.write_text(
+        render_slurm_script(
+            str(tmp_path / "s.yaml"), nodes=1, ntasks_per_node=1, time_limit="5 min"
+        )
+    )
+    result = subprocess.run(
+        ["sbatch", "--test-only", str(path)], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 0, result.stderr

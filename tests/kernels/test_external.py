@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from scaleprobe.kernels.external import (
     PARSERS,
     build_command,
@@ -18,8 +17,10 @@ from scaleprobe.kernels.external import (
 from scaleprobe.kernels.record import RecordError
 
 DATA = Path(__file__).parent / "data"
-G500 = {"command": "{mpiexec} -n {ranks} ./graph500_reference_bfs {scale} 16",
-        "parser": "graph500"}
+G500 = {
+    "command": "{mpiexec} -n {ranks} ./graph500_reference_bfs {scale} 16",
+    "parser": "graph500",
+}
 
 
 def read(name):
@@ -30,21 +31,40 @@ def read(name):
 
 
 def test_build_command_substitutes_point_ranks_and_mpiexec():
-    argv = build_command(G500, {"nodes": 2, "ppn": 2, "bandwidth": 100, "run": 0,
-                                "scale": 14}, mpiexec="/opt/bin/mpiexec", ranks=4)
-    assert argv == ["/opt/bin/mpiexec", "-n", "4", "./graph500_reference_bfs", "14", "16"]
+    argv = build_command(
+        G500,
+        {"nodes": 2, "ppn": 2, "bandwidth": 100, "run": 0, "scale": 14},
+        mpiexec="/opt/bin/mpiexec",
+        ranks=4,
+    )
+    assert argv == [
+        "/opt/bin/mpiexec",
+        "-n",
+        "4",
+        "./graph500_reference_bfs",
+        "14",
+        "16",
+    ]
 
 
 def test_fixed_params_and_format_specs_are_placeholders():
-    params = {"command": "./prog --bw {bandwidth:.0f} --ef {edgefactor} {label}x",
-              "parser": "json", "edgefactor": 8, "label": "a"}
+    params = {
+        "command": "./prog --bw {bandwidth:.0f} --ef {edgefactor} {label}x",
+        "parser": "json",
+        "edgefactor": 8,
+        "label": "a",
+    }
     argv = build_command(params, {"bandwidth": 12.5}, mpiexec="mpiexec", ranks=1)
     assert argv == ["./prog", "--bw", "12", "--ef", "8", "ax"]
 
 
 def test_point_overrides_fixed_param_and_values_stay_one_argument():
-    params = {"command": "./prog {path} {scale}", "parser": "json",
-              "path": "/data/my graphs/g.bin", "scale": 3}
+    params = {
+        "command": "./prog {path} {scale}",
+        "parser": "json",
+        "path": "/data/my graphs/g.bin",
+        "scale": 3,
+    }
     argv = build_command(params, {"scale": 9}, mpiexec="mpiexec", ranks=1)
     assert argv == ["./prog", "/data/my graphs/g.bin", "9"]
 
@@ -75,8 +95,12 @@ def test_shell_quoted_value_is_not_interpreted():
 )
 def test_bad_templates_name_the_key(command, message):
     with pytest.raises(ValueError, match="^params.command: " + message):
-        build_command({"command": command, "parser": "json"}, {"scale": 3},
-                      mpiexec="mpiexec", ranks=1)
+        build_command(
+            {"command": command, "parser": "json"},
+            {"scale": 3},
+            mpiexec="mpiexec",
+            ranks=1,
+        )
 
 
 @pytest.mark.mpi
@@ -94,16 +118,24 @@ def test_real_mpi_program_through_the_adapter(tmp_path):
         "if c.rank == 0:\n"
         "    print(f'progress 0.0'); print(f'size {c.size} sum = {s}')\n"
     )
-    params = {"command": "{mpiexec} -n {ranks} {python} {script} {scale}",
-              "parser": "regex", "python": sys.executable, "script": str(script),
-              "patterns": {"sum": r"sum = (\d+)", "size": r"^size (\d+)"},
-              "units": {"sum": "1"}}
+    params = {
+        "command": "{mpiexec} -n {ranks} {python} {script} {scale}",
+        "parser": "regex",
+        "python": sys.executable,
+        "script": str(script),
+        "patterns": {"sum": r"sum = (\d+)", "size": r"^size (\d+)"},
+        "units": {"sum": "1"},
+    }
     validate_params(params, sweep_keys=["nodes", "scale"])
     argv = build_command(params, {"nodes": 2, "scale": 7}, mpiexec=mpiexec, ranks=2)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env,
-                         check=True).stdout
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
+    }
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, env=env, check=True
+    ).stdout
     record = parse_output(out, params)
     assert record["metrics"] == {"sum": 21.0, "size": 2.0}
     assert record["units"] == {"sum": "1"}
@@ -113,15 +145,26 @@ REFERENCE = os.environ.get("SCALEPROBE_GRAPH500_REFERENCE", "")
 
 
 @pytest.mark.mpi
-@pytest.mark.skipif(not os.access(REFERENCE, os.X_OK),
-                    reason="set SCALEPROBE_GRAPH500_REFERENCE to a built reference binary")
+@pytest.mark.skipif(
+    not os.access(REFERENCE, os.X_OK),
+    reason="set SCALEPROBE_GRAPH500_REFERENCE to a built reference binary",
+)
 def test_real_graph500_reference_binary():
     """Opt-in: run a Graph500 reference binary at SCALE 10 on 2 ranks and parse it."""
     mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
-    argv = build_command({**G500, "command": "{mpiexec} -n {ranks} {binary} {scale} 16",
-                          "binary": REFERENCE}, {"scale": 10}, mpiexec=mpiexec, ranks=2)
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                         check=True).stdout
+    argv = build_command(
+        {
+            **G500,
+            "command": "{mpiexec} -n {ranks} {binary} {scale} 16",
+            "binary": REFERENCE,
+        },
+        {"scale": 10},
+        mpiexec=mpiexec,
+        ranks=2,
+    )
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     metrics = parse_output(out, G500)["metrics"]
     assert (metrics["reported_scale"], metrics["num_mpi_processes"]) == (10, 2)
     assert metrics["teps"] > 0
@@ -153,15 +196,20 @@ def test_graph500_3_0_block():
 
 
 @pytest.mark.parametrize(
-    "name", ["graph500_2.1_simple_scale12_np2.txt",
-             "graph500_2.1_replicated_csc_scale10_np1.txt"],
+    "name",
+    [
+        "graph500_2.1_simple_scale12_np2.txt",
+        "graph500_2.1_replicated_csc_scale10_np1.txt",
+    ],
 )
 def test_graph500_2_1_block(name):
     record = parse_output(read(name), G500)
     m = record["metrics"]
     assert m["time"] == m["mean_time"]
     assert m["teps"] == m["harmonic_mean_teps"]
-    assert set(m) == set(parse_output(read("graph500_3.0_scale12_np2.txt"), G500)["metrics"])
+    assert set(m) == set(
+        parse_output(read("graph500_3.0_scale12_np2.txt"), G500)["metrics"]
+    )
 
 
 def test_graph500_2_1_known_values():
@@ -177,14 +225,17 @@ def test_graph500_trials_from_merged_stderr():
     assert set(trials[0]) == {"time", "teps", "validate_time"}
     # the block's minimum is the minimum of the printed per-search times (%f rounding)
     assert min(t["time"] for t in trials) == pytest.approx(
-        record["metrics"]["min_time"], abs=1e-6)
+        record["metrics"]["min_time"], abs=1e-6
+    )
     # the stderr 'graph_generation: ... s' line is superseded by the stdout block
     assert record["metrics"]["generation_time"] == 0.00333773
 
 
 def test_graph500_median_only_and_sssp_prefix():
-    text = ("noise\nSCALE: 10\nbfs  median_time: 0.5\nbfs  harmonic_mean_TEPS:  !  2e6\n"
-            "sssp median_time: 0.75\nsssp harmonic_mean_TEPS:     !  1e6\n")
+    text = (
+        "noise\nSCALE: 10\nbfs  median_time: 0.5\nbfs  harmonic_mean_TEPS:  !  2e6\n"
+        "sssp median_time: 0.75\nsssp harmonic_mean_TEPS:     !  1e6\n"
+    )
     record = parse_output(text, G500)
     assert record["metrics"]["time"] == 0.5
     assert record["metrics"]["teps"] == 2e6
@@ -193,8 +244,10 @@ def test_graph500_median_only_and_sssp_prefix():
 
 
 def test_graph500_failed_validation_is_invalid():
-    text = "Validation failed for this BFS root; skipping rest.\n" \
-           "No results printed for invalid run.\n"
+    text = (
+        "Validation failed for this BFS root; skipping rest.\n"
+        "No results printed for invalid run.\n"
+    )
     record = parse_output(text, G500)
     assert record["status"] == "invalid"
     assert "validation" in record["reason"]
@@ -205,8 +258,14 @@ def test_graph500_failed_validation_is_invalid():
     [
         ("", "no statistics block.*<empty>"),
         ("Fatal error in MPI_Init\n", "no statistics block.*Fatal error"),
-        ("SCALE: 10\nbfs  mean_time: 0.1\n", "the statistics block has no harmonic_mean_teps"),
-        ("SCALE: 10\nharmonic_mean_TEPS: 4\n", "the statistics block has no median_time"),
+        (
+            "SCALE: 10\nbfs  mean_time: 0.1\n",
+            "the statistics block has no harmonic_mean_teps",
+        ),
+        (
+            "SCALE: 10\nharmonic_mean_TEPS: 4\n",
+            "the statistics block has no median_time",
+        ),
     ],
 )
 def test_graph500_bad_output(text, message):
@@ -220,7 +279,7 @@ def test_graph500_bad_output(text, message):
 def test_regex_takes_last_match_and_reports_misses():
     params = {"parser": "regex", "patterns": {"time": r"t=(\S+)"}}
     assert parse_output("t=1\nt=2.5\n", params)["metrics"] == {"time": 2.5}
-    with pytest.raises(RecordError, match="'time'.*matched nothing"):
+    with pytest.raises(RecordError, match=r"'time'.*matched nothing"):
         parse_output("nothing here", params)
     with pytest.raises(RecordError, match="captured 'abc', not a number"):
         parse_output("t=abc", params)
@@ -233,7 +292,7 @@ def test_json_parser_reads_a_record_line():
         parse_output("hello", {"parser": "json"})
 
 
-# --- validation ------------------------------------------------------------------------
+# --- validation ------------------------------------------------------------------
 
 
 def test_registry_names():
@@ -245,24 +304,48 @@ def test_registry_names():
     [
         ({"parser": "graph500"}, "params.command: missing"),
         ({"command": 3, "parser": "graph500"}, "params.command: must be a non-empty"),
-        ({"command": "./a {scael}", "parser": "graph500"},
-         r"params.command: unknown placeholder \{scael\}"),
+        (
+            {"command": "./a {scael}", "parser": "graph500"},
+            r"params.command: unknown placeholder \{scael\}",
+        ),
         ({"command": "./a"}, "params.parser: missing; allowed: graph500, json, regex"),
-        ({"command": "./a", "parser": "xml"},
-         "params.parser: unknown parser 'xml'; allowed: graph500, json, regex"),
-        ({"command": "./a", "parser": "regex"}, "params.patterns: parser 'regex' needs"),
-        ({"command": "./a", "parser": "regex", "patterns": {"t": "t=\\S+"}},
-         "params.patterns.t: .* has 0 groups"),
-        ({"command": "./a", "parser": "regex", "patterns": {"t": "(a)(b)"}},
-         "params.patterns.t: .* has 2 groups"),
-        ({"command": "./a", "parser": "regex", "patterns": {"t": "(a"}},
-         "params.patterns.t: .* is not a regular expression"),
-        ({"command": "./a", "parser": "regex", "patterns": ["(a)"]},
-         "params.patterns: expected a mapping"),
-        ({"command": "./a", "parser": "regex", "patterns": {"t": "(a)"},
-          "units": {"x": "s"}}, "params.units: x not among the pattern names"),
-        ({"command": "./a", "parser": "graph500", "patterns": {"t": "(a)"}},
-         "params.patterns: only used by parser 'regex'"),
+        (
+            {"command": "./a", "parser": "xml"},
+            "params.parser: unknown parser 'xml'; allowed: graph500, json, regex",
+        ),
+        (
+            {"command": "./a", "parser": "regex"},
+            "params.patterns: parser 'regex' needs",
+        ),
+        (
+            {"command": "./a", "parser": "regex", "patterns": {"t": "t=\\S+"}},
+            "params.patterns.t: .* has 0 groups",
+        ),
+        (
+            {"command": "./a", "parser": "regex", "patterns": {"t": "(a)(b)"}},
+            "params.patterns.t: .* has 2 groups",
+        ),
+        (
+            {"command": "./a", "parser": "regex", "patterns": {"t": "(a"}},
+            "params.patterns.t: .* is not a regular expression",
+        ),
+        (
+            {"command": "./a", "parser": "regex", "patterns": ["(a)"]},
+            "params.patterns: expected a mapping",
+        ),
+        (
+            {
+                "command": "./a",
+                "parser": "regex",
+                "patterns": {"t": "(a)"},
+                "units": {"x": "s"},
+            },
+            "params.units: x not among the pattern names",
+        ),
+        (
+            {"command": "./a", "parser": "graph500", "patterns": {"t": "(a)"}},
+            "params.patterns: only used by parser 'regex'",
+        ),
         (["./a"], "params: kernel 'external' needs a mapping"),
     ],
 )
@@ -273,8 +356,14 @@ def test_validate_params_messages(params, message):
 
 
 def test_validate_params_accepts_fixed_params_as_placeholders():
-    validate_params({"command": "{mpiexec} -n {ranks} ./a {scale} {edgefactor}",
-                     "parser": "graph500", "edgefactor": 16}, sweep_keys=["scale"])
+    validate_params(
+        {
+            "command": "{mpiexec} -n {ranks} ./a {scale} {edgefactor}",
+            "parser": "graph500",
+            "edgefactor": 16,
+        },
+        sweep_keys=["scale"],
+    )
     # without the sweep keys only the syntax can be checked
     validate_params({"command": "./a {anything}", "parser": "json"})
 
@@ -282,5 +371,7 @@ def test_validate_params_accepts_fixed_params_as_placeholders():
 def test_emulated_throttle_is_refused_for_external_programs():
     check_throttle("none")
     check_throttle("netns")
-    with pytest.raises(ValueError, match="^throttle.mode: 'emulated' cannot throttle"):
+    with pytest.raises(
+        ValueError, match=r"^throttle\.mode: 'emulated' cannot throttle"
+    ):
         check_throttle("emulated")
