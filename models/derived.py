@@ -112,7 +112,13 @@ def _candidates(admissible, max_nodes):
         return np.arange(1, int(max_nodes) + 1, dtype=float)
     if isinstance(admissible, Callable):
         counts = np.arange(1, int(max_nodes) + 1)
-        return counts[[bool(admissible(int(n))) for n in counts]].astype(float)
+        try:  # a predicate written with arithmetic works on the whole array at once
+            keep = np.asarray(admissible(counts), dtype=bool)
+        except (TypeError, ValueError):
+            keep = None
+        if keep is None or keep.shape != counts.shape:
+            keep = np.array([bool(admissible(int(n))) for n in counts])
+        return counts[keep].astype(float)
     if isinstance(admissible, Iterable):
         return np.unique(np.asarray(list(admissible), dtype=float))
     raise TypeError(f"admissible must be None, an iterable of node counts or a "
