@@ -10,7 +10,7 @@ built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
   vertex at once (most vertices stop in the first rounds), then the remaining
   neighbours of the few open vertices are scanned in bulk. It is **direction
   optimizing** by default (Beamer et al.): while the frontier touches few edges
-  (``m_f <= m_u / alpha``) or has shrunk below ``nvertices / beta`` it runs a top-down
+  (``m_f <= m_u / alpha``, or it is not growing) or has shrunk below ``nvertices / beta`` it runs a top-down
   level that pushes (vertex, parent) pairs to the owners, as ``simple`` does; with
   ``direction_optimizing=False`` every level is bottom-up, as in the reference.
 - ``replicated-csc`` (Algorithm IV) is top-down: each rank scans the global frontier
@@ -99,14 +99,14 @@ def bfs_replicated_csr(
     row_length = np.diff(graph.indptr)
     mark = np.zeros(hi - lo, dtype=bool)
     open_vertices = np.flatnonzero(row_length)
-    owned_edges = float(row_length.sum())
+    unexplored_local = float(row_length.sum())
     if lo <= root < hi:
         pred[root - lo] = root
         frontier = np.array([root - lo], dtype=np.int64)
         open_vertices = open_vertices[open_vertices != root - lo]
     else:
         frontier = np.empty(0, dtype=np.int64)
-    totals = np.array([1.0, float(row_length[frontier].sum()), owned_edges])
+    totals = np.array([float(frontier.size), float(row_length[frontier].sum()), unexplored_local])
     if comm.size > 1:
         summed = np.empty_like(totals)
         comm.Allreduce(totals, summed)
@@ -117,7 +117,8 @@ def bfs_replicated_csr(
     profile.begin()
     while frontier_size:
         if direction_optimizing:
-            if not bottom_up and frontier_edges > unexplored_edges / ALPHA:
+            growing = frontier_size > previous_size
+            if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
                 bottom_up = True
             elif bottom_up and frontier_size < nvertices / BETA and frontier_size < previous_size:
                 bottom_up = False
@@ -131,9 +132,9 @@ def bfs_replicated_csr(
         else:
             newly = expand_top_down(comm, graph, frontier, pred, mark)
             open_vertices = open_vertices[pred[open_vertices] < 0]
-        frontier_edges = float(row_length[newly].sum())
-        unexplored_edges -= frontier_edges
-        totals = np.array([float(newly.size), frontier_edges, unexplored_edges])
+        frontier_edges_local = float(row_length[newly].sum())
+        unexplored_local -= frontier_edges_local
+        totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
         if comm.size > 1:
             summed = np.empty_like(totals)
             comm.Allreduce(totals, summed)
