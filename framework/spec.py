@@ -208,6 +208,9 @@ def _throttle(raw) -> Throttle:
     mode = raw.get("mode", config.get("throttle.mode"))
     if mode not in THROTTLE_MODES:
         _fail("throttle.mode", f"got {mode!r}; allowed: {', '.join(THROTTLE_MODES)}")
+    if mode == "netns":
+        _fail("throttle.mode", "'netns' (shaped links between network namespaces) is not "
+              "available yet; use 'none' (the real interconnect) or 'emulated'")
     slots = raw.get("core_slots", config.get("throttle.core-slots"))
     if slots is not None and (not _is_int(slots) or slots < 0):
         _fail("throttle.core_slots", f"must be a non-negative integer or null, got {slots!r}")
@@ -227,7 +230,7 @@ def _throttle(raw) -> Throttle:
     return Throttle(mode=mode, core_slots=slots, **values)
 
 
-def _kernel(name, params: dict, mode: str) -> None:
+def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
     if not isinstance(name, str) or not re.match(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name):
         _fail("kernel", f"must be a kernel name such as 'commbench.pingpong', got {name!r}")
     if name == "external":
@@ -238,9 +241,12 @@ def _kernel(name, params: dict, mode: str) -> None:
                   "mode (it does not talk through scaleprobe's communicator); use 'none' "
                   "or 'netns'")
         try:
-            validate_params(params)
+            validate_params(params, sweep_keys=sweep_keys)
         except ValueError as exc:
-            raise SpecError(f"spec key 'params': {exc}") from None
+            key, _, message = str(exc).partition(": ")
+            if not key.startswith("params"):
+                key, message = "params", str(exc)
+            _fail(key, message)
         return
     module = f"scaleprobe.kernels.{name}"
     try:
@@ -301,7 +307,7 @@ def _parse(text: str, source: str) -> Spec:
         if key in params:
             _fail(f"params.{key}", "is also a sweep axis; give it in one place only")
     throttle = _throttle(raw.get("throttle"))
-    _kernel(raw["kernel"], params, throttle.mode)
+    _kernel(raw["kernel"], params, throttle.mode, list(sweep))
     rule = raw.get("admissible", "any")
     try:
         predicate = compile_rule(rule)

@@ -114,3 +114,19 @@ def test_cli_exits_2_with_one_line(tmp_path, capsys, changes, message):
     err = capsys.readouterr().err.strip()
     assert err.startswith("scaleprobe: error: " + message)
     assert len(err.splitlines()) == 1
+
+
+def test_external_programs_are_checked_at_load_time():
+    base = {"name": "ext", "kernel": "external",
+            "params": {"command": "{mpiexec} -n {ranks} ./bfs {scale} 16", "parser": "graph500"},
+            "sweep": {"nodes": [1, 2], "scale": [10, 12]}, "throttle": {"mode": "none"}}
+    assert load_spec(base).kernel_axes == ("scale",)
+    with pytest.raises(SpecError, match="^spec key 'throttle.mode': an external program cannot"):
+        load_spec({**base, "throttle": {"mode": "emulated"}})
+    bad = {**base, "params": {"command": "./bfs {scael}", "parser": "graph500"}}
+    with pytest.raises(SpecError, match=r"^spec key 'params.command': unknown placeholder \{scael\}"):
+        load_spec(bad)
+    with pytest.raises(SpecError, match="^spec key 'params.parser'"):
+        load_spec({**base, "params": {"command": "./bfs", "parser": "nope"}})
+    with pytest.raises(SpecError, match="^spec key 'throttle.mode': 'netns'"):
+        load_spec({**base, "throttle": {"mode": "netns"}})
