@@ -1,0 +1,154 @@
+"""Figures of seed 000 for any fitted model (matplotlib, no global pyplot state).
+
+Every function returns a :class:`matplotlib.figure.Figure`; :func:`save_figure` writes
+it as PNG or SVG (by the file suffix).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .derived import bandwidth_demand, completion_time_increment
+
+__all__ = [
+    "plot_bandwidth_demand",
+    "plot_extrapolation_error",
+    "plot_measured_vs_predicted",
+    "plot_projection",
+    "save_figure",
+]
+
+
+def save_figure(figure, path):
+    """Save ``figure`` to ``path`` (``.png`` or ``.svg``) and return the Path."""
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ValueError(f"figures are written as .png or .svg; got {path.name!r}")
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
+def plot_measured_vs_predicted(y, predicted, *, title="Measured vs predicted",
+                               color_by=None, label="nodes"):
+    """Scatter of measured against predicted times with the identity line (Fig. 5/6).
+
+    Parameters
+    ----------
+    y, predicted : array-like
+    title : str
+    color_by : array-like, default=None
+        Colour the points by this (e.g. node counts).
+    label : str
+        Colour-bar label.
+    """
+    y, predicted = np.asarray(y, float), np.asarray(predicted, float)
+    fig = Figure(figsize=(5, 4.5))
+    ax = fig.subplots()
+    points = ax.scatter(y, predicted, s=8, alpha=0.6, c=color_by,
+                        cmap="viridis" if color_by is not None else None)
+    if color_by is not None:
+        fig.colorbar(points, ax=ax, label=label)
+    low, high = np.nanmin([y.min(), predicted.min()]), np.nanmax([y.max(), predicted.max()])
+    ax.plot([low, high], [low, high], "k--", lw=1, label="ideal")
+    ax.set(xlabel="measured time (s)", ylabel="predicted time (s)", title=title)
+    ax.legend(loc="upper left")
+    return fig
+
+
+def plot_projection(projection, *, ideal=None, title="Projection"):
+    """Projected completion time (log) and GTEPS over nodes per bandwidth (Figs. 7/8).
+
+    Parameters
+    ----------
+    projection : xarray.Dataset
+        Output of :func:`scaleprobe.models.project` with a ``bandwidth`` dim (and at
+        most one ``scale``).
+    ideal : xarray.Dataset, default=None
+        Projection of the "ideal" model (Eq. 2/3), drawn as a black line.
+    title : str
+    """
+    fig = Figure(figsize=(11, 4.2))
+    ax_teps, ax_time = fig.subplots(1, 2)
+    sets = [(projection, None)] + ([(ideal, "Ideal")] if ideal is not None else [])
+    for data, name in sets:
+        if "scale" in data.dims:
+            data = data.isel(scale=0)
+        nodes = data["nodes"].values
+        for bw in data["bandwidth"].values:
+            one = data.sel(bandwidth=bw)
+            label = name or f"bw {bw:g}%"
+            style = {"color": "black", "lw": 2} if name else {}
+            ax_time.plot(nodes, one["time_predicted"], label=label, **style)
+            if not name and np.isfinite(one["time_lower"]).any():
+                ax_time.fill_between(nodes, one["time_lower"], one["time_upper"],
+                                     alpha=0.15)
+            ax_teps.plot(nodes, one["teps_predicted"] / 1e9, label=label, **style)
+            if name:
+                break
+    ax_time.set(xscale="log", yscale="log", xlabel="nodes", ylabel="completion time (s)",
+                title="CT (log scale)")
+    ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
+    for ax in (ax_time, ax_teps):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_bandwidth_demand(model, *, nodes=(4, 9, 16, 25, 64, 256),
+                          bandwidth=np.arange(10, 101, 2), ctis=(0.05, 0.1, 0.2),
+                          scale=None, ppn=None, title="Bandwidth impact"):
+    """CTI over bandwidth per node count and bandwidth demand over nodes (Fig. 3).
+
+    Parameters
+    ----------
+    model : fitted model with a bandwidth term
+    nodes : sequence of int
+    bandwidth : array-like
+        Bandwidth percentages for the CTI curves.
+    ctis : sequence of float
+        Admissible increments for the demand curves (fractions).
+    scale, ppn : see :func:`scaleprobe.models.completion_time_increment`
+    """
+    fig = Figure(figsize=(11, 4.2))
+    ax_cti, ax_demand = fig.subplots(1, 2)
+    bandwidth = np.asarray(bandwidth, float)
+    for n in nodes:
+        cti = completion_time_increment(model, np.full(bandwidth.shape, n), bandwidth,
+                                        scale=scale, ppn=ppn)
+        ax_cti.plot(bandwidth, 100 * cti, label=f"{n} nodes")
+    ax_cti.set(xlabel="available bandwidth (%)", ylabel="CTI (%)",
+               title="Completion-time increment")
+    grid = np.unique(np.geomspace(min(nodes), max(nodes), 40).round())
+    for cti in ctis:
+        demand = bandwidth_demand(model, grid, cti, scale=scale, ppn=ppn)
+        ax_demand.plot(grid, demand, label=f"CTI {100 * cti:g}%")
+    ax_demand.set(xscale="log", xlabel="nodes", ylabel="bandwidth demand (%)",
+                  title="Bandwidth demand")
+    for ax in (ax_cti, ax_demand):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_extrapolation_error(scores, *, metric="smape", title=None):
+    """Bar chart of the mean ``metric`` per model and splitter (from ``evaluate``)."""
+    mean = scores[metric].mean(dim=("group", "fold"), skipna=True)
+    models = [str(m) for m in mean["model"].values]
+    splits = [str(c) for c in mean["cv"].values]
+    fig = Figure(figsize=(max(5, 1.3 * len(models) + 2), 4))
+    ax = fig.subplots()
+    width = 0.8 / len(splits)
+    x = np.arange(len(models))
+    for i, split in enumerate(splits):
+        ax.bar(x + i * width - 0.4 + width / 2, mean.sel(cv=split).values, width,
+               label=split)
+    ax.set_xticks(x, models, rotation=20, ha="right")
+    ax.set(ylabel=metric, title=title or f"{metric} by model and split")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
