@@ -1,0 +1,65 @@
+"""The instrumented, throttled communicator every scaleprobe kernel talks through.
+
+:class:`InstrumentedComm` wraps an mpi4py communicator. It counts the bytes and
+messages each rank sends (split intra-node / inter-node, node = world rank // ppn),
+separates computation from communication time, and in ``"emulated"`` mode runs the
+program for real while keeping time in a per-rank *virtual clock*.
+
+Virtual time
+    Computation between communication calls advances a rank's clock by the process
+    CPU time it used (launched kernels run one BLAS/OpenMP thread, so this is the
+    rank's own work; oversubscribed ranks still get honest times). The CPU mark is
+    reset when a call returns, so CPU burnt polling inside MPI is not charged.
+    Communication advances the clock by the link model below.
+
+Link model (:class:`LinkModel`)
+    An inter-node message of ``n`` bytes takes ``latency + n / B`` with
+    ``B = link_bandwidth * bandwidth / 100``; an intra-node one takes
+    ``memory_latency + n / memory_bandwidth``.
+
+Point-to-point
+    The sender's modelled arrival time travels with the message (an 8-byte header in
+    the same real message, so ``ANY_SOURCE`` works). A send starts when the rank's
+    egress queue is free, keeps it busy for ``n / B_rank`` and completes (also
+    ``Isend``'s Wait) when the bytes have left; the receive completes at
+    ``max(post time, start + n / B_rank + latency)``. Sends are modelled as buffered:
+    a sender never waits for the receiver. NIC sharing: one interface per node; with
+    ``nic_sharing="fair"`` (default) each of the node's ``ppn`` ranks gets
+    ``B_rank = B / ppn`` for point-to-point traffic whether or not its neighbours
+    send; ``"exclusive"`` gives every rank ``B``. Receivers' ingress is not
+    modelled for point-to-point. Non-blocking transfers proceed while the rank
+    computes; ``Wait`` completes at ``max(now, modelled completion)`` and ``Test``
+    reports completion only once the rank's clock has reached it.
+
+Collectives
+    The real MPI collective moves the data; an extra Allgather (free in virtual time)
+    exchanges arrival times and sizes. The call completes on every rank at the
+    latest arrival plus the cost of an explicit algorithm schedule, in which each
+    step's inter-node bytes are summed per node and direction (so per-node NIC
+    contention is charged): dissemination barrier; binomial bcast, reduce, scatter(v),
+    gather(v); recursive doubling / Bruck / ring allgather(v) by size; recursive
+    doubling (< 2 KiB) or ring allreduce; pairwise-exchange alltoall(v) from the full
+    count matrix. See :mod:`scaleprobe.kernels.comm._collectives` for the exact
+    schedules. Reduction arithmetic and the per-rank skew inside a collective are not
+    modelled (all ranks leave together).
+
+Core slots
+    A host-wide token (an ``flock`` on one of ``core_slots`` lock files) held only
+    during computation, so no more ranks compute at once than there are slots;
+    waiting costs no virtual time. Default ``os.cpu_count()`` in emulated mode.
+
+Importing this package does not import mpi4py.
+"""
+
+from ._args import add_comm_arguments, resolve_config
+from ._link import LinkModel
+from .instrumented import SUMMARY_UNITS, InstrumentedComm, Request
+
+__all__ = [
+    "SUMMARY_UNITS",
+    "InstrumentedComm",
+    "LinkModel",
+    "Request",
+    "add_comm_arguments",
+    "resolve_config",
+]

@@ -1,0 +1,134 @@
+"""One rank's clock and counters, shared by a communicator and its splits."""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["RankClock"]
+
+COUNTER_KEYS = (
+    "comp_time",
+    "comm_time",
+    "bytes_sent",
+    "bytes_inter",
+    "bytes_intra",
+    "messages",
+    "messages_inter",
+)
+
+
+class RankClock:
+    """Virtual (or wall) time of one rank, split into computation and communication.
+
+    In ``"emulated"`` mode the clock advances by the process CPU time spent between
+    communication calls (the CPU mark is reset when a call returns, so CPU burnt
+    polling inside MPI is never charged) and by whatever completion time the link
+    model gives a call. In ``"none"`` mode it is the wall clock, and the time inside
+    calls is communication. The core slot (if any) is released on entering a call and
+    taken again on leaving it.
+
+    Parameters
+    ----------
+    mode : {"none", "emulated"}
+        Time base.
+    slots : CoreSlots or None
+        Host-wide compute token, held between calls.
+    """
+
+    def __init__(self, mode: str, slots=None):
+        self.mode = mode
+        self.slots = slots
+        self.emulated = mode == "emulated"
+        self.counts = dict.fromkeys(COUNTER_KEYS, 0)
+        self.counts["comp_time"] = 0.0
+        self.counts["comm_time"] = 0.0
+        self.egress_free = 0.0
+        self._depth = 0
+        self.restart(acquire=False)
+
+    def restart(self, acquire: bool = True) -> None:
+        """Set time zero here (call right after a barrier so ranks agree).
+
+        Parameters
+        ----------
+        acquire : bool, default=True
+            Take a core slot first (never before a blocking MPI call).
+        """
+        if acquire and self.slots is not None:
+            self.slots.acquire()
+        self.wall_start = time.perf_counter()
+        self.now = 0.0
+        self._entered = 0.0
+        self._mark = self._read()
+
+    def _read(self) -> float:
+        return time.process_time() if self.emulated else time.perf_counter()
+
+    def wall(self) -> float:
+        """Wall seconds since time zero."""
+        return time.perf_counter() - self.wall_start
+
+    def flush(self) -> None:
+        """Charge the computation burst since the last mark."""
+        if self._depth:
+            return
+        mark = self._read()
+        burst = max(mark - self._mark, 0.0)
+        self._mark = mark
+        self.counts["comp_time"] += burst
+        if self.emulated:
+            self.now += burst
+
+    def time(self) -> float:
+        """Current time of this rank, seconds since time zero."""
+        self.flush()
+        return self.now if self.emulated else self.wall()
+
+    def enter(self) -> float:
+        """Start a communication call; returns the arrival time."""
+        self.flush()
+        self._depth += 1
+        if self._depth == 1 and self.slots is not None:
+            self.slots.release()
+        self._entered = self.now if self.emulated else self.wall()
+        return self._entered
+
+    def leave(self, done: float | None = None) -> None:
+        """End a communication call that completes at virtual time ``done``."""
+        self._depth -= 1
+        if self._depth:
+            return
+        if self.emulated:
+            if done is not None and done > self.now:
+                self.now = done
+            self.counts["comm_time"] += self.now - self._entered
+        else:
+            self.counts["comm_time"] += self.wall() - self._entered
+        if self.slots is not None:
+            self.slots.acquire()
+        self._mark = self._read()
+
+    def add_message(self, nbytes: int, inter: bool, messages: int = 1) -> None:
+        """Count ``messages`` messages of ``nbytes`` bytes in total sent by this rank."""
+        nbytes = int(nbytes)
+        self.counts["bytes_sent"] += nbytes
+        self.counts["messages"] += messages
+        if inter:
+            self.counts["bytes_inter"] += nbytes
+            self.counts["messages_inter"] += messages
+        else:
+            self.counts["bytes_intra"] += nbytes
+
+    def add_traffic(self, traffic: dict) -> None:
+        """Count what :func:`rank_traffic` says this rank sent."""
+        counts = self.counts
+        counts["bytes_inter"] += traffic["bytes_inter"]
+        counts["bytes_intra"] += traffic["bytes_intra"]
+        counts["bytes_sent"] += traffic["bytes_inter"] + traffic["bytes_intra"]
+        counts["messages"] += traffic["messages"]
+        counts["messages_inter"] += traffic["messages_inter"]
+
+    def snapshot(self) -> dict:
+        """Counter values now (computation burst included)."""
+        self.flush()
+        return dict(self.counts)

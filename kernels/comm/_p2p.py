@@ -1,0 +1,332 @@
+"""Point-to-point calls of :class:`InstrumentedComm` and their request wrapper.
+
+In emulated mode every message travels as one real MPI message of raw bytes: an
+8-byte float64 header holding the modelled arrival time at the receiver, then the
+payload. Matching (``ANY_SOURCE``, tags) is therefore exactly MPI's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._buffers import byte_view, message_bytes
+
+__all__ = ["PointToPointMixin", "Request"]
+
+HEADER = 8
+
+
+def _mpi():
+    from mpi4py import MPI
+
+    return MPI
+
+
+class Request:
+    """A pending Isend/Irecv of an :class:`InstrumentedComm`.
+
+    Use :meth:`Wait`, :meth:`Test` or :meth:`InstrumentedComm.Waitall`; never the
+    underlying MPI request.
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+        The communicator that started the transfer.
+    real : mpi4py.MPI.Request
+        The real request.
+    done : float or None
+        Modelled completion of a send (virtual seconds).
+    staging : numpy.ndarray or None
+        Header + payload buffer (kept alive until completion).
+    target : numpy.ndarray or None
+        For receives: the user's bytes to copy the payload into.
+    """
+
+    def __init__(self, comm, real, done=None, staging=None, target=None):
+        self._comm = comm
+        self._real = real
+        self._done = done
+        self._staging = staging
+        self._target = target
+        self._status = None
+        self.completed = False
+
+    def _finish(self, status) -> None:
+        """Unpack a really completed transfer (no clock handling)."""
+        if self.completed:
+            return
+        self.completed = True
+        if self._target is None or self._staging is None:
+            return
+        count = status.Get_count(_mpi().BYTE) - HEADER
+        self._done = float(self._staging[:HEADER].view(np.float64)[0])
+        self._target[:count] = self._staging[HEADER : HEADER + count]
+        status.Set_elements(_mpi().BYTE, count)
+        self._status = status
+
+    def _copy_status(self, status) -> None:
+        if status is not None and self._status is not None:
+            status.Set_source(self._status.Get_source())
+            status.Set_tag(self._status.Get_tag())
+            status.Set_elements(_mpi().BYTE, self._status.Get_elements(_mpi().BYTE))
+
+    def Wait(self, status=None) -> None:  # noqa: N802 - mpi4py naming
+        """Block until the transfer completes; the clock moves to its completion.
+
+        Parameters
+        ----------
+        status : mpi4py.MPI.Status, optional
+            Filled with source, tag and the payload count of a receive.
+        """
+        clock = self._comm._clock
+        clock.enter()
+        try:
+            if not self.completed:
+                real_status = _mpi().Status()
+                self._real.Wait(real_status)
+                self._status = real_status
+                self._finish(real_status)
+            self._copy_status(status)
+        finally:
+            clock.leave(self._done)
+
+    def Test(self, status=None) -> bool:  # noqa: N802 - mpi4py naming
+        """Whether the transfer has completed, in the rank's own time.
+
+        In emulated mode a transfer whose modelled completion lies in this rank's
+        future is reported as not done, even if the real message has arrived;
+        computation between tests moves the clock forward.
+
+        Parameters
+        ----------
+        status : mpi4py.MPI.Status, optional
+            Filled when the result is True.
+
+        Returns
+        -------
+        bool
+        """
+        clock = self._comm._clock
+        now = clock.enter()
+        try:
+            if not self.completed:
+                real_status = _mpi().Status()
+                if self._real.Test(real_status):
+                    self._status = real_status
+                    self._finish(real_status)
+            done = self.completed and (
+                not clock.emulated or self._done is None or self._done <= now
+            )
+            if done:
+                self._copy_status(status)
+            return done
+        finally:
+            clock.leave(None)
+
+
+class PointToPointMixin:
+    """Send/Recv/Isend/Irecv/Sendrecv/Waitall of :class:`InstrumentedComm`."""
+
+    def _route(self, dest: int, nbytes: int):
+        """Count a message to ``dest``; return (sender done, arrival) in virtual time."""
+        clock = self._clock
+        inter = bool(self._nodes[dest] != self.node)
+        clock.add_message(nbytes, inter)
+        now = clock.now
+        if not clock.emulated:
+            return None, None
+        link = self.link
+        if inter:
+            bandwidth = link.rank_bandwidth(self.ppn)
+            start = max(now, clock.egress_free)
+            done = start + nbytes / bandwidth
+            clock.egress_free = done
+            return done, done + link.latency
+        done = now + nbytes / link.memory_bandwidth
+        return done, done + link.memory_latency
+
+    def _pack(self, buf, dest):
+        payload = byte_view(buf)
+        done, arrival = self._route(dest, len(payload))
+        if arrival is None:
+            return buf, None
+        staging = np.empty(HEADER + len(payload), dtype=np.uint8)
+        staging[:HEADER].view(np.float64)[0] = arrival
+        staging[HEADER:] = payload
+        return [staging, _mpi().BYTE], done
+
+    def _staging_for(self, buf):
+        if not self._clock.emulated:
+            return buf, None, None
+        target = byte_view(buf)
+        staging = np.empty(HEADER + len(target), dtype=np.uint8)
+        return [staging, _mpi().BYTE], staging, target
+
+    def Send(self, buf, dest, tag=0) -> None:  # noqa: N802 - mpi4py naming
+        """Blocking send; completes (in virtual time) when the bytes left the NIC.
+
+        Parameters
+        ----------
+        buf : numpy.ndarray or list
+            Contiguous buffer, optionally ``[array, MPI datatype]``.
+        dest : int
+            Destination rank.
+        tag : int, default=0
+            Message tag.
+        """
+        self._clock.enter()
+        done = None
+        try:
+            if dest == _mpi().PROC_NULL:
+                return
+            message, done = self._pack(buf, dest)
+            self.mpi.Send(message, dest, tag)
+        finally:
+            self._clock.leave(done)
+
+    def Recv(self, buf, source=-1, tag=-1, status=None) -> None:  # noqa: N802
+        """Blocking receive; completes at max(post time, modelled arrival).
+
+        Parameters
+        ----------
+        buf : numpy.ndarray or list
+            Contiguous receive buffer.
+        source : int, default=MPI.ANY_SOURCE
+            Source rank.
+        tag : int, default=MPI.ANY_TAG
+            Message tag.
+        status : mpi4py.MPI.Status, optional
+            Filled with the source, tag and payload count.
+        """
+        request = self.Irecv(buf, source, tag)
+        request.Wait(status)
+
+    def Isend(self, buf, dest, tag=0) -> Request:  # noqa: N802 - mpi4py naming
+        """Non-blocking send; the transfer proceeds while the rank computes.
+
+        Parameters
+        ----------
+        buf : numpy.ndarray or list
+            Contiguous buffer; do not modify it before the request completes.
+        dest : int
+            Destination rank.
+        tag : int, default=0
+            Message tag.
+
+        Returns
+        -------
+        Request
+        """
+        self._clock.enter()
+        try:
+            message, done = self._pack(buf, dest)
+            real = self.mpi.Isend(message, dest, tag)
+            staging = message[0] if done is not None else None
+            return Request(self, real, done=done, staging=staging)
+        finally:
+            self._clock.leave(None)
+
+    def Irecv(self, buf, source=-1, tag=-1) -> Request:  # noqa: N802 - mpi4py naming
+        """Non-blocking receive into ``buf``.
+
+        Parameters
+        ----------
+        buf : numpy.ndarray or list
+            Contiguous receive buffer.
+        source : int, default=MPI.ANY_SOURCE
+            Source rank.
+        tag : int, default=MPI.ANY_TAG
+            Message tag.
+
+        Returns
+        -------
+        Request
+        """
+        self._clock.enter()
+        try:
+            message, staging, target = self._staging_for(buf)
+            real = self.mpi.Irecv(message, source, tag)
+            return Request(self, real, staging=staging, target=target)
+        finally:
+            self._clock.leave(None)
+
+    @staticmethod
+    def Waitall(requests, statuses=None) -> None:  # noqa: N802 - mpi4py naming
+        """Wait for all requests; the clock moves to the latest completion.
+
+        Parameters
+        ----------
+        requests : list of Request
+            Requests of one communicator (or of communicators sharing a clock).
+        statuses : list of mpi4py.MPI.Status, optional
+            Filled in order.
+        """
+        requests = list(requests)
+        if not requests:
+            return
+        clock = requests[0]._comm._clock
+        clock.enter()
+        latest = None
+        try:
+            pending = [r for r in requests if not r.completed]
+            real_statuses = [_mpi().Status() for _ in pending]
+            if pending:
+                _mpi().Request.Waitall([r._real for r in pending], real_statuses)
+            for request, status in zip(pending, real_statuses, strict=True):
+                request._status = status
+                request._finish(status)
+            for index, request in enumerate(requests):
+                if statuses is not None:
+                    request._copy_status(statuses[index])
+                if request._done is not None:
+                    latest = max(latest or request._done, request._done)
+        finally:
+            clock.leave(latest)
+
+    def Sendrecv(  # noqa: N802 - mpi4py naming
+        self, sendbuf, dest, sendtag=0, recvbuf=None, source=-1, recvtag=-1,
+        status=None,
+    ) -> None:
+        """Send and receive at once; completes when both parts have.
+
+        Parameters
+        ----------
+        sendbuf : numpy.ndarray or list
+            Buffer to send.
+        dest : int
+            Destination rank.
+        sendtag : int, default=0
+            Tag of the sent message.
+        recvbuf : numpy.ndarray or list
+            Buffer to receive into.
+        source : int, default=MPI.ANY_SOURCE
+            Source rank.
+        recvtag : int, default=MPI.ANY_TAG
+            Tag of the received message.
+        status : mpi4py.MPI.Status, optional
+            Filled for the received message.
+        """
+        clock = self._clock
+        clock.enter()
+        latest = None
+        try:
+            message, sent = self._pack(sendbuf, dest)
+            incoming, staging, target = self._staging_for(recvbuf)
+            real_status = _mpi().Status()
+            self.mpi.Sendrecv(message, dest, sendtag, incoming, source, recvtag,
+                              real_status)
+            request = Request(self, None, staging=staging, target=target)
+            request._status = real_status
+            request._finish(real_status)
+            request._copy_status(status)
+            if status is not None and staging is None:
+                status.Set_source(real_status.Get_source())
+                status.Set_tag(real_status.Get_tag())
+                status.Set_elements(_mpi().BYTE, real_status.Get_elements(_mpi().BYTE))
+            if sent is not None:
+                latest = max(sent, request._done)
+        finally:
+            clock.leave(latest)
+
+    def _message_bytes(self, buf) -> int:
+        return message_bytes(buf)

@@ -1,0 +1,317 @@
+"""The instrumented communicator every kernel talks through."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import resource
+
+import numpy as np
+
+from ._args import resolve_config
+from ._clock import COUNTER_KEYS, RankClock
+from ._collcalls import CollectiveMixin
+from ._link import LinkModel
+from ._p2p import PointToPointMixin, Request
+from ._slots import CoreSlots
+
+__all__ = ["SUMMARY_UNITS", "InstrumentedComm", "Request"]
+
+#: Units of the keys of :meth:`InstrumentedComm.summary`, for a record's ``units``.
+SUMMARY_UNITS = {
+    "time": "s", "wall_time": "s", "comp_time": "s", "comm_time": "s",
+    "comp_time_max": "s", "comm_time_max": "s", "bytes_sent": "bytes",
+    "bytes_inter": "bytes", "bytes_intra": "bytes", "messages": "1",
+    "messages_inter": "1", "peak_rss": "bytes", "slot_wait_time": "s",
+}
+
+
+class InstrumentedComm(PointToPointMixin, CollectiveMixin):
+    """An mpi4py communicator that counts traffic and can throttle it in virtual time.
+
+    Construction is collective (it ends with a barrier that sets time zero).
+
+    Parameters
+    ----------
+    mpi_comm : mpi4py.MPI.Comm
+        The communicator to wrap (usually ``MPI.COMM_WORLD``).
+    mode : {"none", "emulated"}, default="none"
+        ``"none"``: real interconnect, wall-clock time. ``"emulated"``: virtual time
+        from CPU time of computation plus the link model for communication.
+    ppn : int, default=1
+        Ranks per emulated node; the node of world rank ``r`` is ``r // ppn``.
+    link : LinkModel, optional
+        Link and memory parameters; defaults of :class:`LinkModel`.
+    core_slots : int, optional
+        Host-wide number of ranks allowed to compute at once (see
+        :class:`~scaleprobe.kernels.comm._slots.CoreSlots`); 0 disables. Default:
+        ``os.cpu_count()`` in emulated mode, 0 in none mode.
+    slot_dir : str, optional
+        Directory of the slot lock files.
+
+    Attributes
+    ----------
+    rank, size : int
+        Rank and size of the wrapped communicator.
+    ppn : int
+        Ranks per node.
+    node : int
+        This rank's node (world rank // ppn).
+    nodes : int
+        Number of distinct nodes spanned by this communicator.
+    mode : str
+        Throttle mode.
+    link : LinkModel
+        The link model.
+    mpi : mpi4py.MPI.Comm
+        The wrapped communicator; do not communicate through it directly.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI  # doctest: +SKIP
+    >>> comm = InstrumentedComm(MPI.COMM_WORLD, mode="emulated")  # doctest: +SKIP
+    >>> t0 = comm.sync()  # doctest: +SKIP
+    """
+
+    def __init__(self, mpi_comm, mode="none", ppn=1, link=None, core_slots=None,
+                 slot_dir=None):
+        if mode not in ("none", "emulated"):
+            raise ValueError(f"mode must be 'none' or 'emulated', got {mode!r}")
+        if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < 1:
+            raise ValueError(f"ppn must be a positive integer, got {ppn!r}")
+        if core_slots is None:
+            core_slots = (os.cpu_count() or 1) if mode == "emulated" else 0
+        world_rank = mpi_comm.Get_rank()
+        slots = CoreSlots(core_slots, slot_dir, first=world_rank) if core_slots else None
+        if slots is not None:
+            atexit.register(slots.close)
+        clock = RankClock(mode, slots)
+        world_ranks = np.arange(mpi_comm.Get_size())
+        self._setup(mpi_comm, mode, ppn, link or LinkModel(), clock, world_ranks)
+        mpi_comm.Barrier()
+        clock.restart()
+
+    def _setup(self, mpi_comm, mode, ppn, link, clock, world_ranks):
+        self.mpi = mpi_comm
+        self.mode = mode
+        self.ppn = ppn
+        self.link = link
+        self.rank = mpi_comm.Get_rank()
+        self.size = mpi_comm.Get_size()
+        self._clock = clock
+        self._world_ranks = np.asarray(world_ranks, dtype=np.int64)
+        self._nodes = self._world_ranks // ppn
+        self.world_rank = int(self._world_ranks[self.rank])
+        self.node = int(self._nodes[self.rank])
+        self.nodes = len(np.unique(self._nodes))
+        self._cache = {}
+
+    @classmethod
+    def from_environment(cls, mpi_comm, environ=None) -> InstrumentedComm:
+        """Wrap ``mpi_comm`` configured by ``SCALEPROBE_COMM`` (mode none if unset).
+
+        Parameters
+        ----------
+        mpi_comm : mpi4py.MPI.Comm
+            Communicator to wrap.
+        environ : mapping, optional
+            Environment to read instead of :data:`os.environ`.
+
+        Returns
+        -------
+        InstrumentedComm
+        """
+        return cls._from_config(mpi_comm, resolve_config(None, environ))
+
+    @classmethod
+    def from_arguments(cls, mpi_comm, args, environ=None) -> InstrumentedComm:
+        """Wrap ``mpi_comm``; flags from :func:`add_comm_arguments` override the
+        environment.
+
+        Parameters
+        ----------
+        mpi_comm : mpi4py.MPI.Comm
+            Communicator to wrap.
+        args : argparse.Namespace
+            Parsed command line.
+        environ : mapping, optional
+            Environment to read instead of :data:`os.environ`.
+
+        Returns
+        -------
+        InstrumentedComm
+        """
+        return cls._from_config(mpi_comm, resolve_config(args, environ))
+
+    @classmethod
+    def _from_config(cls, mpi_comm, config):
+        return cls(mpi_comm, mode=config["mode"], ppn=config["ppn"],
+                   link=config["link"], core_slots=config["core_slots"],
+                   slot_dir=config["slot_dir"])
+
+    # -- mpi4py look-alikes -----------------------------------------------------
+
+    def Get_rank(self) -> int:  # noqa: N802 - mpi4py naming
+        """Rank in this communicator."""
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802 - mpi4py naming
+        """Number of ranks in this communicator."""
+        return self.size
+
+    def Split(self, color=0, key=0) -> InstrumentedComm | None:  # noqa: N802
+        """Split into sub-communicators sharing this rank's clock, counters and link.
+
+        Charged like an allgather of two integers on this communicator.
+
+        Parameters
+        ----------
+        color : int
+            Ranks with the same color end up together (``MPI.UNDEFINED``: none).
+        key : int, default=0
+            Orders ranks within the new communicator.
+
+        Returns
+        -------
+        InstrumentedComm or None
+            None for ``MPI.UNDEFINED``.
+        """
+        from mpi4py import MPI
+
+        def split():
+            return self.mpi.Split(color, key)
+
+        new = self._uniform("allgather", 8, split)
+        if new == MPI.COMM_NULL:
+            return None
+        self._clock.enter()
+        try:
+            members = np.array(new.allgather(self.world_rank), dtype=np.int64)
+        finally:
+            self._clock.leave(None)
+        child = object.__new__(type(self))
+        child._setup(new, self.mode, self.ppn, self.link, self._clock, members)
+        return child
+
+    def Free(self) -> None:  # noqa: N802 - mpi4py naming
+        """Free the wrapped communicator (for communicators made by :meth:`Split`)."""
+        self.mpi.Free()
+
+    # -- time and counters --------------------------------------------------------
+
+    def clock(self) -> float:
+        """This rank's time since start (virtual in emulated mode, else wall), s."""
+        return self._clock.time()
+
+    def sync(self) -> float:
+        """Align every rank's clock to the latest one (collective, costs nothing).
+
+        Returns
+        -------
+        float
+            The common time.
+        """
+        from mpi4py import MPI
+
+        now = self._clock.enter()
+        latest = now
+        try:
+            latest = self.mpi.allreduce(now, op=MPI.MAX)
+            if not self._clock.emulated:
+                latest = self._clock.wall()
+            return latest
+        finally:
+            self._clock.leave(latest if self._clock.emulated else None)
+
+    def elapsed_since(self, start: float) -> float:
+        """Latest clock over ranks minus ``start`` (collective).
+
+        Parameters
+        ----------
+        start : float
+            A time from :meth:`sync`.
+
+        Returns
+        -------
+        float
+        """
+        from mpi4py import MPI
+
+        now = self._clock.enter()
+        try:
+            return self.mpi.allreduce(now, op=MPI.MAX) - start
+        finally:
+            self._clock.leave(None)
+
+    def counters(self) -> dict:
+        """Snapshot of this rank's counters (see :data:`COUNTER_KEYS`).
+
+        Returns
+        -------
+        dict
+            ``comp_time``, ``comm_time`` (s), ``bytes_sent``, ``bytes_inter``,
+            ``bytes_intra``, ``messages``, ``messages_inter``.
+        """
+        return self._clock.snapshot()
+
+    def counters_since(self, snapshot: dict) -> dict:
+        """Counters accumulated since an earlier :meth:`counters` snapshot.
+
+        Parameters
+        ----------
+        snapshot : dict
+            An earlier snapshot.
+
+        Returns
+        -------
+        dict
+        """
+        now = self.counters()
+        return {key: now[key] - snapshot.get(key, 0) for key in COUNTER_KEYS}
+
+    def summary(self) -> dict:
+        """Whole-run metrics, identical on every rank (collective, costs nothing).
+
+        Returns
+        -------
+        dict
+            ``time`` (max clock), ``wall_time`` (max wall seconds), ``comp_time`` and
+            ``comm_time`` (means; ``*_max`` maxima), ``bytes_sent``, ``bytes_inter``,
+            ``bytes_intra``, ``messages``, ``messages_inter`` (sums), ``peak_rss``
+            (max, bytes), ``slot_wait_time`` (max wall seconds waiting for a core
+            slot). Units in :data:`SUMMARY_UNITS`.
+        """
+        clock = self._clock
+        now = clock.enter()
+        try:
+            counts = dict(clock.counts)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            wait = clock.slots.wait_time if clock.slots is not None else 0.0
+            row = [now, clock.wall(), rss, wait] + [counts[k] for k in COUNTER_KEYS]
+            mine = np.array(row, dtype=np.float64)
+            table = np.empty((self.size, len(mine)), dtype=np.float64)
+            self.mpi.Allgather(mine, table)
+        finally:
+            clock.leave(None)
+        column = dict(zip(["time", "wall_time", "peak_rss", "slot_wait_time",
+                           *COUNTER_KEYS], table.T, strict=True))
+        result = {
+            "time": float(column["time"].max()),
+            "wall_time": float(column["wall_time"].max()),
+            "comp_time": float(column["comp_time"].mean()),
+            "comm_time": float(column["comm_time"].mean()),
+            "comp_time_max": float(column["comp_time"].max()),
+            "comm_time_max": float(column["comm_time"].max()),
+            "peak_rss": int(column["peak_rss"].max()),
+            "slot_wait_time": float(column["slot_wait_time"].max()),
+        }
+        for key in ("bytes_sent", "bytes_inter", "bytes_intra", "messages",
+                    "messages_inter"):
+            result[key] = int(column[key].sum())
+        return result
+
+    def close(self) -> None:
+        """Give back the core slot for good (call before leaving the kernel)."""
+        if self._clock.slots is not None:
+            self._clock.slots.close()
+            self._clock.slots = None
