@@ -375,3 +375,41 @@ def test_emulated_throttle_is_refused_for_external_programs():
         ValueError, match=r"^throttle\.mode: 'emulated' cannot throttle"
     ):
         check_throttle("emulated")
+
+
+# --- through the framework ------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_sweep_of_an_external_program_lands_in_the_dataset(tmp_path, client):
+    """A sweep over reference outputs (printed by cat) becomes Dataset variables."""
+    from scaleprobe.framework import run_sweep
+
+    shutil.copy(DATA / "graph500_3.0_scale12_np2.txt", tmp_path / "v3.txt")
+    shutil.copy(DATA / "graph500_2.1_simple_scale12_np2.txt", tmp_path / "v2.txt")
+    spec = {
+        "name": "external-fixtures",
+        "kernel": "external",
+        "params": {
+            "command": "cat {directory}/{version}.txt",
+            "parser": "graph500",
+            "directory": str(tmp_path),
+        },
+        "sweep": {
+            "nodes": 1,
+            "ppn": 1,
+            "bandwidth": 100,
+            "version": ["v2", "v3"],
+            "run": 1,
+        },
+        "throttle": {"mode": "none"},
+        "timeout": 30,
+        "output": str(tmp_path / "results.zarr"),
+    }
+    ds = run_sweep(spec, client=client, progress=False)
+    teps = ds["teps"].sel(version="v3").squeeze()
+    assert float(teps) == 6.39274e07
+    assert float(ds["time"].sel(version="v2").squeeze()) == 0.000925497
+    assert ds["teps"].attrs["units"] == "edges/s"
+    assert float(ds["median_nedge"].sel(version="v2").squeeze()) == 65535
+    assert set(ds["status"].values.ravel().tolist()) == {"ok"}
