@@ -79,11 +79,21 @@ def final_total(active: np.ndarray, passive: np.ndarray, k: int, active_size: in
     return totals
 
 
+def computed_subtemplates(template) -> list[int]:
+    """Indices of the sub-templates whose tables are computed: the first of every
+    rooted shape (equal shapes share one table), the whole template last."""
+    subs = template.subtemplates
+    first: dict[tuple, int] = {}
+    for index, sub in enumerate(subs[:-1]):
+        first.setdefault(sub.shape, index)
+    return sorted(set(first.values()) | {len(subs) - 1})
+
+
 NeighbourSum = Callable[[int, np.ndarray], np.ndarray]
 
 
 def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
-                   dtype=np.float64, segments: int = 1):
+                   dtype=np.float64, segments: int = 1, observer=None):
     """Colourful maps of ``template`` rooted on the given vertices, summed.
 
     Parameters
@@ -99,6 +109,9 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
     segments : int, default=1
         Return one total per segment of ``n / segments`` consecutive vertices (for
         several colourings counted on copies of a graph).
+    observer : object, optional
+        Its ``start(index)`` and ``stop(index)`` are called around the work of every
+        computed sub-template (for per-sub-template timing).
 
     Returns
     -------
@@ -115,10 +128,7 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
     # The table of a sub-template depends only on its rooted shape: compute each shape
     # once and drop it after its last use.
     whole = len(subs) - 1
-    first: dict[tuple, int] = {}
-    for index, sub in enumerate(subs[:-1]):
-        first.setdefault(sub.shape, index)
-    computed = set(first.values()) | {whole}
+    computed = set(computed_subtemplates(template)) | {whole}
     last_use: dict[tuple, int] = {}
     for index in sorted(computed):
         sub = subs[index]
@@ -133,12 +143,18 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
             tables[sub.shape] = leaf_table(colors, k, dtype)
             continue
         active, passive = subs[sub.active], subs[sub.passive]
+        if observer is not None:
+            observer.start(index)
         neighbours = neighbour_sum(index, tables[passive.shape])
         tables[sub.shape] = combine(tables[active.shape], neighbours, k, sub.size, active.size)
         del neighbours
+        if observer is not None:
+            observer.stop(index)
         for part in (active.shape, passive.shape):
             if last_use[part] == index and part in tables:
                 del tables[part]
+    if observer is not None:
+        observer.start(whole)
     root = subs[whole]
     active, passive = subs[root.active], subs[root.passive]
     active_table, passive_table = tables[active.shape], tables[passive.shape]
@@ -149,4 +165,6 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
     else:
         passive_table = neighbour_sum(whole, passive_table)
     totals = final_total(active_table, passive_table, k, active.size, segments)
+    if observer is not None:
+        observer.stop(whole)
     return float(totals[0]) if segments == 1 else totals
