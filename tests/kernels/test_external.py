@@ -231,6 +231,21 @@ def test_graph500_trials_from_merged_stderr():
     assert record["metrics"]["generation_time"] == 0.00333773
 
 
+def test_graph500_run_lines_and_incomplete_trial_logs():
+    block = "SCALE: 10\nmean_time: 0.5\nharmonic_mean_TEPS: 2e6\n"
+    runs = (
+        "Run   1:      0.25 s, validation 1.5 s\nRun   2:      0.75 s, validation 2 s\n"
+    )
+    trials = parse_output(block + runs, G500)["trials"]
+    assert trials == [
+        {"time": 0.25, "validate_time": 1.5},
+        {"time": 0.75, "validate_time": 2.0},
+    ]
+    # a log that lost BFS 1 does not guess which search is which
+    partial = "Time for BFS 0 is 0.1\nTime for BFS 2 is 0.3\n"
+    assert "trials" not in parse_output(partial + block, G500)
+
+
 def test_graph500_median_only_and_sssp_prefix():
     text = (
         "noise\nSCALE: 10\nbfs  median_time: 0.5\nbfs  harmonic_mean_TEPS:  !  2e6\n"
