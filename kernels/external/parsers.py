@@ -191,14 +191,16 @@ def parse_output(stdout: str, params: dict) -> dict:
     Raises
     ------
     RecordError
-        If the output cannot be parsed.
-    ValueError
-        If ``params`` names no known parser (see :func:`check_parser_params`).
+        If the output cannot be parsed, or ``params`` names no known parser (see
+        :func:`check_parser_params`; ``RecordError`` is a ``ValueError``).
 
     Examples
     --------
     >>> parse_output('SCALEPROBE-RECORD {"metrics": {"time": 1.0}}', {"parser": "json"})
     {'metrics': {'time': 1.0}}
     """
-    check_parser_params(params)
+    try:
+        check_parser_params(params)
+    except ValueError as exc:
+        raise RecordError(str(exc)) from None
     return PARSERS[params["parser"]](stdout, params)

@@ -310,6 +310,11 @@ def test_json_parser_reads_a_record_line():
 # --- validation ------------------------------------------------------------------
 
 
+def test_parse_output_with_bad_params_is_a_record_error():
+    with pytest.raises(RecordError, match=r"params\.parser: unknown parser 'yaml'"):
+        parse_output("x", {"parser": "yaml"})
+
+
 def test_registry_names():
     assert sorted(PARSERS) == ["graph500", "json", "regex"]
 
