@@ -115,8 +115,10 @@ def read_edge_list(path) -> Graph:
     -------
     Graph
     """
+    with open(path) as handle:
+        text = handle.read()
     try:
-        numbers = np.loadtxt(path, dtype=np.int64, ndmin=1, comments="#").ravel()
+        numbers = np.array(text.split(), dtype=np.int64)
     except ValueError as error:
         raise GraphError(f"{path}: an edge list holds integers only ({error})") from None
     if numbers.size < 2:
