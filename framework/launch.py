@@ -151,7 +151,6 @@ def launch_environment(spec: Spec, point: Point) -> dict:
     env["SCALEPROBE_COMM"] = json.dumps({
         "mode": throttle.mode,
         "ppn": int(point.coords["ppn"]),
-        "nodes": int(point.coords["nodes"]),
         "bandwidth": float(point.coords["bandwidth"]),
         "link_bandwidth": throttle.link_bandwidth,
         "latency": throttle.latency,

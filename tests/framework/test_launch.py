@@ -38,7 +38,7 @@ def test_environment_is_cleaned_and_carries_the_throttle(monkeypatch):
     assert env["OMP_NUM_THREADS"] == "1"
     comm = json.loads(env["SCALEPROBE_COMM"])
     assert comm["mode"] == "emulated"
-    assert (comm["ppn"], comm["nodes"], comm["bandwidth"]) == (2, 2, 50.0)
+    assert (comm["ppn"], comm["bandwidth"]) == (2, 50.0)
     assert comm["link_bandwidth"] == pytest.approx(1.25e8)
 
 
