@@ -38,6 +38,10 @@ class CoreSlots:
         Where the lock files live; :func:`default_slot_dir` by default.
     first : int, default=0
         Slot to try first (spreading ranks over the slots avoids a stampede).
+    max_wait : float, default=60.0
+        Wall seconds after which a waiting rank gives up and computes without a slot
+        (counted in ``timeouts``), so a rank that blocks outside the communicator
+        while holding a slot slows other ranks down instead of hanging them.
 
     Attributes
     ----------
@@ -45,9 +49,12 @@ class CoreSlots:
         Index of the slot held, or None.
     wait_time : float
         Wall seconds spent waiting for slots so far.
+    timeouts : int
+        How often ``max_wait`` ran out.
     """
 
-    def __init__(self, count: int, slot_dir: str | None = None, first: int = 0):
+    def __init__(self, count: int, slot_dir: str | None = None, first: int = 0,
+                 max_wait: float = 60.0):
         if count < 0:
             raise ValueError(f"core_slots must be >= 0 (0 = off), got {count}")
         self.count = int(count)
@@ -55,6 +62,8 @@ class CoreSlots:
         self.first = first
         self.held = None
         self.wait_time = 0.0
+        self.max_wait = max_wait
+        self.timeouts = 0
         self._files = []
         if self.count:
             os.makedirs(self.slot_dir, exist_ok=True)
@@ -82,6 +91,9 @@ class CoreSlots:
         start = time.perf_counter()
         pause = 5e-5
         while not self._try():
+            if time.perf_counter() - start > self.max_wait:
+                self.timeouts += 1
+                break
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
         self.wait_time += time.perf_counter() - start

@@ -1,0 +1,94 @@
+"""The per-rank clock and the core-slot token, without MPI."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from scaleprobe.kernels.comm._clock import RankClock
+from scaleprobe.kernels.comm._slots import CoreSlots
+
+
+def _burn(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_emulated_clock_charges_cpu_bursts_and_call_completions():
+    clock = RankClock("emulated")
+    _burn(0.05)
+    arrival = clock.enter()
+    assert arrival == pytest.approx(0.05, abs=0.01)
+    _burn(0.05)  # CPU burnt inside a call (polling) is not charged
+    clock.leave(arrival + 1.0)
+    counts = clock.snapshot()
+    assert counts["comm_time"] == pytest.approx(1.0)
+    assert counts["comp_time"] == pytest.approx(0.05, abs=0.01)
+    assert clock.time() == pytest.approx(1.05, abs=0.01)
+    clock.enter()
+    clock.leave(0.0)  # a completion in the past does not move the clock back
+    assert clock.time() == pytest.approx(1.05, abs=0.01)
+
+
+def test_none_clock_is_wall_time_split_by_calls():
+    clock = RankClock("none")
+    time.sleep(0.05)
+    clock.enter()
+    time.sleep(0.05)
+    clock.leave(123.0)  # completion times are ignored in wall-clock mode
+    counts = clock.snapshot()
+    assert counts["comp_time"] == pytest.approx(0.05, abs=0.03)
+    assert counts["comm_time"] == pytest.approx(0.05, abs=0.03)
+    assert clock.time() == pytest.approx(0.1, abs=0.05)
+
+
+def test_counters_split_inter_and_intra():
+    clock = RankClock("none")
+    clock.add_message(100, inter=True)
+    clock.add_message(10, inter=False, messages=2)
+    clock.add_traffic({"bytes_inter": 5, "bytes_intra": 0, "messages": 1,
+                       "messages_inter": 1})
+    counts = clock.snapshot()
+    assert (counts["bytes_sent"], counts["bytes_inter"], counts["bytes_intra"]) == (
+        115, 105, 10)
+    assert (counts["messages"], counts["messages_inter"]) == (4, 2)
+
+
+def test_core_slots_exclude_and_time_out(tmp_path):
+    first = CoreSlots(1, str(tmp_path))
+    second = CoreSlots(1, str(tmp_path), max_wait=0.2)
+    first.acquire()
+    assert first.held == 0
+    second.acquire()  # the only slot is taken: gives up after max_wait
+    assert second.held is None
+    assert second.timeouts == 1
+    assert second.wait_time >= 0.2
+    first.release()
+    second.acquire()
+    assert second.held == 0
+    first.close()
+    second.close()
+
+
+def test_slot_is_released_inside_calls(tmp_path):
+    slots = CoreSlots(1, str(tmp_path))
+    other = CoreSlots(1, str(tmp_path), max_wait=0.1)
+    clock = RankClock("emulated", slots)
+    clock.restart()
+    assert slots.held == 0
+    clock.enter()
+    assert slots.held is None
+    other.acquire()
+    assert other.held == 0
+    other.release()
+    clock.leave(None)
+    assert slots.held == 0
+    slots.close()
+    other.close()
+
+
+def test_negative_slot_count_is_rejected():
+    with pytest.raises(ValueError, match="core_slots"):
+        CoreSlots(-1)

@@ -1,0 +1,274 @@
+"""The instrumented communicator under real MPI (4 ranks, 2 emulated nodes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from scaleprobe.kernels.comm import LinkModel
+from scaleprobe.kernels.comm import _collectives as algo
+
+MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+LINK = {"link_bandwidth": 1e7, "bandwidth": 100, "latency": 1e-4,
+        "memory_bandwidth": 1e9, "memory_latency": 1e-6}
+NODES = [0, 0, 1, 1]
+
+SCRIPT = r'''
+import json, sys, time
+import numpy as np
+from mpi4py import MPI
+from scaleprobe.kernels.comm import InstrumentedComm
+
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+comm = InstrumentedComm.from_environment(MPI.COMM_WORLD)
+r, p = comm.rank, comm.size
+out = {"rank": r, "node": comm.node, "nodes": comm.nodes}
+
+# A. a known traffic pattern
+start = comm.counters()
+req = comm.Isend(np.zeros(1000, np.uint8), (r + 1) % p)
+comm.Recv(np.empty(1000, np.uint8), (r - 1) % p)
+req.Wait()
+comm.Allreduce(np.ones(1), np.empty(1))
+comm.Alltoall(np.zeros(400, np.int8), np.empty(400, np.int8))
+out["pattern"] = comm.counters_since(start)
+
+# B. collective costs from a synchronized start
+matrix = np.arange(16, dtype=np.int64).reshape(4, 4) * 1000
+sendcounts = matrix[r]
+recvcounts = matrix[:, r]
+cases = {
+    "allreduce": lambda: comm.Allreduce(np.ones(131072), np.empty(131072)),
+    "alltoallv": lambda: comm.Alltoallv(
+        [np.zeros(sendcounts.sum(), np.uint8), sendcounts],
+        [np.empty(recvcounts.sum(), np.uint8), recvcounts]),
+    "bcast": lambda: comm.Bcast(np.zeros(262144, np.uint8), root=1),
+    "barrier": comm.Barrier,
+    "allgather": lambda: comm.Allgather(np.zeros(65536, np.uint8),
+                                        np.empty(4 * 65536, np.uint8)),
+    "gatherv": lambda: comm.Gatherv(np.zeros(1000 * (r + 1), np.uint8),
+                                    [np.empty(10000, np.uint8), [1000, 2000, 3000, 4000]]
+                                    if r == 0 else None, root=0),
+    "scatter": lambda: comm.Scatter(np.zeros(4 * 50000, np.uint8) if r == 2 else None,
+                                    np.empty(50000, np.uint8), root=2),
+    "reduce": lambda: comm.Reduce(np.ones(50000), np.empty(50000) if r == 3 else None,
+                                  root=3),
+}
+out["elapsed"] = {}
+for name, call in cases.items():
+    t0 = comm.sync()
+    call()
+    out["elapsed"][name] = comm.elapsed_since(t0)
+
+# C. a non-blocking 1 MB transfer from rank 0 (node 0) to rank 2 (node 1),
+# overlapped with less and with more computation than it takes
+for case, work in (("short_work", 0.02), ("long_work", 0.35)):
+    comm.sync()
+    if r == 0:
+        out[case + "_send"] = comm.clock()
+        req = comm.Isend(np.zeros(1000000, np.uint8), 2, tag=7)
+        req.Wait()
+        out[case + "_sender_done"] = comm.clock()
+    elif r == 2:
+        req = comm.Irecv(np.empty(1000000, np.uint8), 0, tag=7)
+        burn(work)
+        out[case + "_before"] = comm.clock()
+        req.Wait()
+        out[case + "_after"] = comm.clock()
+
+# Test() polls in virtual time: 100 kB from rank 1 to rank 3
+comm.sync()
+if r == 1:
+    out["poll_send"] = comm.clock()
+    comm.Send(np.zeros(100000, np.uint8), 3, tag=9)
+elif r == 3:
+    req = comm.Irecv(np.empty(100000, np.uint8), 1, tag=9)
+    polls = 0
+    while not req.Test():
+        burn(0.001)
+        polls += 1
+    out["poll_done"] = comm.clock()
+    out["polls"] = polls
+
+# D. ANY_SOURCE with statuses reporting the payload
+if r == 0:
+    seen = {}
+    status = MPI.Status()
+    for _ in range(p - 1):
+        buf = np.empty(100)
+        comm.Recv(buf, MPI.ANY_SOURCE, 3, status)
+        seen[status.Get_source()] = [status.Get_count(MPI.DOUBLE), float(buf[0])]
+    out["any_source"] = seen
+else:
+    comm.Send(np.full(10 * r, float(r)), 0, tag=3)
+out["sendrecv"] = float(
+    (lambda buf: (comm.Sendrecv(np.full(3, float(r)), (r + 1) % p, recvbuf=buf,
+                                source=(r - 1) % p), buf[0])[1])(np.empty(3)))
+
+# E. Split shares clock and counters; nodes come from world ranks
+before = comm.counters()["messages"]
+sub = comm.Split(r % 2, key=r)
+total = np.empty(1)
+t0 = sub.sync()
+sub.Allreduce(np.array([float(r)]), total)
+out["split"] = {"size": sub.size, "rank": sub.rank, "node": sub.node,
+                "nodes": sub.nodes, "sum": float(total[0]),
+                "elapsed": sub.elapsed_since(t0),
+                "messages": comm.counters()["messages"] - before,
+                "objects": sub.allgather(r)}
+out["objects"] = {"allreduce": comm.allreduce(r), "bcast": comm.bcast("x" * r, root=3),
+                  "gather": comm.gather(r, root=0)}
+
+summary = comm.summary()
+everything = comm.mpi.allgather([out, summary])
+if r == 0:
+    print("RESULT " + json.dumps(everything))
+comm.close()
+'''
+
+
+def _run(tmp_path, mode):
+    script = tmp_path / "comm_script.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, SCALEPROBE_COMM=json.dumps(
+        {"mode": mode, "ppn": 2, "core_slots": 0, **LINK}))
+    done = subprocess.run([MPIEXEC, "-n", "4", sys.executable, str(script)],
+                          capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def emulated(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("emulated"), "emulated")
+
+
+@pytest.fixture(scope="module")
+def wallclock(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("none"), "none")
+
+
+EXPECTED_PATTERN = {  # Isend 1000 B to rank+1, Allreduce 8 B, Alltoall 100 B per pair
+    0: {"bytes_intra": 1108, "bytes_inter": 208, "messages": 6, "messages_inter": 3},
+    1: {"bytes_intra": 108, "bytes_inter": 1208, "messages": 6, "messages_inter": 4},
+    2: {"bytes_intra": 1108, "bytes_inter": 208, "messages": 6, "messages_inter": 3},
+    3: {"bytes_intra": 108, "bytes_inter": 1208, "messages": 6, "messages_inter": 4},
+}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+def test_byte_and_message_counters_are_exact(mode, request):
+    results = request.getfixturevalue(mode)
+    for out, _ in results:
+        pattern = out["pattern"]
+        expected = EXPECTED_PATTERN[out["rank"]]
+        assert {key: pattern[key] for key in expected} == expected
+        assert pattern["bytes_sent"] == expected["bytes_intra"] + expected["bytes_inter"]
+        assert out["node"] == out["rank"] // 2
+        assert out["nodes"] == 2
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+def test_data_and_statuses_are_delivered(mode, request):
+    results = request.getfixturevalue(mode)
+    outs = [out for out, _ in results]
+    assert outs[0]["any_source"] == {"1": [10, 1.0], "2": [20, 2.0], "3": [30, 3.0]}
+    assert [out["sendrecv"] for out in outs] == [3.0, 0.0, 1.0, 2.0]
+    assert outs[0]["objects"]["gather"] == [0, 1, 2, 3]
+    assert all(out["objects"]["allreduce"] == 6 for out in outs)
+    assert all(out["objects"]["bcast"] == "xxx" for out in outs)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+def test_summary_is_identical_everywhere(mode, request):
+    results = request.getfixturevalue(mode)
+    summaries = [summary for _, summary in results]
+    assert all(summary == summaries[0] for summary in summaries)
+    summary = summaries[0]
+    assert summary["bytes_sent"] == summary["bytes_inter"] + summary["bytes_intra"]
+    assert summary["peak_rss"] > 10 * 2**20
+    assert summary["time"] >= summary["comm_time_max"] > 0
+    assert summary["comp_time"] > 0
+
+
+def _expected_costs():
+    link = LinkModel(**LINK)
+    matrix = np.arange(16, dtype=float).reshape(4, 4) * 1000
+    schedules = {
+        "allreduce": algo.allreduce_schedule(4, 131072 * 8),
+        "alltoallv": algo.alltoall_schedule(matrix),
+        "bcast": algo.bcast_schedule(4, 262144, root=1),
+        "barrier": algo.barrier_schedule(4),
+        "allgather": algo.allgather_schedule([65536] * 4),
+        "gatherv": algo.gather_schedule([1000, 2000, 3000, 4000], root=0),
+        "scatter": algo.scatter_schedule([50000] * 4, root=2),
+        "reduce": algo.reduce_schedule(4, 400000, root=3),
+    }
+    return {name: algo.schedule_cost(s, NODES, link) for name, s in schedules.items()}
+
+
+@pytest.mark.mpi
+def test_collectives_cost_what_the_schedules_say(emulated):
+    expected = _expected_costs()
+    for out, _ in emulated:
+        for name, cost in expected.items():
+            # a few microseconds of real CPU between the sync and the call remain
+            assert out["elapsed"][name] == pytest.approx(cost, abs=2e-3), name
+    assert expected["allreduce"] > 0.1  # the slow link dominates
+
+
+@pytest.mark.mpi
+def test_non_blocking_transfers_overlap_computation(emulated):
+    outs = {out["rank"]: out for out, _ in emulated}
+    share = LINK["link_bandwidth"] / 2  # two ranks per node share the NIC
+    for case in ("short_work", "long_work"):
+        sent = outs[0][case + "_send"]
+        arrival = sent + 1e6 / share + LINK["latency"]
+        before, after = outs[2][case + "_before"], outs[2][case + "_after"]
+        assert after == pytest.approx(max(before, arrival), abs=2e-3), case
+        assert outs[0][case + "_sender_done"] == pytest.approx(sent + 1e6 / share,
+                                                               abs=2e-3)
+    # short work: the receiver waits for the wire; long work hides the transfer
+    assert outs[2]["short_work_after"] > outs[2]["short_work_before"] + 0.1
+    assert outs[2]["long_work_after"] == pytest.approx(outs[2]["long_work_before"],
+                                                       abs=1e-3)
+
+
+@pytest.mark.mpi
+def test_test_reports_completion_in_virtual_time(emulated):
+    outs = {out["rank"]: out for out, _ in emulated}
+    arrival = outs[1]["poll_send"] + 1e5 / (LINK["link_bandwidth"] / 2) + LINK["latency"]
+    assert outs[3]["poll_done"] >= arrival
+    assert outs[3]["poll_done"] == pytest.approx(arrival, abs=5e-3)
+    assert outs[3]["polls"] >= 10
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+def test_split_keeps_world_nodes_and_shares_counters(mode, request):
+    results = request.getfixturevalue(mode)
+    for out, _ in results:
+        split, rank = out["split"], out["rank"]
+        assert (split["size"], split["rank"]) == (2, rank // 2)
+        assert split["node"] == rank // 2
+        assert split["nodes"] == 2
+        assert split["sum"] == (0 + 2 if rank % 2 == 0 else 1 + 3)
+        assert split["objects"] == ([0, 2] if rank % 2 == 0 else [1, 3])
+        # split (allgather of 8 B on 4 ranks: 2 messages) + 1 allreduce message
+        assert split["messages"] == 3
+        if mode == "emulated":
+            link = LinkModel(**LINK)
+            assert split["elapsed"] == pytest.approx(link.inter_time(8), abs=1e-3)
