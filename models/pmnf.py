@@ -7,7 +7,6 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -19,6 +18,7 @@ from .splitters import ExtrapolationSplit
 __all__ = ["PMNF_EXPONENTS", "PMNFSearch"]
 
 #: Extra-P's default exponents i of ``p^i``; the search uses them and their negatives.
+_NOISE_FACTOR = 4.0  # near-tie margin, in units of the measurement noise
 PMNF_EXPONENTS = ("0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2",
                   "5/3", "7/4", "2", "9/4", "7/3", "5/2", "8/3", "11/4", "3")
 
@@ -33,7 +33,10 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     reduced to the median time per configuration, every one- and two-term combination
     and the best two-term combinations extended by a third term are fitted on the
     small values of ``parameter`` and scored on the larger ones by the mean absolute
-    log ratio ``|log(predicted / measured)|``. A model with more terms wins only if it
+    log ratio ``|log(predicted / measured)|``; the fits use relative least squares
+    (rows divided by the measurement). Among laws of one size scoring within four
+    times the measurement noise of the best, the simplest wins (fewest logarithms, then smallest
+    exponent denominators). A model with more terms wins only if it
     beats the best smaller one by more than ``tol`` (relative) and by more than the
     measurement noise (the median ``|log(y / median)|`` of repeated measurements of a
     configuration, at least 0.1 %), so that extra terms do not fit noise.
@@ -54,7 +57,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         :class:`ScalingLaw`.
     cv : splitter, default=None
         Splitter applied to the reduced frame; default
-        ``ExtrapolationSplit(column=parameter, n_splits=2)``.
+        ``ExtrapolationSplit(column=parameter, n_splits=3)``.
     tol : float, default=0.1
         Relative score improvement needed to add a term.
     ppn, s0, features
@@ -147,47 +150,50 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     def _search(self, candidates, reduced):
         frame = pd.DataFrame({self.parameter: reduced["p"]})
         cv = self.cv if self.cv is not None else ExtrapolationSplit(
-            column=self.parameter, n_splits=2)
+            column=self.parameter, n_splits=3)
         folds = list(cv.split(frame))
         if not folds:
             folds = [(np.arange(len(frame)), np.arange(len(frame)))]
         with np.errstate(all="ignore"):
             phi = np.column_stack([t.evaluate(reduced["p"], reduced.get("D"))
                                    for t in candidates])
-        usable = np.all(np.isfinite(phi), axis=0)
-        index = [i for i in range(len(candidates)) if usable[i]]
-        y = reduced["y"]
-
-        def score(combo):
-            errors = []
-            for train, test in folds:
-                A = phi[np.ix_(train, combo)]
-                norm = np.linalg.norm(A, axis=0)
-                norm[norm == 0] = 1.0
-                coef = nnls(A / norm, y[train])[0] / norm
-                if len(combo) > 1 and not np.all(coef > 0):
-                    return np.inf  # a switched-off term: the smaller law covers it
-                pred = np.maximum(phi[np.ix_(test, combo)] @ coef, 1e-300)
-                errors.append(np.mean(np.abs(np.log(pred / y[test]))))
-            return float(np.mean(errors))
-
-        rows = [(score([i]), (i,)) for i in index]
-        best_by_size = {1: min(rows)}
-        if self.max_terms >= 2:
-            pairs = [(score(list(c)), c) for c in itertools.combinations(index, 2)]
-            rows += pairs
-            best_by_size[2] = min(pairs)
-            if self.max_terms >= 3:
-                seeds = sorted(pairs)[:10]
-                triples = {tuple(sorted((*c, k))) for _, c in seeds for k in index
-                           if k not in c}
-                trip = [(score(list(c)), c) for c in sorted(triples)]
-                rows += trip
-                best_by_size[3] = min(trip)
+        usable = np.all(np.isfinite(phi), axis=0) & np.all(phi >= 0, axis=0)
+        index = np.flatnonzero(usable)
+        scorer = _ComboScorer(phi[:, index], reduced["y"], folds)
+        pairs_all = np.array(list(itertools.combinations(range(index.size), 2)))
+        best_by_size, rows = {}, []
+        for size in range(1, int(self.max_terms) + 1):
+            if size == 1:
+                combos = np.arange(index.size).reshape(-1, 1)
+            elif size == 2:
+                combos = pairs_all
+            else:  # extend the ten best pairs by every other term
+                seeds = pairs_all[np.argsort(pair_scores)[:10]]
+                combos = np.unique(np.sort(np.array(
+                    [(*c, k) for c in seeds for k in range(index.size) if k not in c]),
+                    axis=1), axis=0)
+            if combos.size == 0:
+                break
+            scores_now = scorer.score(combos)
+            if size == 2:
+                pair_scores = scores_now
+            order = np.argsort(scores_now)
+            rows += [(float(scores_now[i]), tuple(int(index[k]) for k in combos[i]))
+                     for i in order[:20]]
+            # Near-ties (within the noise) go to the simplest law: fewest logarithms,
+            # then the smallest exponent denominators.
+            margin = max(scores_now[order[0]] * self.tol, _NOISE_FACTOR * reduced["noise"], 1e-3)
+            tied = [i for i in order if scores_now[i] <= scores_now[order[0]] + margin]
+            pick = min(tied or order[:1], key=lambda i: (
+                _complexity([candidates[index[k]] for k in combos[i]]), scores_now[i]))
+            best_by_size[size] = (float(scores_now[pick]),
+                                  tuple(int(index[k]) for k in combos[pick]))
         chosen = best_by_size[1]
         for size in sorted(best_by_size)[1:]:
             gain = chosen[0] - best_by_size[size][0]
-            if gain > chosen[0] * self.tol and gain > max(reduced["noise"], 1e-3):
+            if not np.isfinite(chosen[0]) or (
+                    gain > chosen[0] * self.tol
+                    and gain > max(_NOISE_FACTOR * reduced["noise"], 1e-3)):
                 chosen = best_by_size[size]
         rows.sort()
         table = pd.DataFrame({
@@ -240,3 +246,47 @@ def _reduce(var, y):
     out = {k: reduced[k].to_numpy() for k in reduced.columns}
     out["noise"] = float(np.median(np.abs(np.log(frame["y"] / median))))
     return out
+
+
+def _complexity(terms):
+    return (sum(t.log_exponent for t in terms),
+            sum(t.p_exponent.denominator for t in terms))
+
+
+class _ComboScorer:
+    """Extrapolation score of many term combinations at once.
+
+    A combination whose unconstrained least-squares coefficients are all positive has
+    them as its NNLS solution; any other combination has a term NNLS would switch
+    off, so the smaller law covers it and it scores ``inf``. That makes every
+    combination of one size a batched linear solve on the normal equations.
+    """
+
+    def __init__(self, phi, y, folds):
+        self.folds = []
+        phi = np.asarray(phi, dtype=float)
+        for train, test in folds:
+            # Relative least squares (rows divided by y): noise is multiplicative and
+            # the large-p points, tiny in seconds, carry the communication terms.
+            A = phi[train] / y[train, None]
+            norm = np.linalg.norm(A, axis=0)
+            norm[norm == 0] = 1.0
+            A = A / norm
+            self.folds.append((A.T @ A, A.sum(axis=0), phi[test] / norm, y[test]))
+
+    def score(self, combos):
+        errors = np.zeros(len(combos))
+        for gram, rhs, test_phi, test_y in self.folds:
+            G = gram[combos[:, :, None], combos[:, None, :]]
+            b = rhs[combos]
+            with np.errstate(all="ignore"):
+                try:
+                    coef = np.linalg.solve(G, b[..., None])[..., 0]
+                except np.linalg.LinAlgError:
+                    coef = np.stack([np.linalg.lstsq(g, r, rcond=None)[0]
+                                     for g, r in zip(G, b, strict=True)])
+                pred = np.einsum("tck,ck->ct", test_phi[:, combos], coef)
+                err = np.mean(np.abs(np.log(pred / test_y)), axis=1)
+            bad = ~np.all(coef > 0, axis=1) | ~np.isfinite(err)
+            errors += np.where(bad, np.inf, err)
+        return errors / max(len(self.folds), 1)
