@@ -56,13 +56,16 @@ def gather_rows(indptr, indices, rows, skip: int = 0):
     starts = indptr[rows] + skip
     lengths = np.maximum(indptr[rows + 1] - starts, 0)
     total = int(lengths.sum())
-    position = np.repeat(np.arange(rows.size), lengths)
+    # 32-bit positions halve the memory traffic of the passes below when they fit
+    small = int(indptr[-1]) < 2**31 - 1 and rows.size < 2**31 - 1
+    index_type = np.int32 if small else np.int64
+    position = np.repeat(np.arange(rows.size, dtype=index_type), lengths)
     if total == 0:
         return indices[:0], position
-    # offset[k] = starts[k] - (entries emitted before row k)
+    # entry k of row r sits at starts[r] + (k - entries emitted before row r)
     emitted = np.cumsum(lengths) - lengths
-    entry = np.arange(total, dtype=np.int64)
-    entry += (starts - emitted)[position]
+    entry = np.repeat((starts - emitted).astype(index_type), lengths)
+    entry += np.arange(total, dtype=index_type)
     return indices[entry], position
 
 

@@ -49,10 +49,11 @@ def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
     lo, hi = partition.bounds(comm.rank)
     row_lo = graph.row_lo
     seen = np.zeros(max(graph.row_hi - row_lo, 0), dtype=bool)
-    mark = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(hi - lo, dtype=bool)
     slot = np.empty(seen.size, dtype=np.int64)
     if lo <= root < hi:
         pred[root - lo] = root
+        visited[root - lo] = True
         frontier = np.array([root], dtype=np.int64)
     else:
         frontier = np.empty(0, dtype=np.int64)
@@ -79,7 +80,7 @@ def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
         parents = np.concatenate(parents_out) if parents_out else np.empty(0, np.int64)
         destination = (vertices // block) % ncols
         vertices, parents = alltoallv_arrays(graph.row_comm, destination, vertices, parents)
-        newly = settle(pred, vertices - lo, parents, mark)
+        newly = settle(pred, visited, vertices - lo, parents)
         frontier = newly + lo
         count = comm.allreduce(int(newly.size))
         profile.end_level(frontier_size)

@@ -40,7 +40,7 @@ def _global_bitmap(comm, local_mask: np.ndarray, nvertices: int) -> np.ndarray:
     return np.unpackbits(full, count=nvertices).view(bool)
 
 
-def _bottom_up_step(graph, candidates, row_length, in_queue, pred):
+def _bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
     """One bottom-up level over the open ``candidates``; returns (newly, still_open)."""
     indptr, indices = graph.indptr, graph.indices
     start = indptr[candidates]
@@ -70,7 +70,9 @@ def _bottom_up_step(graph, candidates, row_length, in_queue, pred):
             slot = np.searchsorted(candidates, rows)
             found[slot] = True
             pred[rows] = neighbour[hits[first]]
-    return candidates[found], candidates[~found]
+    newly = candidates[found]
+    visited[newly] = True
+    return newly, candidates[~found]
 
 
 def bfs_replicated_csr(
@@ -98,10 +100,12 @@ def bfs_replicated_csr(
     lo, hi = graph.lo, graph.hi
     row_length = np.diff(graph.indptr)
     mark = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(hi - lo, dtype=bool)
     open_vertices = np.flatnonzero(row_length)
     unexplored_local = float(row_length.sum())
     if lo <= root < hi:
         pred[root - lo] = root
+        visited[root - lo] = True
         frontier = np.array([root - lo], dtype=np.int64)
         open_vertices = open_vertices[open_vertices != root - lo]
     else:
@@ -125,13 +129,13 @@ def bfs_replicated_csr(
         if bottom_up:
             mark[frontier] = True
             in_queue = _global_bitmap(comm, mark, nvertices)
+            open_vertices = open_vertices[~visited[open_vertices]]
             newly, open_vertices = _bottom_up_step(
-                graph, open_vertices, row_length, in_queue, pred
+                graph, open_vertices, row_length, in_queue, pred, visited
             )
             mark[frontier] = False
         else:
-            newly = expand_top_down(comm, graph, frontier, pred, mark)
-            open_vertices = open_vertices[pred[open_vertices] < 0]
+            newly = expand_top_down(comm, graph, frontier, pred, visited)
         frontier_edges_local = float(row_length[newly].sum())
         unexplored_local -= frontier_edges_local
         totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
@@ -166,15 +170,17 @@ def bfs_replicated_csc(comm, graph, root: int, pred: np.ndarray, profile: LevelP
     nvertices = graph.partition.nvertices
     lo, hi = graph.lo, graph.hi
     mark = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(hi - lo, dtype=bool)
     if lo <= root < hi:
         pred[root - lo] = root
+        visited[root - lo] = True
     frontier = np.array([root], dtype=np.int64)
     profile.begin()
     while frontier.size:
         found = []
         for rows in row_chunks(graph.csc_indptr, frontier):
             local, position = gather_rows(graph.csc_indptr, graph.csc_indices, rows)
-            found.append(settle(pred, local, rows[position], mark))
+            found.append(settle(pred, visited, local, rows[position]))
         newly = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         mark[newly] = True
         in_queue = _global_bitmap(comm, mark, nvertices)

@@ -18,22 +18,23 @@ from ._frontier import LevelProfile, gather_rows, row_chunks
 __all__ = ["settle", "bfs_simple", "expand_top_down"]
 
 
-def settle(pred, local, parents, mark):
+def settle(pred, visited, local, parents):
     """Give the unvisited of the owned vertices ``local`` (local indices) ``parents``.
 
-    ``mark`` is an owned-size bool scratch array (all False on entry and exit).
-    Returns the newly visited local indices, each once, sorted.
+    ``(local, parents)`` pairs must be distinct (they are: adjacency rows hold each
+    neighbour once and every vertex is expanded once), so when a vertex comes with
+    several parents exactly one of them is kept by the assignment and recognized
+    below. Returns the newly visited local indices, each once, in no order.
     """
-    fresh = pred[local] < 0
+    fresh = ~visited[local]
     local = local[fresh]
-    pred[local] = parents[fresh]
-    mark[local] = True
-    newly = np.flatnonzero(mark)
-    mark[newly] = False
-    return newly
+    parents = parents[fresh]
+    pred[local] = parents
+    visited[local] = True
+    return local[pred[local] == parents]
 
 
-def expand_top_down(comm, graph, frontier, pred, mark):
+def expand_top_down(comm, graph, frontier, pred, visited):
     """One top-down level of the 1D graph; returns the new local frontier.
 
     Parameters
@@ -42,12 +43,12 @@ def expand_top_down(comm, graph, frontier, pred, mark):
         The world communicator.
     graph : Graph1D
         This rank's share of the graph.
-    frontier : numpy.ndarray of int64
+    frontier : numpy.ndarray of int
         Local indices of this level's owned frontier vertices.
     pred : numpy.ndarray of int64
         Owned parents (-1 = unvisited); updated.
-    mark : numpy.ndarray of bool
-        Owned-size scratch (all False).
+    visited : numpy.ndarray of bool
+        Owned visited flags; updated.
 
     Returns
     -------
@@ -59,14 +60,20 @@ def expand_top_down(comm, graph, frontier, pred, mark):
     found = []
     for rows in row_chunks(graph.indptr, frontier):
         neighbours, position = gather_rows(graph.indptr, graph.indices, rows)
-        parents = rows[position] + lo
         if comm.size == 1:
-            found.append(settle(pred, neighbours - lo, parents, mark))
+            # filter on the (cache-resident) visited flags before building parents
+            fresh = ~visited[neighbours]
+            local = neighbours[fresh]
+            parents = rows[position[fresh]]
+            pred[local] = parents
+            visited[local] = True
+            found.append(local[pred[local] == parents])
             continue
+        parents = rows[position] + lo
         # Owned neighbours are settled here; chunks are independent since each
         # settle sees the updates of the previous ones.
         owned = (neighbours >= lo) & (neighbours < hi)
-        found.append(settle(pred, neighbours[owned] - lo, parents[owned], mark))
+        found.append(settle(pred, visited, neighbours[owned] - lo, parents[owned]))
         outgoing_vertices.append(neighbours[~owned])
         outgoing_parents.append(parents[~owned])
     if comm.size > 1:
@@ -76,12 +83,10 @@ def expand_top_down(comm, graph, frontier, pred, mark):
             np.concatenate(outgoing_parents) if outgoing_parents else np.empty(0, np.int64)
         )
         vertices, parents = alltoallv_arrays(comm, vertices // block, vertices, parents)
-        found.append(settle(pred, vertices - lo, parents, mark))
+        found.append(settle(pred, visited, vertices - lo, parents))
     if not found:
         return np.empty(0, dtype=np.int64)
-    if len(found) == 1:
-        return found[0]
-    return np.unique(np.concatenate(found))
+    return found[0] if len(found) == 1 else np.concatenate(found)
 
 
 def bfs_simple(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
@@ -101,16 +106,17 @@ def bfs_simple(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
         Receives one entry per level.
     """
     lo, hi = graph.lo, graph.hi
-    mark = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(hi - lo, dtype=bool)
     if lo <= root < hi:
         pred[root - lo] = root
+        visited[root - lo] = True
         frontier = np.array([root - lo], dtype=np.int64)
     else:
         frontier = np.empty(0, dtype=np.int64)
     size_now = 1
     profile.begin()
     while size_now:
-        frontier = expand_top_down(comm, graph, frontier, pred, mark)
+        frontier = expand_top_down(comm, graph, frontier, pred, visited)
         count = comm.allreduce(int(frontier.size))
         profile.end_level(size_now)
         size_now = count

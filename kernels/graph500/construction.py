@@ -26,36 +26,58 @@ from ._partition import VertexPartition, grid_shape
 __all__ = ["Graph1D", "Graph2D", "build_1d", "build_2d"]
 
 
-def _compressed_rows(rows, cols, nrows, ncols):
-    """CSR (indptr int64, sorted unique indices) of the pairs, and the row counts.
-
-    One sort of the packed ``row << bits | col`` keys (numpy sorts 64-bit integers
-    with a vectorized quicksort, far faster than an argsort) followed by a
-    run-length pass; duplicates are merged in the pattern but counted in the degree.
-    """
-    degree = np.bincount(rows, minlength=nrows).astype(np.int64)
-    shift = max(int(ncols - 1).bit_length(), 1)
-    key = rows.astype(np.int64) << shift
-    key |= cols
-    key.sort()
-    first = np.empty(key.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    key = key[first]
-    del first
-    index_type = np.int32 if ncols < 2**31 - 1 else np.int64
-    indices = (key & ((1 << shift) - 1)).astype(index_type)
-    key >>= shift
-    indptr = np.zeros(nrows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key, minlength=nrows), out=indptr[1:])
-    return indptr, indices, degree
+_SLAB = 1 << 22  # keys deduplicated per step: bounds the temporaries
 
 
-def _directed_pairs(source, target):
-    """Both directions of every non-loop edge."""
+def _packed_pairs(source, target, shift):
+    """int64 keys ``u << shift | v`` of both directions of every non-loop edge."""
     keep = source != target
-    source, target = source[keep], target[keep]
-    return np.concatenate((source, target)), np.concatenate((target, source))
+    heads, tails = source[keep], target[keep]
+    n = heads.size
+    key = np.empty(2 * n, dtype=np.int64)
+    for part, (u, v) in ((key[:n], (heads, tails)), (key[n:], (tails, heads))):
+        part[:] = u
+        part <<= shift
+        part |= v
+    return key
+
+
+def _compress(key, row_lo, nrows, shift, ncols):
+    """CSR of packed ``row << shift | col`` keys (sorted in place).
+
+    numpy sorts 64-bit integers with a vectorized quicksort, far faster than an
+    argsort of the rows; duplicates are then merged in slabs (so no second full-size
+    key array is ever held) but counted in the returned degree.
+
+    Returns
+    -------
+    indptr : numpy.ndarray of int64
+    indices : numpy.ndarray of int32 (int64 for more than 2**31 columns)
+    degree : numpy.ndarray of int64
+        Entries per row before merging duplicates.
+    """
+    key.sort()
+    row_starts = (np.arange(nrows + 1, dtype=np.int64) + row_lo) << shift
+    degree = np.diff(np.searchsorted(key, row_starts))
+    mask = (1 << shift) - 1
+    slabs = [(lo, min(lo + _SLAB, key.size)) for lo in range(0, key.size, _SLAB)]
+
+    def firsts(lo, hi):
+        previous = key[lo - 1 : hi - 1] if lo else np.concatenate(([-1], key[: hi - 1]))
+        return key[lo:hi] != previous
+
+    total = sum(int(np.count_nonzero(firsts(lo, hi))) for lo, hi in slabs)
+    indices = np.empty(total, dtype=np.int32 if ncols < 2**31 - 1 else np.int64)
+    counts = np.zeros(nrows, dtype=np.int64)
+    filled = 0
+    for lo, hi in slabs:
+        unique = key[lo:hi][firsts(lo, hi)]
+        indices[filled : filled + unique.size] = unique & mask
+        filled += unique.size
+        counts += np.bincount((unique >> shift) - row_lo, minlength=nrows)
+    indptr = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr, indices, degree
 
 
 @dataclass
@@ -118,18 +140,22 @@ def build_1d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
     nvertices = 1 << scale
     partition = VertexPartition.create(nvertices, comm.size)
     lo, hi = partition.bounds(comm.rank)
-    rows, cols = _directed_pairs(source, target)
-    rows, cols = alltoallv_arrays(comm, partition.owner(rows), rows, cols)
-    local_rows = (rows - lo).astype(cols.dtype, copy=False)
-    del rows
-    indptr, indices, degree = _compressed_rows(local_rows, cols, hi - lo, nvertices)
+    shift = max(scale, 1)
+    key = _packed_pairs(source, target, shift)
+    if comm.size > 1:
+        (key,) = alltoallv_arrays(comm, (key >> shift) // partition.block, key)
+    indptr, indices, degree = _compress(key, lo, hi - lo, shift, nvertices)
+    del key
     graph = Graph1D(partition, lo, hi, indptr, indices, degree)
     if transpose:
         if comm.size == 1:  # the adjacency of an undirected graph is symmetric
             graph.csc_indptr, graph.csc_indices = indptr, indices
         else:
-            graph.csc_indptr, graph.csc_indices, _ = _compressed_rows(
-                cols, local_rows, nvertices, hi - lo
+            row_shift = max(int(hi - lo - 1).bit_length(), 1)
+            key = indices.astype(np.int64) << row_shift
+            key |= np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(indptr))
+            graph.csc_indptr, graph.csc_indices, _ = _compress(
+                key, 0, nvertices, row_shift, hi - lo
             )
     return graph
 
@@ -213,18 +239,25 @@ def build_2d(comm, source, target, scale: int) -> Graph2D:
     row, col = divmod(comm.rank, ncols)
     row_comm = comm.Split(row, col)
     col_comm = comm.Split(nrows + col, row)
-    heads, tails = _directed_pairs(source, target)
+    keep = source != target
+    heads = np.concatenate((source[keep], target[keep]))
+    tails = np.concatenate((target[keep], source[keep]))
     destination = (partition.owner(tails) // ncols) * ncols + partition.owner(heads) % ncols
     heads, tails = alltoallv_arrays(comm, destination, heads, tails)
+    del destination
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
     owner = heads // block
-    local_heads = ((owner // ncols) * block + (heads - owner * block)).astype(heads.dtype)
-    local_tails = (tails - row_lo).astype(tails.dtype)
-    del heads, tails, owner
-    indptr, indices, column_degree = _compressed_rows(
-        local_heads, local_tails, nrows * block, max(row_hi - row_lo, 1)
+    key = ((owner // ncols) * block + (heads - owner * block)).astype(np.int64)
+    del heads, owner
+    shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
+    key <<= shift
+    key |= tails - row_lo
+    del tails
+    indptr, indices, column_degree = _compress(
+        key, 0, nrows * block, shift, max(row_hi - row_lo, 1)
     )
+    del key
     # Degrees of the grid column's vertices are split over its R ranks: sum them.
     if nrows > 1:
         total = np.empty_like(column_degree)
