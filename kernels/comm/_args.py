@@ -83,10 +83,13 @@ def resolve_config(args=None, environ=None) -> dict:
         try:
             config = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ValueError(f"{ENVIRONMENT_VARIABLE} is not valid JSON: {error}") from None
+            raise ValueError(
+                f"{ENVIRONMENT_VARIABLE} is not valid JSON: {error}"
+            ) from None
         if not isinstance(config, dict):
             raise ValueError(
-                f"{ENVIRONMENT_VARIABLE} must be a JSON object, got {type(config).__name__}"
+                f"{ENVIRONMENT_VARIABLE} must be a JSON object, "
+                f"got {type(config).__name__}"
             )
         unknown = sorted(set(config) - _KNOWN)
         if unknown:
@@ -112,7 +115,9 @@ def resolve_config(args=None, environ=None) -> dict:
         raise ValueError(f"comm setting 'ppn' must be a positive integer, got {ppn!r}")
     core_slots = config.get("core_slots")
     if core_slots is not None and (
-        isinstance(core_slots, bool) or not isinstance(core_slots, int) or core_slots < 0
+        isinstance(core_slots, bool)
+        or not isinstance(core_slots, int)
+        or core_slots < 0
     ):
         raise ValueError(
             f"comm setting 'core_slots' must be an integer >= 0 (0 = off), "

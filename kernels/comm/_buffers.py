@@ -24,7 +24,7 @@ def _array(buf):
 
 
 def message_bytes(buf) -> int:
-    """Bytes a buffer argument (``array``, ``[array, type]``, ``[array, n, type]``) holds.
+    """Bytes held by a buffer: ``array``, ``[array, type]`` or ``[array, n, type]``.
 
     Parameters
     ----------
@@ -94,5 +94,7 @@ def vector_bytes(buf, size: int) -> np.ndarray:
         return np.full(size, (array.size // size) * itemsize, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     if counts.shape != (size,):
-        raise ValueError(f"expected {size} counts in a v-buffer, got shape {counts.shape}")
+        raise ValueError(
+            f"expected {size} counts in a v-buffer, got shape {counts.shape}"
+        )
     return counts * itemsize

@@ -109,7 +109,7 @@ class RankClock:
         self._mark = self._read()
 
     def add_message(self, nbytes: int, inter: bool, messages: int = 1) -> None:
-        """Count ``messages`` messages of ``nbytes`` bytes in total sent by this rank."""
+        """Count ``messages`` messages of ``nbytes`` bytes in all, sent by this rank."""
         nbytes = int(nbytes)
         self.counts["bytes_sent"] += nbytes
         self.counts["messages"] += messages

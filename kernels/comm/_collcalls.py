@@ -9,8 +9,6 @@ counts the bytes and messages it sends in that schedule.
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 
 from . import _collectives as algo
@@ -27,13 +25,9 @@ def _mpi():
     return MPI
 
 
-def _pickled_size(obj) -> int:
-    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
-
-
 class CollectiveMixin:
-    """Barrier, Bcast, Scatter(v), Gather(v), Allgather(v), Alltoall(v), Allreduce,
-    Reduce, the lowercase object helpers and Split."""
+    """Barrier, Bcast, Scatter(v), Gather(v), Allgather(v), Alltoall(v), Allreduce
+    and Reduce over numpy buffers."""
 
     def _exchange(self, arrival: float, sizes, need_sizes: bool):
         """Latest arrival and every rank's ``sizes`` (1-D), via one real Allgather."""
@@ -62,41 +56,67 @@ class CollectiveMixin:
         self._clock.add_traffic(traffic)
         return None if latest is None else latest + cost
 
-    def _uniform(self, kind, nbytes, call, root=0):
-        """Run ``call`` and charge a collective whose size is the same everywhere."""
+    def _schedule(self, kind, nbytes, root):
+        """Schedule of a collective whose per-rank size is the same everywhere."""
+        size = self.size
+        if kind == "barrier":
+            return algo.barrier_schedule(size)
+        if kind == "bcast":
+            return algo.bcast_schedule(size, nbytes, root)
+        if kind == "reduce":
+            return algo.reduce_schedule(size, nbytes, root)
+        if kind == "allreduce":
+            return algo.allreduce_schedule(size, nbytes)
+        if kind == "scatter":
+            return algo.scatter_schedule([nbytes] * size, root)
+        if kind == "gather":
+            return algo.gather_schedule([nbytes] * size, root)
+        if kind == "allgather":
+            return algo.allgather_schedule([nbytes] * size)
+        if kind == "alltoall":
+            return algo.alltoall_schedule(np.full((size, size), float(nbytes)))
+        raise ValueError(f"unknown collective {kind!r}")
+
+    def _uniform(self, kind, size_of, call, root=0):
+        """Run ``call`` and charge a collective whose size is the same everywhere.
+
+        ``size_of`` returns the per-rank bytes; it runs inside the call so its CPU
+        time is not charged as computation.
+        """
         arrival = self._clock.enter()
         done = None
         try:
+            nbytes = size_of()
             result = call()
             latest, _ = self._exchange(arrival, [], need_sizes=False)
-            builders = {
-                "barrier": lambda: algo.barrier_schedule(self.size),
-                "bcast": lambda: algo.bcast_schedule(self.size, nbytes, root),
-                "reduce": lambda: algo.reduce_schedule(self.size, nbytes, root),
-                "allreduce": lambda: algo.allreduce_schedule(self.size, nbytes),
-                "scatter": lambda: algo.scatter_schedule([nbytes] * self.size, root),
-                "gather": lambda: algo.gather_schedule([nbytes] * self.size, root),
-                "allgather": lambda: algo.allgather_schedule([nbytes] * self.size),
-                "alltoall": lambda: algo.alltoall_schedule(
-                    np.full((self.size, self.size), float(nbytes))
-                ),
-            }
-            done = self._charge((kind, nbytes, root), builders[kind], latest)
+            done = self._charge(
+                (kind, nbytes, root), lambda: self._schedule(kind, nbytes, root), latest
+            )
             return result
         finally:
             self._clock.leave(done)
 
-    def _varying(self, build, sizes, call):
-        """Run ``call`` and charge a collective built from every rank's ``sizes``."""
+    def _varying(self, build, sizes_of, call):
+        """Run ``call`` and charge a collective built from every rank's sizes.
+
+        ``sizes_of`` returns this rank's sizes (1-D); ``build`` makes the schedule
+        from the table of every rank's sizes.
+        """
         arrival = self._clock.enter()
         done = None
         try:
             result = call()
-            latest, table = self._exchange(arrival, sizes, need_sizes=True)
+            latest, table = self._exchange(arrival, sizes_of(), need_sizes=True)
             done = self._charge(None, lambda: build(table), latest)
             return result
         finally:
             self._clock.leave(done)
+
+    def _block_bytes(self, sendbuf, recvbuf):
+        """One rank's block of a Gather/Allgather (``IN_PLACE`` aware)."""
+        if sendbuf is _mpi().IN_PLACE:
+            return message_bytes(recvbuf) // self.size
+        return message_bytes(sendbuf)
 
     def _own_bytes(self, sendbuf, recvbuf):
         if sendbuf is None or sendbuf is _mpi().IN_PLACE:
@@ -107,7 +127,7 @@ class CollectiveMixin:
 
     def Barrier(self) -> None:  # noqa: N802 - mpi4py naming
         """Dissemination barrier."""
-        self._uniform("barrier", 0, self.mpi.Barrier)
+        self._uniform("barrier", lambda: 0, self.mpi.Barrier)
 
     def Bcast(self, buf, root=0) -> None:  # noqa: N802 - mpi4py naming
         """Binomial-tree broadcast of ``buf`` from ``root``.
@@ -119,8 +139,8 @@ class CollectiveMixin:
         root : int, default=0
             Broadcasting rank.
         """
-        nbytes = message_bytes(buf)
-        self._uniform("bcast", nbytes, lambda: self.mpi.Bcast(buf, root), root)
+        self._uniform("bcast", lambda: message_bytes(buf),
+                      lambda: self.mpi.Bcast(buf, root), root)
 
     def Scatter(self, sendbuf, recvbuf, root=0) -> None:  # noqa: N802
         """Binomial-tree scatter of equal blocks.
@@ -134,11 +154,13 @@ class CollectiveMixin:
         root : int, default=0
             Scattering rank.
         """
-        nbytes = message_bytes(recvbuf) if recvbuf is not _mpi().IN_PLACE else (
-            message_bytes(sendbuf) // self.size
-        )
+        def size_of():
+            if recvbuf is _mpi().IN_PLACE:
+                return message_bytes(sendbuf) // self.size
+            return message_bytes(recvbuf)
+
         self._uniform(
-            "scatter", nbytes, lambda: self.mpi.Scatter(sendbuf, recvbuf, root), root
+            "scatter", size_of, lambda: self.mpi.Scatter(sendbuf, recvbuf, root), root
         )
 
     def Scatterv(self, sendbuf, recvbuf, root=0) -> None:  # noqa: N802
@@ -153,10 +175,9 @@ class CollectiveMixin:
         root : int, default=0
             Scattering rank.
         """
-        mine = message_bytes(recvbuf)
         self._varying(
             lambda table: algo.scatter_schedule(table[:, 0], root),
-            [mine],
+            lambda: [message_bytes(recvbuf)],
             lambda: self.mpi.Scatterv(sendbuf, recvbuf, root),
         )
 
@@ -172,13 +193,8 @@ class CollectiveMixin:
         root : int, default=0
             Gathering rank.
         """
-        if sendbuf is _mpi().IN_PLACE:
-            nbytes = message_bytes(recvbuf) // self.size
-        else:
-            nbytes = message_bytes(sendbuf)
-        self._uniform(
-            "gather", nbytes, lambda: self.mpi.Gather(sendbuf, recvbuf, root), root
-        )
+        self._uniform("gather", lambda: self._block_bytes(sendbuf, recvbuf),
+                      lambda: self.mpi.Gather(sendbuf, recvbuf, root), root)
 
     def Gatherv(self, sendbuf, recvbuf, root=0) -> None:  # noqa: N802
         """Binomial-tree gather of blocks of varying size.
@@ -192,13 +208,14 @@ class CollectiveMixin:
         root : int, default=0
             Gathering rank.
         """
-        if sendbuf is _mpi().IN_PLACE:
-            mine = vector_bytes(recvbuf, self.size)[self.rank]
-        else:
-            mine = message_bytes(sendbuf)
+        def sizes_of():
+            if sendbuf is _mpi().IN_PLACE:
+                return [vector_bytes(recvbuf, self.size)[self.rank]]
+            return [message_bytes(sendbuf)]
+
         self._varying(
             lambda table: algo.gather_schedule(table[:, 0], root),
-            [mine],
+            sizes_of,
             lambda: self.mpi.Gatherv(sendbuf, recvbuf, root),
         )
 
@@ -212,11 +229,8 @@ class CollectiveMixin:
         recvbuf : numpy.ndarray or list
             All blocks.
         """
-        if sendbuf is _mpi().IN_PLACE:
-            nbytes = message_bytes(recvbuf) // self.size
-        else:
-            nbytes = message_bytes(sendbuf)
-        self._uniform("allgather", nbytes, lambda: self.mpi.Allgather(sendbuf, recvbuf))
+        self._uniform("allgather", lambda: self._block_bytes(sendbuf, recvbuf),
+                      lambda: self.mpi.Allgather(sendbuf, recvbuf))
 
     def Allgatherv(self, sendbuf, recvbuf) -> None:  # noqa: N802 - mpi4py naming
         """Allgather of blocks of varying size.
@@ -228,10 +242,9 @@ class CollectiveMixin:
         recvbuf : list
             ``[array, counts(, displs)(, datatype)]``.
         """
-        counts = vector_bytes(recvbuf, self.size)
         self._varying(
             lambda table: algo.allgather_schedule(table[:, 0]),
-            [counts[self.rank]],
+            lambda: [vector_bytes(recvbuf, self.size)[self.rank]],
             lambda: self.mpi.Allgatherv(sendbuf, recvbuf),
         )
 
@@ -245,9 +258,10 @@ class CollectiveMixin:
         recvbuf : numpy.ndarray or list
             One block per source.
         """
-        whole = self._own_bytes(sendbuf, recvbuf)
         self._uniform(
-            "alltoall", whole // self.size, lambda: self.mpi.Alltoall(sendbuf, recvbuf)
+            "alltoall",
+            lambda: self._own_bytes(sendbuf, recvbuf) // self.size,
+            lambda: self.mpi.Alltoall(sendbuf, recvbuf),
         )
 
     def Alltoallv(self, sendbuf, recvbuf) -> None:  # noqa: N802 - mpi4py naming
@@ -260,12 +274,15 @@ class CollectiveMixin:
         recvbuf : list
             ``[array, counts(, displs)(, datatype)]``: what comes from each rank.
         """
-        if sendbuf is _mpi().IN_PLACE:
-            row = vector_bytes(recvbuf, self.size)
-        else:
-            row = vector_bytes(sendbuf, self.size)
+        def sizes_of():
+            if sendbuf is _mpi().IN_PLACE:
+                return vector_bytes(recvbuf, self.size)
+            return vector_bytes(sendbuf, self.size)
+
         self._varying(
-            algo.alltoall_schedule, row, lambda: self.mpi.Alltoallv(sendbuf, recvbuf)
+            algo.alltoall_schedule,
+            sizes_of,
+            lambda: self.mpi.Alltoallv(sendbuf, recvbuf),
         )
 
     def Allreduce(self, sendbuf, recvbuf, op=None) -> None:  # noqa: N802
@@ -281,10 +298,8 @@ class CollectiveMixin:
             Reduction operation.
         """
         op = _mpi().SUM if op is None else op
-        nbytes = self._own_bytes(sendbuf, recvbuf)
-        self._uniform(
-            "allreduce", nbytes, lambda: self.mpi.Allreduce(sendbuf, recvbuf, op)
-        )
+        self._uniform("allreduce", lambda: self._own_bytes(sendbuf, recvbuf),
+                      lambda: self.mpi.Allreduce(sendbuf, recvbuf, op))
 
     def Reduce(self, sendbuf, recvbuf, op=None, root=0) -> None:  # noqa: N802
         """Binomial-tree reduction to ``root``.
@@ -301,96 +316,5 @@ class CollectiveMixin:
             Receiving rank.
         """
         op = _mpi().SUM if op is None else op
-        nbytes = self._own_bytes(sendbuf, recvbuf)
-        self._uniform(
-            "reduce", nbytes, lambda: self.mpi.Reduce(sendbuf, recvbuf, op, root), root
-        )
-
-    # -- pickle-based object helpers ----------------------------------------------
-
-    def allreduce(self, obj, op=None):
-        """Allreduce of a small Python object (modelled on its pickled size).
-
-        Parameters
-        ----------
-        obj : object
-            This rank's value.
-        op : mpi4py.MPI.Op, default=MPI.SUM
-            Reduction operation.
-
-        Returns
-        -------
-        object
-        """
-        op = _mpi().SUM if op is None else op
-        return self._uniform(
-            "allreduce", _pickled_size(obj), lambda: self.mpi.allreduce(obj, op)
-        )
-
-    def bcast(self, obj=None, root=0):
-        """Broadcast of a Python object (modelled on the root's pickled size).
-
-        Parameters
-        ----------
-        obj : object
-            The value at the root.
-        root : int, default=0
-            Broadcasting rank.
-
-        Returns
-        -------
-        object
-        """
-        arrival = self._clock.enter()
-        done = None
-        try:
-            result = self.mpi.bcast(obj, root)
-            nbytes = _pickled_size(result)
-            latest, _ = self._exchange(arrival, [], need_sizes=False)
-            done = self._charge(
-                ("bcast", nbytes, root),
-                lambda: algo.bcast_schedule(self.size, nbytes, root),
-                latest,
-            )
-            return result
-        finally:
-            self._clock.leave(done)
-
-    def gather(self, obj, root=0):
-        """Gather of Python objects to ``root`` (binomial tree on pickled sizes).
-
-        Parameters
-        ----------
-        obj : object
-            This rank's value.
-        root : int, default=0
-            Gathering rank.
-
-        Returns
-        -------
-        list or None
-            The values at the root, None elsewhere.
-        """
-        return self._varying(
-            lambda table: algo.gather_schedule(table[:, 0], root),
-            [_pickled_size(obj)],
-            lambda: self.mpi.gather(obj, root),
-        )
-
-    def allgather(self, obj):
-        """Allgather of Python objects (modelled on their pickled sizes).
-
-        Parameters
-        ----------
-        obj : object
-            This rank's value.
-
-        Returns
-        -------
-        list
-        """
-        return self._varying(
-            lambda table: algo.allgather_schedule(table[:, 0]),
-            [_pickled_size(obj)],
-            lambda: self.mpi.allgather(obj),
-        )
+        self._uniform("reduce", lambda: self._own_bytes(sendbuf, recvbuf),
+                      lambda: self.mpi.Reduce(sendbuf, recvbuf, op, root), root)

@@ -85,7 +85,8 @@ class LinkModel:
                 raise ValueError(f"LinkModel {name} must be positive, got {value!r}")
         if not 0 < self.bandwidth <= 100:
             raise ValueError(
-                f"LinkModel bandwidth is a percentage in (0, 100], got {self.bandwidth!r}"
+                f"LinkModel bandwidth is a percentage in (0, 100], "
+                f"got {self.bandwidth!r}"
             )
         for name in ("latency", "memory_latency"):
             value = getattr(self, name)
@@ -205,13 +206,15 @@ class LinkModel:
 
         Examples
         --------
-        >>> LinkModel.from_config({"link_bandwidth": "1 Gbit/s", "latency": "5 us"})
-        ... # doctest: +ELLIPSIS
-        LinkModel(link_bandwidth=125000000.0, bandwidth=100.0, latency=5e-06, ...)
+        >>> link = LinkModel.from_config({"link_bandwidth": "1 Gbit/s", "bandwidth": 50})
+        >>> link.effective_bandwidth
+        62500000.0
         """
         values = {}
         if config.get("link_bandwidth") is not None:
-            values["link_bandwidth"] = _bandwidth(config["link_bandwidth"], "link_bandwidth")
+            values["link_bandwidth"] = _bandwidth(
+                config["link_bandwidth"], "link_bandwidth"
+            )
         if config.get("memory_bandwidth") is not None:
             values["memory_bandwidth"] = _bandwidth(
                 config["memory_bandwidth"], "memory_bandwidth"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._buffers import byte_view, message_bytes
+from ._buffers import byte_view
 
 __all__ = ["PointToPointMixin", "Request"]
 
@@ -128,7 +128,7 @@ class PointToPointMixin:
     """Send/Recv/Isend/Irecv/Sendrecv/Waitall of :class:`InstrumentedComm`."""
 
     def _route(self, dest: int, nbytes: int):
-        """Count a message to ``dest``; return (sender done, arrival) in virtual time."""
+        """Count a message to ``dest``; return virtual (sender done, arrival)."""
         clock = self._clock
         inter = bool(self._nodes[dest] != self.node)
         clock.add_message(nbytes, inter)
@@ -319,14 +319,8 @@ class PointToPointMixin:
             request._status = real_status
             request._finish(real_status)
             request._copy_status(status)
-            if status is not None and staging is None:
-                status.Set_source(real_status.Get_source())
-                status.Set_tag(real_status.Get_tag())
-                status.Set_elements(_mpi().BYTE, real_status.Get_elements(_mpi().BYTE))
             if sent is not None:
                 latest = max(sent, request._done)
         finally:
             clock.leave(latest)
 
-    def _message_bytes(self, buf) -> int:
-        return message_bytes(buf)

@@ -12,6 +12,7 @@ from ._args import resolve_config
 from ._clock import COUNTER_KEYS, RankClock
 from ._collcalls import CollectiveMixin
 from ._link import LinkModel
+from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
 from ._slots import CoreSlots
 
@@ -23,10 +24,11 @@ SUMMARY_UNITS = {
     "comp_time_max": "s", "comm_time_max": "s", "bytes_sent": "bytes",
     "bytes_inter": "bytes", "bytes_intra": "bytes", "messages": "1",
     "messages_inter": "1", "peak_rss": "bytes", "slot_wait_time": "s",
+    "slot_timeouts": "1",
 }
 
 
-class InstrumentedComm(PointToPointMixin, CollectiveMixin):
+class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin):
     """An mpi4py communicator that counts traffic and can throttle it in virtual time.
 
     Construction is collective (it ends with a barrier that sets time zero).
@@ -82,7 +84,9 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin):
         if core_slots is None:
             core_slots = (os.cpu_count() or 1) if mode == "emulated" else 0
         world_rank = mpi_comm.Get_rank()
-        slots = CoreSlots(core_slots, slot_dir, first=world_rank) if core_slots else None
+        slots = None
+        if core_slots:
+            slots = CoreSlots(core_slots, slot_dir, first=world_rank)
         if slots is not None:
             atexit.register(slots.close)
         clock = RankClock(mode, slots)
@@ -181,7 +185,7 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin):
         def split():
             return self.mpi.Split(color, key)
 
-        new = self._uniform("allgather", 8, split)
+        new = self._uniform("allgather", lambda: 8, split)
         if new == MPI.COMM_NULL:
             return None
         self._clock.enter()
@@ -279,22 +283,27 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin):
             ``comm_time`` (means; ``*_max`` maxima), ``bytes_sent``, ``bytes_inter``,
             ``bytes_intra``, ``messages``, ``messages_inter`` (sums), ``peak_rss``
             (max, bytes), ``slot_wait_time`` (max wall seconds waiting for a core
-            slot). Units in :data:`SUMMARY_UNITS`.
+            slot), ``slot_timeouts`` (sum; waits that gave up, see
+            :class:`~scaleprobe.kernels.comm._slots.CoreSlots`). Units in
+            :data:`SUMMARY_UNITS`.
         """
         clock = self._clock
         now = clock.enter()
         try:
             counts = dict(clock.counts)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-            wait = clock.slots.wait_time if clock.slots is not None else 0.0
-            row = [now, clock.wall(), rss, wait] + [counts[k] for k in COUNTER_KEYS]
+            slots = clock.slots
+            wait = slots.wait_time if slots is not None else 0.0
+            timeouts = slots.timeouts if slots is not None else 0
+            row = [now, clock.wall(), rss, wait, timeouts]
+            row += [counts[key] for key in COUNTER_KEYS]
             mine = np.array(row, dtype=np.float64)
             table = np.empty((self.size, len(mine)), dtype=np.float64)
             self.mpi.Allgather(mine, table)
         finally:
             clock.leave(None)
-        column = dict(zip(["time", "wall_time", "peak_rss", "slot_wait_time",
-                           *COUNTER_KEYS], table.T, strict=True))
+        names = ["time", "wall_time", "peak_rss", "slot_wait_time", "slot_timeouts"]
+        column = dict(zip([*names, *COUNTER_KEYS], table.T, strict=True))
         result = {
             "time": float(column["time"].max()),
             "wall_time": float(column["wall_time"].max()),
@@ -306,7 +315,7 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin):
             "slot_wait_time": float(column["slot_wait_time"].max()),
         }
         for key in ("bytes_sent", "bytes_inter", "bytes_intra", "messages",
-                    "messages_inter"):
+                    "messages_inter", "slot_timeouts"):
             result[key] = int(column[key].sum())
         return result
 

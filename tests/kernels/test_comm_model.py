@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.comm import LinkModel, add_comm_arguments, resolve_config
 from scaleprobe.kernels.comm import _collectives as algo
 
@@ -41,7 +40,8 @@ def test_link_model_throttles_and_parses_units():
 @pytest.mark.parametrize(
     ("config", "message"),
     [({"bandwidth": 0}, "percentage"), ({"bandwidth": 150}, "percentage"),
-     ({"link_bandwidth": "fast"}, "link_bandwidth"), ({"latency": "5 parsecs"}, "latency"),
+     ({"link_bandwidth": "fast"}, "link_bandwidth"),
+     ({"latency": "5 parsecs"}, "latency"),
      ({"nic_sharing": "greedy"}, "nic_sharing"), ({"bandwidth": "half"}, "percentage")],
 )
 def test_link_model_rejects_bad_values(config, message):
@@ -66,7 +66,8 @@ def test_flags_override_the_environment():
 @pytest.mark.parametrize(
     ("text", "message"),
     [("{", "not valid JSON"), ("[1]", "JSON object"), ('{"colour": 1}', "unknown key"),
-     ('{"mode": "netns"}', "mode"), ('{"ppn": 0}', "ppn"), ('{"core_slots": -1}', "core_slots")],
+     ('{"mode": "netns"}', "mode"), ('{"ppn": 0}', "ppn"),
+     ('{"core_slots": -1}', "core_slots")],
 )
 def test_bad_environment_is_named(text, message):
     with pytest.raises(ValueError, match=message):

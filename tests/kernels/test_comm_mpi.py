@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
 
@@ -55,9 +54,10 @@ cases = {
     "barrier": comm.Barrier,
     "allgather": lambda: comm.Allgather(np.zeros(65536, np.uint8),
                                         np.empty(4 * 65536, np.uint8)),
-    "gatherv": lambda: comm.Gatherv(np.zeros(1000 * (r + 1), np.uint8),
-                                    [np.empty(10000, np.uint8), [1000, 2000, 3000, 4000]]
-                                    if r == 0 else None, root=0),
+    "gatherv": lambda: comm.Gatherv(
+        np.zeros(1000 * (r + 1), np.uint8),
+        [np.empty(10000, np.uint8), [1000, 2000, 3000, 4000]] if r == 0 else None,
+        root=0),
     "scatter": lambda: comm.Scatter(np.zeros(4 * 50000, np.uint8) if r == 2 else None,
                                     np.empty(50000, np.uint8), root=2),
     "reduce": lambda: comm.Reduce(np.ones(50000), np.empty(50000) if r == 3 else None,
@@ -174,7 +174,8 @@ def test_byte_and_message_counters_are_exact(mode, request):
         pattern = out["pattern"]
         expected = EXPECTED_PATTERN[out["rank"]]
         assert {key: pattern[key] for key in expected} == expected
-        assert pattern["bytes_sent"] == expected["bytes_intra"] + expected["bytes_inter"]
+        total = expected["bytes_intra"] + expected["bytes_inter"]
+        assert pattern["bytes_sent"] == total
         assert out["node"] == out["rank"] // 2
         assert out["nodes"] == 2
 
@@ -250,7 +251,8 @@ def test_non_blocking_transfers_overlap_computation(emulated):
 @pytest.mark.mpi
 def test_test_reports_completion_in_virtual_time(emulated):
     outs = {out["rank"]: out for out, _ in emulated}
-    arrival = outs[1]["poll_send"] + 1e5 / (LINK["link_bandwidth"] / 2) + LINK["latency"]
+    share = LINK["link_bandwidth"] / 2
+    arrival = outs[1]["poll_send"] + 1e5 / share + LINK["latency"]
     assert outs[3]["poll_done"] >= arrival
     assert outs[3]["poll_done"] == pytest.approx(arrival, abs=5e-3)
     assert outs[3]["polls"] >= 10

@@ -1,0 +1,116 @@
+"""A collective's messages as arrays, and what they cost on the link model."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Schedule", "build", "is_power_of_two", "rank_traffic", "schedule_cost"]
+
+
+class Schedule(NamedTuple):
+    """Every message of one collective: step index, source, destination, bytes."""
+
+    step: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+
+
+def build(rows) -> Schedule:
+    """Make a schedule from an iterable of ``(step, src, dst, nbytes)``."""
+    table = np.array(list(rows), dtype=np.float64).reshape(-1, 4)
+    return Schedule(
+        table[:, 0].astype(np.int64),
+        table[:, 1].astype(np.int64),
+        table[:, 2].astype(np.int64),
+        table[:, 3],
+    )
+
+
+def is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def schedule_cost(schedule: Schedule, nodes, link) -> float:
+    """Modelled duration of a schedule, seconds (see the module docstring).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The messages.
+    nodes : array-like of int
+        Node of every rank of the communicator.
+    link : LinkModel
+        Link and memory parameters.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.comm import LinkModel
+    >>> from scaleprobe.kernels.comm._collectives import alltoall_schedule
+    >>> link = LinkModel(link_bandwidth=100.0, latency=0.0)
+    >>> schedule_cost(alltoall_schedule([[0, 100], [100, 0]]), [0, 1], link)
+    1.0
+    >>> schedule_cost(alltoall_schedule(np.full((4, 4), 100.0)), [0, 0, 1, 1], link)
+    4.0
+    """
+    if len(schedule.step) == 0:
+        return 0.0
+    nodes = np.asarray(nodes, dtype=np.int64)
+    steps = int(schedule.step.max()) + 1
+    src_node, dst_node = nodes[schedule.src], nodes[schedule.dst]
+    inter = src_node != dst_node
+    node_count = int(nodes.max()) + 1
+    total = np.zeros(steps)
+    if inter.any():
+        step = schedule.step[inter]
+        weights = schedule.nbytes[inter]
+        out_bytes = np.bincount(
+            step * node_count + src_node[inter], weights, steps * node_count
+        ).reshape(steps, node_count)
+        in_bytes = np.bincount(
+            step * node_count + dst_node[inter], weights, steps * node_count
+        ).reshape(steps, node_count)
+        busiest = np.maximum(out_bytes, in_bytes).max(axis=1)
+        active = np.bincount(step, minlength=steps) > 0
+        total = np.where(active, link.latency + busiest / link.effective_bandwidth, 0.0)
+    if (~inter).any():
+        intra = link.memory_latency + schedule.nbytes[~inter] / link.memory_bandwidth
+        slowest = np.zeros(steps)
+        np.maximum.at(slowest, schedule.step[~inter], intra)
+        total = np.maximum(total, slowest)
+    return float(total.sum())
+
+
+def rank_traffic(schedule: Schedule, rank: int, nodes) -> dict:
+    """What one rank sends under a schedule.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The messages.
+    rank : int
+        Rank in the communicator.
+    nodes : array-like of int
+        Node of every rank.
+
+    Returns
+    -------
+    dict
+        ``bytes_inter``, ``bytes_intra``, ``messages``, ``messages_inter``.
+    """
+    nodes = np.asarray(nodes, dtype=np.int64)
+    mine = schedule.src == rank
+    inter = nodes[schedule.dst[mine]] != nodes[rank]
+    sent = schedule.nbytes[mine]
+    return {
+        "bytes_inter": round(float(sent[inter].sum())),
+        "bytes_intra": round(float(sent[~inter].sum())),
+        "messages": int(mine.sum()),
+        "messages_inter": int(inter.sum()),
+    }
