@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 
-from scaleprobe.kernels.subgraph._colorsets import split_tables
+from scaleprobe.kernels.subgraph._colorsets import colorset_ranks, colorsets, split_tables
 
 # Size of one working buffer of the combination step; small enough that the handful
 # of buffers of one vertex block stay in a core's L2 cache.
@@ -63,6 +64,38 @@ def combine(active: np.ndarray, neighbours: np.ndarray, k: int, size: int,
             np.multiply(tmp, tmp2, out=tmp)
             acc += tmp
         out[:, lo:hi] = acc
+    return out
+
+
+@lru_cache(maxsize=None)
+def _drop_color_ranks(k: int, size: int) -> np.ndarray:
+    """``[S, c]``: rank of ``S - {c}`` among sets of ``size - 1`` colours if ``c`` is
+    in ``S``, else ``C(k, size - 1)`` (a row of zeros appended to the table)."""
+    sets = colorsets(k, size)
+    lookup = np.full((len(sets), k), math.comb(k, size - 1), dtype=np.intp)
+    for color in range(k):
+        rows = np.flatnonzero((sets == color).any(axis=1))
+        rest = sets[rows][sets[rows] != color].reshape(len(rows), size - 1)
+        lookup[rows, color] = colorset_ranks(rest, k)
+    lookup.setflags(write=False)
+    return lookup
+
+
+def combine_root(colors: np.ndarray, neighbours: np.ndarray, k: int, size: int) -> np.ndarray:
+    """:func:`combine` when the active part is the root alone: ``out[S, v]`` is
+    ``nb[S - {colour(v)}, v]`` if ``colour(v)`` is in ``S``, else 0 — one gather per
+    entry instead of ``size`` multiply-adds.
+    """
+    lookup = _drop_color_ranks(k, size)
+    n = len(colors)
+    out = np.empty((lookup.shape[0], n), dtype=neighbours.dtype)
+    block = max(256, _BLOCK_BYTES // (lookup.shape[0] * 8) // 16 * 16)
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        extended = np.empty((neighbours.shape[0] + 1, hi - lo), dtype=neighbours.dtype)
+        extended[:-1] = neighbours[:, lo:hi]
+        extended[-1] = 0
+        out[:, lo:hi] = np.take_along_axis(extended, lookup[:, colors[lo:hi]], axis=0)
     return out
 
 
@@ -135,7 +168,15 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
         if sub.active is not None:
             last_use[subs[sub.active].shape] = index
             last_use[subs[sub.passive].shape] = index
+    # Neighbour sums of a shape are reused by every sub-template with that passive
+    # part (and they cost the communication in the distributed kernel).
+    last_sum: dict[tuple, int] = {}
+    for index in sorted(computed):
+        sub = subs[index]
+        if sub.active is not None and index != whole:
+            last_sum[subs[sub.passive].shape] = index
     tables: dict[tuple, np.ndarray] = {}
+    sums: dict[tuple, np.ndarray] = {}
     for index, sub in enumerate(subs[:-1]):
         if index not in computed:
             continue
@@ -145,8 +186,19 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
         active, passive = subs[sub.active], subs[sub.passive]
         if observer is not None:
             observer.start(index)
-        neighbours = neighbour_sum(index, tables[passive.shape])
-        tables[sub.shape] = combine(tables[active.shape], neighbours, k, sub.size, active.size)
+        neighbours = sums.get(passive.shape)
+        if neighbours is None:
+            neighbours = neighbour_sum(index, tables[passive.shape])
+            if last_sum[passive.shape] > index:
+                sums[passive.shape] = neighbours
+        elif last_sum[passive.shape] == index:
+            del sums[passive.shape]
+        if active.size == 1:
+            tables[sub.shape] = combine_root(colors, neighbours, k, sub.size)
+        else:
+            tables[sub.shape] = combine(
+                tables[active.shape], neighbours, k, sub.size, active.size
+            )
         del neighbours
         if observer is not None:
             observer.stop(index)
