@@ -206,9 +206,9 @@ class LinkModel:
 
         Examples
         --------
-        >>> link = LinkModel.from_config({"link_bandwidth": "1 Gbit/s", "bandwidth": 50})
+        >>> link = LinkModel.from_config({"link_bandwidth": "1 Gbit/s", "bandwidth": 5})
         >>> link.effective_bandwidth
-        62500000.0
+        6250000.0
         """
         values = {}
         if config.get("link_bandwidth") is not None:

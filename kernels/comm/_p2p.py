@@ -70,6 +70,19 @@ class Request:
             status.Set_tag(self._status.Get_tag())
             status.Set_elements(_mpi().BYTE, self._status.Get_elements(_mpi().BYTE))
 
+    @staticmethod
+    def Waitall(requests, statuses=None) -> None:  # noqa: N802 - mpi4py naming
+        """Wait for all requests; same as :meth:`InstrumentedComm.Waitall`.
+
+        Parameters
+        ----------
+        requests : list of Request
+            Requests to complete.
+        statuses : list of mpi4py.MPI.Status, optional
+            Filled in order.
+        """
+        PointToPointMixin.Waitall(requests, statuses)
+
     def Wait(self, status=None) -> None:  # noqa: N802 - mpi4py naming
         """Block until the transfer completes; the clock moves to its completion.
 

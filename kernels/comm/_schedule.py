@@ -19,7 +19,17 @@ class Schedule(NamedTuple):
 
 
 def build(rows) -> Schedule:
-    """Make a schedule from an iterable of ``(step, src, dst, nbytes)``."""
+    """Make a schedule from rows of messages.
+
+    Parameters
+    ----------
+    rows : iterable of tuple
+        ``(step, src, dst, nbytes)`` per message.
+
+    Returns
+    -------
+    Schedule
+    """
     table = np.array(list(rows), dtype=np.float64).reshape(-1, 4)
     return Schedule(
         table[:, 0].astype(np.int64),
@@ -30,6 +40,16 @@ def build(rows) -> Schedule:
 
 
 def is_power_of_two(n: int) -> bool:
+    """Whether ``n`` is a positive power of two.
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    bool
+    """
     return n > 0 and n & (n - 1) == 0
 
 

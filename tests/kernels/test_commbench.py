@@ -78,11 +78,14 @@ def test_pingpong_in_wall_clock_mode_and_needs_two_ranks():
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_compute_scales_in_virtual_time():
+def test_compute_scales_in_virtual_time(tmp_path):
     times = {}
     for ranks in (1, 2, 4, 8):
+        # default core slots (one per core), in a private directory so that other
+        # kernels running on this host do not take turns with this test
         record = _kernel("compute", ranks, ["--work", "cache", "--total-work", "480"],
-                         {"mode": "emulated", "latency": "5 us"})
+                         {"mode": "emulated", "latency": "5 us",
+                          "slot_dir": str(tmp_path)})
         metrics = record["metrics"]
         assert metrics["work_units"] == 480
         assert metrics["comp_time_max"] <= metrics["time"]
