@@ -239,23 +239,30 @@ def build_2d(comm, source, target, scale: int) -> Graph2D:
     row, col = divmod(comm.rank, ncols)
     row_comm = comm.Split(row, col)
     col_comm = comm.Split(nrows + col, row)
-    keep = source != target
-    heads = np.concatenate((source[keep], target[keep]))
-    tails = np.concatenate((target[keep], source[keep]))
-    destination = (partition.owner(tails) // ncols) * ncols + partition.owner(heads) % ncols
-    heads, tails = alltoallv_arrays(comm, destination, heads, tails)
-    del destination
+    shift = max(scale, 1)
+    mask = (1 << shift) - 1
+    key = _packed_pairs(source, target, shift)
+    if comm.size > 1:
+        destination = np.empty(key.size, dtype=np.int32)
+        for lo in range(0, key.size, _SLAB):
+            part = key[lo : lo + _SLAB]
+            head_owner = (part >> shift) // block
+            tail_owner = (part & mask) // block
+            destination[lo : lo + _SLAB] = (tail_owner // ncols) * ncols + head_owner % ncols
+        (key,) = alltoallv_arrays(comm, destination, key)
+        del destination
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
-    owner = heads // block
-    key = ((owner // ncols) * block + (heads - owner * block)).astype(np.int64)
-    del heads, owner
-    shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
-    key <<= shift
-    key |= tails - row_lo
-    del tails
+    tail_shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
+    for lo in range(0, key.size, _SLAB):  # global (u, v) -> (column-local u, row-local v)
+        part = key[lo : lo + _SLAB]
+        heads, tails = part >> shift, part & mask
+        owner = heads // block
+        heads += (owner // ncols) * block - owner * block
+        part[:] = heads << tail_shift
+        part |= tails - row_lo
     indptr, indices, column_degree = _compress(
-        key, 0, nrows * block, shift, max(row_hi - row_lo, 1)
+        key, 0, nrows * block, tail_shift, max(row_hi - row_lo, 1)
     )
     del key
     # Degrees of the grid column's vertices are split over its R ranks: sum them.
