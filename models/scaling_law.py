@@ -72,7 +72,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         Exponential bandwidth factor; None when no term depends on bandwidth.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
-        Only when fitted on a DataFrame (or built by :meth:`from_coefficients`).
+        Only when fitted on a DataFrame.
 
     See Also
     --------
@@ -147,8 +147,6 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         model.alpha_ = float(alpha) if needs_alpha else None
         names = _design.needed_columns(terms, over)
         model.n_features_in_ = len(names)
-        model.feature_names_in_ = np.asarray(names, dtype=object)
-        model._columns = names
         return model
 
     def _resolve_terms(self):
@@ -190,7 +188,6 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
         var = _design.variables(Xv, names, over=self.over, ppn=self.ppn, s0=self.s0,
                                 whom=type(self).__name__)
-        self._columns = names
         self.terms_ = tuple(t.name for t in terms)
         if any(t.bandwidth for t in terms):
             self.alpha_ = _search_alpha(terms, var, yv, lo, hi)
@@ -205,6 +202,9 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         terms = [parse_term(t) for t in self.terms_]
         Xs, names = _design.select(X, _design.needed_columns(terms, self.over),
                                    self.features, self.s0)
+        if not hasattr(self, "feature_names_in_") and hasattr(Xs, "columns"):
+            # Built from coefficients or fitted on arrays: columns were chosen by name.
+            Xs = Xs.to_numpy()
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return terms, _design.variables(Xv, names, over=self.over, ppn=self.ppn,
                                         s0=self.s0, whom=type(self).__name__)
