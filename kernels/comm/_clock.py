@@ -85,22 +85,29 @@ class RankClock:
         return self.now if self.emulated else self.wall()
 
     def enter(self) -> float:
-        """Start a communication call; returns the arrival time."""
+        """Start a communication call; returns the arrival time.
+
+        Calls may nest (a call built from others); only the outermost one releases
+        and re-takes the core slot and ends the computation burst.
+        """
+        if self._depth:
+            self._depth += 1
+            return self.now if self.emulated else self.wall()
         self.flush()
-        self._depth += 1
-        if self._depth == 1 and self.slots is not None:
+        self._depth = 1
+        if self.slots is not None:
             self.slots.release()
         self._entered = self.now if self.emulated else self.wall()
         return self._entered
 
     def leave(self, done: float | None = None) -> None:
         """End a communication call that completes at virtual time ``done``."""
+        if self.emulated and done is not None and done > self.now:
+            self.now = done
         self._depth -= 1
         if self._depth:
             return
         if self.emulated:
-            if done is not None and done > self.now:
-                self.now = done
             self.counts["comm_time"] += self.now - self._entered
         else:
             self.counts["comm_time"] += self.wall() - self._entered

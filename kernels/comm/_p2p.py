@@ -22,6 +22,13 @@ def _mpi():
     return MPI
 
 
+def _any(source, tag):
+    """Resolve None to ``MPI.ANY_SOURCE`` / ``MPI.ANY_TAG``."""
+    MPI = _mpi()  # noqa: N806 - the module's usual name
+    return (MPI.ANY_SOURCE if source is None else source,
+            MPI.ANY_TAG if tag is None else tag)
+
+
 class Request:
     """A pending Isend/Irecv of an :class:`InstrumentedComm`.
 
@@ -59,6 +66,10 @@ class Request:
         if self._target is None or self._staging is None:
             return
         count = status.Get_count(_mpi().BYTE) - HEADER
+        if count < 0:  # from MPI.PROC_NULL: nothing arrived
+            status.Set_elements(_mpi().BYTE, 0)
+            self._status = status
+            return
         self._done = float(self._staging[:HEADER].view(np.float64)[0])
         self._target[:count] = self._staging[HEADER : HEADER + count]
         status.Set_elements(_mpi().BYTE, count)
@@ -143,6 +154,8 @@ class PointToPointMixin:
     def _route(self, dest: int, nbytes: int):
         """Count a message to ``dest``; return virtual (sender done, arrival)."""
         clock = self._clock
+        if dest < 0:  # MPI.PROC_NULL: nothing is sent
+            return None, None
         inter = bool(self._nodes[dest] != self.node)
         clock.add_message(nbytes, inter)
         now = clock.now
@@ -190,29 +203,30 @@ class PointToPointMixin:
         self._clock.enter()
         done = None
         try:
-            if dest == _mpi().PROC_NULL:
-                return
             message, done = self._pack(buf, dest)
             self.mpi.Send(message, dest, tag)
         finally:
             self._clock.leave(done)
 
-    def Recv(self, buf, source=-1, tag=-1, status=None) -> None:  # noqa: N802
+    def Recv(self, buf, source=None, tag=None, status=None) -> None:  # noqa: N802
         """Blocking receive; completes at max(post time, modelled arrival).
 
         Parameters
         ----------
         buf : numpy.ndarray or list
             Contiguous receive buffer.
-        source : int, default=MPI.ANY_SOURCE
-            Source rank.
-        tag : int, default=MPI.ANY_TAG
-            Message tag.
+        source : int, optional
+            Source rank; ``MPI.ANY_SOURCE`` when omitted.
+        tag : int, optional
+            Message tag; ``MPI.ANY_TAG`` when omitted.
         status : mpi4py.MPI.Status, optional
             Filled with the source, tag and payload count.
         """
-        request = self.Irecv(buf, source, tag)
-        request.Wait(status)
+        self._clock.enter()
+        try:
+            self.Irecv(buf, source, tag).Wait(status)
+        finally:
+            self._clock.leave(None)
 
     def Isend(self, buf, dest, tag=0) -> Request:  # noqa: N802 - mpi4py naming
         """Non-blocking send; the transfer proceeds while the rank computes.
@@ -239,17 +253,17 @@ class PointToPointMixin:
         finally:
             self._clock.leave(None)
 
-    def Irecv(self, buf, source=-1, tag=-1) -> Request:  # noqa: N802 - mpi4py naming
+    def Irecv(self, buf, source=None, tag=None) -> Request:  # noqa: N802
         """Non-blocking receive into ``buf``.
 
         Parameters
         ----------
         buf : numpy.ndarray or list
             Contiguous receive buffer.
-        source : int, default=MPI.ANY_SOURCE
-            Source rank.
-        tag : int, default=MPI.ANY_TAG
-            Message tag.
+        source : int, optional
+            Source rank; ``MPI.ANY_SOURCE`` when omitted.
+        tag : int, optional
+            Message tag; ``MPI.ANY_TAG`` when omitted.
 
         Returns
         -------
@@ -258,6 +272,7 @@ class PointToPointMixin:
         self._clock.enter()
         try:
             message, staging, target = self._staging_for(buf)
+            source, tag = _any(source, tag)
             real = self.mpi.Irecv(message, source, tag)
             return Request(self, real, staging=staging, target=target)
         finally:
@@ -297,7 +312,7 @@ class PointToPointMixin:
             clock.leave(latest)
 
     def Sendrecv(  # noqa: N802 - mpi4py naming
-        self, sendbuf, dest, sendtag=0, recvbuf=None, source=-1, recvtag=-1,
+        self, sendbuf, dest, sendtag=0, recvbuf=None, source=None, recvtag=None,
         status=None,
     ) -> None:
         """Send and receive at once; completes when both parts have.
@@ -312,10 +327,10 @@ class PointToPointMixin:
             Tag of the sent message.
         recvbuf : numpy.ndarray or list
             Buffer to receive into.
-        source : int, default=MPI.ANY_SOURCE
-            Source rank.
-        recvtag : int, default=MPI.ANY_TAG
-            Tag of the received message.
+        source : int, optional
+            Source rank; ``MPI.ANY_SOURCE`` when omitted.
+        recvtag : int, optional
+            Tag of the received message; ``MPI.ANY_TAG`` when omitted.
         status : mpi4py.MPI.Status, optional
             Filled for the received message.
         """
@@ -326,6 +341,7 @@ class PointToPointMixin:
             message, sent = self._pack(sendbuf, dest)
             incoming, staging, target = self._staging_for(recvbuf)
             real_status = _mpi().Status()
+            source, recvtag = _any(source, recvtag)
             self.mpi.Sendrecv(message, dest, sendtag, incoming, source, recvtag,
                               real_status)
             request = Request(self, None, staging=staging, target=target)

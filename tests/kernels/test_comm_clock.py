@@ -91,3 +91,13 @@ def test_slot_is_released_inside_calls(tmp_path):
 def test_negative_slot_count_is_rejected():
     with pytest.raises(ValueError, match="core_slots"):
         CoreSlots(-1)
+
+
+def test_nested_calls_keep_the_inner_completion():
+    clock = RankClock("emulated")
+    outer = clock.enter()
+    clock.enter()
+    clock.leave(outer + 2.0)  # an inner call completes later ...
+    clock.leave(None)  # ... and the outer call ends there
+    assert clock.snapshot()["comm_time"] == pytest.approx(2.0)
+    assert clock.time() == pytest.approx(outer + 2.0, abs=0.01)

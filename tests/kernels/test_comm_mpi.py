@@ -105,7 +105,7 @@ if r == 0:
     status = MPI.Status()
     for _ in range(p - 1):
         buf = np.empty(100)
-        comm.Recv(buf, MPI.ANY_SOURCE, 3, status)
+        comm.Recv(buf, tag=3, status=status)  # source defaults to ANY_SOURCE
         seen[status.Get_source()] = [status.Get_count(MPI.DOUBLE), float(buf[0])]
     out["any_source"] = seen
 else:
@@ -113,6 +113,12 @@ else:
 out["sendrecv"] = float(
     (lambda buf: (comm.Sendrecv(np.full(3, float(r)), (r + 1) % p, recvbuf=buf,
                                 source=(r - 1) % p), buf[0])[1])(np.empty(3)))
+
+before = comm.counters()["messages"]
+null = np.full(2, 5.0)
+comm.Sendrecv(np.ones(2), MPI.PROC_NULL, recvbuf=null, source=MPI.PROC_NULL)
+comm.Send(np.ones(2), MPI.PROC_NULL)
+out["proc_null"] = [comm.counters()["messages"] - before, float(null[0])]
 
 # E. Split shares clock and counters; nodes come from world ranks
 before = comm.counters()["messages"]
@@ -190,6 +196,7 @@ def test_data_and_statuses_are_delivered(mode, request):
     assert outs[0]["objects"]["gather"] == [0, 1, 2, 3]
     assert all(out["objects"]["allreduce"] == 6 for out in outs)
     assert all(out["objects"]["bcast"] == "xxx" for out in outs)
+    assert all(out["proc_null"] == [0, 5.0] for out in outs)
 
 
 @pytest.mark.mpi
