@@ -44,9 +44,27 @@ Collectives
     modelled (all ranks leave together).
 
 Core slots
-    A host-wide token (an ``flock`` on one of ``core_slots`` lock files) held only
-    during computation, so no more ranks compute at once than there are slots;
-    waiting costs no virtual time. Default ``os.cpu_count()`` in emulated mode.
+    A host-wide token (an ``flock`` on one of ``core_slots`` lock files in
+    ``slot_dir``) held only during computation, so no more ranks compute at once than
+    there are slots; waiting costs no virtual time. Default ``os.cpu_count()`` in
+    emulated mode, off in none mode. A rank that blocks outside the communicator
+    (for example by calling ``comm.mpi`` directly) while holding a slot can stall
+    the others; they give up waiting after 60 s and count ``slot_timeouts``.
+
+What is approximate
+    - computation is charged as CPU time, which co-scheduled ranks inflate for each
+      other (shared caches, memory bandwidth): see the fidelity benchmark
+      ``tests/benchmarks/bench_fidelity.py``;
+    - point-to-point sends are buffered (no rendezvous wait), the receiver's
+      interface (incast) is not modelled, and the per-rank share of a node's
+      interface is static (``nic_sharing``);
+    - collectives ignore pending point-to-point traffic, skew between ranks inside
+      the algorithm (all ranks leave together) and reduction arithmetic; one
+      latency is charged per algorithm step;
+    - ``Test`` only succeeds once the rank's own clock has reached the completion,
+      so a tight polling loop without work advances time slowly (use ``Wait``);
+    - in none mode the v-variants and ``gather``/``allgather`` add one small real
+      Allgather of sizes (for the counters).
 
 Importing this package does not import mpi4py.
 """
