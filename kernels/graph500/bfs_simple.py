@@ -74,11 +74,14 @@ def expand_top_down(comm, graph, frontier, pred, visited):
         # settle sees the updates of the previous ones.
         owned = (neighbours >= lo) & (neighbours < hi)
         found.append(settle(pred, visited, neighbours[owned] - lo, parents[owned]))
-        outgoing_vertices.append(neighbours[~owned])
+        # ids travel as 8-byte integers, the id size of the reference (and of seed
+        # 002's volume formula)
+        outgoing_vertices.append(neighbours[~owned].astype(np.int64))
         outgoing_parents.append(parents[~owned])
     if comm.size > 1:
-        dtype = graph.indices.dtype
-        vertices = np.concatenate(outgoing_vertices) if outgoing_vertices else np.empty(0, dtype)
+        vertices = (
+            np.concatenate(outgoing_vertices) if outgoing_vertices else np.empty(0, np.int64)
+        )
         parents = (
             np.concatenate(outgoing_parents) if outgoing_parents else np.empty(0, np.int64)
         )
