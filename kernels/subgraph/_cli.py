@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from scaleprobe.kernels.subgraph._memory import map_large_blocks
 from scaleprobe.kernels.subgraph.counting import iterations_for
 from scaleprobe.kernels.subgraph.distributed import MODES, run_distributed
 from scaleprobe.kernels.subgraph.graphs import GraphError, load_graph
@@ -47,6 +48,7 @@ def main(argv=None) -> None:
     """Run the kernel and print its record on rank 0."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    map_large_blocks()
     try:
         template = Template.by_name(args.template)
         graph = load_graph(args.graph)

@@ -171,10 +171,18 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
     # Neighbour sums of a shape are reused by every sub-template with that passive
     # part (and they cost the communication in the distributed kernel).
     last_sum: dict[tuple, int] = {}
+    root = subs[whole]
+    root_active, root_passive = subs[root.active], subs[root.passive]
+    # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): the whole template sums the
+    # neighbours of its smaller part.
+    final_summed = root_active if math.comb(k, root_active.size) < math.comb(
+        k, root_passive.size) else root_passive
     for index in sorted(computed):
         sub = subs[index]
         if sub.active is not None and index != whole:
             last_sum[subs[sub.passive].shape] = index
+    if final_summed.shape in last_sum:
+        last_sum[final_summed.shape] = whole
     tables: dict[tuple, np.ndarray] = {}
     sums: dict[tuple, np.ndarray] = {}
     for index, sub in enumerate(subs[:-1]):
@@ -207,16 +215,15 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
                 del tables[part]
     if observer is not None:
         observer.start(whole)
-    root = subs[whole]
-    active, passive = subs[root.active], subs[root.passive]
-    active_table, passive_table = tables[active.shape], tables[passive.shape]
-    # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): sum over the neighbours of the
-    # smaller table.
-    if math.comb(k, active.size) < math.comb(k, passive.size):
-        active_table = neighbour_sum(whole, active_table)
+    active_table, passive_table = tables[root_active.shape], tables[root_passive.shape]
+    summed = sums.pop(final_summed.shape, None)
+    if summed is None:
+        summed = neighbour_sum(whole, tables[final_summed.shape])
+    if final_summed is root_active:
+        active_table = summed
     else:
-        passive_table = neighbour_sum(whole, passive_table)
-    totals = final_total(active_table, passive_table, k, active.size, segments)
+        passive_table = summed
+    totals = final_total(active_table, passive_table, k, root_active.size, segments)
     if observer is not None:
         observer.stop(whole)
     return float(totals[0]) if segments == 1 else totals

@@ -16,16 +16,17 @@ UNITS = {
     "bytes_sent": "bytes", "bytes_inter": "bytes", "bytes_intra": "bytes",
     "messages": "1", "messages_inter": "1", "peak_rss": "bytes",
     "slot_wait_time": "s", "exchange_peak_bytes": "bytes", "overlap": "1",
+    "setup_rss": "bytes", "counting_rss": "bytes",
     "wait_time": "s", "transfer_time": "s", "exchange_bytes": "bytes",
 }
 
 
 def assemble_record(comm, graph, template, local, exchanger, plan, summary, counted, *,
-                    estimates, times, elapsed, settings, estimate) -> dict:
+                    estimates, times, elapsed, settings, estimate, setup_rss) -> dict:
     """Gather the per-rank statistics and build the record (collective)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     mine = {
-        "sub": exchanger.sub, "step": exchanger.step, "rss": rss,
+        "sub": exchanger.sub, "step": exchanger.step, "rss": rss, "setup_rss": setup_rss,
         "comp": counted["comp_time"], "comm": counted["comm_time"],
         "tasks": local.local.n_tasks + sum(g.n_tasks for g in local.ghosts.values()),
         "max_task": max([local.local.max_task] + [g.max_task for g in local.ghosts.values()]),
@@ -63,6 +64,8 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
         "pipelined_subtemplates": int(sum(plan[i] for i in computed)),
         "subtemplates": len(computed),
         "exchange_peak_bytes": float(sub["exchange_bytes"].max()),
+        "setup_rss": int(max(r["setup_rss"] for r in everyone)),
+        "counting_rss": int(max(r["rss"] - r["setup_rss"] for r in everyone)),
         "overlap": float(step["overlapped"].sum() / transfer) if transfer > 0 else 0.0,
         "task_size": settings["task_size"] or 0,
         "tasks": int(sum(r["tasks"] for r in everyone)),
@@ -83,6 +86,7 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
         },
         "rank": {
             "peak_rss": [r["rss"] for r in everyone],
+            "counting_rss": [r["rss"] - r["setup_rss"] for r in everyone],
             "comp_time": [r["comp"] for r in everyone],
             "comm_time": [r["comm"] for r in everyone],
         },
@@ -107,6 +111,7 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
             "time": "completion time of the counting iterations",
             "overlap": "communication time overlapped by computation (Eq. 14)",
             "exchange_peak_bytes": "largest live exchange buffers of one rank",
+            "counting_rss": "growth of the peak resident size during counting (max over ranks)",
         },
         "settings": settings | {"template": template.name, "graph": graph.name},
     }

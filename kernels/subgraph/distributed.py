@@ -24,6 +24,7 @@ counts below 2**53) all modes and process counts give the same estimate for a se
 from __future__ import annotations
 
 import math
+import resource
 
 import numpy as np
 
@@ -111,7 +112,7 @@ class _Exchanger:
             self.sub["exchange_bytes"][index], send.nbytes + recv.nbytes
         )
         del send
-        out += local.all_ghosts.apply(recv).T
+        local.all_ghosts.add_to(out, recv)
         return out
 
     def _pipeline(self, index, table):
@@ -129,22 +130,27 @@ class _Exchanger:
             transfer = link.transfer_time(recv.nbytes, self._inter[source], comm.ppn)
             return step, source, send, recv, requests, transfer
 
+        # Step w + 1 is posted once step w has arrived and before step w is summed,
+        # so its transfer runs during that computation while at most one step's
+        # buffers wait in memory besides the one being summed.
         pending = post(1)
         before = comm.counters()
         out = local.local.apply_rows(table)
         previous_comp = comm.counters_since(before)["comp_time"]
         live = 0
         for step in range(1, size):
-            upcoming = post(step + 1) if step + 1 < size else None
             _, source, send, recv, requests, transfer = pending
-            live = max(live, send.nbytes + recv.nbytes + (
-                upcoming[2].nbytes + upcoming[3].nbytes if upcoming else 0))
             before = comm.counters()
             comm.Waitall(requests)
             waited = comm.counters_since(before)["comm_time"]
+            del send, requests, pending
+            upcoming = post(step + 1) if step + 1 < size else None
+            live = max(live, recv.nbytes + (
+                upcoming[2].nbytes + upcoming[3].nbytes if upcoming else 0))
             before = comm.counters()
-            out += local.ghosts[source].apply(recv).T
+            local.ghosts[source].add_to(out, recv)
             comp = comm.counters_since(before)["comp_time"]
+            del recv
             slot = step - 1
             self.step["comp_time"][slot] += comp
             self.step["wait_time"][slot] += waited
@@ -152,7 +158,6 @@ class _Exchanger:
             self.step["overlapped"][slot] += min(previous_comp, transfer)
             previous_comp = comp
             pending = upcoming
-            del send, recv
         self.sub["exchange_bytes"][index] = max(self.sub["exchange_bytes"][index], live)
         return out
 
@@ -214,6 +219,7 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     exchanger = _Exchanger(comm, local, plan, np.dtype(dtype))
     scale = estimate_scale(template)
     estimates, times = [], []
+    setup_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = comm.sync()
     phase = comm.counters()
     for iteration in range(iterations):
@@ -231,6 +237,7 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     return assemble_record(
         comm, graph, template, local, exchanger, plan, summary, counted,
         estimates=np.asarray(estimates), times=np.asarray(times), elapsed=elapsed,
+        setup_rss=setup_rss,
         settings={"mode": mode, "threshold": threshold, "task_size": task_size,
                   "seed": seed, "groups": groups, "dtype": np.dtype(dtype).name},
         estimate=median_of_means(estimates, groups),

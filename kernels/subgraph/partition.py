@@ -96,6 +96,17 @@ class NeighbourOperator:
             out = self.reduce @ out
         return out
 
+    def add_to(self, out: np.ndarray, vertex_major: np.ndarray) -> None:
+        """Add the neighbour sums of a ``(n_columns, c)`` table into a row-major
+        ``(c, n_rows)`` table, chunk by chunk (no full-size temporary)."""
+        columns = vertex_major.shape[1]
+        for lo in range(0, columns, self.chunk):
+            hi = min(columns, lo + self.chunk)
+            part = self.matrix @ np.ascontiguousarray(vertex_major[:, lo:hi])
+            if self.reduce is not None:
+                part = self.reduce @ part
+            out[lo:hi] += part.T
+
     def apply_rows(self, table: np.ndarray) -> np.ndarray:
         """Neighbour sums of a row-major ``(c, n_columns)`` table; returns
         ``(c, n_rows)``."""
