@@ -5,6 +5,9 @@ messages each rank sends (split intra-node / inter-node, node = world rank // pp
 separates computation from communication time, and in ``"emulated"`` mode runs the
 program for real while keeping time in a per-rank *virtual clock*.
 
+Mode ``"netns"`` (the network itself shaped with namespaces and ``tc``) is timed and
+counted like ``"none"``: wall clock, no modelling.
+
 Virtual time
     Computation between communication calls advances a rank's clock by the process
     CPU time it used (launched kernels run one BLAS/OpenMP thread, so this is the

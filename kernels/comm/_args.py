@@ -10,7 +10,7 @@ from ._link import LinkModel
 __all__ = ["ENVIRONMENT_VARIABLE", "MODES", "add_comm_arguments", "resolve_config"]
 
 ENVIRONMENT_VARIABLE = "SCALEPROBE_COMM"
-MODES = ("none", "emulated")
+MODES = ("none", "emulated", "netns")
 _KNOWN = {
     "mode", "ppn", "bandwidth", "link_bandwidth", "latency", "memory_bandwidth",
     "memory_latency", "core_slots", "slot_dir", "nic_sharing",
@@ -38,7 +38,8 @@ def add_comm_arguments(parser) -> None:
     group = parser.add_argument_group("interconnect")
     group.add_argument("--throttle", choices=MODES, default=None,
                        help="none: real interconnect and wall time; "
-                            "emulated: throttled link in virtual time")
+                            "emulated: throttled link in virtual time; "
+                            "netns: link shaped by the network, wall time")
     group.add_argument("--ppn", type=int, default=None, help="ranks per node")
     group.add_argument("--bandwidth-percent", type=float, default=None,
                        help="percent of the link bandwidth (throttle)")

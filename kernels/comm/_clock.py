@@ -29,8 +29,8 @@ class RankClock:
 
     Parameters
     ----------
-    mode : {"none", "emulated"}
-        Time base.
+    mode : {"none", "emulated", "netns"}
+        Time base: virtual for ``"emulated"``, wall clock otherwise.
     slots : CoreSlots or None
         Host-wide compute token, held between calls.
     """

@@ -8,7 +8,7 @@ import resource
 
 import numpy as np
 
-from ._args import resolve_config
+from ._args import MODES, resolve_config
 from ._clock import COUNTER_KEYS, RankClock
 from ._collcalls import CollectiveMixin
 from ._link import LinkModel
@@ -37,9 +37,11 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
     ----------
     mpi_comm : mpi4py.MPI.Comm
         The communicator to wrap (usually ``MPI.COMM_WORLD``).
-    mode : {"none", "emulated"}, default="none"
+    mode : {"none", "emulated", "netns"}, default="none"
         ``"none"``: real interconnect, wall-clock time. ``"emulated"``: virtual time
         from CPU time of computation plus the link model for communication.
+        ``"netns"``: the network itself is shaped (namespaces and ``tc``); timed and
+        counted like ``"none"``.
     ppn : int, default=1
         Ranks per emulated node; the node of world rank ``r`` is ``r // ppn``.
     link : LinkModel, optional
@@ -77,8 +79,8 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
 
     def __init__(self, mpi_comm, mode="none", ppn=1, link=None, core_slots=None,
                  slot_dir=None):
-        if mode not in ("none", "emulated"):
-            raise ValueError(f"mode must be 'none' or 'emulated', got {mode!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < 1:
             raise ValueError(f"ppn must be a positive integer, got {ppn!r}")
         if core_slots is None:

@@ -66,7 +66,7 @@ def test_flags_override_the_environment():
 @pytest.mark.parametrize(
     ("text", "message"),
     [("{", "not valid JSON"), ("[1]", "JSON object"), ('{"colour": 1}', "unknown key"),
-     ('{"mode": "netns"}', "mode"), ('{"ppn": 0}', "ppn"),
+     ('{"mode": "tc"}', "mode"), ('{"ppn": 0}', "ppn"),
      ('{"core_slots": -1}', "core_slots")],
 )
 def test_bad_environment_is_named(text, message):
