@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="neighbour-list task size (Algorithm 4); 0 = off")
     parser.add_argument("--precision", choices=("float64", "float32"), default="float64",
                         help="count tables; float64 keeps counts below 2**53 exact")
+    parser.add_argument("--compress", action=argparse.BooleanOptionalAction, default=True,
+                        help="send counts as the narrowest exact unsigned integer type")
     parser.add_argument("--groups", type=int, default=3,
                         help="groups of the median-of-means estimate")
     add_comm_arguments(parser)
@@ -71,7 +73,7 @@ def main(argv=None) -> None:
             comm, graph, template, iterations=iterations, seed=args.seed,
             mode=args.mode, threshold=args.threshold,
             task_size=args.task_size or None, dtype=np.dtype(args.precision),
-            groups=args.groups,
+            groups=args.groups, compress=args.compress,
         )
         record["settings"]["throttle"] = comm.mode
         if comm.rank == 0:

@@ -63,8 +63,9 @@ def intensity(template, index: int) -> float:
 class _Exchanger:
     """The neighbour sum of the dynamic programme, with communication and timing."""
 
-    def __init__(self, comm, local: LocalGraph, pipelined: dict, dtype):
+    def __init__(self, comm, local: LocalGraph, pipelined: dict, dtype, compress=True):
         self.comm = comm
+        self.compress = compress
         self.local = local
         self.pipelined = pipelined
         self.dtype = dtype
@@ -94,6 +95,24 @@ class _Exchanger:
             return self._pipeline(index, table)
         return self._alltoall(index, table)
 
+    def _wire_dtype(self, table):
+        """The narrowest type that carries every count of ``table`` exactly.
+
+        Counts are non-negative integers (large floats are integers too), so they
+        travel as unsigned integers when small enough: the seed's "compress and send".
+        One small allreduce agrees on the type so that receive sizes are known.
+        """
+        from mpi4py import MPI
+
+        if not self.compress:
+            return self.dtype
+        largest = self.comm.allreduce(float(table.max()) if table.size else 0.0,
+                                      op=MPI.MAX)
+        for candidate in (np.uint8, np.uint16, np.uint32):
+            if largest <= np.iinfo(candidate).max:
+                return np.dtype(candidate)
+        return self.dtype
+
     def _alltoall(self, index, table):
         comm, local = self.comm, self.local
         width = table.shape[0]
@@ -105,8 +124,9 @@ class _Exchanger:
             send_counts[q] = len(local.send_index[q]) * width
             recv_counts[q] = local.recv_count[q] * width
         order = np.concatenate([local.send_index[q] for q in others])
-        send = np.ascontiguousarray(table.T[order])
-        recv = np.empty((int(recv_counts.sum()) // max(width, 1), width), dtype=self.dtype)
+        wire = self._wire_dtype(table)
+        send = table.T[order].astype(wire)
+        recv = np.empty((int(recv_counts.sum()) // max(width, 1), width), dtype=wire)
         comm.Alltoallv([send, send_counts], [recv, recv_counts])
         self.sub["exchange_bytes"][index] = max(
             self.sub["exchange_bytes"][index], send.nbytes + recv.nbytes
@@ -120,11 +140,12 @@ class _Exchanger:
         rank, size = comm.rank, comm.size
         width = table.shape[0]
         link = comm.link
+        wire = self._wire_dtype(table)
 
         def post(step):
             dest, source = (rank + step) % size, (rank - step) % size
-            send = np.ascontiguousarray(table.T[local.send_index[dest]])
-            recv = np.empty((local.recv_count[source], width), dtype=self.dtype)
+            send = table.T[local.send_index[dest]].astype(wire)
+            recv = np.empty((local.recv_count[source], width), dtype=wire)
             requests = [comm.Irecv(recv, source=source, tag=step),
                         comm.Isend(send, dest, tag=step)]
             transfer = link.transfer_time(recv.nbytes, self._inter[source], comm.ppn)
@@ -180,7 +201,7 @@ def plan_exchanges(template, mode: str, threshold: float) -> dict:
 def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 0,
                     mode: str = "adaptive", threshold: float = 20.0,
                     task_size: int | None = None, dtype=np.float64,
-                    groups: int = 3) -> dict:
+                    groups: int = 3, compress: bool = True) -> dict:
     """Count a template on a graph partitioned over ``comm``; return the record.
 
     Collective over ``comm`` (an :class:`~scaleprobe.kernels.comm.InstrumentedComm`).
@@ -202,6 +223,8 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     dtype : numpy dtype, default=numpy.float64
     groups : int, default=3
         Groups of the median-of-means estimate.
+    compress : bool, default=True
+        Send counts as the narrowest unsigned integer type that holds them exactly.
 
     Returns
     -------
@@ -216,7 +239,7 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     plan = plan_exchanges(template, mode, threshold)
     owner = partition_vertices(graph.n_vertices, comm.size, seed)
     local = LocalGraph.build(graph, owner, comm.rank, comm.size, dtype, task_size, seed)
-    exchanger = _Exchanger(comm, local, plan, np.dtype(dtype))
+    exchanger = _Exchanger(comm, local, plan, np.dtype(dtype), compress)
     scale = estimate_scale(template)
     estimates, times = [], []
     setup_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -239,6 +262,7 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
         estimates=np.asarray(estimates), times=np.asarray(times), elapsed=elapsed,
         setup_rss=setup_rss,
         settings={"mode": mode, "threshold": threshold, "task_size": task_size,
-                  "seed": seed, "groups": groups, "dtype": np.dtype(dtype).name},
+                  "seed": seed, "groups": groups, "dtype": np.dtype(dtype).name,
+                  "compress": compress},
         estimate=median_of_means(estimates, groups),
     )

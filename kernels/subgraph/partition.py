@@ -102,7 +102,9 @@ class NeighbourOperator:
         columns = vertex_major.shape[1]
         for lo in range(0, columns, self.chunk):
             hi = min(columns, lo + self.chunk)
-            part = self.matrix @ np.ascontiguousarray(vertex_major[:, lo:hi])
+            # Tables may arrive as small integers: widen to the table's type.
+            chunk = vertex_major[:, lo:hi].astype(out.dtype, order="C")
+            part = self.matrix @ chunk
             if self.reduce is not None:
                 part = self.reduce @ part
             out[lo:hi] += part.T

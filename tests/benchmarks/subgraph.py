@@ -56,10 +56,10 @@ def single_process(templates):
               f"| {cells[3]:.1f} | {cells[0] / target:.2f} |", flush=True)
 
 
-def _launch(ranks, arguments, throttle):
+def _launch(ranks, arguments, throttle, ppn=1):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
-    env["SCALEPROBE_COMM"] = json.dumps({"mode": throttle, "ppn": 1, "core_slots": 2})
+    env["SCALEPROBE_COMM"] = json.dumps({"mode": throttle, "ppn": ppn, "core_slots": 2})
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     command = [mpiexec, "-n", str(ranks), sys.executable, "-m",
                "scaleprobe.kernels.subgraph", "--graph", GRAPH, *arguments]
@@ -71,33 +71,40 @@ def _launch(ranks, arguments, throttle):
 
 def ranks_one_two(templates):
     print(f"\n## 2. 1 versus 2 ranks, {GRAPH}, mode adaptive (s per iteration)\n")
-    print("| template | ranks | virtual time (emulated) | wall time (none) | estimate |")
-    print("|---|---|---|---|---|")
+    print("Virtual time (emulated; 1 Gbit/s link at 50 %, 5 us) with the two ranks on two "
+          "nodes (ppn 1) or one node (ppn 2), and wall time without throttling.\n")
+    print("| template | ranks | virtual, 2 nodes | virtual, 1 node | wall (none) "
+          "| estimate |")
+    print("|---|---|---|---|---|---|")
     for name in templates:
         for ranks in (1, 2):
             arguments = ["--template", name, "--iterations", "3", "--mode", "adaptive"]
-            emulated = _launch(ranks, arguments, "emulated")["metrics"]
+            two_nodes = _launch(ranks, arguments, "emulated", ppn=1)["metrics"]
+            one_node = _launch(ranks, arguments, "emulated", ppn=2)["metrics"]
             plain = _launch(ranks, arguments, "none")["metrics"]
-            print(f"| {name} | {ranks} | {emulated['time_per_iteration']:.3f} | "
-                  f"{plain['time_per_iteration']:.3f} | {emulated['estimate']:.6g} |",
+            print(f"| {name} | {ranks} | {two_nodes['time_per_iteration']:.3f} | "
+                  f"{one_node['time_per_iteration']:.3f} | "
+                  f"{plain['time_per_iteration']:.3f} | {plain['estimate']:.6g} |",
                   flush=True)
 
 
-def memory(templates, ranks=4):
-    print(f"\n## 3. Peak memory per rank, {ranks} ranks, {GRAPH}, emulated\n")
-    print("| template | mode | peak RSS max (MiB) | peak RSS mean (MiB) | exchange buffers "
-          "(MiB) | virtual s/iter | overlap | estimate |")
-    print("|---|---|---|---|---|---|---|---|")
+def memory(templates, rank_counts=(4, 8)):
+    print(f"\n## 3. Peak memory per rank, all-to-all versus pipeline, {GRAPH}, emulated\n")
+    print("| template | ranks | mode | peak RSS max (MiB) | growth while counting, max "
+          "(MiB) | exchange buffers (MiB) | virtual s/iter | overlap | estimate |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in templates:
-        for mode in ("alltoall", "pipeline"):
-            record = _launch(ranks, ["--template", name, "--iterations", "1", "--mode", mode],
-                             "emulated")
-            metrics = record["metrics"]
-            rss = np.array(record["profiles"]["rank"]["peak_rss"]) / 2**20
-            print(f"| {name} | {mode} | {rss.max():.0f} | {rss.mean():.0f} | "
-                  f"{metrics['exchange_peak_bytes'] / 2**20:.1f} | "
-                  f"{metrics['time_per_iteration']:.3f} | {metrics['overlap']:.2f} | "
-                  f"{metrics['estimate']:.6g} |", flush=True)
+        for ranks in rank_counts:
+            for mode in ("alltoall", "pipeline"):
+                record = _launch(ranks, ["--template", name, "--iterations", "1",
+                                         "--mode", mode], "emulated")
+                metrics = record["metrics"]
+                rss = np.array(record["profiles"]["rank"]["peak_rss"]) / 2**20
+                print(f"| {name} | {ranks} | {mode} | {rss.max():.0f} | "
+                      f"{metrics['counting_rss'] / 2**20:.0f} | "
+                      f"{metrics['exchange_peak_bytes'] / 2**20:.1f} | "
+                      f"{metrics['time_per_iteration']:.3f} | {metrics['overlap']:.2f} | "
+                      f"{metrics['estimate']:.6g} |", flush=True)
 
 
 def main():

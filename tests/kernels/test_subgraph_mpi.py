@@ -40,7 +40,7 @@ def graph_file(tmp_path_factory):
 @pytest.mark.parametrize(
     ("mode", "extra"),
     [
-        ("alltoall", []),
+        ("alltoall", ["--no-compress"]),
         ("pipeline", []),
         ("adaptive", ["--threshold", "5", "--task-size", "3"]),
     ],
