@@ -111,12 +111,19 @@ def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> li
                                 ranks=point.ranks)
     program = [sys.executable, "-m", f"scaleprobe.kernels.{spec.kernel}",
                *_kernel_arguments(spec, point)]
+    # On real nodes (throttle none) ranks are placed ppn per node; in emulated mode
+    # nodes are virtual and the ranks share whatever the allocation has.
+    real_nodes = spec.throttle.mode == "none"
+    nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
     if config.get("launch.launcher") == "srun" or (
         config.get("launch.launcher") == "auto" and os.environ.get("SLURM_JOB_ID")
         and shutil.which("srun")
     ):
-        return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *program]
-    return [mpiexec, "-n", str(point.ranks), *program]
+        placement = [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"] if real_nodes else []
+        return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *placement, *program]
+    hostfile = config.get("launch.hostfile")
+    placement = ["-f", hostfile, "-ppn", str(ppn)] if hostfile and real_nodes else []
+    return [mpiexec, "-n", str(point.ranks), *placement, *program]
 
 
 def launch_environment(spec: Spec, point: Point) -> dict:

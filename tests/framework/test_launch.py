@@ -81,3 +81,20 @@ def test_a_hang_is_killed_with_its_whole_process_group():
     left = subprocess.run(["pgrep", "-f", "commbench.fault --behaviour hang"],
                           capture_output=True, text=True)
     assert left.stdout.strip() == ""
+
+
+def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
+    import dask
+
+    spec = load_spec({"name": "f", "kernel": "commbench.fault",
+                      "sweep": {"nodes": [4], "ppn": [2]}, "throttle": {"mode": "none"}})
+    point = plan(spec)[0]
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a\nb\nc\nd\n")
+    with dask.config.set({"scaleprobe.launch.hostfile": str(hosts)}):
+        command = build_command(spec, point, mpiexec="mpiexec")
+    assert command[:7] == ["mpiexec", "-n", "8", "-f", str(hosts), "-ppn", "2"]
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
+        command = build_command(spec, point)
+    assert command[:5] == ["srun", "--mpi=pmi2", "--ntasks=8", "--nodes=4", "--ntasks-per-node=2"]
