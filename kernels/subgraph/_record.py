@@ -11,13 +11,14 @@ from scaleprobe.kernels.subgraph.distributed import exchanged_size, intensity
 
 UNITS = {
     "estimate": "1", "estimate_mean": "1", "estimate_std": "1", "iterations": "1",
-    "time": "s", "time_per_iteration": "s", "run_time": "s", "wall_time": "s",
+    "time": "s", "time_per_iteration": "s", "total_time": "s", "wall_time": "s",
     "comp_time": "s", "comm_time": "s", "comp_time_max": "s", "comm_time_max": "s",
     "bytes_sent": "bytes", "bytes_inter": "bytes", "bytes_intra": "bytes",
     "messages": "1", "messages_inter": "1", "peak_rss": "bytes",
     "slot_wait_time": "s", "exchange_peak_bytes": "bytes", "overlap": "1",
     "setup_rss": "bytes", "counting_rss": "bytes",
     "wait_time": "s", "transfer_time": "s", "exchange_bytes": "bytes",
+    "iteration_estimate": "1", "iteration_time": "s",
 }
 
 
@@ -46,7 +47,7 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
         "iterations": len(estimates),
         "time": elapsed,
         "time_per_iteration": elapsed / len(estimates),
-        "run_time": summary["time"],
+        "total_time": summary["time"],
         **{k: v for k, v in summary.items() if k != "time"},
         "comp_time": float(np.mean([r["comp"] for r in everyone])),
         "comm_time": float(np.mean([r["comm"] for r in everyone])),
@@ -73,8 +74,8 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
     }
     profiles = {
         "subtemplate": {
-            "index": computed,
-            "size": [subs[i].size for i in computed],
+            "subtemplate_index": computed,
+            "subtemplate_size": [subs[i].size for i in computed],
             "active_size": [subs[subs[i].active].size for i in computed],
             "exchanged_size": [exchanged_size(template, i) for i in computed],
             "intensity": [intensity(template, i) for i in computed],
@@ -100,12 +101,21 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
             "transfer_time": step["transfer_time"].mean(axis=0),
             "overlap": np.where(np.isfinite(rho), rho, 0.0),
         }
+    units = dict(UNITS)
+    units.update({"subtemplate_size": "1", "active_size": "1", "exchanged_size": "1",
+                  "intensity": "1", "pipelined": "1", "subtemplate_index": "1"})
+    for dim, variables in profiles.items():
+        for name in variables:
+            if name in units:
+                # A sweep Dataset names a profile variable that shadows a metric
+                # <name>_<dim>; give it the same unit.
+                units[f"{name}_{dim}"] = units[name]
     record = {
         "kernel": "subgraph",
         "status": "ok",
         "metrics": metrics,
         "profiles": profiles,
-        "units": UNITS,
+        "units": units,
         "long_names": {
             "estimate": "estimated number of non-induced embeddings (median of means)",
             "time": "completion time of the counting iterations",
@@ -116,6 +126,6 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
         "settings": settings | {"template": template.name, "graph": graph.name},
     }
     if len(estimates) <= 1000:
-        record["trials"] = [{"estimate": float(e), "time": float(t)}
+        record["trials"] = [{"iteration_estimate": float(e), "iteration_time": float(t)}
                             for e, t in zip(estimates, times, strict=True)]
     return record

@@ -56,7 +56,7 @@ def test_four_ranks_match_one_process(graph_file, mode, extra):
     )
     metrics = record["metrics"]
     assert metrics["estimate"] == expected.estimate
-    assert [t["estimate"] for t in record["trials"]] == expected.estimates.tolist()
+    assert [t["iteration_estimate"] for t in record["trials"]] == expected.estimates.tolist()
     assert metrics["ranks"] == 4 and metrics["iterations"] == 4
     for key in ("time", "time_per_iteration", "peak_rss", "comm_time", "comp_time",
                 "bytes_sent", "messages"):
