@@ -1,11 +1,39 @@
 """Graph500: Kronecker generator, CSR construction, four distributed BFS, validation.
 
-Run it as ``mpiexec -n 4 python -m scaleprobe.kernels.graph500 --scale 14 --variant 2d``.
-Variants: ``simple`` (1D, owner push, seed 002 Algorithm II), ``replicated-csr``
-(replicated bitmap, bottom-up, direction optimizing; Algorithm III),
-``replicated-csc`` (replicated bitmap, top-down over the transposed adjacency;
-Algorithm IV) and ``2d`` (Buluc & Madduri expand/fold on an R x C grid). Importing
-this package never imports mpi4py.
+Run::
+
+    mpiexec -n 4 python -m scaleprobe.kernels.graph500 --scale 14 --variant 2d \\
+        [--edgefactor 16] [--nbfs 64] [--seed 1] [--no-validate] [--graph500-output] \\
+        [--no-direction-optimizing] [--throttle emulated --bandwidth-percent 25 ...]
+
+Variants (seed 002 for the first three, seed 000 / Buluc & Madduri for the last):
+
+- ``simple``: 1D partition, owners receive aggregated (vertex, parent) pairs
+  (Algorithm II); top-down only.
+- ``replicated-csr``: replicated frontier bitmap, bottom-up checks of local unvisited
+  vertices (Algorithm III); **direction optimizing** (top-down levels while the
+  frontier is small) unless ``--no-direction-optimizing``.
+- ``replicated-csc``: replicated frontier bitmap, top-down scan of the global frontier
+  over the transposed adjacency (Algorithm IV).
+- ``2d``: R x C grid (``square`` rank counts q x q, ``two_p_squared`` 2q x q), expand
+  along grid columns, fold along grid rows; top-down only.
+
+The record (:func:`scaleprobe.kernels.record.emit`, rank 0) holds ``metrics``
+(``time`` = mean BFS time, ``generation_time``, ``construction_time``,
+``harmonic_mean_teps``, ``harmonic_stddev_teps``, ``median_teps``, ``nbfs``,
+``validation_time``, ``graph_bytes``, per-BFS means ``bfs_bytes_sent``,
+``bfs_messages``, ``bfs_comm_time``, ``bfs_comp_time``, and the communicator summary:
+``total_time``, ``wall_time``, ``comp_time``, ``comm_time``, ``bytes_sent``,
+``messages``, ``peak_rss``...), one ``trials`` entry per BFS (``root``, ``time``,
+``nedge``, ``teps``, ``valid``, ``validate_time``, ``levels``, ``comp_time``,
+``comm_time``, ``bytes_sent``, ``messages``, and ``profiles.level`` arrays
+``frontier``, ``comp_time``, ``comm_time`` (means over ranks), ``bytes_sent``,
+``messages`` (sums) and ``bottom_up``), ``units`` and ``long_names``. A failed
+validation sets ``status: "invalid"`` and ``reason``.
+
+Traversed edges (``nedge``) are the input edges, duplicates counted and self-loops
+not, inside the BFS component: half the degree sum of the reached vertices, as the
+reference 3.0 counts them. Importing this package never imports mpi4py.
 """
 
 from .construction import Graph1D, Graph2D, build_1d, build_2d

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import allgatherv_array, alltoallv_arrays
-from ._frontier import LevelProfile, gather_rows, row_chunks
+from ._frontier import LevelProfile, expand_rows, row_chunks
 from .bfs_simple import settle
 
 __all__ = ["bfs_2d"]
@@ -60,22 +60,23 @@ def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
     if row_lo <= root < graph.row_hi:
         seen[root - row_lo] = True
     frontier_size = 1
+    view = graph.row_view()
     profile.begin()
     while frontier_size:
         sources = allgatherv_array(graph.col_comm, frontier)
         targets_out, parents_out = [], []
         for rows in row_chunks(graph.indptr, graph.column_local(sources)):
-            targets, position = gather_rows(graph.indptr, graph.indices, rows)
+            targets, parents = expand_rows(view, rows, graph.column_global(rows))
             fresh = ~seen[targets]
-            targets, position = targets[fresh], position[fresh]
+            targets, parents = targets[fresh], parents[fresh]
             # one candidate per target: whichever index a repeated assignment keeps
             index = np.arange(targets.size)
             slot[targets] = index
             keep = slot[targets] == index
-            targets, position = targets[keep], position[keep]
+            targets, parents = targets[keep], parents[keep]
             seen[targets] = True
             targets_out.append(targets.astype(np.int64) + row_lo)
-            parents_out.append(graph.column_global(rows[position]))
+            parents_out.append(parents)
         vertices = np.concatenate(targets_out) if targets_out else np.empty(0, np.int64)
         parents = np.concatenate(parents_out) if parents_out else np.empty(0, np.int64)
         destination = (vertices // block) % ncols

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import alltoallv_arrays
-from ._frontier import LevelProfile, gather_rows, row_chunks
+from ._frontier import LevelProfile, expand_rows, row_chunks
 
 __all__ = ["settle", "bfs_simple", "expand_top_down"]
 
@@ -58,18 +58,18 @@ def expand_top_down(comm, graph, frontier, pred, visited):
     lo, hi, block = graph.lo, graph.hi, graph.partition.block
     outgoing_vertices, outgoing_parents = [], []
     found = []
+    view = graph.row_view()
     for rows in row_chunks(graph.indptr, frontier):
-        neighbours, position = gather_rows(graph.indptr, graph.indices, rows)
         if comm.size == 1:
-            # filter on the (cache-resident) visited flags before building parents
+            neighbours, parents = expand_rows(view, rows, rows)
             fresh = ~visited[neighbours]
             local = neighbours[fresh]
-            parents = rows[position[fresh]]
+            parents = parents[fresh]
             pred[local] = parents
             visited[local] = True
             found.append(local[pred[local] == parents])
             continue
-        parents = rows[position] + lo
+        neighbours, parents = expand_rows(view, rows, rows + lo)
         # Owned neighbours are settled here; chunks are independent since each
         # settle sees the updates of the previous ones.
         owned = (neighbours >= lo) & (neighbours < hi)

@@ -16,11 +16,12 @@ duplicates included and self-loops excluded, inside the BFS component.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._exchange import alltoallv_arrays
+from ._frontier import csr_view
 from ._partition import VertexPartition, grid_shape
 
 __all__ = ["Graph1D", "Graph2D", "build_1d", "build_2d"]
@@ -106,6 +107,19 @@ class Graph1D:
     degree: np.ndarray
     csc_indptr: np.ndarray | None = None
     csc_indices: np.ndarray | None = None
+    _views: dict = field(default_factory=dict, repr=False)
+
+    def row_view(self):
+        """Cached scipy view of the owned rows (for compiled row gathers)."""
+        if "rows" not in self._views:
+            self._views["rows"] = csr_view(self.indptr, self.indices, self.partition.nvertices)
+        return self._views["rows"]
+
+    def column_view(self):
+        """Cached scipy view of the transposed adjacency (global vertex -> owned)."""
+        if "columns" not in self._views:
+            self._views["columns"] = csr_view(self.csc_indptr, self.csc_indices, self.nlocal)
+        return self._views["columns"]
 
     @property
     def nlocal(self) -> int:
@@ -197,6 +211,15 @@ class Graph2D:
     degree: np.ndarray
     row_comm: object
     col_comm: object
+    _views: dict = field(default_factory=dict, repr=False)
+
+    def row_view(self):
+        """Cached scipy view of the local block (for compiled row gathers)."""
+        if "rows" not in self._views:
+            self._views["rows"] = csr_view(
+                self.indptr, self.indices, max(self.row_hi - self.row_lo, 1)
+            )
+        return self._views["rows"]
 
     @property
     def nbytes(self) -> int:
