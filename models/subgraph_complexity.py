@@ -31,7 +31,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 __all__ = ["FEATURES", "SubgraphComplexity"]
 
 #: Columns of ``X``, in order.
-FEATURES = ("ranks", "n_vertices", "n_edges", "memory_complexity", "computation_complexity")
+FEATURES = (
+    "ranks",
+    "n_vertices",
+    "n_edges",
+    "memory_complexity",
+    "computation_complexity",
+)
 _TARGETS = ("time", "comp_time", "comm_time", "peak_memory")
 _MODES = ("alltoall", "pipeline")
 
@@ -41,7 +47,12 @@ def _terms(X: np.ndarray) -> dict:
     full = np.ones((X.shape[0], len(FEATURES)))
     full[:, : X.shape[1]] = X
     ranks = np.maximum(full[:, 0], 1.0)
-    vertices, edges, memory, computation = full[:, 1], full[:, 2], full[:, 3], full[:, 4]
+    vertices, edges, memory, computation = (
+        full[:, 1],
+        full[:, 2],
+        full[:, 3],
+        full[:, 4],
+    )
     return {
         "ranks": ranks,
         "steps": ranks - 1,
@@ -97,17 +108,32 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         ones = np.ones_like(terms["ranks"])
         if self.target == "comp_time":
             return ["base", "per_edge_work", "per_vertex_work"], [
-                ones, terms["comp_edges"], terms["comp_vertices"]]
+                ones,
+                terms["comp_edges"],
+                terms["comp_vertices"],
+            ]
         if self.target == "comm_time":
             return ["base", "latency", "per_entry"], [
-                ones, terms["steps"], terms["comm_step"] * terms["steps"]]
+                ones,
+                terms["steps"],
+                terms["comm_step"] * terms["steps"],
+            ]
         if self.target == "peak_memory":
-            remote = terms["mem_remote"] if self.mode == "alltoall" else terms["comm_step"]
+            remote = (
+                terms["mem_remote"] if self.mode == "alltoall" else terms["comm_step"]
+            )
             return ["base", "per_table_entry", "per_remote_entry"], [
-                ones, terms["mem_vertices"], remote]
+                ones,
+                terms["mem_vertices"],
+                remote,
+            ]
         return ["base", "per_edge_work", "per_vertex_work", "latency", "per_entry"], [
-            ones, terms["comp_edges"], terms["comp_vertices"], terms["steps"],
-            terms["comm_step"] * terms["steps"]]
+            ones,
+            terms["comp_edges"],
+            terms["comp_vertices"],
+            terms["steps"],
+            terms["comm_step"] * terms["steps"],
+        ]
 
     def _evaluate(self, terms, values):
         names, columns = self._design(terms)
@@ -117,9 +143,13 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         # larger of their computation and their communication.
         comp_step = values["per_edge_work"] * terms["comp_step"]
         comm_step = values["latency"] + values["per_entry"] * terms["comm_step"]
-        return (values["base"] + comp_step + values["per_vertex_work"]
-                * terms["comp_vertices"] + np.where(terms["steps"] > 0, comm_step, 0.0)
-                + terms["steps"] * np.maximum(comp_step, comm_step))
+        return (
+            values["base"]
+            + comp_step
+            + values["per_vertex_work"] * terms["comp_vertices"]
+            + np.where(terms["steps"] > 0, comm_step, 0.0)
+            + terms["steps"] * np.maximum(comp_step, comm_step)
+        )
 
     def fit(self, X, y):
         """Fit the constants by non-negative least squares.
@@ -156,7 +186,10 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
             start = solution.copy()
 
             def residual(params):
-                return self._evaluate(terms, dict(zip(names, params / scale, strict=True))) - y
+                return (
+                    self._evaluate(terms, dict(zip(names, params / scale, strict=True)))
+                    - y
+                )
 
             result = least_squares(residual, start, bounds=(0, np.inf))
             values = dict(zip(names, result.x / scale, strict=True))
@@ -193,7 +226,9 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if self.target != "time":
-            raise ValueError(f"overlap needs target='time', this model has {self.target!r}")
+            raise ValueError(
+                f"overlap needs target='time', this model has {self.target!r}"
+            )
         terms = _terms(validate_data(self, X, reset=False, dtype=np.float64))
         comp_step = self.coef_["per_edge_work"] * terms["comp_step"]
         comm_step = self.coef_["latency"] + self.coef_["per_entry"] * terms["comm_step"]

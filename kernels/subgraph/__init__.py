@@ -8,8 +8,8 @@ count for small graphs (:func:`exact_count`), and the distributed kernel run by
 
 from scaleprobe.kernels.subgraph.counting import (
     CountResult,
-    coloring,
     colorful_count,
+    coloring,
     count_subgraphs,
     estimate_scale,
     iterations_for,
@@ -24,7 +24,12 @@ from scaleprobe.kernels.subgraph.graphs import (
     read_edge_list,
     rmat,
 )
-from scaleprobe.kernels.subgraph.template import SubTemplate, Template, TemplateError, template_names
+from scaleprobe.kernels.subgraph.template import (
+    SubTemplate,
+    Template,
+    TemplateError,
+    template_names,
+)
 
 __all__ = [
     "CountResult",
@@ -33,8 +38,8 @@ __all__ = [
     "SubTemplate",
     "Template",
     "TemplateError",
-    "coloring",
     "colorful_count",
+    "coloring",
     "count_subgraphs",
     "erdos_renyi",
     "estimate_scale",

@@ -1,4 +1,4 @@
-"""``python -m scaleprobe.kernels.subgraph``: see :mod:`scaleprobe.kernels.subgraph._cli`."""
+"""``python -m scaleprobe.kernels.subgraph``: the command line (see ``_cli``)."""
 
 from scaleprobe.kernels.subgraph._cli import main
 

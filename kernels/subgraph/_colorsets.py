@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 
-@lru_cache(maxsize=None)
+@cache
 def _binomials(k: int) -> np.ndarray:
     table = np.zeros((k + 1, k + 2), dtype=np.int64)
     for n in range(k + 1):
@@ -33,7 +33,7 @@ def colorset_ranks(sets: np.ndarray, k: int) -> np.ndarray:
     return _binomials(k)[sets, positions].sum(axis=-1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def colorsets(k: int, size: int) -> np.ndarray:
     """All colour sets of ``size`` colours, one sorted row per set, in rank order.
 
@@ -49,7 +49,7 @@ def colorsets(k: int, size: int) -> np.ndarray:
     return rows
 
 
-@lru_cache(maxsize=None)
+@cache
 def split_tables(k: int, size: int, active: int) -> tuple[np.ndarray, np.ndarray]:
     """For every colour set ``S`` of ``size`` colours, its splits into ``S_a`` and
     ``S_p = S \\ S_a`` with ``|S_a| = active``.

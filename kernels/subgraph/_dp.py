@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
-
-from scaleprobe.kernels.subgraph._colorsets import colorset_ranks, colorsets, split_tables
+from scaleprobe.kernels.subgraph._colorsets import (
+    colorset_ranks,
+    colorsets,
+    split_tables,
+)
 
 # Size of one working buffer of the combination step; small enough that the handful
 # of buffers of one vertex block stay in a core's L2 cache.
@@ -29,8 +32,9 @@ def leaf_table(colors: np.ndarray, k: int, dtype) -> np.ndarray:
     return table
 
 
-def combine(active: np.ndarray, neighbours: np.ndarray, k: int, size: int,
-            active_size: int) -> np.ndarray:
+def combine(
+    active: np.ndarray, neighbours: np.ndarray, k: int, size: int, active_size: int
+) -> np.ndarray:
     """Counts of a split sub-template from its active table and the neighbour sums of
     its passive table: ``out[S] = sum over S = S_a + S_p of active[S_a] * nb[S_p]``.
 
@@ -67,7 +71,7 @@ def combine(active: np.ndarray, neighbours: np.ndarray, k: int, size: int,
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _drop_color_ranks(k: int, size: int) -> np.ndarray:
     """``[S, c]``: rank of ``S - {c}`` among sets of ``size - 1`` colours if ``c`` is
     in ``S``, else ``C(k, size - 1)`` (a row of zeros appended to the table)."""
@@ -81,7 +85,9 @@ def _drop_color_ranks(k: int, size: int) -> np.ndarray:
     return lookup
 
 
-def combine_root(colors: np.ndarray, neighbours: np.ndarray, k: int, size: int) -> np.ndarray:
+def combine_root(
+    colors: np.ndarray, neighbours: np.ndarray, k: int, size: int
+) -> np.ndarray:
     """:func:`combine` when the active part is the root alone: ``out[S, v]`` is
     ``nb[S - {colour(v)}, v]`` if ``colour(v)`` is in ``S``, else 0 — one gather per
     entry instead of ``size`` multiply-adds.
@@ -99,8 +105,9 @@ def combine_root(colors: np.ndarray, neighbours: np.ndarray, k: int, size: int) 
     return out
 
 
-def final_total(active: np.ndarray, passive: np.ndarray, k: int, active_size: int,
-                segments: int = 1) -> np.ndarray:
+def final_total(
+    active: np.ndarray, passive: np.ndarray, k: int, active_size: int, segments: int = 1
+) -> np.ndarray:
     """``sum_v sum_{S_a + S_p = all colours} active[S_a, v] * passive[S_p, v]`` in
     float64 (one of the two tables already summed over neighbours), per segment of
     ``n / segments`` consecutive vertices."""
@@ -125,8 +132,14 @@ def computed_subtemplates(template) -> list[int]:
 NeighbourSum = Callable[[int, np.ndarray], np.ndarray]
 
 
-def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
-                   dtype=np.float64, segments: int = 1, observer=None):
+def colorful_total(
+    template,
+    colors: np.ndarray,
+    neighbour_sum: NeighbourSum,
+    dtype=np.float64,
+    segments: int = 1,
+    observer=None,
+):
     """Colourful maps of ``template`` rooted on the given vertices, summed.
 
     Parameters
@@ -175,8 +188,11 @@ def colorful_total(template, colors: np.ndarray, neighbour_sum: NeighbourSum,
     root_active, root_passive = subs[root.active], subs[root.passive]
     # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): the whole template sums the
     # neighbours of its smaller part.
-    final_summed = root_active if math.comb(k, root_active.size) < math.comb(
-        k, root_passive.size) else root_passive
+    final_summed = (
+        root_active
+        if math.comb(k, root_active.size) < math.comb(k, root_passive.size)
+        else root_passive
+    )
     for index in sorted(computed):
         sub = subs[index]
         if sub.active is not None and index != whole:

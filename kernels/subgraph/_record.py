@@ -5,38 +5,80 @@ from __future__ import annotations
 import resource
 
 import numpy as np
-
 from scaleprobe.kernels.subgraph._dp import computed_subtemplates
 from scaleprobe.kernels.subgraph.distributed import exchanged_size, intensity
 
 UNITS = {
-    "estimate": "1", "estimate_mean": "1", "estimate_std": "1", "iterations": "1",
-    "time": "s", "time_per_iteration": "s", "total_time": "s", "wall_time": "s",
-    "comp_time": "s", "comm_time": "s", "comp_time_max": "s", "comm_time_max": "s",
-    "bytes_sent": "bytes", "bytes_inter": "bytes", "bytes_intra": "bytes",
-    "messages": "1", "messages_inter": "1", "peak_rss": "bytes",
-    "slot_wait_time": "s", "exchange_peak_bytes": "bytes", "overlap": "1",
-    "setup_rss": "bytes", "counting_rss": "bytes",
-    "wait_time": "s", "transfer_time": "s", "exchange_bytes": "bytes",
-    "iteration_estimate": "1", "iteration_time": "s",
+    "estimate": "1",
+    "estimate_mean": "1",
+    "estimate_std": "1",
+    "iterations": "1",
+    "time": "s",
+    "time_per_iteration": "s",
+    "total_time": "s",
+    "wall_time": "s",
+    "comp_time": "s",
+    "comm_time": "s",
+    "comp_time_max": "s",
+    "comm_time_max": "s",
+    "bytes_sent": "bytes",
+    "bytes_inter": "bytes",
+    "bytes_intra": "bytes",
+    "messages": "1",
+    "messages_inter": "1",
+    "peak_rss": "bytes",
+    "slot_wait_time": "s",
+    "exchange_peak_bytes": "bytes",
+    "overlap": "1",
+    "setup_rss": "bytes",
+    "counting_rss": "bytes",
+    "wait_time": "s",
+    "transfer_time": "s",
+    "exchange_bytes": "bytes",
+    "iteration_estimate": "1",
+    "iteration_time": "s",
 }
 
 
-def assemble_record(comm, graph, template, local, exchanger, plan, summary, counted, *,
-                    estimates, times, elapsed, settings, estimate, setup_rss) -> dict:
+def assemble_record(
+    comm,
+    graph,
+    template,
+    local,
+    exchanger,
+    plan,
+    summary,
+    counted,
+    *,
+    estimates,
+    times,
+    elapsed,
+    settings,
+    estimate,
+    setup_rss,
+) -> dict:
     """Gather the per-rank statistics and build the record (collective)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     mine = {
-        "sub": exchanger.sub, "step": exchanger.step, "rss": rss, "setup_rss": setup_rss,
-        "comp": counted["comp_time"], "comm": counted["comm_time"],
+        "sub": exchanger.sub,
+        "step": exchanger.step,
+        "rss": rss,
+        "setup_rss": setup_rss,
+        "comp": counted["comp_time"],
+        "comm": counted["comm_time"],
         "tasks": local.local.n_tasks + sum(g.n_tasks for g in local.ghosts.values()),
-        "max_task": max([local.local.max_task] + [g.max_task for g in local.ghosts.values()]),
+        "max_task": max(
+            [local.local.max_task] + [g.max_task for g in local.ghosts.values()]
+        ),
     }
     everyone = comm.allgather(mine)
     sub = {key: np.array([r["sub"][key] for r in everyone]) for key in exchanger.sub}
     step = {key: np.array([r["step"][key] for r in everyone]) for key in exchanger.step}
-    computed = [i for i in computed_subtemplates(template)
-                if template.subtemplates[i].active is not None]
+    computed = [
+        i
+        for i in computed_subtemplates(template)
+        if template.subtemplates[i].active is not None
+    ]
     subs = template.subtemplates
     memory, computation = template.complexity()
     transfer = step["transfer_time"].sum()
@@ -102,8 +144,16 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
             "overlap": np.where(np.isfinite(rho), rho, 0.0),
         }
     units = dict(UNITS)
-    units.update({"subtemplate_size": "1", "active_size": "1", "exchanged_size": "1",
-                  "intensity": "1", "pipelined": "1", "subtemplate_index": "1"})
+    units.update(
+        {
+            "subtemplate_size": "1",
+            "active_size": "1",
+            "exchanged_size": "1",
+            "intensity": "1",
+            "pipelined": "1",
+            "subtemplate_index": "1",
+        }
+    )
     for dim, variables in profiles.items():
         for name in variables:
             if name in units:
@@ -121,11 +171,13 @@ def assemble_record(comm, graph, template, local, exchanger, plan, summary, coun
             "time": "completion time of the counting iterations",
             "overlap": "communication time overlapped by computation (Eq. 14)",
             "exchange_peak_bytes": "largest live exchange buffers of one rank",
-            "counting_rss": "growth of the peak resident size during counting (max over ranks)",
+            "counting_rss": "peak resident size growth while counting, largest rank",
         },
         "settings": settings | {"template": template.name, "graph": graph.name},
     }
     if len(estimates) <= 1000:
-        record["trials"] = [{"iteration_estimate": float(e), "iteration_time": float(t)}
-                            for e, t in zip(estimates, times, strict=True)]
+        record["trials"] = [
+            {"iteration_estimate": float(e), "iteration_time": float(t)}
+            for e, t in zip(estimates, times, strict=True)
+        ]
     return record

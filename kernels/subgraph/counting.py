@@ -9,18 +9,18 @@ template).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-
 from scaleprobe.kernels.subgraph._dp import colorful_total
 
 __all__ = [
     "CountResult",
-    "coloring",
     "colorful_count",
+    "coloring",
     "count_subgraphs",
     "estimate_scale",
     "iterations_for",
@@ -69,7 +69,9 @@ def iterations_for(k: int, epsilon: float, delta: float) -> int:
     185
     """
     if not (0 < epsilon < 1 and 0 < delta < 1):
-        raise ValueError(f"epsilon and delta must lie in (0, 1), got {epsilon}, {delta}")
+        raise ValueError(
+            f"epsilon and delta must lie in (0, 1), got {epsilon}, {delta}"
+        )
     return math.ceil(math.exp(k) * math.log(1 / delta) / epsilon**2)
 
 
@@ -91,7 +93,7 @@ def median_of_means(values, groups: int) -> float:
         raise ValueError("median_of_means needs at least one value")
     groups = int(min(max(groups, 1), values.size))
     edges = np.linspace(0, values.size, groups + 1).astype(int)
-    means = [values[lo:hi].mean() for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    means = [values[lo:hi].mean() for lo, hi in itertools.pairwise(edges)]
     return float(np.median(means))
 
 
@@ -113,7 +115,6 @@ def colorful_count(adjacency: sp.csr_matrix, template, colors, dtype=np.float64)
     float or numpy.ndarray of float
     """
     colors = np.asarray(colors)
-    n = adjacency.shape[0]
     matrix = sp.csr_matrix(adjacency, dtype=dtype)
     if colors.ndim == 1:
         return colorful_total(template, colors, _neighbour_sum(matrix), dtype)
@@ -162,8 +163,15 @@ class CountResult:
     estimates: np.ndarray
 
 
-def count_subgraphs(graph, template, iterations: int = 10, seed: int = 0,
-                    groups: int = 3, dtype=np.float64, batch: int = 1) -> CountResult:
+def count_subgraphs(
+    graph,
+    template,
+    iterations: int = 10,
+    seed: int = 0,
+    groups: int = 3,
+    dtype=np.float64,
+    batch: int = 1,
+) -> CountResult:
     """Estimate the number of non-induced embeddings of a tree template.
 
     Parameters
@@ -187,7 +195,8 @@ def count_subgraphs(graph, template, iterations: int = 10, seed: int = 0,
     --------
     >>> from scaleprobe.kernels.subgraph import Graph, Template
     >>> triangle = Graph.from_edges(3, [(0, 1), (1, 2), (0, 2)])
-    >>> count_subgraphs(triangle, Template.by_name("path-3"), iterations=200).estimate > 0
+    >>> result = count_subgraphs(triangle, Template.by_name("path-3"), iterations=200)
+    >>> result.estimate > 0
     True
     """
     if iterations < 1:
@@ -198,10 +207,17 @@ def count_subgraphs(graph, template, iterations: int = 10, seed: int = 0,
     for start in range(0, iterations, batch):
         stop = min(iterations, start + batch)
         colors = np.stack(
-            [coloring(seed, it, graph.n_vertices, template.k) for it in range(start, stop)]
+            [
+                coloring(seed, it, graph.n_vertices, template.k)
+                for it in range(start, stop)
+            ]
         )
         if stop - start == 1:
-            estimates[start] = colorful_count(adjacency, template, colors[0], dtype) * scale
+            estimates[start] = (
+                colorful_count(adjacency, template, colors[0], dtype) * scale
+            )
         else:
-            estimates[start:stop] = colorful_count(adjacency, template, colors, dtype) * scale
+            estimates[start:stop] = (
+                colorful_count(adjacency, template, colors, dtype) * scale
+            )
     return CountResult(median_of_means(estimates, groups), estimates)

@@ -27,9 +27,12 @@ import math
 import resource
 
 import numpy as np
-
 from scaleprobe.kernels.subgraph._dp import colorful_total
-from scaleprobe.kernels.subgraph.counting import coloring, estimate_scale, median_of_means
+from scaleprobe.kernels.subgraph.counting import (
+    coloring,
+    estimate_scale,
+    median_of_means,
+)
 from scaleprobe.kernels.subgraph.partition import LocalGraph, partition_vertices
 
 __all__ = ["MODES", "exchanged_size", "intensity", "run_distributed"]
@@ -43,8 +46,11 @@ def exchanged_size(template, index: int) -> int:
     sub = subs[index]
     if index == len(subs) - 1:
         active, passive = subs[sub.active].size, subs[sub.passive].size
-        return active if math.comb(template.k, active) < math.comb(template.k, passive) \
+        return (
+            active
+            if math.comb(template.k, active) < math.comb(template.k, passive)
             else passive
+        )
     return subs[sub.passive].size
 
 
@@ -71,11 +77,15 @@ class _Exchanger:
         self.dtype = dtype
         size = comm.size
         n_sub = len(pipelined)
-        self.sub = {key: np.zeros(n_sub) for key in
-                    ("comp_time", "comm_time", "bytes_sent", "exchange_bytes")}
+        self.sub = {
+            key: np.zeros(n_sub)
+            for key in ("comp_time", "comm_time", "bytes_sent", "exchange_bytes")
+        }
         steps = max(size - 1, 1)
-        self.step = {key: np.zeros(steps) for key in
-                     ("comp_time", "wait_time", "transfer_time", "overlapped")}
+        self.step = {
+            key: np.zeros(steps)
+            for key in ("comp_time", "wait_time", "transfer_time", "overlapped")
+        }
         self._snapshot = None
         self._inter = {q: (q // comm.ppn) != comm.node for q in range(size)}
 
@@ -106,8 +116,9 @@ class _Exchanger:
 
         if not self.compress:
             return self.dtype
-        largest = self.comm.allreduce(float(table.max()) if table.size else 0.0,
-                                      op=MPI.MAX)
+        largest = self.comm.allreduce(
+            float(table.max()) if table.size else 0.0, op=MPI.MAX
+        )
         for candidate in (np.uint8, np.uint16, np.uint32):
             if largest <= np.iinfo(candidate).max:
                 return np.dtype(candidate)
@@ -146,8 +157,10 @@ class _Exchanger:
             dest, source = (rank + step) % size, (rank - step) % size
             send = table.T[local.send_index[dest]].astype(wire)
             recv = np.empty((local.recv_count[source], width), dtype=wire)
-            requests = [comm.Irecv(recv, source=source, tag=step),
-                        comm.Isend(send, dest, tag=step)]
+            requests = [
+                comm.Irecv(recv, source=source, tag=step),
+                comm.Isend(send, dest, tag=step),
+            ]
             transfer = link.transfer_time(recv.nbytes, self._inter[source], comm.ppn)
             return step, source, send, recv, requests, transfer
 
@@ -164,10 +177,14 @@ class _Exchanger:
             before = comm.counters()
             comm.Waitall(requests)
             waited = comm.counters_since(before)["comm_time"]
-            del send, requests, pending
+            del send, requests
+            pending = None
             upcoming = post(step + 1) if step + 1 < size else None
-            live = max(live, recv.nbytes + (
-                upcoming[2].nbytes + upcoming[3].nbytes if upcoming else 0))
+            live = max(
+                live,
+                recv.nbytes
+                + (upcoming[2].nbytes + upcoming[3].nbytes if upcoming else 0),
+            )
             before = comm.counters()
             local.ghosts[source].add_to(out, recv)
             comp = comm.counters_since(before)["comp_time"]
@@ -198,10 +215,20 @@ def plan_exchanges(template, mode: str, threshold: float) -> dict:
     return plan
 
 
-def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 0,
-                    mode: str = "adaptive", threshold: float = 20.0,
-                    task_size: int | None = None, dtype=np.float64,
-                    groups: int = 3, compress: bool = True) -> dict:
+def run_distributed(
+    comm,
+    graph,
+    template,
+    *,
+    iterations: int = 10,
+    seed: int = 0,
+    mode: str = "adaptive",
+    threshold: float = 20.0,
+    task_size: int | None = None,
+    dtype=np.float64,
+    groups: int = 3,
+    compress: bool = True,
+) -> dict:
     """Count a template on a graph partitioned over ``comm``; return the record.
 
     Collective over ``comm`` (an :class:`~scaleprobe.kernels.comm.InstrumentedComm`).
@@ -248,8 +275,9 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     for iteration in range(iterations):
         began = comm.clock()
         colors = coloring(seed, iteration, graph.n_vertices, template.k)[local.vertices]
-        part = colorful_total(template, colors, exchanger.neighbour_sum, dtype,
-                              observer=exchanger)
+        part = colorful_total(
+            template, colors, exchanger.neighbour_sum, dtype, observer=exchanger
+        )
         estimates.append(comm.allreduce(part) * scale)
         times.append(comm.clock() - began)
     elapsed = comm.elapsed_since(start)
@@ -258,11 +286,26 @@ def run_distributed(comm, graph, template, *, iterations: int = 10, seed: int = 
     from scaleprobe.kernels.subgraph._record import assemble_record
 
     return assemble_record(
-        comm, graph, template, local, exchanger, plan, summary, counted,
-        estimates=np.asarray(estimates), times=np.asarray(times), elapsed=elapsed,
+        comm,
+        graph,
+        template,
+        local,
+        exchanger,
+        plan,
+        summary,
+        counted,
+        estimates=np.asarray(estimates),
+        times=np.asarray(times),
+        elapsed=elapsed,
         setup_rss=setup_rss,
-        settings={"mode": mode, "threshold": threshold, "task_size": task_size,
-                  "seed": seed, "groups": groups, "dtype": np.dtype(dtype).name,
-                  "compress": compress},
+        settings={
+            "mode": mode,
+            "threshold": threshold,
+            "task_size": task_size,
+            "seed": seed,
+            "groups": groups,
+            "dtype": np.dtype(dtype).name,
+            "compress": compress,
+        },
         estimate=median_of_means(estimates, groups),
     )

@@ -1,4 +1,4 @@
-"""Input graphs: edge-list files and Erdős–Rényi, R-MAT and Kronecker generators.
+"""Input graphs: edge-list files and Erdős-Rényi, R-MAT and Kronecker generators.
 
 Graphs are simple and undirected: self loops and repeated edges are dropped. A graph
 given on the command line is either a path to an edge-list file (first line ``n``,
@@ -6,15 +6,16 @@ second line ``m``, then one ``u v`` edge a line, vertices ``0 .. n - 1``) or a g
 spec:
 
 ``er:N:M[:SEED]``
-    Erdős–Rényi ``G(n, m)``: ``M`` distinct edges drawn uniformly.
+    Erdős-Rényi ``G(n, m)``: ``M`` distinct edges drawn uniformly.
 ``rmat:N:M[:SKEW[:SEED]]``
     R-MAT on ``N`` vertices (rounded up to a power of two, then vertices beyond ``N``
     dropped) with quadrant probabilities ``a = SKEW / (SKEW + 3)``,
     ``b = c = d = 1 / (SKEW + 3)``; ``SKEW = 1`` is uniform, larger is more skewed
     (the seed's RMAT-k datasets use k = 1, 3, 8).
-``kronecker:SCALE:EDGEFACTOR[:SEED]``
-    Graph500 Kronecker graph (``a, b, c = 0.57, 0.19, 0.19``) with ``2**SCALE``
-    vertices and ``EDGEFACTOR * 2**SCALE`` edge draws.
+``graph500:SCALE:EDGEFACTOR[:SEED]`` (or ``kronecker:...``)
+    The Graph500 Kronecker graph of :mod:`scaleprobe.kernels.graph500.generator`
+    (``A, B, C, D = 0.57, 0.19, 0.19, 0.05``; seed 1 by default): ``2**SCALE``
+    vertices and ``EDGEFACTOR * 2**SCALE`` edge draws, loops and repeats dropped.
 """
 
 from __future__ import annotations
@@ -120,13 +121,17 @@ def read_edge_list(path) -> Graph:
     try:
         numbers = np.array(text.split(), dtype=np.int64)
     except ValueError as error:
-        raise GraphError(f"{path}: an edge list holds integers only ({error})") from None
+        raise GraphError(
+            f"{path}: an edge list holds integers only ({error})"
+        ) from None
     if numbers.size < 2:
         raise GraphError(f"{path}: expected 'n', 'm' and m edges")
     n, m = int(numbers[0]), int(numbers[1])
     pairs = numbers[2:]
     if pairs.size != 2 * m:
-        raise GraphError(f"{path}: the header announces {m} edges, {pairs.size / 2:g} follow")
+        raise GraphError(
+            f"{path}: the header announces {m} edges, {pairs.size / 2:g} follow"
+        )
     name = os.path.splitext(os.path.basename(str(path)))[0]
     return Graph.from_edges(n, pairs.reshape(-1, 2), name=name)
 
@@ -139,7 +144,7 @@ def write_edge_list(graph: Graph, path) -> None:
 
 
 def erdos_renyi(n_vertices: int, n_edges: int, seed: int = 0) -> Graph:
-    """Erdős–Rényi ``G(n, m)``: ``n_edges`` distinct edges drawn uniformly.
+    """Erdős-Rényi ``G(n, m)``: ``n_edges`` distinct edges drawn uniformly.
 
     Parameters
     ----------
@@ -152,7 +157,9 @@ def erdos_renyi(n_vertices: int, n_edges: int, seed: int = 0) -> Graph:
     """
     possible = n_vertices * (n_vertices - 1) // 2
     if n_edges > possible:
-        raise GraphError(f"{n_vertices} vertices admit at most {possible} edges, got {n_edges}")
+        raise GraphError(
+            f"{n_vertices} vertices admit at most {possible} edges, got {n_edges}"
+        )
     rng = np.random.default_rng(seed)
     codes = np.empty(0, dtype=np.int64)
     while len(codes) < n_edges:
@@ -167,8 +174,13 @@ def erdos_renyi(n_vertices: int, n_edges: int, seed: int = 0) -> Graph:
     return Graph.from_edges(n_vertices, pairs, name=f"er-{n_vertices}-{n_edges}")
 
 
-def rmat(n_vertices: int, n_edges: int, probabilities=(0.45, 0.15, 0.15), seed: int = 0,
-         name: str | None = None) -> Graph:
+def rmat(
+    n_vertices: int,
+    n_edges: int,
+    probabilities=(0.45, 0.15, 0.15),
+    seed: int = 0,
+    name: str | None = None,
+) -> Graph:
     """R-MAT graph from ``n_edges`` recursive quadrant draws (duplicates dropped).
 
     Parameters
@@ -185,7 +197,10 @@ def rmat(n_vertices: int, n_edges: int, probabilities=(0.45, 0.15, 0.15), seed: 
     """
     a, b, c = probabilities
     if min(a, b, c) < 0 or a + b + c > 1:
-        raise GraphError(f"R-MAT probabilities a, b, c must be >= 0 with sum <= 1, got {probabilities}")
+        raise GraphError(
+            "R-MAT probabilities a, b, c must be >= 0 with sum <= 1, "
+            f"got {probabilities}"
+        )
     scale = max(1, int(np.ceil(np.log2(max(n_vertices, 2)))))
     rng = np.random.default_rng(seed)
     rows = np.zeros(n_edges, dtype=np.int64)
@@ -201,7 +216,9 @@ def rmat(n_vertices: int, n_edges: int, probabilities=(0.45, 0.15, 0.15), seed: 
     rows, cols = perm[rows], perm[cols]
     keep = (rows < n_vertices) & (cols < n_vertices)
     pairs = np.stack([rows[keep], cols[keep]], axis=1)
-    return Graph.from_edges(n_vertices, pairs, name=name or f"rmat-{n_vertices}-{n_edges}")
+    return Graph.from_edges(
+        n_vertices, pairs, name=name or f"rmat-{n_vertices}-{n_edges}"
+    )
 
 
 def load_graph(spec: str) -> Graph:
@@ -232,14 +249,18 @@ def load_graph(spec: str) -> Graph:
             seed = int(fields[3]) if len(fields) == 4 else 0
             other = 1.0 / (skew + 3.0)
             return rmat(n, m, (skew * other, other, other), seed, name=spec)
-        if kind == "kronecker" and len(fields) in (2, 3):
+        if kind in ("kronecker", "graph500") and len(fields) in (2, 3):
+            from scaleprobe.kernels.graph500.generator import kronecker_edges
+
             scale, factor = int(fields[0]), int(fields[1])
-            seed = int(fields[2]) if len(fields) == 3 else 0
-            n = 2**scale
-            return rmat(n, factor * n, (0.57, 0.19, 0.19), seed, name=spec)
+            seed = int(fields[2]) if len(fields) == 3 else 1
+            source, target = kronecker_edges(scale, factor, seed=seed)
+            pairs = np.stack([source, target], axis=1)
+            return Graph.from_edges(2**scale, pairs, name=spec)
     except ValueError as error:
         raise GraphError(f"cannot read graph spec {spec!r}: {error}") from None
     raise GraphError(
         f"graph {spec!r} is neither a file nor a generator spec; use a path, "
-        "'er:N:M[:SEED]', 'rmat:N:M[:SKEW[:SEED]]' or 'kronecker:SCALE:EDGEFACTOR[:SEED]'"
+        "'er:N:M[:SEED]', 'rmat:N:M[:SKEW[:SEED]]' or "
+        "'graph500:SCALE:EDGEFACTOR[:SEED]'"
     )

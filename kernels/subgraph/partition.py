@@ -54,7 +54,9 @@ class NeighbourOperator:
     # Columns of the dense operand multiplied at once: keeps it in cache.
     chunk = 16
 
-    def __init__(self, matrix: sp.csr_matrix, task_size: int | None = None, seed: int = 0):
+    def __init__(
+        self, matrix: sp.csr_matrix, task_size: int | None = None, seed: int = 0
+    ):
         self.shape = matrix.shape
         self.matrix = matrix
         self.reduce = None
@@ -65,7 +67,9 @@ class NeighbourOperator:
             pieces = np.maximum(1, -(-degrees // task_size))
             owner = np.repeat(np.arange(len(degrees)), pieces)
             first = np.repeat(matrix.indptr[:-1], pieces)
-            offset = np.arange(len(owner)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+            offset = np.arange(len(owner)) - np.repeat(
+                np.cumsum(pieces) - pieces, pieces
+            )
             starts = first + offset * task_size
             stops = np.minimum(starts + task_size, np.repeat(matrix.indptr[1:], pieces))
             order = np.random.default_rng([int(seed), 4]).permutation(len(owner))
@@ -79,7 +83,10 @@ class NeighbourOperator:
                 shape=(len(owner), matrix.shape[1]),
             )
             self.reduce = sp.csr_matrix(
-                (np.ones(len(owner), dtype=matrix.dtype), (owner, np.arange(len(owner)))),
+                (
+                    np.ones(len(owner), dtype=matrix.dtype),
+                    (owner, np.arange(len(owner))),
+                ),
                 shape=(matrix.shape[0], len(owner)),
             )
             self.max_task = int(lengths.max()) if len(lengths) else 0
@@ -149,8 +156,16 @@ class LocalGraph:
     all_ghosts: NeighbourOperator | None = None
 
     @classmethod
-    def build(cls, graph, owner: np.ndarray, rank: int, size: int, dtype=np.float64,
-              task_size: int | None = None, seed: int = 0) -> LocalGraph:
+    def build(
+        cls,
+        graph,
+        owner: np.ndarray,
+        rank: int,
+        size: int,
+        dtype=np.float64,
+        task_size: int | None = None,
+        seed: int = 0,
+    ) -> LocalGraph:
         """Cut the rows of ``rank``'s vertices out of the whole graph.
 
         Parameters

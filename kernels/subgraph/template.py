@@ -46,7 +46,9 @@ class SubTemplate:
     shape: tuple
 
 
-def _bfs_children(k: int, edges: list[tuple[int, int]], root: int = 0) -> list[list[int]]:
+def _bfs_children(
+    k: int, edges: list[tuple[int, int]], root: int = 0
+) -> list[list[int]]:
     """Children lists (listed order) of a tree given by an ordered edge list."""
     adjacency: list[list[int]] = [[] for _ in range(k)]
     for u, v in edges:
@@ -169,9 +171,13 @@ class Template:
         try:
             numbers = [int(t) for t in tokens]
         except ValueError as error:
-            raise TemplateError(f"{path}: template files hold integers only ({error})")
+            raise TemplateError(
+                f"{path}: template files hold integers only ({error})"
+            ) from None
         if len(numbers) < 2:
-            raise TemplateError(f"{path}: expected 'k', 'k - 1' and edges, got {tokens}")
+            raise TemplateError(
+                f"{path}: expected 'k', 'k - 1' and edges, got {tokens}"
+            )
         k, m = numbers[0], numbers[1]
         pairs = numbers[2:]
         if len(pairs) != 2 * m:
@@ -209,7 +215,8 @@ class Template:
             return cls.from_file(name)
         raise TemplateError(
             f"unknown template {name!r}: use one of {', '.join(template_names())}, "
-            "a generated tree (path-K, star-K, spider-LEGS-LENGTH, binary-K) or a file path"
+            "a generated tree (path-K, star-K, spider-LEGS-LENGTH, binary-K) "
+            "or a file path"
         )
 
     # splitting --------------------------------------------------------------------
@@ -223,13 +230,16 @@ class Template:
             passive_old = _subtree_vertices(children, cut)
             keep = [v for v in range(size) if v not in passive_old]
             active_children = [
-                [c for c in children[v] if not (v == 0 and c == cut)] for v in range(size)
+                [c for c in children[v] if not (v == 0 and c == cut)]
+                for v in range(size)
             ]
             active = _relabel(active_children, keep)
             passive = _renumber([list(c) for c in children], cut)
             active_index = self._split(active)
             passive_index = self._split(passive)
-            entry = SubTemplate(size, active_index, passive_index, _rooted_shape(children))
+            entry = SubTemplate(
+                size, active_index, passive_index, _rooted_shape(children)
+            )
         self.subtemplates.append(entry)
         return len(self.subtemplates) - 1
 
@@ -295,7 +305,7 @@ def _subtree_vertices(children, root: int) -> set[int]:
 
 
 def _relabel(children, keep: list[int]):
-    """Children lists restricted to ``keep`` (which holds the root 0), BFS-renumbered."""
+    """Children lists restricted to ``keep`` (holding the root 0), BFS-renumbered."""
     local = {old: new for new, old in enumerate(keep)}
     restricted = [[local[c] for c in children[old]] for old in keep]
     return _renumber(restricted, 0)

@@ -1,6 +1,6 @@
 """Benchmark of the subgraph-counting kernel; prints tables (not collected by pytest).
 
-1. Single process: counting time per iteration on an Erdős–Rényi graph of 10,000
+1. Single process: counting time per iteration on an Erdős-Rényi graph of 10,000
    vertices and 50,000 edges, float64 and float32 tables, beside FASCIA 1.0's times
    measured on this machine (C++, -O3, one thread).
 2. 1 versus 2 ranks (``mpiexec``) for large templates: virtual time per iteration in
@@ -22,9 +22,8 @@ import sys
 import time
 
 import numpy as np
-
 from scaleprobe.kernels.record import parse_record
-from scaleprobe.kernels.subgraph import Template, coloring, colorful_count, erdos_renyi
+from scaleprobe.kernels.subgraph import Template, colorful_count, coloring, erdos_renyi
 
 FASCIA_MS = {"u3-1": 2.6, "u5-2": 8.1, "u7-2": 31.0, "u10-2": 206.0, "u12-2": 1440.0}
 REPEATS = {"u3-1": 30, "u5-2": 20, "u7-2": 10, "u10-2": 5, "u12-2": 3}
@@ -34,8 +33,10 @@ GRAPH = "er:10000:50000:1"
 def single_process(templates):
     graph = erdos_renyi(10000, 50000, seed=1)
     print(f"\n## 1. Single process, {GRAPH} (median ms per iteration)\n")
-    print("| template | FASCIA | float64 cpu | float64 wall | float32 cpu | float32 wall "
-          "| float64 cpu / FASCIA |")
+    print(
+        "| template | FASCIA | float64 cpu | float64 wall | float32 cpu | float32 wall "
+        "| float64 cpu / FASCIA |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name in templates:
         template = Template.by_name(name)
@@ -52,18 +53,35 @@ def single_process(templates):
             # The first iteration builds the index tables; it is not counted.
             cells += [1e3 * np.median(cpu[1:]), 1e3 * np.median(wall[1:])]
         target = FASCIA_MS.get(name, float("nan"))
-        print(f"| {name} | {target:g} | {cells[0]:.1f} | {cells[1]:.1f} | {cells[2]:.1f} "
-              f"| {cells[3]:.1f} | {cells[0] / target:.2f} |", flush=True)
+        print(
+            f"| {name} | {target:g} | {cells[0]:.1f} | {cells[1]:.1f} | {cells[2]:.1f} "
+            f"| {cells[3]:.1f} | {cells[0] / target:.2f} |",
+            flush=True,
+        )
 
 
 def _launch(ranks, arguments, throttle, ppn=1):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
+    }
     env["SCALEPROBE_COMM"] = json.dumps({"mode": throttle, "ppn": ppn, "core_slots": 2})
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    command = [mpiexec, "-n", str(ranks), sys.executable, "-m",
-               "scaleprobe.kernels.subgraph", "--graph", GRAPH, *arguments]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env)
+    command = [
+        mpiexec,
+        "-n",
+        str(ranks),
+        sys.executable,
+        "-m",
+        "scaleprobe.kernels.subgraph",
+        "--graph",
+        GRAPH,
+        *arguments,
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=1800, env=env
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return parse_record(done.stdout)
@@ -71,10 +89,14 @@ def _launch(ranks, arguments, throttle, ppn=1):
 
 def ranks_one_two(templates):
     print(f"\n## 2. 1 versus 2 ranks, {GRAPH}, mode adaptive (s per iteration)\n")
-    print("Virtual time (emulated; 1 Gbit/s link at 50 %, 5 us) with the two ranks on two "
-          "nodes (ppn 1) or one node (ppn 2), and wall time without throttling.\n")
-    print("| template | ranks | virtual, 2 nodes | virtual, 1 node | wall (none) "
-          "| estimate |")
+    print(
+        "Virtual time (emulated; 1 Gbit/s link at 50 %, 5 us), the two ranks on two "
+        "nodes (ppn 1) or one node (ppn 2), and wall time without throttling.\n"
+    )
+    print(
+        "| template | ranks | virtual, 2 nodes | virtual, 1 node | wall (none) "
+        "| estimate |"
+    )
     print("|---|---|---|---|---|---|")
     for name in templates:
         for ranks in (1, 2):
@@ -82,37 +104,53 @@ def ranks_one_two(templates):
             two_nodes = _launch(ranks, arguments, "emulated", ppn=1)["metrics"]
             one_node = _launch(ranks, arguments, "emulated", ppn=2)["metrics"]
             plain = _launch(ranks, arguments, "none")["metrics"]
-            print(f"| {name} | {ranks} | {two_nodes['time_per_iteration']:.3f} | "
-                  f"{one_node['time_per_iteration']:.3f} | "
-                  f"{plain['time_per_iteration']:.3f} | {plain['estimate']:.6g} |",
-                  flush=True)
+            print(
+                f"| {name} | {ranks} | {two_nodes['time_per_iteration']:.3f} | "
+                f"{one_node['time_per_iteration']:.3f} | "
+                f"{plain['time_per_iteration']:.3f} | {plain['estimate']:.6g} |",
+                flush=True,
+            )
 
 
 def memory(templates, rank_counts=(4, 8)):
-    print(f"\n## 3. Peak memory per rank, all-to-all versus pipeline, {GRAPH}, emulated\n")
-    print("| template | ranks | mode | peak RSS max (MiB) | growth while counting, max "
-          "(MiB) | exchange buffers (MiB) | virtual s/iter | overlap | estimate |")
+    print(
+        f"\n## 3. Peak memory per rank, all-to-all versus pipeline, {GRAPH}, emulated\n"
+    )
+    print(
+        "| template | ranks | mode | peak RSS max (MiB) | growth while counting, max "
+        "(MiB) | exchange buffers (MiB) | virtual s/iter | overlap | estimate |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in templates:
         for ranks in rank_counts:
             for mode in ("alltoall", "pipeline"):
-                record = _launch(ranks, ["--template", name, "--iterations", "1",
-                                         "--mode", mode], "emulated")
+                record = _launch(
+                    ranks,
+                    ["--template", name, "--iterations", "1", "--mode", mode],
+                    "emulated",
+                )
                 metrics = record["metrics"]
                 rss = np.array(record["profiles"]["rank"]["peak_rss"]) / 2**20
-                print(f"| {name} | {ranks} | {mode} | {rss.max():.0f} | "
-                      f"{metrics['counting_rss'] / 2**20:.0f} | "
-                      f"{metrics['exchange_peak_bytes'] / 2**20:.1f} | "
-                      f"{metrics['time_per_iteration']:.3f} | {metrics['overlap']:.2f} | "
-                      f"{metrics['estimate']:.6g} |", flush=True)
+                print(
+                    f"| {name} | {ranks} | {mode} | {rss.max():.0f} | "
+                    f"{metrics['counting_rss'] / 2**20:.0f} | "
+                    f"{metrics['exchange_peak_bytes'] / 2**20:.1f} | "
+                    f"{metrics['time_per_iteration']:.3f} | {metrics['overlap']:.2f} | "
+                    f"{metrics['estimate']:.6g} |",
+                    flush=True,
+                )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--templates", nargs="+", default=list(FASCIA_MS))
-    parser.add_argument("--large", nargs="+", default=["u10-2", "u12-2"],
-                        help="templates of sections 2 and 3")
+    parser.add_argument(
+        "--large",
+        nargs="+",
+        default=["u10-2", "u12-2"],
+        help="templates of sections 2 and 3",
+    )
     args = parser.parse_args()
     if 1 in args.sections:
         single_process(args.templates)

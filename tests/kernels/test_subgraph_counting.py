@@ -4,12 +4,11 @@ import math
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.subgraph import (
     Graph,
     Template,
-    coloring,
     colorful_count,
+    coloring,
     count_subgraphs,
     erdos_renyi,
     estimate_scale,
@@ -32,7 +31,9 @@ def _complete(n):
 def test_colorful_count_equals_enumeration(name, dtype):
     graph = erdos_renyi(40, 90, seed=11)
     template = Template.by_name(name)
-    colors = np.stack([coloring(5, it, graph.n_vertices, template.k) for it in range(3)])
+    colors = np.stack(
+        [coloring(5, it, graph.n_vertices, template.k) for it in range(3)]
+    )
     adjacency = graph.adjacency(dtype)
     expected = [exact_maps(graph, template, c) for c in colors]
     assert colorful_count(adjacency, template, colors[0], dtype) == expected[0]
@@ -48,7 +49,9 @@ def test_colorful_count_on_skewed_graph():
     )
 
 
-@pytest.mark.parametrize("name", ["u3-1", "u5-2", "u7-2", "star-4", "path-5", "binary-7"])
+@pytest.mark.parametrize(
+    "name", ["u3-1", "u5-2", "u7-2", "star-4", "path-5", "binary-7"]
+)
 def test_exact_count_in_complete_graph(name):
     template = Template.by_name(name)
     n = 8
@@ -111,3 +114,34 @@ def test_single_vertex_template():
     graph = erdos_renyi(10, 12, seed=0)
     result = count_subgraphs(graph, Template([], 1), iterations=2)
     assert result.estimate == 10
+
+
+def test_importing_the_package_does_not_import_mpi4py():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scaleprobe.kernels.subgraph, scaleprobe.kernels.subgraph._cli; "
+        "assert 'mpi4py' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--graph", "er:10:10", "--template", "nope"], "unknown template"),
+        (["--graph", "missing.txt", "--template", "u3-1"], "neither a file"),
+        (["--graph", "er:10:10", "--template", "u3-1", "--task-size", "-1"], ">= 0"),
+        (
+            ["--graph", "er:10:10", "--template", "u3-1", "--mode", "ring"],
+            "invalid choice",
+        ),
+    ],
+)
+def test_command_line_errors(arguments, message, capsys):
+    from scaleprobe.kernels.subgraph._cli import main
+
+    with pytest.raises(SystemExit):
+        main(arguments)
+    assert message in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Real MPI runs of the subgraph kernel: every mode gives the single-process estimate."""
+"""Real MPI runs of the subgraph kernel: every mode gives the one-process estimate."""
 
 import json
 import os
@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.subgraph import Template, count_subgraphs, erdos_renyi
 from scaleprobe.kernels.subgraph.graphs import write_edge_list
@@ -14,16 +13,32 @@ from scaleprobe.kernels.subgraph.graphs import write_edge_list
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-EMULATED = {"mode": "emulated", "ppn": 1, "bandwidth": 50.0, "link_bandwidth": 1.25e8,
-            "latency": 5e-6, "core_slots": 2}
+EMULATED = {
+    "mode": "emulated",
+    "ppn": 1,
+    "bandwidth": 50.0,
+    "link_bandwidth": 1.25e8,
+    "latency": 5e-6,
+    "core_slots": 2,
+}
 
 
 def _launch(ranks, arguments, environment=None):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
+    }
     env.update(environment or {})
-    command = [MPIEXEC, "-n", str(ranks), sys.executable, "-m",
-               "scaleprobe.kernels.subgraph", *arguments]
+    command = [
+        MPIEXEC,
+        "-n",
+        str(ranks),
+        sys.executable,
+        "-m",
+        "scaleprobe.kernels.subgraph",
+        *arguments,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return parse_record(done.stdout)
@@ -50,39 +65,79 @@ def test_four_ranks_match_one_process(graph_file, mode, extra):
     expected = count_subgraphs(graph, Template.by_name("u7-2"), iterations=4, seed=3)
     record = _launch(
         4,
-        ["--graph", str(path), "--template", "u7-2", "--iterations", "4", "--seed", "3",
-         "--mode", mode, *extra],
+        [
+            "--graph",
+            str(path),
+            "--template",
+            "u7-2",
+            "--iterations",
+            "4",
+            "--seed",
+            "3",
+            "--mode",
+            mode,
+            *extra,
+        ],
         {"SCALEPROBE_COMM": json.dumps(EMULATED)},
     )
     metrics = record["metrics"]
     assert metrics["estimate"] == expected.estimate
-    assert [t["iteration_estimate"] for t in record["trials"]] == expected.estimates.tolist()
-    assert metrics["ranks"] == 4 and metrics["iterations"] == 4
-    for key in ("time", "time_per_iteration", "peak_rss", "comm_time", "comp_time",
-                "bytes_sent", "messages"):
+    assert [
+        t["iteration_estimate"] for t in record["trials"]
+    ] == expected.estimates.tolist()
+    assert metrics["ranks"] == 4
+    assert metrics["iterations"] == 4
+    for key in (
+        "time",
+        "time_per_iteration",
+        "peak_rss",
+        "comm_time",
+        "comp_time",
+        "bytes_sent",
+        "messages",
+    ):
         assert metrics[key] > 0, key
     subtemplates = record["profiles"]["subtemplate"]
     assert len(subtemplates["comp_time"]) == metrics["subtemplates"] == 4
     assert sum(subtemplates["bytes_sent"]) <= metrics["bytes_sent"]
     pipelined = metrics["pipelined_subtemplates"]
     if mode == "alltoall":
-        assert pipelined == 0 and "step" not in record["profiles"]
+        assert pipelined == 0
+        assert "step" not in record["profiles"]
     else:
-        assert pipelined == (4 if mode == "pipeline" else sum(subtemplates["pipelined"]))
-        assert 0 < pipelined
+        assert pipelined == (
+            4 if mode == "pipeline" else sum(subtemplates["pipelined"])
+        )
+        assert pipelined > 0
         steps = record["profiles"]["step"]
         assert len(steps["overlap"]) == 3
         assert all(0 <= rho <= 1 for rho in steps["overlap"])
     if mode == "adaptive":
-        assert metrics["task_size"] == 3 and metrics["max_task"] <= 3
+        assert metrics["task_size"] == 3
+        assert metrics["max_task"] <= 3
         assert pipelined == 2
 
 
 def test_two_ranks_float32_generator_spec():
     graph = erdos_renyi(300, 900, seed=5)
     expected = count_subgraphs(graph, Template.by_name("u5-2"), iterations=3, seed=1)
-    record = _launch(2, ["--graph", "er:300:900:5", "--template", "u5-2", "--iterations",
-                         "3", "--seed", "1", "--precision", "float32", "--mode", "pipeline"])
+    record = _launch(
+        2,
+        [
+            "--graph",
+            "er:300:900:5",
+            "--template",
+            "u5-2",
+            "--iterations",
+            "3",
+            "--seed",
+            "1",
+            "--precision",
+            "float32",
+            "--mode",
+            "pipeline",
+        ],
+    )
     assert record["metrics"]["estimate"] == expected.estimate
     assert record["settings"]["dtype"] == "float32"
     assert record["settings"]["throttle"] == "none"

@@ -6,7 +6,6 @@ import time
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.subgraph import Template, TemplateError, template_names
 
 TABLE_3 = {
@@ -91,9 +90,7 @@ def test_splitting_rule_on_u5_2():
 def test_edge_order_changes_the_split():
     first = Template([(0, 1), (0, 2), (2, 3)], 4)
     second = Template([(0, 2), (2, 3), (0, 1)], 4)
-    sizes = [
-        (t.subtemplates[t.subtemplates[-1].active].size) for t in (first, second)
-    ]
+    sizes = [(t.subtemplates[t.subtemplates[-1].active].size) for t in (first, second)]
     assert sizes == [3, 2]
     assert first.automorphisms() == second.automorphisms() == 2
 

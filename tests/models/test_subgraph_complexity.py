@@ -4,12 +4,11 @@ import pickle
 
 import numpy as np
 import pytest
+from scaleprobe.models.subgraph_complexity import FEATURES, SubgraphComplexity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from scaleprobe.models.subgraph_complexity import FEATURES, SubgraphComplexity
-
 # These checks fit on make_regression data with 10 columns; the model has exactly five
-# physical inputs (FEATURES) and rightly refuses more. Every other check runs and passes.
+# physical inputs (FEATURES) and rightly refuses more. All other checks run and pass.
 _TEN_COLUMNS = "feeds 10 columns; the model takes the 5 inputs of FEATURES"
 _WIDE_CHECKS = (
     "check_dtype_object",
@@ -49,9 +48,16 @@ def _truth(X, *, work=2e-9, vertex_work=5e-9, alpha=1e-4, beta=8e-8, base=1e-3):
     p, v, e, mem, comp = X.T
     comp_step = work * comp * e / p**2
     comm_step = alpha + beta * mem * e / p**2
-    alltoall = base + work * comp * e / p + vertex_work * comp * v / p + (p - 1) * comm_step
-    pipeline = (base + comp_step + vertex_work * comp * v / p
-                + np.where(p > 1, comm_step, 0) + (p - 1) * np.maximum(comp_step, comm_step))
+    alltoall = (
+        base + work * comp * e / p + vertex_work * comp * v / p + (p - 1) * comm_step
+    )
+    pipeline = (
+        base
+        + comp_step
+        + vertex_work * comp * v / p
+        + np.where(p > 1, comm_step, 0)
+        + (p - 1) * np.maximum(comp_step, comm_step)
+    )
     return alltoall, pipeline
 
 
@@ -76,21 +82,28 @@ def test_recovers_pipeline_constants_and_overlap():
     # Eq. 14: larger templates overlap more (computation grows faster than volume).
     at_eight = X[:, 0] == 8
     small, large = rho[at_eight & (X[:, 4] == 70)], rho[at_eight & (X[:, 4] == 38016)]
-    assert np.all(large >= small) and np.any(large > small)
+    assert np.all(large >= small)
+    assert np.any(large > small)
 
 
-@pytest.mark.parametrize(("target", "mode"), [("comp_time", "alltoall"),
-                                              ("comm_time", "alltoall"),
-                                              ("peak_memory", "alltoall"),
-                                              ("peak_memory", "pipeline")])
+@pytest.mark.parametrize(
+    ("target", "mode"),
+    [
+        ("comp_time", "alltoall"),
+        ("comm_time", "alltoall"),
+        ("peak_memory", "alltoall"),
+        ("peak_memory", "pipeline"),
+    ],
+)
 def test_linear_targets(target, mode):
     X = _sweep()
     p, v, e, mem, comp = X.T
     y = {
         "comp_time": 1e-3 + 3e-9 * comp * e / p,
         "comm_time": 2e-4 * (p - 1) + 1e-7 * mem * e * (p - 1) / p**2,
-        "peak_memory": 5e7 + 8 * mem * v / p + 8 * mem * e * (
-            (p - 1) / p**2 if mode == "alltoall" else 1 / p**2),
+        "peak_memory": 5e7
+        + 8 * mem * v / p
+        + 8 * mem * e * ((p - 1) / p**2 if mode == "alltoall" else 1 / p**2),
     }[target]
     model = SubgraphComplexity(target=target, mode=mode).fit(X, y)
     np.testing.assert_allclose(model.predict(X), y, rtol=1e-6)
