@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from scaleprobe.kernels.comm._clock import RankClock
 from scaleprobe.kernels.comm._slots import CoreSlots
 

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from scaleprobe.kernels.comm import LinkModel, add_comm_arguments, resolve_config
 from scaleprobe.kernels.comm import _collectives as algo
 

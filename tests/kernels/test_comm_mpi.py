@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from scaleprobe.kernels.record import parse_record
 
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
