@@ -81,6 +81,11 @@ def _compress(key, row_lo, nrows, shift, ncols):
     return indptr, indices, degree
 
 
+def _view_bytes(views: dict) -> int:
+    """Bytes the cached scipy views add (their bool data and narrowed indptr)."""
+    return sum(v.data.nbytes + v.indptr.nbytes for v in views.values())
+
+
 @dataclass
 class Graph1D:
     """One rank's share of a 1D-partitioned graph.
@@ -130,7 +135,7 @@ class Graph1D:
     def nbytes(self) -> int:
         """Bytes held by the adjacency arrays."""
         arrays = (self.indptr, self.indices, self.degree, self.csc_indptr, self.csc_indices)
-        return sum(a.nbytes for a in arrays if a is not None)
+        return sum(a.nbytes for a in arrays if a is not None) + _view_bytes(self._views)
 
 
 def build_1d(comm, source, target, scale: int, *, transpose: bool = False) -> Graph1D:
@@ -224,7 +229,8 @@ class Graph2D:
     @property
     def nbytes(self) -> int:
         """Bytes held by the adjacency arrays."""
-        return self.indptr.nbytes + self.indices.nbytes + self.degree.nbytes
+        arrays = (self.indptr, self.indices, self.degree)
+        return sum(a.nbytes for a in arrays) + _view_bytes(self._views)
 
     def column_local(self, vertices: np.ndarray) -> np.ndarray:
         """Column-local row index of vertices owned by this grid column."""

@@ -54,7 +54,8 @@ def test_emulated_bandwidth_throttle_slows_communication():
     records = {}
     for percent in (100, 5):
         out = run(2, "--scale", 10, "--nbfs", 3, "--variant", "2d", "--throttle", "emulated",
-                  "--ppn", 1, "--bandwidth-percent", percent, "--link-bandwidth", "100 Mbit/s").stdout
+                  "--ppn", 1, "--bandwidth-percent", percent, "--link-bandwidth", "100 Mbit/s",
+                  "--core-slots", 0).stdout
         records[percent] = parse_record(out)
     fast, slow = records[100], records[5]
     assert fast["status"] == slow["status"] == "ok"
