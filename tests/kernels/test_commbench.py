@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -80,18 +81,20 @@ def test_pingpong_in_wall_clock_mode_and_needs_two_ranks():
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_compute_scales_in_virtual_time(tmp_path):
+    # default core slots (one per core), in a private directory so that other
+    # kernels running on this host do not take turns with this test
+    comm = {"mode": "emulated", "latency": "5 us", "slot_dir": str(tmp_path)}
     times = {}
-    for ranks in (1, 2, 4, 8):
-        # default core slots (one per core), in a private directory so that other
-        # kernels running on this host do not take turns with this test
-        record = _kernel("compute", ranks, ["--work", "cache", "--total-work", "480"],
-                         {"mode": "emulated", "latency": "5 us",
-                          "slot_dir": str(tmp_path)})
+    # 1 and 8 ranks twice, interleaved (medians), 2 and 4 once
+    for ranks in (1, 8, 2, 4, 1, 8):
+        record = _kernel("compute", ranks, ["--work", "cache", "--total-work", "400"],
+                         comm)
         metrics = record["metrics"]
-        assert metrics["work_units"] == 480
+        assert metrics["work_units"] == 400
         assert metrics["comp_time_max"] <= metrics["time"]
-        times[ranks] = metrics["time"]
-    speedup = {ranks: times[1] / times[ranks] for ranks in times}
+        times.setdefault(ranks, []).append(metrics["time"])
+    base = statistics.median(times[1])
+    speedup = {ranks: base / statistics.median(value) for ranks, value in times.items()}
     # CPU times of co-scheduled ranks are a little inflated (shared caches), so
     # the bar is below ideal; 6.5x at 8 ranks is the project's acceptance check
     assert speedup[2] >= 1.6, speedup
