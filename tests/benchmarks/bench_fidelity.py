@@ -5,7 +5,8 @@ work, in emulated mode with core slots off, 1 and 2, plus mode ``none`` (wall cl
 and prints the speedups ``time(1 rank) / time(n ranks)``. Ideal strong scaling is n;
 virtual-time speedups below n show how much co-scheduled ranks inflate each other's
 CPU time (shared caches and memory bandwidth), wall-clock speedups show what the host
-really delivers. Usage::
+really delivers. A last table gives the wall time of every run (what slots cost).
+Usage::
 
     python tests/benchmarks/bench_fidelity.py [--repeats 3] [--cache-work 600]
         [--memory-work 400] [--ranks 1 2 4 8]
@@ -57,13 +58,15 @@ def main(argv=None) -> None:
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4, 8])
     args = parser.parse_args(argv)
     work_units = {"cache": args.cache_work, "memory": args.memory_work}
-    times = {}
+    times, walls = {}, {}
     for repeat in range(args.repeats):
         for work, units in work_units.items():
             for ranks in args.ranks:
                 for name, comm in CONFIGS.items():
                     metrics = run_compute(ranks, work, units, comm)
                     times.setdefault((work, name, ranks), []).append(metrics["elapsed"])
+                    walls.setdefault((work, name, ranks), []).append(
+                        metrics["wall_time"])
                     print(f"# repeat {repeat} {work:6s} {name:10s} {ranks} ranks: "
                           f"{metrics['elapsed']:.3f} s", file=sys.stderr, flush=True)
     median = {key: statistics.median(value) for key, value in times.items()}
@@ -84,6 +87,16 @@ def main(argv=None) -> None:
     for work in work_units:
         for ranks in args.ranks:
             cells = "".join(f"{median[(work, name, ranks)]:12.3f}" for name in CONFIGS)
+            print(f"{work:7s}{ranks:6d}{cells}")
+    print()
+    print("wall seconds (median) of the whole kernel run: what core slots cost")
+    print(header)
+    for work in work_units:
+        for ranks in args.ranks:
+            cells = "".join(
+                f"{statistics.median(walls[(work, name, ranks)]):12.3f}"
+                for name in CONFIGS
+            )
             print(f"{work:7s}{ranks:6d}{cells}")
 
 
