@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 
+import dask
 import pytest
 
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
@@ -27,3 +29,16 @@ def client(cluster):
 
     with Client(cluster) as client:
         yield client
+
+
+@pytest.fixture(autouse=True)
+def _isolate_dask_config():
+    """Give every test the Dask config it started with.
+
+    A client closed out of order can leave ``scheduler: dask.distributed`` behind,
+    which breaks later tests that compute without a client.
+    """
+    saved = copy.deepcopy(dask.config.config)
+    yield
+    dask.config.config.clear()
+    dask.config.config.update(saved)
