@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from sklearn.utils.validation import check_non_negative
 
 from .features import data_size
@@ -35,10 +34,13 @@ def select(X, needed, features, s0=25):
         if set(needed) <= present:
             return X[list(needed)], list(needed)
     names = list(needed if features is None else features)
-    absent = [n for n in needed if n not in names and not (n == "D" and "scale" in names)]
+    absent = [
+        n for n in needed if n not in names and not (n == "D" and "scale" in names)
+    ]
     if absent:
-        raise ValueError(f"features {names} lack {absent}; the model's terms need "
-                         f"{needed}")
+        raise ValueError(
+            f"features {names} lack {absent}; the model's terms need {needed}"
+        )
     return X, names
 
 
@@ -50,8 +52,9 @@ def variables(X, names, *, over, ppn=None, s0=25, whom="the model"):
     """
     check_non_negative(X, whom)
     if X.shape[1] < len(names):
-        raise ValueError(f"X has {X.shape[1]} columns but the model reads {len(names)}: "
-                         f"{names}")
+        raise ValueError(
+            f"X has {X.shape[1]} columns but the model reads {len(names)}: {names}"
+        )
     column = {name: X[:, i] for i, name in enumerate(names)}
     out = {"p": column[over] * (1.0 if ppn is None else float(ppn))}
     if "D" in column:
@@ -62,13 +65,15 @@ def variables(X, names, *, over, ppn=None, s0=25, whom="the model"):
         out["bandwidth"] = column["bandwidth"]
     for name, values in out.items():
         if np.any(values <= 0):
-            raise ValueError(f"{'nodes or ranks' if name == 'p' else name} must be "
-                             f"positive; got minimum {np.min(values)!r}")
+            raise ValueError(
+                f"{'nodes or ranks' if name == 'p' else name} must be "
+                f"positive; got minimum {np.min(values)!r}"
+            )
     return out
 
 
 def design_matrix(terms, var, alpha):
     """Stack the evaluated terms as columns."""
-    return np.column_stack([
-        t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha) for t in terms
-    ])
+    return np.column_stack(
+        [t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha) for t in terms]
+    )

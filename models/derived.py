@@ -6,7 +6,6 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 __all__ = [
     "bandwidth_demand",
@@ -27,7 +26,9 @@ def _frame(model, nodes, bandwidth, scale, ppn=None):
     frame = pd.DataFrame({"nodes": nodes})
     frame["ppn"] = float(ppn if ppn is not None else (getattr(model, "ppn", None) or 1))
     frame["ranks"] = frame["nodes"] * frame["ppn"]
-    frame["bandwidth"] = np.broadcast_to(np.asarray(bandwidth, dtype=float), nodes.shape)
+    frame["bandwidth"] = np.broadcast_to(
+        np.asarray(bandwidth, dtype=float), nodes.shape
+    )
     if scale is not None:
         frame["scale"] = float(scale)
         frame["D"] = np.exp2(float(scale) - float(getattr(model, "s0", 25)))
@@ -96,15 +97,20 @@ def bandwidth_demand(model, nodes, cti, *, scale=None, ppn=None, lowest=1.0):
     """
     if not cti >= 0:
         raise ValueError(f"cti must be a non-negative fraction; got {cti!r}")
-    out = []
-    for n in np.atleast_1d(nodes):
-        def excess(bw, n=n):
-            return completion_time_increment(model, n, bw, scale=scale, ppn=ppn)[0] - cti
-        if excess(lowest) <= 0:
-            out.append(float(lowest))
-        else:
-            out.append(brentq(excess, lowest, 100.0, xtol=1e-9))
-    return np.asarray(out)
+    nodes = np.atleast_1d(np.asarray(nodes, dtype=float))
+    # CTI falls as bandwidth grows, so bisect all node counts at once (60 halvings
+    # bring the bracket [lowest, 100] below 1e-13 percent).
+    low = np.full(nodes.shape, float(lowest))
+    high = np.full(nodes.shape, 100.0)
+    done = completion_time_increment(model, nodes, low, scale=scale, ppn=ppn) <= cti
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        within = (
+            completion_time_increment(model, nodes, middle, scale=scale, ppn=ppn) <= cti
+        )
+        high = np.where(within, middle, high)
+        low = np.where(within, low, middle)
+    return np.where(done, float(lowest), high)
 
 
 def _candidates(admissible, max_nodes):
@@ -121,12 +127,15 @@ def _candidates(admissible, max_nodes):
         return counts[keep].astype(float)
     if isinstance(admissible, Iterable):
         return np.unique(np.asarray(list(admissible), dtype=float))
-    raise TypeError(f"admissible must be None, an iterable of node counts or a "
-                    f"predicate; got {type(admissible).__name__}")
+    raise TypeError(
+        f"admissible must be None, an iterable of node counts or a "
+        f"predicate; got {type(admissible).__name__}"
+    )
 
 
-def crossover_nodes(model, *, bandwidth=100, scale=None, admissible=None,
-                    max_nodes=10**6, ppn=None):
+def crossover_nodes(
+    model, *, bandwidth=100, scale=None, admissible=None, max_nodes=10**6, ppn=None
+):
     """Smallest node count at which communication is at least computation.
 
     Parameters
@@ -156,8 +165,9 @@ def crossover_nodes(model, *, bandwidth=100, scale=None, admissible=None,
     """
     nodes = _candidates(admissible, max_nodes)
     parts = model.predict_components(_frame(model, nodes, bandwidth, scale, ppn))
-    hit = np.flatnonzero(parts["communication"].to_numpy()
-                         >= parts["computation"].to_numpy())
+    hit = np.flatnonzero(
+        parts["communication"].to_numpy() >= parts["computation"].to_numpy()
+    )
     return int(nodes[hit[0]]) if hit.size else None
 
 
@@ -191,12 +201,24 @@ def parallel_efficiency(time, nodes, baseline_time, baseline_nodes):
     >>> float(parallel_efficiency(2.0, 8, 8.0, 1))
     0.5
     """
-    return (np.asarray(baseline_time, dtype=float) * baseline_nodes
-            / (np.asarray(time, dtype=float) * np.asarray(nodes, dtype=float)))
+    return (
+        np.asarray(baseline_time, dtype=float)
+        * baseline_nodes
+        / (np.asarray(time, dtype=float) * np.asarray(nodes, dtype=float))
+    )
 
 
-def diminishing_returns_nodes(model, *, fraction=0.05, factor=2.0, bandwidth=100,
-                              scale=None, start=1, max_nodes=10**6, ppn=None):
+def diminishing_returns_nodes(
+    model,
+    *,
+    fraction=0.05,
+    factor=2.0,
+    bandwidth=100,
+    scale=None,
+    start=1,
+    max_nodes=10**6,
+    ppn=None,
+):
     """First node count beyond which growing by ``factor`` gains less than ``fraction``.
 
     Starting from ``start`` nodes and multiplying by ``factor``, returns the first

@@ -48,6 +48,10 @@ def default_ensemble(X, *, forms=None, search=True, s0=25):
         raise ValueError(f"unknown forms {unknown}; allowed: {sorted(PRESETS)}")
     ensemble = {f: ScalingLaw(form=f, over="ranks", s0=s0) for f in forms}
     if search:
-        ensemble["pmnf"] = PMNFSearch(parameter="ranks", data=varies["scale"],
-                                      bandwidth=varies["bandwidth"], s0=s0)
+        ensemble["pmnf"] = PMNFSearch(
+            parameter="ranks",
+            data=varies["scale"],
+            bandwidth=varies["bandwidth"],
+            s0=s0,
+        )
     return ensemble

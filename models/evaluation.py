@@ -30,8 +30,10 @@ def default_cv():
         ``{"kfold": KFold(5, shuffle=True, random_state=0),
         "extrapolation": ExtrapolationSplit("nodes", n_splits=2)}``
     """
-    return {"kfold": KFold(n_splits=5, shuffle=True, random_state=0),
-            "extrapolation": ExtrapolationSplit(column="nodes", n_splits=2)}
+    return {
+        "kfold": KFold(n_splits=5, shuffle=True, random_state=0),
+        "extrapolation": ExtrapolationSplit(column="nodes", n_splits=2),
+    }
 
 
 def _fit_score(model, data, train, test, level):
@@ -48,8 +50,8 @@ def _fit_score(model, data, train, test, level):
         interval = conformal_interval(model, X_train, y_train, level=level)
         lower, upper = interval.bounds(pred, X["nodes"].iloc[test])
         row["coverage"] = float(np.mean((y[test] >= lower) & (y[test] <= upper)))
-    row["n_train"] = int(len(train))
-    row["n_test"] = int(len(test))
+    row["n_train"] = len(train)
+    row["n_test"] = len(test)
     row["fit_seconds"] = time.perf_counter() - start
     row["worker"] = _worker_address()
     return row
@@ -69,8 +71,11 @@ def _named(models):
         return dict(models)
     named = {}
     for model in models:
-        name = getattr(model, "form", None) if getattr(model, "terms", None) is None \
+        name = (
+            getattr(model, "form", None)
+            if getattr(model, "terms", None) is None
             else None
+        )
         name = name or type(model).__name__
         while name in named:
             name += "_"
@@ -78,9 +83,18 @@ def _named(models):
     return named
 
 
-def evaluate(models, dataset, *, cv=None, groupby=None, target="time", client=None,
-             level=0.9, s0=25):
-    """Cross-validate every model × group × splitter × fold in one Dask graph.
+def evaluate(
+    models,
+    dataset,
+    *,
+    cv=None,
+    groupby=None,
+    target="time",
+    client=None,
+    level=0.9,
+    s0=25,
+):
+    """Cross-validate every model x group x splitter x fold in one Dask graph.
 
     Parameters
     ----------
@@ -124,42 +138,61 @@ def evaluate(models, dataset, *, cv=None, groupby=None, target="time", client=No
     keys = [groupby] if isinstance(groupby, str) else list(groupby or [])
     missing = [k for k in keys if k not in X.columns]
     if missing:
-        raise ValueError(f"groupby columns {missing} are not features; have "
-                         f"{list(X.columns)}")
+        raise ValueError(
+            f"groupby columns {missing} are not features; have {list(X.columns)}"
+        )
     groups = X.groupby(keys).indices.items() if keys else [("all", np.arange(len(X)))]
     labels, tasks = [], []
     for group, index in groups:
-        label = group if keys == [] else ",".join(
-            f"{k}={v}" for k, v in zip(keys, np.atleast_1d(group), strict=True))
+        label = (
+            group
+            if keys == []
+            else ",".join(
+                f"{k}={v}" for k, v in zip(keys, np.atleast_1d(group), strict=True)
+            )
+        )
         data = (X.iloc[index].reset_index(drop=True), y[index])
-        data = client.scatter(data, broadcast=True) if client is not None else \
-            dask.delayed(data, traverse=False)
+        # Unique keys (hash=False): re-evaluating the same data must not race with
+        # the release of an earlier call's identical key.
+        data = (
+            client.scatter(data, broadcast=True, hash=False)
+            if client is not None
+            else dask.delayed(data, traverse=False)
+        )
         for cv_name, splitter in splitters.items():
-            for fold, (train, test) in enumerate(splitter.split(
-                    X.iloc[index].reset_index(drop=True), y[index])):
+            for fold, (train, test) in enumerate(
+                splitter.split(X.iloc[index].reset_index(drop=True), y[index])
+            ):
                 for name, model in models.items():
                     labels.append((name, cv_name, label, fold))
-                    tasks.append(dask.delayed(_fit_score, pure=False)(
-                        model, data, train, test, level))
+                    tasks.append(
+                        dask.delayed(_fit_score, pure=False)(
+                            model, data, train, test, level
+                        )
+                    )
     if not tasks:
         raise ValueError("no folds: the splitters produced no train/test split")
     if client is not None:
         rows = client.gather(client.compute(tasks))
     else:
         rows = dask.compute(*tasks)
-    frame = pd.DataFrame(list(rows), index=pd.MultiIndex.from_tuples(
-        labels, names=["model", "cv", "group", "fold"]))
+    frame = pd.DataFrame(
+        list(rows),
+        index=pd.MultiIndex.from_tuples(labels, names=["model", "cv", "group", "fold"]),
+    )
     out = xr.Dataset.from_dataframe(frame)
     for name in METRICS:
         out[name].attrs["long_name"] = METRICS[name].__doc__.splitlines()[0]
-    out["coverage"].attrs["long_name"] = f"fraction of test points inside the {level:.0%} conformal interval"
+    out["coverage"].attrs["long_name"] = (
+        f"fraction of test points inside the {level:.0%} conformal interval"
+    )
     out.attrs["level"] = level
     out.attrs["target"] = target
     return out
 
 
 def summarize(scores):
-    """Mean of every metric over groups and folds, as a DataFrame (model × cv).
+    """Mean of every metric over groups and folds, as a DataFrame (model x cv).
 
     Examples
     --------
@@ -170,8 +203,11 @@ def summarize(scores):
     >>> summarize(ds)["mape"].tolist()
     [2.0]
     """
-    numeric = [v for v in scores.data_vars if v != "worker"
-               and np.issubdtype(scores[v].dtype, np.number)]
+    numeric = [
+        v
+        for v in scores.data_vars
+        if v != "worker" and np.issubdtype(scores[v].dtype, np.number)
+    ]
     table = scores[numeric].mean(dim=("group", "fold"), skipna=True).to_dataframe()
     return table.reset_index()
 

@@ -71,10 +71,14 @@ def make_features(dataset, *, target="time", s0=25):
     (['nodes', 'ppn', 'ranks', 'bandwidth', 'run'], 6)
     """
     if not isinstance(dataset, xr.Dataset):
-        raise TypeError(f"dataset must be an xarray.Dataset, got {type(dataset).__name__}")
+        raise TypeError(
+            f"dataset must be an xarray.Dataset, got {type(dataset).__name__}"
+        )
     if target not in dataset.data_vars:
-        raise ValueError(f"target {target!r} is not a data variable; the Dataset has "
-                         f"{sorted(map(str, dataset.data_vars))}")
+        raise ValueError(
+            f"target {target!r} is not a data variable; the Dataset has "
+            f"{sorted(map(str, dataset.data_vars))}"
+        )
     values = dataset[target]
     if "status" in dataset.data_vars:
         values = values.where(dataset["status"] == "ok")
@@ -86,8 +90,10 @@ def make_features(dataset, *, target="time", s0=25):
                 raise ValueError(f"coordinate {name!r} must be a dimension or a scalar")
             frame[name] = coord.item()
     if "nodes" not in frame.columns:
-        raise ValueError("the Dataset has no 'nodes' dimension or coordinate; got dims "
-                         f"{list(dataset.dims)}")
+        raise ValueError(
+            "the Dataset has no 'nodes' dimension or coordinate; got dims "
+            f"{list(dataset.dims)}"
+        )
     if "ppn" not in frame.columns:
         frame["ppn"] = 1
     if "bandwidth" not in frame.columns:

@@ -115,7 +115,9 @@ def extrapolation_scores(model, X, y, cv):
         pred = np.maximum(fitted.predict(X.iloc[test]), 1e-300)
         reference = X[column].iloc[train].max()
         scores.append(np.abs(np.log(y[test] / pred)))
-        distance = max(distance, float(_doublings(X[column].iloc[test], reference).max()))
+        distance = max(
+            distance, float(_doublings(X[column].iloc[test], reference).max())
+        )
     return (np.concatenate(scores) if scores else np.empty(0)), distance
 
 
@@ -149,8 +151,11 @@ def conformal_interval(model, X, y, *, level=0.9, cv=None):
     if np.any(y <= 0):
         raise ValueError("conformal intervals need positive targets (times)")
     scores, distance = extrapolation_scores(model, X, y, cv)
-    return PredictionInterval(level=float(level),
-                              log_halfwidth=conformal_quantile(scores, level),
-                              reference_nodes=float(X[column].max()),
-                              n_calibration=int(scores.size),
-                              calibrated_distance=distance, column=column)
+    return PredictionInterval(
+        level=float(level),
+        log_halfwidth=conformal_quantile(scores, level),
+        reference_nodes=float(X[column].max()),
+        n_calibration=int(scores.size),
+        calibrated_distance=distance,
+        column=column,
+    )

@@ -1,4 +1,4 @@
-"""Regression metrics for completion times (lower is better except ``r2`` and ``within``)."""
+"""Regression metrics for completion times (lower is better but ``r2``, ``within``)."""
 
 from __future__ import annotations
 

@@ -31,8 +31,9 @@ def save_figure(figure, path):
     return path
 
 
-def plot_measured_vs_predicted(y, predicted, *, title="Measured vs predicted",
-                               color_by=None, label="nodes"):
+def plot_measured_vs_predicted(
+    y, predicted, *, title="Measured vs predicted", color_by=None, label="nodes"
+):
     """Scatter of measured against predicted times with the identity line (Fig. 5/6).
 
     Parameters
@@ -47,11 +48,20 @@ def plot_measured_vs_predicted(y, predicted, *, title="Measured vs predicted",
     y, predicted = np.asarray(y, float), np.asarray(predicted, float)
     fig = Figure(figsize=(5, 4.5))
     ax = fig.subplots()
-    points = ax.scatter(y, predicted, s=8, alpha=0.6, c=color_by,
-                        cmap="viridis" if color_by is not None else None)
+    points = ax.scatter(
+        y,
+        predicted,
+        s=8,
+        alpha=0.6,
+        c=color_by,
+        cmap="viridis" if color_by is not None else None,
+    )
     if color_by is not None:
         fig.colorbar(points, ax=ax, label=label)
-    low, high = np.nanmin([y.min(), predicted.min()]), np.nanmax([y.max(), predicted.max()])
+    low, high = (
+        np.nanmin([y.min(), predicted.min()]),
+        np.nanmax([y.max(), predicted.max()]),
+    )
     ax.plot([low, high], [low, high], "k--", lw=1, label="ideal")
     ax.set(xlabel="measured time (s)", ylabel="predicted time (s)", title=title)
     ax.legend(loc="upper left")
@@ -83,13 +93,19 @@ def plot_projection(projection, *, ideal=None, title="Projection"):
             style = {"color": "black", "lw": 2} if name else {}
             ax_time.plot(nodes, one["time_predicted"], label=label, **style)
             if not name and np.isfinite(one["time_lower"]).any():
-                ax_time.fill_between(nodes, one["time_lower"], one["time_upper"],
-                                     alpha=0.15)
+                ax_time.fill_between(
+                    nodes, one["time_lower"], one["time_upper"], alpha=0.15
+                )
             ax_teps.plot(nodes, one["teps_predicted"] / 1e9, label=label, **style)
             if name:
                 break
-    ax_time.set(xscale="log", yscale="log", xlabel="nodes", ylabel="completion time (s)",
-                title="CT (log scale)")
+    ax_time.set(
+        xscale="log",
+        yscale="log",
+        xlabel="nodes",
+        ylabel="completion time (s)",
+        title="CT (log scale)",
+    )
     ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
     for ax in (ax_time, ax_teps):
         ax.grid(True, which="both", alpha=0.3)
@@ -98,9 +114,16 @@ def plot_projection(projection, *, ideal=None, title="Projection"):
     return fig
 
 
-def plot_bandwidth_demand(model, *, nodes=(4, 9, 16, 25, 64, 256),
-                          bandwidth=np.arange(10, 101, 2), ctis=(0.05, 0.1, 0.2),
-                          scale=None, ppn=None, title="Bandwidth impact"):
+def plot_bandwidth_demand(
+    model,
+    *,
+    nodes=(4, 9, 16, 25, 64, 256),
+    bandwidth=tuple(range(10, 101, 2)),
+    ctis=(0.05, 0.1, 0.2),
+    scale=None,
+    ppn=None,
+    title="Bandwidth impact",
+):
     """CTI over bandwidth per node count and bandwidth demand over nodes (Fig. 3).
 
     Parameters
@@ -117,17 +140,25 @@ def plot_bandwidth_demand(model, *, nodes=(4, 9, 16, 25, 64, 256),
     ax_cti, ax_demand = fig.subplots(1, 2)
     bandwidth = np.asarray(bandwidth, float)
     for n in nodes:
-        cti = completion_time_increment(model, np.full(bandwidth.shape, n), bandwidth,
-                                        scale=scale, ppn=ppn)
+        cti = completion_time_increment(
+            model, np.full(bandwidth.shape, n), bandwidth, scale=scale, ppn=ppn
+        )
         ax_cti.plot(bandwidth, 100 * cti, label=f"{n} nodes")
-    ax_cti.set(xlabel="available bandwidth (%)", ylabel="CTI (%)",
-               title="Completion-time increment")
+    ax_cti.set(
+        xlabel="available bandwidth (%)",
+        ylabel="CTI (%)",
+        title="Completion-time increment",
+    )
     grid = np.unique(np.geomspace(min(nodes), max(nodes), 40).round())
     for cti in ctis:
         demand = bandwidth_demand(model, grid, cti, scale=scale, ppn=ppn)
         ax_demand.plot(grid, demand, label=f"CTI {100 * cti:g}%")
-    ax_demand.set(xscale="log", xlabel="nodes", ylabel="bandwidth demand (%)",
-                  title="Bandwidth demand")
+    ax_demand.set(
+        xscale="log",
+        xlabel="nodes",
+        ylabel="bandwidth demand (%)",
+        title="Bandwidth demand",
+    )
     for ax in (ax_cti, ax_demand):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
@@ -145,8 +176,12 @@ def plot_extrapolation_error(scores, *, metric="smape", title=None):
     width = 0.8 / len(splits)
     x = np.arange(len(models))
     for i, split in enumerate(splits):
-        ax.bar(x + i * width - 0.4 + width / 2, mean.sel(cv=split).values, width,
-               label=split)
+        ax.bar(
+            x + i * width - 0.4 + width / 2,
+            mean.sel(cv=split).values,
+            width,
+            label=split,
+        )
     ax.set_xticks(x, models, rotation=20, ha="right")
     ax.set(ylabel=metric, title=title or f"{metric} by model and split")
     ax.legend()

@@ -19,8 +19,27 @@ __all__ = ["PMNF_EXPONENTS", "PMNFSearch"]
 
 #: Extra-P's default exponents i of ``p^i``; the search uses them and their negatives.
 _NOISE_FACTOR = 4.0  # near-tie margin, in units of the measurement noise
-PMNF_EXPONENTS = ("0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2",
-                  "5/3", "7/4", "2", "9/4", "7/3", "5/2", "8/3", "11/4", "3")
+PMNF_EXPONENTS = (
+    "0",
+    "1/4",
+    "1/3",
+    "1/2",
+    "2/3",
+    "3/4",
+    "1",
+    "5/4",
+    "4/3",
+    "3/2",
+    "5/3",
+    "7/4",
+    "2",
+    "9/4",
+    "7/3",
+    "5/2",
+    "8/3",
+    "11/4",
+    "3",
+)
 
 
 class PMNFSearch(RegressorMixin, BaseEstimator):
@@ -35,8 +54,8 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     small values of ``parameter`` and scored on the larger ones by the mean absolute
     log ratio ``|log(predicted / measured)|``; the fits use relative least squares
     (rows divided by the measurement). Among laws of one size scoring within four
-    times the measurement noise of the best, the simplest wins (fewest logarithms, then smallest
-    exponent denominators). A model with more terms wins only if it
+    times the measurement noise of the best, the simplest wins (fewest logarithms,
+    then smallest exponent denominators). A model with more terms wins only if it
     beats the best smaller one by more than ``tol`` (relative) and by more than the
     measurement noise (the median ``|log(y / median)|`` of repeated measurements of a
     configuration, at least 0.1 %), so that extra terms do not fit noise.
@@ -81,9 +100,20 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     ('1/p', '1/sqrt(p)')
     """
 
-    def __init__(self, *, parameter="ranks", max_terms=3, log_exponents=(0, 1, 2),
-                 data=False, bandwidth=False, cv=None, tol=0.1, ppn=None, s0=25,
-                 features=None):
+    def __init__(
+        self,
+        *,
+        parameter="ranks",
+        max_terms=3,
+        log_exponents=(0, 1, 2),
+        data=False,
+        bandwidth=False,
+        cv=None,
+        tol=0.1,
+        ppn=None,
+        s0=25,
+        features=None,
+    ):
         self.parameter = parameter
         self.max_terms = max_terms
         self.log_exponents = log_exponents
@@ -97,8 +127,11 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
 
     def _candidates(self):
         exps = sorted({s * Fraction(e) for e in PMNF_EXPONENTS for s in (1, -1)})
-        return [Term(p_exponent=i, log_exponent=int(j), data=bool(self.data))
-                for i in exps for j in self.log_exponents]
+        return [
+            Term(p_exponent=i, log_exponent=int(j), data=bool(self.data))
+            for i in exps
+            for j in self.log_exponents
+        ]
 
     def fit(self, X, y):
         """Search the terms, then fit the chosen law on all of ``X, y``.
@@ -113,34 +146,51 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         self : PMNFSearch
         """
         if self.parameter not in ("ranks", "nodes"):
-            raise ValueError(f"parameter must be 'ranks' or 'nodes'; got "
-                             f"{self.parameter!r}")
+            raise ValueError(
+                f"parameter must be 'ranks' or 'nodes'; got {self.parameter!r}"
+            )
         if int(self.max_terms) not in (1, 2, 3):
             raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
-        Xs, names = _design.select(X, _design.needed_columns(probe, self.parameter),
-                                   self.features, self.s0)
+        Xs, names = _design.select(
+            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
+        )
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
         if Xv.shape[0] < 2:
-            raise ValueError(f"PMNFSearch needs at least 2 samples; got n_samples = "
-                             f"{Xv.shape[0]}")
-        var = _design.variables(Xv, names, over=self.parameter, ppn=self.ppn, s0=self.s0,
-                                whom=type(self).__name__)
+            raise ValueError(
+                f"PMNFSearch needs at least 2 samples; got n_samples = {Xv.shape[0]}"
+            )
+        var = _design.variables(
+            Xv,
+            names,
+            over=self.parameter,
+            ppn=self.ppn,
+            s0=self.s0,
+            whom=type(self).__name__,
+        )
         reduced = _reduce(var, yv)
         candidates = self._candidates()
         scores = self._search(candidates, reduced)
         best = scores.iloc[0]
         chosen = [candidates[i] for i in best["index"]]
         if self.bandwidth:
-            chosen = [Term(t.p_exponent, t.log_exponent, t.data, t.is_communication)
-                      for t in chosen]
+            chosen = [
+                Term(t.p_exponent, t.log_exponent, t.data, t.is_communication)
+                for t in chosen
+            ]
         self.search_scores_ = scores.drop(columns="index")
-        law = ScalingLaw(terms=[t.name for t in chosen], over=self.parameter,
-                         ppn=self.ppn, s0=self.s0, features=names).fit(Xv, yv)
+        law = ScalingLaw(
+            terms=[t.name for t in chosen],
+            over=self.parameter,
+            ppn=self.ppn,
+            s0=self.s0,
+            features=names,
+        ).fit(Xv, yv)
         if 0 < np.count_nonzero(law.coef_) < len(chosen):
             # NNLS switched a term off on the full data: drop it rather than report it
-            law.set_params(terms=[t for t, c in zip(law.terms_, law.coef_, strict=True)
-                                  if c > 0]).fit(Xv, yv)
+            law.set_params(
+                terms=[t for t, c in zip(law.terms_, law.coef_, strict=True) if c > 0]
+            ).fit(Xv, yv)
         self.best_estimator_ = law
         self.terms_ = self.best_estimator_.terms_
         self.coef_ = self.best_estimator_.coef_
@@ -149,19 +199,23 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
 
     def _search(self, candidates, reduced):
         frame = pd.DataFrame({self.parameter: reduced["p"]})
-        cv = self.cv if self.cv is not None else ExtrapolationSplit(
-            column=self.parameter, n_splits=3)
+        cv = (
+            self.cv
+            if self.cv is not None
+            else ExtrapolationSplit(column=self.parameter, n_splits=3)
+        )
         folds = list(cv.split(frame))
         if not folds:
             folds = [(np.arange(len(frame)), np.arange(len(frame)))]
         with np.errstate(all="ignore"):
-            phi = np.column_stack([t.evaluate(reduced["p"], reduced.get("D"))
-                                   for t in candidates])
+            phi = np.column_stack(
+                [t.evaluate(reduced["p"], reduced.get("D")) for t in candidates]
+            )
         usable = np.all(np.isfinite(phi), axis=0) & np.all(phi >= 0, axis=0)
         index = np.flatnonzero(usable)
         scorer = _ComboScorer(phi[:, index], reduced["y"], folds)
         pairs_all = np.array(list(itertools.combinations(range(index.size), 2)))
-        best_by_size, rows = {}, []
+        best_by_size, rows, pair_scores = {}, [], None
         for size in range(1, int(self.max_terms) + 1):
             if size == 1:
                 combos = np.arange(index.size).reshape(-1, 1)
@@ -169,49 +223,83 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
                 combos = pairs_all
             else:  # extend the ten best pairs by every other term
                 seeds = pairs_all[np.argsort(pair_scores)[:10]]
-                combos = np.unique(np.sort(np.array(
-                    [(*c, k) for c in seeds for k in range(index.size) if k not in c]),
-                    axis=1), axis=0)
+                combos = np.unique(
+                    np.sort(
+                        np.array(
+                            [
+                                (*c, k)
+                                for c in seeds
+                                for k in range(index.size)
+                                if k not in c
+                            ]
+                        ),
+                        axis=1,
+                    ),
+                    axis=0,
+                )
             if combos.size == 0:
                 break
             scores_now = scorer.score(combos)
             if size == 2:
                 pair_scores = scores_now
             order = np.argsort(scores_now)
-            rows += [(float(scores_now[i]), tuple(int(index[k]) for k in combos[i]))
-                     for i in order[:20]]
+            rows += [
+                (float(scores_now[i]), tuple(int(index[k]) for k in combos[i]))
+                for i in order[:20]
+            ]
             # Near-ties (within the noise) go to the simplest law: fewest logarithms,
             # then the smallest exponent denominators.
-            margin = max(scores_now[order[0]] * self.tol, _NOISE_FACTOR * reduced["noise"], 1e-3)
+            margin = max(
+                scores_now[order[0]] * self.tol, _NOISE_FACTOR * reduced["noise"], 1e-3
+            )
             tied = [i for i in order if scores_now[i] <= scores_now[order[0]] + margin]
-            pick = min(tied or order[:1], key=lambda i: (
-                _complexity([candidates[index[k]] for k in combos[i]]), scores_now[i]))
-            best_by_size[size] = (float(scores_now[pick]),
-                                  tuple(int(index[k]) for k in combos[pick]))
+            pick = min(
+                tied or order[:1],
+                key=lambda i: (
+                    _complexity([candidates[index[k]] for k in combos[i]]),
+                    scores_now[i],
+                ),
+            )
+            best_by_size[size] = (
+                float(scores_now[pick]),
+                tuple(int(index[k]) for k in combos[pick]),
+            )
         chosen = best_by_size[1]
         for size in sorted(best_by_size)[1:]:
             gain = chosen[0] - best_by_size[size][0]
             if not np.isfinite(chosen[0]) or (
-                    gain > chosen[0] * self.tol
-                    and gain > max(_NOISE_FACTOR * reduced["noise"], 1e-3)):
+                gain > chosen[0] * self.tol
+                and gain > max(_NOISE_FACTOR * reduced["noise"], 1e-3)
+            ):
                 chosen = best_by_size[size]
         rows.sort()
-        table = pd.DataFrame({
-            "terms": [" + ".join(candidates[i].name for i in c) for _, c in rows[:20]],
-            "score": [s for s, _ in rows[:20]],
-            "index": [c for _, c in rows[:20]],
-        })
-        top = pd.DataFrame({"terms": [" + ".join(candidates[i].name for i in chosen[1])],
-                            "score": [chosen[0]], "index": [chosen[1]]})
-        return pd.concat([top, table[table["terms"] != top["terms"][0]]],
-                         ignore_index=True)
+        table = pd.DataFrame(
+            {
+                "terms": [
+                    " + ".join(candidates[i].name for i in c) for _, c in rows[:20]
+                ],
+                "score": [s for s, _ in rows[:20]],
+                "index": [c for _, c in rows[:20]],
+            }
+        )
+        top = pd.DataFrame(
+            {
+                "terms": [" + ".join(candidates[i].name for i in chosen[1])],
+                "score": [chosen[0]],
+                "index": [chosen[1]],
+            }
+        )
+        return pd.concat(
+            [top, table[table["terms"] != top["terms"][0]]], ignore_index=True
+        )
 
     def predict(self, X):
         """Predict with the chosen law (see :meth:`ScalingLaw.predict`)."""
         check_is_fitted(self)
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
-        Xs, _ = _design.select(X, _design.needed_columns(probe, self.parameter),
-                               self.features, self.s0)
+        Xs, _ = _design.select(
+            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
+        )
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return self.best_estimator_.predict(Xv)
 
@@ -219,8 +307,9 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         """Split predictions into terms (see :meth:`ScalingLaw.predict_components`)."""
         check_is_fitted(self)
         probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
-        Xs, _ = _design.select(X, _design.needed_columns(probe, self.parameter),
-                               self.features, self.s0)
+        Xs, _ = _design.select(
+            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
+        )
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return self.best_estimator_.predict_components(Xv)
 
@@ -233,7 +322,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
 
 def _reduce(var, y):
     """Median of ``y`` per distinct configuration, restricted to the top bandwidth."""
-    frame = pd.DataFrame({k: v for k, v in var.items()})
+    frame = pd.DataFrame(dict(var))
     frame["y"] = y
     if "bandwidth" in frame:
         frame = frame[frame["bandwidth"] == frame["bandwidth"].max()]
@@ -249,8 +338,10 @@ def _reduce(var, y):
 
 
 def _complexity(terms):
-    return (sum(t.log_exponent for t in terms),
-            sum(t.p_exponent.denominator for t in terms))
+    return (
+        sum(t.log_exponent for t in terms),
+        sum(t.p_exponent.denominator for t in terms),
+    )
 
 
 class _ComboScorer:
@@ -283,8 +374,12 @@ class _ComboScorer:
                 try:
                     coef = np.linalg.solve(G, b[..., None])[..., 0]
                 except np.linalg.LinAlgError:
-                    coef = np.stack([np.linalg.lstsq(g, r, rcond=None)[0]
-                                     for g, r in zip(G, b, strict=True)])
+                    coef = np.stack(
+                        [
+                            np.linalg.lstsq(g, r, rcond=None)[0]
+                            for g, r in zip(G, b, strict=True)
+                        ]
+                    )
                 pred = np.einsum("tck,ck->ct", test_phi[:, combos], coef)
                 err = np.mean(np.abs(np.log(pred / test_y)), axis=1)
             bad = ~np.all(coef > 0, axis=1) | ~np.isfinite(err)

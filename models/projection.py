@@ -19,8 +19,16 @@ def _model_ppn(model):
     return None
 
 
-def project(model, *, nodes, bandwidth=100, scale=None, ppn=None, interval=None,
-            edgefactor=EDGEFACTOR):
+def project(
+    model,
+    *,
+    nodes,
+    bandwidth=100,
+    scale=None,
+    ppn=None,
+    interval=None,
+    edgefactor=EDGEFACTOR,
+):
     """Predict over a grid of new coordinates, with intervals and components.
 
     Parameters
@@ -57,8 +65,10 @@ def project(model, *, nodes, bandwidth=100, scale=None, ppn=None, interval=None,
     >>> ds["time_predicted"].dims
     ('nodes', 'bandwidth', 'scale')
     """
-    coords = {"nodes": np.atleast_1d(np.asarray(nodes, dtype=float)),
-              "bandwidth": np.atleast_1d(np.asarray(bandwidth, dtype=float))}
+    coords = {
+        "nodes": np.atleast_1d(np.asarray(nodes, dtype=float)),
+        "bandwidth": np.atleast_1d(np.asarray(bandwidth, dtype=float)),
+    }
     if np.any(coords["nodes"] <= 0) or np.any(coords["bandwidth"] <= 0):
         raise ValueError("nodes and bandwidth must be positive")
     if scale is not None:
@@ -84,33 +94,57 @@ def project(model, *, nodes, bandwidth=100, scale=None, ppn=None, interval=None,
         return np.asarray(values, dtype=float).reshape(shape)
 
     data_vars = {
-        "time_predicted": (dims, grid(predicted),
-                           {"units": "s", "long_name": "predicted completion time"}),
-        "time_lower": (dims, grid(lower), {"units": "s", "long_name":
-                       "lower bound of the prediction interval"}),
-        "time_upper": (dims, grid(upper), {"units": "s", "long_name":
-                       "upper bound of the prediction interval"}),
+        "time_predicted": (
+            dims,
+            grid(predicted),
+            {"units": "s", "long_name": "predicted completion time"},
+        ),
+        "time_lower": (
+            dims,
+            grid(lower),
+            {"units": "s", "long_name": "lower bound of the prediction interval"},
+        ),
+        "time_upper": (
+            dims,
+            grid(upper),
+            {"units": "s", "long_name": "upper bound of the prediction interval"},
+        ),
     }
     if scale is not None:
         rate = teps(predicted, frame["scale"].to_numpy(), edgefactor=edgefactor)
     else:
         rate = np.full_like(predicted, np.nan)
-    data_vars["teps_predicted"] = (dims, grid(rate), {
-        "units": "1/s", "long_name": "predicted traversed edges per second"})
+    data_vars["teps_predicted"] = (
+        dims,
+        grid(rate),
+        {"units": "1/s", "long_name": "predicted traversed edges per second"},
+    )
     if hasattr(model, "predict_components"):
         parts = model.predict_components(frame)
-        data_vars["time_computation"] = (dims, grid(parts["computation"]), {
-            "units": "s", "long_name": "computation terms of the prediction"})
-        data_vars["time_communication"] = (dims, grid(parts["communication"]), {
-            "units": "s", "long_name": "communication terms of the prediction"})
+        data_vars["time_computation"] = (
+            dims,
+            grid(parts["computation"]),
+            {"units": "s", "long_name": "computation terms of the prediction"},
+        )
+        data_vars["time_communication"] = (
+            dims,
+            grid(parts["communication"]),
+            {"units": "s", "long_name": "communication terms of the prediction"},
+        )
         terms = [c for c in parts.columns if c not in ("computation", "communication")]
         stacked = parts[terms].to_numpy().reshape(*shape, len(terms))
-        data_vars["time_terms"] = ((*dims, "term"), stacked, {
-            "units": "s", "long_name": "contribution of each fitted term"})
+        data_vars["time_terms"] = (
+            (*dims, "term"),
+            stacked,
+            {"units": "s", "long_name": "contribution of each fitted term"},
+        )
         coords["term"] = terms
     attrs = {"model": repr(model), "ppn": float(ppn), "edgefactor": edgefactor}
     if interval is not None:
         attrs["interval_level"] = interval.level
-    coords["nodes"] = coords["nodes"].astype(int) if np.all(
-        coords["nodes"] == np.round(coords["nodes"])) else coords["nodes"]
+    coords["nodes"] = (
+        coords["nodes"].astype(int)
+        if np.all(coords["nodes"] == np.round(coords["nodes"]))
+        else coords["nodes"]
+    )
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

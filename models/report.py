@@ -44,12 +44,24 @@ def _table(frame, fmt):
         return frame.to_html(index=False, border=0)
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
-    rows = ["| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False)]
+    rows = [
+        "| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False)
+    ]
     return "\n".join([header, rule, *rows])
 
 
-def write_report(dataset, path, *, models=None, cv=None, client=None, target="time",
-                 s0=25, level=0.9, project_to=None):
+def write_report(
+    dataset,
+    path,
+    *,
+    models=None,
+    cv=None,
+    client=None,
+    target="time",
+    s0=25,
+    level=0.9,
+    project_to=None,
+):
     """Evaluate an ensemble on a results Dataset and write an HTML or Markdown report.
 
     Parameters
@@ -67,7 +79,7 @@ def write_report(dataset, path, *, models=None, cv=None, client=None, target="ti
     level : float, default=0.9
         Interval level.
     project_to : int, default=None
-        Largest node count of the projection (default 32 × the largest measured).
+        Largest node count of the projection (default 32 x the largest measured).
 
     Returns
     -------
@@ -81,44 +93,69 @@ def write_report(dataset, path, *, models=None, cv=None, client=None, target="ti
     models = models or default_ensemble(X, s0=s0)
     scores = evaluate(models, (X, y), cv=cv, client=client, level=level)
     summary = summarize(scores)
-    best_cv = "extrapolation" if "extrapolation" in summary["cv"].values else \
-        str(summary["cv"].iloc[0])
+    best_cv = (
+        "extrapolation"
+        if "extrapolation" in summary["cv"].values
+        else str(summary["cv"].iloc[0])
+    )
     best = select_model(scores, cv=best_cv)
     model = clone(models[best]).fit(X, y)
     interval = conformal_interval(models[best], X, y, level=level)
     largest = int(X["nodes"].max())
-    nodes = np.unique(np.geomspace(max(1, X["nodes"].min()),
-                                   project_to or 32 * largest, 40).round())
+    nodes = np.unique(
+        np.geomspace(max(1, X["nodes"].min()), project_to or 32 * largest, 40).round()
+    )
     bandwidths = sorted({100.0, *np.quantile(X["bandwidth"], [0, 0.5])})[::-1]
     scale = float(X["scale"].max()) if "scale" in X.columns else None
     ppn = float(X["ppn"].median())
-    projection = project(model, nodes=nodes, bandwidth=bandwidths, scale=scale,
-                         ppn=ppn, interval=interval)
+    projection = project(
+        model,
+        nodes=nodes,
+        bandwidth=bandwidths,
+        scale=scale,
+        ppn=ppn,
+        interval=interval,
+    )
     figures = {
         "measured_vs_predicted": plot_measured_vs_predicted(
-            y, model.predict(X), color_by=X["nodes"], title=f"{best}: measured vs predicted"),
+            y,
+            model.predict(X),
+            color_by=X["nodes"],
+            title=f"{best}: measured vs predicted",
+        ),
         "extrapolation_error": plot_extrapolation_error(scores),
         "projection": plot_projection(projection, title=f"{best}: projection"),
     }
     if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1:
         figures["bandwidth_demand"] = plot_bandwidth_demand(
-            model, nodes=sorted({*map(int, np.unique(X["nodes"])), largest * 8})[:6],
-            scale=scale, ppn=ppn, title=f"{best}: bandwidth impact")
-    crossover = crossover_nodes(model, scale=scale, ppn=ppn, max_nodes=10**6) \
-        if hasattr(model, "predict_components") else None
+            model,
+            nodes=sorted({*map(int, np.unique(X["nodes"])), largest * 8})[:6],
+            scale=scale,
+            ppn=ppn,
+            title=f"{best}: bandwidth impact",
+        )
+    crossover = (
+        crossover_nodes(model, scale=scale, ppn=ppn, max_nodes=10**6)
+        if hasattr(model, "predict_components")
+        else None
+    )
     at = projection.sel(bandwidth=100.0)
     if "scale" in at.dims:
         at = at.isel(scale=0)
-    table = at[["time_predicted", "time_lower", "time_upper", "teps_predicted"]] \
-        .to_dataframe().reset_index()
-    table = table[["nodes", "time_predicted", "time_lower", "time_upper",
-                   "teps_predicted"]].iloc[:: max(1, len(table) // 10)]
+    table = (
+        at[["time_predicted", "time_lower", "time_upper", "teps_predicted"]]
+        .to_dataframe()
+        .reset_index()
+    )
+    table = table[
+        ["nodes", "time_predicted", "time_lower", "time_upper", "teps_predicted"]
+    ].iloc[:: max(1, len(table) // 10)]
     images = {}
     for name, figure in figures.items():
         images[name] = _figure_bytes(figure)
         if fmt == "md":
             (path.parent / f"{path.stem}_{name}.png").write_bytes(images[name])
-    terms = getattr(model, "terms_", None) or getattr(model.best_estimator_, "terms_")
+    terms = getattr(model, "terms_", None) or model.best_estimator_.terms_
     facts = [
         f"Points: {len(y)} (target `{target}`), node counts "
         f"{sorted(map(int, np.unique(X['nodes'])))}",
@@ -126,13 +163,19 @@ def write_report(dataset, path, *, models=None, cv=None, client=None, target="ti
         f"{' + '.join(terms)}, coefficients {np.round(model.coef_, 6).tolist()}"
         + (f", alpha {model.alpha_:.4f}" if getattr(model, "alpha_", None) else ""),
         f"Communication dominates from {crossover} nodes (bandwidth 100 %)"
-        if crossover else "Communication never dominates up to 10^6 nodes",
-        f"{level:.0%} conformal interval: half-width {interval.log_halfwidth:.3g} in log "
-        f"time, widening beyond {interval.reference_nodes:g} nodes",
+        if crossover
+        else "Communication never dominates up to 10^6 nodes",
+        f"{level:.0%} conformal interval: half-width "
+        f"{interval.log_halfwidth:.3g} in log time, widening beyond "
+        f"{interval.reference_nodes:g} nodes",
     ]
-    sections = [("Scores (mean over groups and folds)", _table(summary[[
-        c for c in _COLUMNS if c in summary]], fmt)),
-        ("Projection at 100 % bandwidth", _table(table, fmt))]
+    sections = [
+        (
+            "Scores (mean over groups and folds)",
+            _table(summary[[c for c in _COLUMNS if c in summary]], fmt),
+        ),
+        ("Projection at 100 % bandwidth", _table(table, fmt)),
+    ]
     path.write_text(_render(fmt, facts, sections, images, path), encoding="utf-8")
     return path
 
@@ -152,11 +195,18 @@ def _render(fmt, facts, sections, images, path):
     body.append("<h2>Figures</h2>")
     for name, data in images.items():
         encoded = base64.b64encode(data).decode("ascii")
-        body.append(f'<figure><img alt="{name}" src="data:image/png;base64,{encoded}">'
-                    f"<figcaption>{name.replace('_', ' ')}</figcaption></figure>")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}"
-             "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
-             "img{max-width:100%}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>scaleprobe "
-            f"report</title><style>{style}</style></head><body>"
-            + "\n".join(body) + "</body></html>\n")
+        body.append(
+            f'<figure><img alt="{name}" src="data:image/png;base64,{encoded}">'
+            f"<figcaption>{name.replace('_', ' ')}</figcaption></figure>"
+        )
+    style = (
+        "body{font-family:sans-serif;max-width:1100px;margin:auto}"
+        "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
+        "img{max-width:100%}"
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>scaleprobe "
+        f"report</title><style>{style}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )

@@ -19,7 +19,9 @@ def _column(X, column):
         return np.asarray(X[column])
     if isinstance(column, int):
         return np.asarray(X)[:, column]
-    raise ValueError(f"column {column!r} needs a DataFrame; for arrays give an int index")
+    raise ValueError(
+        f"column {column!r} needs a DataFrame; for arrays give an int index"
+    )
 
 
 class ExtrapolationSplit:
@@ -45,7 +47,8 @@ class ExtrapolationSplit:
     --------
     >>> import pandas as pd
     >>> X = pd.DataFrame({"nodes": [1, 2, 4, 8]})
-    >>> [(tr.tolist(), te.tolist()) for tr, te in ExtrapolationSplit(n_splits=2).split(X)]
+    >>> split = ExtrapolationSplit(n_splits=2)
+    >>> [(tr.tolist(), te.tolist()) for tr, te in split.split(X)]
     [([0, 1, 2], [3]), ([0, 1], [2, 3])]
     """
 
@@ -85,8 +88,10 @@ class ExtrapolationSplit:
         return len(self._limits(_column(X, self.column)))
 
     def __repr__(self):
-        return (f"ExtrapolationSplit(column={self.column!r}, n_splits={self.n_splits}, "
-                f"train_max={self.train_max})")
+        return (
+            f"ExtrapolationSplit(column={self.column!r}, n_splits={self.n_splits}, "
+            f"train_max={self.train_max})"
+        )
 
 
 class _LeaveOneValueOut:

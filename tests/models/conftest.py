@@ -7,27 +7,49 @@ import pytest
 import xarray as xr
 
 
-def synthetic_results(*, nodes=(1, 2, 4, 8, 16, 32), ppn=(4,), bandwidth=(10, 25, 50, 100),
-                      scale=(20, 21, 22), runs=3, trials=4, coef=(200.0, 6.0),
-                      alpha=1.12, s0=20, noise=0.01, failed=2, seed=0):
+def synthetic_results(
+    *,
+    nodes=(1, 2, 4, 8, 16, 32),
+    ppn=(4,),
+    bandwidth=(10, 25, 50, 100),
+    scale=(20, 21, 22),
+    runs=3,
+    trials=4,
+    coef=(200.0, 6.0),
+    alpha=1.12,
+    s0=20,
+    noise=0.01,
+    failed=2,
+    seed=0,
+):
     """A results Dataset shaped like the framework's, timed by Eq. 7 of seed 000.
 
     ``time = C1 D / p + C2 D alpha^(100/bw) / sqrt(p)`` with ``p = nodes * ppn``,
     multiplicative Gaussian noise, ``failed`` random points marked ``"failed"``.
     """
     rng = np.random.default_rng(seed)
-    coords = {"nodes": list(nodes), "ppn": list(ppn), "bandwidth": list(bandwidth),
-              "scale": list(scale), "run": list(range(runs)), "trial": list(range(trials))}
-    n, q, bw, s = np.meshgrid(np.array(nodes, float), np.array(ppn, float),
-                              np.array(bandwidth, float), np.array(scale, float),
-                              indexing="ij")
+    coords = {
+        "nodes": list(nodes),
+        "ppn": list(ppn),
+        "bandwidth": list(bandwidth),
+        "scale": list(scale),
+        "run": list(range(runs)),
+        "trial": list(range(trials)),
+    }
+    n, q, bw, s = np.meshgrid(
+        np.array(nodes, float),
+        np.array(ppn, float),
+        np.array(bandwidth, float),
+        np.array(scale, float),
+        indexing="ij",
+    )
     p, D = n * q, np.exp2(s - s0)
     comp = coef[0] * D / p
     comm = coef[1] * D * alpha ** (100.0 / bw) / np.sqrt(p)
     shape = (*n.shape, runs, trials)
     clean = np.broadcast_to((comp + comm)[..., None, None], shape)
     time = clean * (1 + noise * rng.standard_normal(shape))
-    status = np.full(n.shape + (runs,), "ok", dtype=object)
+    status = np.full((*n.shape, runs), "ok", dtype=object)
     for _ in range(failed):
         index = tuple(rng.integers(0, size) for size in status.shape)
         status[index] = "failed"
@@ -36,8 +58,11 @@ def synthetic_results(*, nodes=(1, 2, 4, 8, 16, 32), ppn=(4,), bandwidth=(10, 25
     return xr.Dataset(
         data_vars={
             "time": (dims, time, {"units": "s", "long_name": "BFS time"}),
-            "comm_time": (dims, np.broadcast_to(comm[..., None, None], shape).copy(),
-                          {"units": "s", "long_name": "communication time"}),
+            "comm_time": (
+                dims,
+                np.broadcast_to(comm[..., None, None], shape).copy(),
+                {"units": "s", "long_name": "communication time"},
+            ),
             "status": (dims[:-1], status.astype(str), {"long_name": "point status"}),
         },
         coords=coords,
@@ -56,8 +81,9 @@ def cluster():
     """Session-wide two-worker LocalCluster (separate processes)."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
-                      processes=True) as local:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", processes=True
+    ) as local:
         yield local
 
 

@@ -1,8 +1,7 @@
 """scikit-learn's estimator contract for every scaleprobe estimator."""
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
 from scaleprobe.models import PMNFSearch, ScalingLaw
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 # These checks build X as ``X - X.min()``, so one entry of the node/rank column is
 # exactly 0; a scaling law in 1/p is undefined there and fit rightly raises
@@ -27,7 +26,8 @@ def _expected_failures(estimator):
     return dict.fromkeys(_ZERO_CHECKS, _ZERO_NODES)
 
 
-@parametrize_with_checks([ScalingLaw(), PMNFSearch(max_terms=2)],
-                         expected_failed_checks=_expected_failures)
+@parametrize_with_checks(
+    [ScalingLaw(), PMNFSearch(max_terms=2)], expected_failed_checks=_expected_failures
+)
 def test_sklearn_contract(estimator, check):
     check(estimator)

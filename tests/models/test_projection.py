@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from scaleprobe.models import (
     PMNFSearch,
     ScalingLaw,
@@ -39,7 +38,8 @@ def test_features_drop_failed_points_and_flatten_trials(results):
 def test_features_without_scale_or_ppn(make_results):
     ds = make_results(scale=(20,)).isel(scale=0, ppn=0, drop=True)
     X, _ = make_features(ds)
-    assert "D" not in X.columns and (X["ppn"] == 1).all()
+    assert "D" not in X.columns
+    assert (X["ppn"] == 1).all()
 
 
 def _fitted(results):
@@ -51,26 +51,42 @@ def _fitted(results):
 def test_project_dataset_shape_and_components(results):
     model, X, y = _fitted(results)
     interval = conformal_interval(model, X, y, level=0.9)
-    ds = project(model, nodes=[4, 64, 1024], bandwidth=[100, 25], scale=[21, 22], ppn=4,
-                 interval=interval)
+    ds = project(
+        model,
+        nodes=[4, 64, 1024],
+        bandwidth=[100, 25],
+        scale=[21, 22],
+        ppn=4,
+        interval=interval,
+    )
     assert ds["time_predicted"].dims == ("nodes", "bandwidth", "scale")
     for name in ("time_predicted", "time_lower", "time_upper", "teps_predicted"):
-        assert ds[name].attrs["units"] and ds[name].attrs["long_name"]
+        assert ds[name].attrs["units"]
+        assert ds[name].attrs["long_name"]
     assert (ds["time_lower"] < ds["time_predicted"]).all()
     assert (ds["time_upper"] > ds["time_predicted"]).all()
-    np.testing.assert_allclose(ds["time_computation"] + ds["time_communication"],
-                               ds["time_predicted"])
+    np.testing.assert_allclose(
+        ds["time_computation"] + ds["time_communication"], ds["time_predicted"]
+    )
     expected = (16 * 2.0 ** ds["scale"] / ds["time_predicted"]).transpose(
-        *ds["teps_predicted"].dims)
+        *ds["teps_predicted"].dims
+    )
     np.testing.assert_allclose(ds["teps_predicted"], expected)
     assert list(ds["term"].values) == list(model.terms_)
     width = np.log(ds["time_upper"] / ds["time_predicted"]).sel(bandwidth=100, scale=22)
     assert width.sel(nodes=1024) > width.sel(nodes=64) > 0  # wider further out
-    truth = project(ScalingLaw.from_coefficients("generalized_refined", [200, 6],
-                                                 alpha=1.12, s0=20, over="ranks"),
-                    nodes=[4, 64, 1024], bandwidth=[100, 25], scale=[21, 22], ppn=4)
+    truth = project(
+        ScalingLaw.from_coefficients(
+            "generalized_refined", [200, 6], alpha=1.12, s0=20, over="ranks"
+        ),
+        nodes=[4, 64, 1024],
+        bandwidth=[100, 25],
+        scale=[21, 22],
+        ppn=4,
+    )
     inside = (truth["time_predicted"] >= ds["time_lower"]) & (
-        truth["time_predicted"] <= ds["time_upper"])
+        truth["time_predicted"] <= ds["time_upper"]
+    )
     assert bool(inside.all())
 
 
@@ -90,10 +106,15 @@ def test_json_round_trip_and_hand_written_file(results, tmp_path):
     model, X, y = _fitted(results)
     search = PMNFSearch(parameter="ranks", data=True, bandwidth=True, s0=20).fit(X, y)
     interval = conformal_interval(model, X, y)
-    path = save_models(tmp_path / "m.json", {"gr": model, "pmnf": search},
-                       intervals={"gr": interval}, selected="gr")
+    path = save_models(
+        tmp_path / "m.json",
+        {"gr": model, "pmnf": search},
+        intervals={"gr": interval},
+        selected="gr",
+    )
     models, intervals, selected = load_models(path)
-    assert selected == "gr" and intervals["gr"] == interval
+    assert selected == "gr"
+    assert intervals["gr"] == interval
     np.testing.assert_allclose(models["gr"].predict(X), model.predict(X))
     np.testing.assert_allclose(models["pmnf"].predict(X), search.predict(X))
     entry = json.loads(path.read_text())["models"]["gr"]
@@ -101,11 +122,27 @@ def test_json_round_trip_and_hand_written_file(results, tmp_path):
     np.testing.assert_allclose(rebuilt.predict(X), model.predict(X))
     # Coefficients typed in from a paper (Table III, scale 28).
     hand = tmp_path / "paper.json"
-    hand.write_text(json.dumps({"format": "scaleprobe-models", "version": 1, "models": {
-        "eq6": {"law": {"form": "refined", "coef": [118.026, 5.968], "alpha": 1.11,
-                        "ppn": 18}}}}))
+    hand.write_text(
+        json.dumps(
+            {
+                "format": "scaleprobe-models",
+                "version": 1,
+                "models": {
+                    "eq6": {
+                        "law": {
+                            "form": "refined",
+                            "coef": [118.026, 5.968],
+                            "alpha": 1.11,
+                            "ppn": 18,
+                        }
+                    }
+                },
+            }
+        )
+    )
     models, intervals, selected = load_models(hand)
-    assert selected == "eq6" and intervals == {}
+    assert selected == "eq6"
+    assert intervals == {}
     assert crossover_nodes(models["eq6"], admissible=[4, 9, 16, 25, 36]) == 25
     assert model_to_dict(models["eq6"])["law"]["coef"] == [118.026, 5.968]
     (tmp_path / "bad.json").write_text("{}")
@@ -119,7 +156,11 @@ def test_speedup_efficiency_and_diminishing_returns():
     time = model.predict(pd.DataFrame({"nodes": nodes}))
     np.testing.assert_allclose(speedup(time, time[0]), time[0] / time)
     efficiency = parallel_efficiency(time, nodes, time[0], 1)
-    assert efficiency[0] == 1 and np.all(np.diff(efficiency) < 0)
+    assert efficiency[0] == 1
+    assert np.all(np.diff(efficiency) < 0)
     n = diminishing_returns_nodes(model, fraction=0.35)
-    gain = lambda k: 1 - model.predict([[2 * k]])[0] / model.predict([[k]])[0]  # noqa: E731
+
+    def gain(k):
+        return 1 - model.predict([[2 * k]])[0] / model.predict([[k]])[0]
+
     assert gain(n) < 0.35 <= gain(n / 2)

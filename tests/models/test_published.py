@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from scaleprobe.models import (
     ScalingLaw,
     bandwidth_demand,
@@ -12,10 +11,19 @@ from scaleprobe.models import (
     teps,
 )
 
-TABLE_II = {26: (30.4, 0.98), 27: (68.66, 1.92), 28: (138.59, 4.004),
-            29: (326.12, 9.598), 30: (629.38, 29.03)}
-TABLE_III = {26: (26.15, 1.412, 1.13), 27: (59.49, 2.845, 1.12),
-             28: (118.026, 5.968, 1.11), 29: (300.058, 11.711, 1.11)}
+TABLE_II = {
+    26: (30.4, 0.98),
+    27: (68.66, 1.92),
+    28: (138.59, 4.004),
+    29: (326.12, 9.598),
+    30: (629.38, 29.03),
+}
+TABLE_III = {
+    26: (26.15, 1.412, 1.13),
+    27: (59.49, 2.845, 1.12),
+    28: (118.026, 5.968, 1.11),
+    29: (300.058, 11.711, 1.11),
+}
 TABLE_IV = {"26-28": (16.77, 0.561, 1.14), "26-29": (15.25, 0.985, 1.08)}
 EQ3 = (19.65, 0.82)  # Section V-A text
 PPN = 18  # p = 18 n; the paper drops 18 and sqrt(18) only "for presentation"
@@ -37,8 +45,9 @@ def eq6(scale):
 
 def eq7(rows):
     c1, c2, alpha = TABLE_IV[rows]
-    return ScalingLaw.from_coefficients("generalized_refined", [c1, c2], alpha=alpha,
-                                        ppn=PPN)
+    return ScalingLaw.from_coefficients(
+        "generalized_refined", [c1, c2], alpha=alpha, ppn=PPN
+    )
 
 
 def test_admissible_counts_are_the_measured_ones():
@@ -50,8 +59,12 @@ def test_table_v_crossover_nodes():
     assert crossover_nodes(eq2(28), admissible=graph500_admissible) == 81
     assert crossover_nodes(eq6(28), bandwidth=100, admissible=graph500_admissible) == 25
     # Eq. 7 with the scales 26-29 row of Table IV gives the table's 16 nodes.
-    assert crossover_nodes(eq7("26-29"), bandwidth=100, scale=28,
-                           admissible=graph500_admissible) == 16
+    assert (
+        crossover_nodes(
+            eq7("26-29"), bandwidth=100, scale=28, admissible=graph500_admissible
+        )
+        == 16
+    )
 
 
 def test_table_v_generalized_ideal_does_not_reproduce():

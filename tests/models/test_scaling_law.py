@@ -3,9 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from scaleprobe.models import PRESETS, ScalingLaw, make_features, parse_term
-
 
 TRUE = {
     "base": ((300.0, 12.0), None),
@@ -22,8 +20,7 @@ def _synthetic_frame(form, rng, noise=0.01):
     scale = np.array([26, 27, 28], float)
     n, bw, s = (a.ravel() for a in np.meshgrid(nodes, bandwidth, scale, indexing="ij"))
     n, bw, s = (np.repeat(a, 4) for a in (n, bw, s))
-    X = pd.DataFrame({"nodes": n, "bandwidth": bw, "scale": s,
-                      "D": np.exp2(s - 25)})
+    X = pd.DataFrame({"nodes": n, "bandwidth": bw, "scale": s, "D": np.exp2(s - 25)})
     coef, alpha = TRUE[form]
     law = ScalingLaw.from_coefficients(form, coef, alpha=alpha)
     y = law.predict(X) * (1 + noise * rng.standard_normal(len(X)))
@@ -67,8 +64,9 @@ def test_components_split_computation_and_communication():
     parts = model.predict_components(X)
     np.testing.assert_allclose(parts["computation"], [25, 6.25])
     np.testing.assert_allclose(parts["communication"], [4 * 1.1 / 2, 4 * 1.1**2 / 4])
-    np.testing.assert_allclose(parts["computation"] + parts["communication"],
-                               model.predict(X))
+    np.testing.assert_allclose(
+        parts["computation"] + parts["communication"], model.predict(X)
+    )
 
 
 def test_fit_on_results_dataset(results):
@@ -100,8 +98,13 @@ def test_nonpositive_nodes_rejected():
 
 
 def test_term_grammar_round_trips():
-    for text in ["1/p", "D*alpha^(100/bw)/sqrt(p)", "p^(1/3)*log2(p)^2", "1",
-                 "log2(p)/p^(5/4)"]:
+    for text in [
+        "1/p",
+        "D*alpha^(100/bw)/sqrt(p)",
+        "p^(1/3)*log2(p)^2",
+        "1",
+        "log2(p)/p^(5/4)",
+    ]:
         assert parse_term(parse_term(text).name) == parse_term(text)
     assert parse_term("p^(-1/2)").name == "1/sqrt(p)"
     with pytest.raises(ValueError, match="numerator"):

@@ -1,0 +1,208 @@
+"""The fit / project / report subcommands, plots and the report, on real files."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+import xarray as xr
+from scaleprobe.framework._cli_models import parse_cv, parse_values, register
+from scaleprobe.models import ScalingLaw, make_features
+from scaleprobe.models.evaluation import evaluate
+from scaleprobe.models.plots import (
+    plot_bandwidth_demand,
+    plot_extrapolation_error,
+    plot_measured_vs_predicted,
+    plot_projection,
+    save_figure,
+)
+from scaleprobe.models.projection import project
+from scaleprobe.models.report import write_report
+
+
+def _run(argv):
+    parser = argparse.ArgumentParser(prog="scaleprobe")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture
+def results_file(make_results, tmp_path):
+    path = tmp_path / "results.nc"
+    make_results(scale=(20, 21), bandwidth=(20, 50, 100), trials=2).to_netcdf(path)
+    return path
+
+
+def test_fit_then_project(results_file, tmp_path, capsys):
+    model_file = tmp_path / "models.json"
+    code = _run(
+        [
+            "fit",
+            str(results_file),
+            "--s0",
+            "20",
+            "--model",
+            "base",
+            "--model",
+            "generalized_refined",
+            "--cv",
+            "kfold:4",
+            "--cv",
+            "extrapolation",
+            "--output",
+            str(model_file),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "generalized_refined" in out
+    assert "extrapolation" in out
+    assert "selected: generalized_refined" in out
+    document = json.loads(model_file.read_text())
+    assert document["selected"] == "generalized_refined"
+    law = document["models"]["generalized_refined"]["law"]
+    assert abs(law["alpha"] - 1.12) < 0.01
+    assert ScalingLaw.from_coefficients(**law).coef_ == pytest.approx(
+        [200, 6], rel=0.02
+    )
+
+    output, plot = tmp_path / "projection.nc", tmp_path / "projection.png"
+    code = _run(
+        [
+            "project",
+            str(model_file),
+            "--nodes",
+            "4:1024",
+            "--bandwidth",
+            "100,50,25",
+            "--scale",
+            "21",
+            "--ppn",
+            "4",
+            "--output",
+            str(output),
+            "--plot",
+            str(plot),
+        ]
+    )
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "time_predicted" in table
+    assert "1024" in table
+    ds = xr.open_dataset(output)
+    assert ds.sizes["nodes"] == 9
+    assert ds.sizes["bandwidth"] == 3
+    assert np.isfinite(ds["time_upper"]).all()
+    ds.close()
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "missing.nc"], "no results"),
+        (["fit", "{results}", "--model", "cubic"], "unknown model 'cubic'"),
+        (["fit", "{results}", "--cv", "jackknife"], "unknown cross-validation"),
+        (["project", "missing.json", "--nodes", "4:8"], "no model file"),
+        (["report", "{results}", "--output", "{tmp}/report.pdf"], "must end in"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(argv, message, results_file, tmp_path, capsys):
+    argv = [a.format(results=results_file, tmp=tmp_path) for a in argv]
+    assert _run(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert "\n" not in err
+
+
+def test_value_parsers():
+    assert parse_values("4:1024", integer=True).tolist() == [
+        4,
+        8,
+        16,
+        32,
+        64,
+        128,
+        256,
+        512,
+        1024,
+    ]
+    assert parse_values("10:30:10").tolist() == [10, 20, 30]
+    assert set(parse_cv(["kfold:3", "extrapolation:8", "scale", "bandwidth"])) == {
+        "kfold",
+        "extrapolation",
+        "scale",
+        "bandwidth",
+    }
+    assert parse_cv(["extrapolation:8"])["extrapolation"].train_max == 8
+
+
+def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
+    path = tmp_path / "results.nc"
+    make_results(scale=(20, 21), bandwidth=(20, 100), trials=2).to_netcdf(path)
+    code = _run(
+        [
+            "report",
+            str(path),
+            "--s0",
+            "20",
+            "--model",
+            "base",
+            "--model",
+            "generalized_refined",
+            "--output",
+            str(tmp_path / "report.md"),
+        ]
+    )
+    assert code == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "| generalized_refined | extrapolation |" in text
+    assert "Selected model" in text
+    assert "**generalized_refined**" in text
+    for name in (
+        "measured_vs_predicted",
+        "extrapolation_error",
+        "projection",
+        "bandwidth_demand",
+    ):
+        assert f"report_{name}.png" in text
+        assert (tmp_path / f"report_{name}.png").stat().st_size > 5000
+
+
+def test_html_report_is_self_contained(make_results, tmp_path):
+    ds = make_results(scale=(20,), bandwidth=(100,), trials=1)
+    path = write_report(
+        ds, tmp_path / "r.html", s0=20, models={"base": ScalingLaw(over="ranks")}
+    )
+    text = path.read_text()
+    assert (
+        text.count("data:image/png;base64,") == 3
+    )  # no bandwidth figure at 100 % only
+    assert "<table" in text
+    assert 'src="http' not in text
+
+
+def test_plots_write_png_and_svg(results, tmp_path):
+    X, y = make_features(results, s0=20)
+    model = ScalingLaw(form="generalized_refined", over="ranks", s0=20).fit(X, y)
+    ideal = ScalingLaw(form="generalized", over="ranks", s0=20).fit(
+        X[X["bandwidth"] == 100], y[X["bandwidth"] == 100]
+    )
+    grid = {"nodes": [1, 4, 16, 64, 256], "scale": 22, "ppn": 4}
+    figures = {
+        "mvp.png": plot_measured_vs_predicted(y, model.predict(X), color_by=X["nodes"]),
+        "proj.svg": plot_projection(
+            project(model, bandwidth=[100, 25], **grid), ideal=project(ideal, **grid)
+        ),
+        "bw.png": plot_bandwidth_demand(model, scale=22, ppn=4),
+        "err.png": plot_extrapolation_error(
+            evaluate({"gr": model, "g": ideal}, (X, y), s0=20)
+        ),
+    }
+    for name, figure in figures.items():
+        path = save_figure(figure, tmp_path / name)
+        assert path.stat().st_size > 5000
+    assert (tmp_path / "proj.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match=r"\.png or \.svg"):
+        save_figure(figures["bw.png"], tmp_path / "x.pdf")
