@@ -2,7 +2,7 @@
 
 Ranks form an R x C grid (:func:`grid_shape`: ``square`` counts give q x q,
 ``two_p_squared`` counts 2q x q). Rank (i, j) owns vertex block ``i*C + j`` and the
-edges from grid column j's vertices to grid row i's vertices. Every level:
+edges from grid column j's vertices to grid row i's vertices. A top-down level:
 
 1. **expand** — the frontier vertices owned in grid column j are gathered on all R
    ranks of the column (``Allgatherv`` of 8-byte ids on the column communicator);
@@ -10,10 +10,17 @@ edges from grid column j's vertices to grid row i's vertices. Every level:
    (target, parent) candidates, one per target;
 3. **fold** — candidates go to the target's owner, a rank of the same grid row
    (``Alltoallv`` of 8-byte id pairs on the row communicator);
-4. owners settle unvisited targets; a one-number ``Allreduce`` ends the level.
+4. owners settle unvisited targets; an ``Allreduce`` of three numbers ends the level.
 
 Each rank talks to R - 1 + C - 1 = O(sqrt(p)) peers per level, the property seed 000's
-communication model rests on. Top-down only (no direction optimization).
+communication model rests on.
+
+**Direction optimizing** (with ``direction_optimizing=True``, the default; the same
+switching rule as ``replicated-csr``): a bottom-up level expands the frontier as a
+bitmap along the grid column, gathers the grid row's visited bits along the row, and
+every rank looks, for each unvisited target of its row group, for a frontier source
+in its block (through the block's transpose); found (target, parent) pairs are folded
+to the owners as above, which keep one parent each.
 """
 
 from __future__ import annotations
@@ -22,12 +29,73 @@ import numpy as np
 
 from ._exchange import allgatherv_array, alltoallv_arrays
 from ._frontier import LevelProfile, expand_rows, row_chunks
+from .bfs_replicated import ALPHA, BETA, bottom_up_step
 from .bfs_simple import settle
 
 __all__ = ["bfs_2d"]
 
 
-def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
+def _gather_bits(comm, owned_bits: np.ndarray, nbits: int) -> np.ndarray:
+    """Allgather block-padded owned bool masks into one bool mask of ``nbits``."""
+    if comm.size == 1:
+        return owned_bits[:nbits]
+    full = allgatherv_array(comm, np.packbits(owned_bits))
+    return np.unpackbits(full, count=nbits).view(bool)
+
+
+def _top_down(graph, view, frontier, seen, slot):
+    """Local expand + filter of a top-down level: (targets, parents), global ids."""
+    sources = allgatherv_array(graph.col_comm, frontier)
+    targets_out, parents_out = [], []
+    for rows in row_chunks(graph.indptr, graph.column_local(sources)):
+        targets, parents = expand_rows(view, rows, graph.column_global(rows))
+        fresh = ~seen[targets]
+        targets, parents = targets[fresh], parents[fresh]
+        # one candidate per target: whichever index a repeated assignment keeps
+        index = np.arange(targets.size)
+        slot[targets] = index
+        keep = slot[targets] == index
+        targets, parents = targets[keep], parents[keep]
+        seen[targets] = True
+        targets_out.append(targets.astype(np.int64) + graph.row_lo)
+        parents_out.append(parents)
+    if not targets_out:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(targets_out), np.concatenate(parents_out)
+
+
+def _bottom_up(graph, frontier_local, visited_block, seen, scratch):
+    """Local step of a bottom-up level: (targets, parents), global ids."""
+    block = graph.partition.block
+    nrows = graph.grid[0]
+    frontier_bits = np.zeros(block, dtype=bool)
+    frontier_bits[frontier_local] = True
+    in_queue = _gather_bits(graph.col_comm, frontier_bits, nrows * block)
+    row_size = seen.size
+    row_visited = _gather_bits(graph.row_comm, visited_block, row_size)
+    seen |= row_visited
+    candidates = np.flatnonzero(~row_visited & (np.diff(graph.t_indptr) > 0))
+    parents, found_flags = scratch
+    transposed = _Block(graph.t_indptr, graph.t_indices)
+    newly, _ = bottom_up_step(
+        transposed, candidates, np.diff(graph.t_indptr), in_queue, parents, found_flags
+    )
+    found_flags[newly] = False
+    seen[newly] = True
+    return newly.astype(np.int64) + graph.row_lo, graph.column_global(parents[newly])
+
+
+class _Block:
+    """The attributes of a CSR graph that :func:`bottom_up_step` reads."""
+
+    def __init__(self, indptr, indices):
+        self.indptr, self.indices = indptr, indices
+
+
+def bfs_2d(
+    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile,
+    *, direction_optimizing: bool = True,
+):
     """Breadth-first search on a :class:`Graph2D`; fills the owned ``pred``.
 
     Parameters
@@ -35,22 +103,28 @@ def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
     comm : InstrumentedComm
         The world communicator.
     graph : Graph2D
-        This rank's block of the graph.
+        This rank's block of the graph (with its transpose for bottom-up levels).
     root : int
         The global root vertex.
     pred : numpy.ndarray of int64
         Parents of the owned vertices, all -1 on entry.
     profile : LevelProfile
         Receives one entry per level.
+    direction_optimizing : bool, default=True
+        Run bottom-up levels while the frontier is large (needs ``t_indptr``).
     """
     partition = graph.partition
     block = partition.block
     ncols = graph.grid[1]
+    nvertices = partition.nvertices
     lo, hi = partition.bounds(comm.rank)
     row_lo = graph.row_lo
+    direction_optimizing = direction_optimizing and graph.t_indptr is not None
     seen = np.zeros(max(graph.row_hi - row_lo, 0), dtype=bool)
-    visited = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(block, dtype=bool)  # padded to a whole block for bit gathers
     slot = np.empty(seen.size, dtype=np.int64)
+    scratch = (np.empty(seen.size, dtype=np.int64), np.zeros(seen.size, dtype=bool))
+    degree = graph.degree.astype(np.float64)
     if lo <= root < hi:
         pred[root - lo] = root
         visited[root - lo] = True
@@ -59,30 +133,40 @@ def bfs_2d(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
         frontier = np.empty(0, dtype=np.int64)
     if row_lo <= root < graph.row_hi:
         seen[root - row_lo] = True
-    frontier_size = 1
+    unexplored_local = float(degree.sum())
+    totals = np.array(
+        [float(frontier.size), float(degree[frontier - lo].sum()), unexplored_local]
+    )
+    if comm.size > 1:
+        summed = np.empty_like(totals)
+        comm.Allreduce(totals, summed)
+        totals = summed
+    frontier_size, frontier_edges, unexplored_edges = totals
+    previous_size, bottom_up = 0.0, False
     view = graph.row_view()
     profile.begin()
     while frontier_size:
-        sources = allgatherv_array(graph.col_comm, frontier)
-        targets_out, parents_out = [], []
-        for rows in row_chunks(graph.indptr, graph.column_local(sources)):
-            targets, parents = expand_rows(view, rows, graph.column_global(rows))
-            fresh = ~seen[targets]
-            targets, parents = targets[fresh], parents[fresh]
-            # one candidate per target: whichever index a repeated assignment keeps
-            index = np.arange(targets.size)
-            slot[targets] = index
-            keep = slot[targets] == index
-            targets, parents = targets[keep], parents[keep]
-            seen[targets] = True
-            targets_out.append(targets.astype(np.int64) + row_lo)
-            parents_out.append(parents)
-        vertices = np.concatenate(targets_out) if targets_out else np.empty(0, np.int64)
-        parents = np.concatenate(parents_out) if parents_out else np.empty(0, np.int64)
+        if direction_optimizing:
+            growing = frontier_size > previous_size
+            if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
+                bottom_up = True
+            elif bottom_up and frontier_size < nvertices / BETA and not growing:
+                bottom_up = False
+        if bottom_up:
+            vertices, parents = _bottom_up(graph, frontier - lo, visited, seen, scratch)
+        else:
+            vertices, parents = _top_down(graph, view, frontier, seen, slot)
         destination = (vertices // block) % ncols
         vertices, parents = alltoallv_arrays(graph.row_comm, destination, vertices, parents)
         newly = settle(pred, visited, vertices - lo, parents)
         frontier = newly + lo
-        count = comm.allreduce(int(newly.size))
-        profile.end_level(frontier_size)
-        frontier_size = count
+        frontier_edges_local = float(degree[newly].sum())
+        unexplored_local -= frontier_edges_local
+        totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
+        if comm.size > 1:
+            summed = np.empty_like(totals)
+            comm.Allreduce(totals, summed)
+            totals = summed
+        profile.end_level(frontier_size, bottom_up)
+        previous_size = frontier_size
+        frontier_size, frontier_edges, unexplored_edges = totals

@@ -28,7 +28,7 @@ from ._exchange import allgatherv_array
 from ._frontier import LevelProfile, expand_rows, first_in_segment, gather_rows, row_chunks
 from .bfs_simple import expand_top_down, settle
 
-__all__ = ["bfs_replicated_csc", "bfs_replicated_csr"]
+__all__ = ["bfs_replicated_csc", "bfs_replicated_csr", "bottom_up_step"]
 
 BOTTOM_UP_ROUNDS = 12
 ALPHA = 6.0  # Beamer et al. use 14 for C; numpy top-down steps cost relatively more
@@ -43,8 +43,13 @@ def _global_bitmap(comm, local_mask: np.ndarray, nvertices: int) -> np.ndarray:
     return np.unpackbits(full, count=nvertices).view(bool)
 
 
-def _bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
-    """One bottom-up level over the open ``candidates``; returns (newly, still_open)."""
+def bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
+    """One bottom-up level over the open ``candidates``; returns (newly, still_open).
+
+    ``candidates`` (sorted row ids of ``graph.indptr``) take as parent, written to
+    ``pred``, the first neighbour set in ``in_queue``; found rows are flagged in
+    ``visited``.
+    """
     indptr, indices = graph.indptr, graph.indices
     start = indptr[candidates]
     length = row_length[candidates]
@@ -133,7 +138,7 @@ def bfs_replicated_csr(
             mark[frontier] = True
             in_queue = _global_bitmap(comm, mark, nvertices)
             open_vertices = open_vertices[~visited[open_vertices]]
-            newly, open_vertices = _bottom_up_step(
+            newly, open_vertices = bottom_up_step(
                 graph, open_vertices, row_length, in_queue, pred, visited
             )
             mark[frontier] = False

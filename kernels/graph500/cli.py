@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--direction-optimizing", action=argparse.BooleanOptionalAction, default=True,
-        help="let replicated-csr switch to top-down levels for small frontiers (default: on)",
+        help="replicated-csr and 2d switch between top-down and bottom-up levels "
+        "(default: on)",
     )
     parser.add_argument(
         "--graph500-output", action=argparse.BooleanOptionalAction, default=False,

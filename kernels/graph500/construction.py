@@ -81,6 +81,11 @@ def _compress(key, row_lo, nrows, shift, ncols):
     return indptr, indices, degree
 
 
+def _array_bytes(arrays) -> int:
+    """Bytes of the distinct arrays (a symmetric graph may share its transpose)."""
+    return sum(a.nbytes for a in {id(a): a for a in arrays if a is not None}.values())
+
+
 def _view_bytes(views: dict) -> int:
     """Bytes the cached scipy views add (their bool data and narrowed indptr)."""
     return sum(v.data.nbytes + v.indptr.nbytes for v in views.values())
@@ -135,7 +140,7 @@ class Graph1D:
     def nbytes(self) -> int:
         """Bytes held by the adjacency arrays."""
         arrays = (self.indptr, self.indices, self.degree, self.csc_indptr, self.csc_indices)
-        return sum(a.nbytes for a in arrays if a is not None) + _view_bytes(self._views)
+        return _array_bytes(arrays) + _view_bytes(self._views)
 
 
 def build_1d(comm, source, target, scale: int, *, transpose: bool = False) -> Graph1D:
@@ -203,6 +208,9 @@ class Graph2D:
         Degree of each owned vertex (duplicates counted, self-loops not).
     row_comm, col_comm : InstrumentedComm
         Ranks of this grid row (ordered by column) and of this grid column (by row).
+    t_indptr, t_indices : numpy.ndarray or None
+        The block's transpose: rows are targets relative to ``row_lo``, indices
+        column-local sources.
     """
 
     partition: VertexPartition
@@ -216,6 +224,8 @@ class Graph2D:
     degree: np.ndarray
     row_comm: object
     col_comm: object
+    t_indptr: np.ndarray | None = None
+    t_indices: np.ndarray | None = None
     _views: dict = field(default_factory=dict, repr=False)
 
     def row_view(self):
@@ -229,8 +239,8 @@ class Graph2D:
     @property
     def nbytes(self) -> int:
         """Bytes held by the adjacency arrays."""
-        arrays = (self.indptr, self.indices, self.degree)
-        return sum(a.nbytes for a in arrays) + _view_bytes(self._views)
+        arrays = (self.indptr, self.indices, self.degree, self.t_indptr, self.t_indices)
+        return _array_bytes(arrays) + _view_bytes(self._views)
 
     def column_local(self, vertices: np.ndarray) -> np.ndarray:
         """Column-local row index of vertices owned by this grid column."""
@@ -245,7 +255,7 @@ class Graph2D:
         return (grid_row * self.grid[1] + self.col) * block + offset
 
 
-def build_2d(comm, source, target, scale: int) -> Graph2D:
+def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Graph2D:
     """Build the 2D edge-partitioned graph (Buluc & Madduri) on :func:`grid_shape`.
 
     Parameters
@@ -256,6 +266,9 @@ def build_2d(comm, source, target, scale: int) -> Graph2D:
         This rank's generated edges.
     scale : int
         log2 of the number of vertices.
+    transpose : bool, default=False
+        Also build the block's transpose (target -> sources), which bottom-up levels
+        scan.
 
     Returns
     -------
@@ -301,7 +314,18 @@ def build_2d(comm, source, target, scale: int) -> Graph2D:
         column_degree = total
     lo, hi = partition.bounds(comm.rank)
     degree = column_degree[row * block : row * block + (hi - lo)].copy()
-    return Graph2D(
+    graph = Graph2D(
         partition, (nrows, ncols), row, col, row_lo, row_hi,
         indptr, indices, degree, row_comm, col_comm,
     )
+    if transpose:
+        if comm.size == 1:  # the single block is the whole symmetric adjacency
+            graph.t_indptr, graph.t_indices = indptr, indices
+        else:
+            head_shift = max(int(nrows * block - 1).bit_length(), 1)
+            key = indices.astype(np.int64) << head_shift
+            key |= np.repeat(np.arange(nrows * block, dtype=np.int64), np.diff(indptr))
+            graph.t_indptr, graph.t_indices, _ = _compress(
+                key, 0, max(row_hi - row_lo, 0), head_shift, nrows * block
+            )
+    return graph

@@ -66,7 +66,9 @@ class Graph500Config:
 
 def _build(comm, config, source, target):
     if config.variant == "2d":
-        return build_2d(comm, source, target, config.scale)
+        return build_2d(
+            comm, source, target, config.scale, transpose=config.direction_optimizing
+        )
     return build_1d(comm, source, target, config.scale, transpose=config.variant == "replicated-csc")
 
 
@@ -80,7 +82,7 @@ def _search(comm, config, graph, root, pred, profile):
     elif config.variant == "replicated-csc":
         bfs_replicated_csc(comm, graph, root, pred, profile)
     else:
-        bfs_2d(comm, graph, root, pred, profile)
+        bfs_2d(comm, graph, root, pred, profile, direction_optimizing=config.direction_optimizing)
 
 
 def _mean(values) -> float:

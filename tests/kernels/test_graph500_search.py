@@ -59,6 +59,7 @@ SEARCHES = {
     "replicated-csr-bottom-up": (bfs_replicated_csr, {"direction_optimizing": False}),
     "replicated-csc": (bfs_replicated_csc, {}),
     "2d": (bfs_2d, {}),
+    "2d-top-down": (bfs_2d, {"direction_optimizing": False}),
 }
 
 
@@ -66,8 +67,8 @@ SEARCHES = {
 def test_bfs_levels_match_scipy_distances(comm, edges, name):
     search, options = SEARCHES[name]
     source, target = edges
-    if name == "2d":
-        graph = build_2d(comm, source, target, SCALE)
+    if name.startswith("2d"):
+        graph = build_2d(comm, source, target, SCALE, transpose=True)
     else:
         graph = build_1d(comm, source, target, SCALE, transpose=name == "replicated-csc")
     degree = graph.degree
@@ -84,17 +85,24 @@ def test_bfs_levels_match_scipy_distances(comm, edges, name):
         assert sum(levels["frontier"]) == int((pred >= 0).sum())
         if name == "replicated-csr-bottom-up":
             assert all(levels["bottom_up"])
+        if name in ("simple", "replicated-csc", "2d-top-down"):
+            assert not any(levels["bottom_up"])
 
 
-def test_direction_optimizing_search_uses_both_directions(comm):
+@pytest.mark.parametrize("variant", ["replicated-csr", "2d"])
+def test_direction_optimizing_search_uses_both_directions(comm, variant):
     source, target = kronecker_edges(13, 16, seed=1)
-    graph = build_1d(comm, source, target, 13)
+    if variant == "2d":
+        graph, search = build_2d(comm, source, target, 13, transpose=True), bfs_2d
+    else:
+        graph, search = build_1d(comm, source, target, 13), bfs_replicated_csr
     root = int(np.argmax(graph.degree))
     pred = np.full(1 << 13, -1, dtype=np.int64)
     profile = LevelProfile(comm)
-    bfs_replicated_csr(comm, graph, root, pred, profile)
+    search(comm, graph, root, pred, profile)
     steps = profile.result()["bottom_up"]
     assert steps[0] == 0 and 1 in steps
+    assert validate_bfs(comm, pred, root, source, target).valid
 
 
 def test_runner_record_has_trials_levels_and_reference_statistics(comm, capsys):
