@@ -4,7 +4,8 @@ Rank 0 and rank ``ppn`` (the first rank of node 1) bounce a message of ``--msg-b
 bytes ``--warmup + --iterations`` times; with a single node, ranks 0 and 1 do (an
 intra-node measurement). Other ranks idle. Reports the median round-trip time
 ``rtt`` (s) and ``achieved_bandwidth = 2 * msg_bytes / rtt`` (bytes/s), plus the
-communicator's summary (``time`` is the virtual completion time in emulated mode).
+communicator's summary (``time`` is the virtual completion time in emulated mode);
+with ``--trials`` every timed round trip becomes a trial.
 
 Run as ``mpiexec -n 2 python -m scaleprobe.kernels.commbench.pingpong --msg-bytes
 "1 MiB" --throttle emulated``.
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="timed round trips (default 20)")
     parser.add_argument("--warmup", type=int, default=2,
                         help="untimed round trips first (default 2)")
+    parser.add_argument("--trials", action="store_true",
+                        help="also record every timed round trip as a trial")
     add_comm_arguments(parser)
     return parser
 
@@ -112,9 +115,12 @@ def main(argv=None) -> int:
                    **summary}
         units = {"rtt": "s", "achieved_bandwidth": "bytes/s", "msg_bytes": "bytes",
                  "inter_node": "1", **SUMMARY_UNITS}
-        emit({"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units,
-              "long_names": {"rtt": "median round-trip time",
-                             "achieved_bandwidth": "2 * msg_bytes / rtt"}})
+        record = {"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units,
+                  "long_names": {"rtt": "median round-trip time",
+                                 "achieved_bandwidth": "2 * msg_bytes / rtt"}}
+        if args.trials:
+            record["trials"] = [{"rtt": value} for value in rtts]
+        emit(record)
     comm.close()
     return 0
 

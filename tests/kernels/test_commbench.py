@@ -69,9 +69,12 @@ def test_pingpong_goes_to_the_next_node_and_accepts_flags():
 
 @pytest.mark.mpi
 def test_pingpong_in_wall_clock_mode_and_needs_two_ranks():
-    record = _kernel("pingpong", 2, ["--msg-bytes", "64 KiB", "--iterations", "5"],
-                     {"mode": "none"})
+    record = _kernel("pingpong", 2, ["--msg-bytes", "64 KiB", "--iterations", "5",
+                                     "--trials"], {"mode": "none"})
     assert record["metrics"]["rtt"] > 0
+    assert len(record["trials"]) == 5
+    rtts = sorted(trial["rtt"] for trial in record["trials"])
+    assert record["metrics"]["rtt"] == rtts[2]
     assert record["metrics"]["wall_time"] >= record["metrics"]["time"] * 0.99
     alone = _kernel("pingpong", 1, [], {"mode": "none"})
     assert alone["status"] == "invalid"
