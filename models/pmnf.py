@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _design
+from ._pmnf_search import ComboScorer, complexity, reduce_configurations
 from ._terms import Term
 from .scaling_law import ScalingLaw
 from .splitters import ExtrapolationSplit
@@ -168,7 +169,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             s0=self.s0,
             whom=type(self).__name__,
         )
-        reduced = _reduce(var, yv)
+        reduced = reduce_configurations(var, yv)
         candidates = self._candidates()
         scores = self._search(candidates, reduced)
         best = scores.iloc[0]
@@ -213,7 +214,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             )
         usable = np.all(np.isfinite(phi), axis=0) & np.all(phi >= 0, axis=0)
         index = np.flatnonzero(usable)
-        scorer = _ComboScorer(phi[:, index], reduced["y"], folds)
+        scorer = ComboScorer(phi[:, index], reduced["y"], folds)
         pairs_all = np.array(list(itertools.combinations(range(index.size), 2)))
         best_by_size, rows, pair_scores = {}, [], None
         for size in range(1, int(self.max_terms) + 1):
@@ -256,7 +257,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             pick = min(
                 tied or order[:1],
                 key=lambda i: (
-                    _complexity([candidates[index[k]] for k in combos[i]]),
+                    complexity([candidates[index[k]] for k in combos[i]]),
                     scores_now[i],
                 ),
             )
@@ -313,75 +314,17 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
         return self.best_estimator_.predict_components(Xv)
 
+    def crossover_nodes(self, **kwargs):
+        """Smallest node count where communication >= computation.
+
+        See :func:`scaleprobe.models.crossover_nodes` for the keyword arguments.
+        """
+        from .derived import crossover_nodes
+
+        return crossover_nodes(self, **kwargs)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         tags.regressor_tags.poor_score = True
         return tags
-
-
-def _reduce(var, y):
-    """Median of ``y`` per distinct configuration, restricted to the top bandwidth."""
-    frame = pd.DataFrame(dict(var))
-    frame["y"] = y
-    if "bandwidth" in frame:
-        frame = frame[frame["bandwidth"] == frame["bandwidth"].max()]
-    keys = [k for k in ("p", "D") if k in frame]
-    frame = frame[frame["y"] > 0]
-    if frame.empty:
-        raise ValueError("PMNFSearch needs positive target values")
-    median = frame.groupby(keys)["y"].transform("median")
-    reduced = frame.groupby(keys, as_index=False)["y"].median().sort_values(keys)
-    out = {k: reduced[k].to_numpy() for k in reduced.columns}
-    out["noise"] = float(np.median(np.abs(np.log(frame["y"] / median))))
-    return out
-
-
-def _complexity(terms):
-    return (
-        sum(t.log_exponent for t in terms),
-        sum(t.p_exponent.denominator for t in terms),
-    )
-
-
-class _ComboScorer:
-    """Extrapolation score of many term combinations at once.
-
-    A combination whose unconstrained least-squares coefficients are all positive has
-    them as its NNLS solution; any other combination has a term NNLS would switch
-    off, so the smaller law covers it and it scores ``inf``. That makes every
-    combination of one size a batched linear solve on the normal equations.
-    """
-
-    def __init__(self, phi, y, folds):
-        self.folds = []
-        phi = np.asarray(phi, dtype=float)
-        for train, test in folds:
-            # Relative least squares (rows divided by y): noise is multiplicative and
-            # the large-p points, tiny in seconds, carry the communication terms.
-            A = phi[train] / y[train, None]
-            norm = np.linalg.norm(A, axis=0)
-            norm[norm == 0] = 1.0
-            A = A / norm
-            self.folds.append((A.T @ A, A.sum(axis=0), phi[test] / norm, y[test]))
-
-    def score(self, combos):
-        errors = np.zeros(len(combos))
-        for gram, rhs, test_phi, test_y in self.folds:
-            G = gram[combos[:, :, None], combos[:, None, :]]
-            b = rhs[combos]
-            with np.errstate(all="ignore"):
-                try:
-                    coef = np.linalg.solve(G, b[..., None])[..., 0]
-                except np.linalg.LinAlgError:
-                    coef = np.stack(
-                        [
-                            np.linalg.lstsq(g, r, rcond=None)[0]
-                            for g, r in zip(G, b, strict=True)
-                        ]
-                    )
-                pred = np.einsum("tck,ck->ct", test_phi[:, combos], coef)
-                err = np.mean(np.abs(np.log(pred / test_y)), axis=1)
-            bad = ~np.all(coef > 0, axis=1) | ~np.isfinite(err)
-            errors += np.where(bad, np.inf, err)
-        return errors / max(len(self.folds), 1)

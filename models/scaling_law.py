@@ -276,6 +276,21 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         out["communication"] = parts[:, comm].sum(axis=1)
         return out
 
+    def crossover_nodes(self, **kwargs):
+        """Smallest node count where communication >= computation.
+
+        See :func:`scaleprobe.models.crossover_nodes` for the keyword arguments.
+
+        Examples
+        --------
+        >>> eq2 = ScalingLaw.from_coefficients("base", [138.59, 4.004], ppn=18)
+        >>> eq2.crossover_nodes(admissible=[16, 25, 36, 49, 64, 81, 100])
+        81
+        """
+        from .derived import crossover_nodes
+
+        return crossover_nodes(self, **kwargs)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
