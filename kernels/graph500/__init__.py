@@ -16,7 +16,8 @@ Variants (seed 002 for the first three, seed 000 / Buluc & Madduri for the last)
 - ``replicated-csc``: replicated frontier bitmap, top-down scan of the global frontier
   over the transposed adjacency (Algorithm IV).
 - ``2d``: R x C grid (``square`` rank counts q x q, ``two_p_squared`` 2q x q), expand
-  along grid columns, fold along grid rows; top-down only.
+  along grid columns, fold along grid rows; **direction optimizing** (bottom-up levels
+  over the block transpose) unless ``--no-direction-optimizing``.
 
 The record (:func:`scaleprobe.kernels.record.emit`, rank 0) holds ``metrics``
 (``time`` = mean BFS time, ``generation_time``, ``construction_time``,
@@ -44,7 +45,20 @@ from .stats import format_block, statistics, teps_statistics
 from .validate import RULES, ValidationResult, tree_levels, validate_bfs
 
 __all__ = [
-    "RULES", "VARIANTS", "Graph1D", "Graph2D", "Graph500Config", "ValidationResult",
-    "build_1d", "build_2d", "format_block", "kronecker_edges", "run_graph500",
-    "select_roots", "statistics", "teps_statistics", "tree_levels", "validate_bfs",
+    "RULES",
+    "VARIANTS",
+    "Graph1D",
+    "Graph2D",
+    "Graph500Config",
+    "ValidationResult",
+    "build_1d",
+    "build_2d",
+    "format_block",
+    "kronecker_edges",
+    "run_graph500",
+    "select_roots",
+    "statistics",
+    "teps_statistics",
+    "tree_levels",
+    "validate_bfs",
 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def group_by_destination(destination: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+def group_by_destination(
+    destination: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     """A stable order that groups items by destination, and the per-rank counts."""
     # Small integer keys sort by radix (linear time) with a stable sort.
     key = destination.astype(np.uint16 if size <= 1 << 16 else np.int64, copy=False)
@@ -14,7 +16,9 @@ def group_by_destination(destination: np.ndarray, size: int) -> tuple[np.ndarray
     return order, counts
 
 
-def alltoallv_arrays(comm, destination: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+def alltoallv_arrays(
+    comm, destination: np.ndarray, *arrays: np.ndarray
+) -> list[np.ndarray]:
     """Send ``arrays[k][i]`` to rank ``destination[i]``; return what this rank received.
 
     One ``Alltoall`` of the counts, then one ``Alltoallv`` per array. With one rank the
@@ -64,5 +68,7 @@ def allgatherv_array(comm, array: np.ndarray) -> np.ndarray:
     comm.Allgather(np.array([array.size], dtype=np.int64), counts)
     displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
     out = np.empty(int(counts.sum()), dtype=array.dtype)
-    comm.Allgatherv(np.ascontiguousarray(array), [out, (counts.tolist(), displs.tolist())])
+    comm.Allgatherv(
+        np.ascontiguousarray(array), [out, (counts.tolist(), displs.tolist())]
+    )
     return out

@@ -1,4 +1,4 @@
-"""Vectorized frontier operations and the per-level profile shared by the BFS variants."""
+"""Vectorized frontier operations and the per-level profile of the BFS variants."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def row_chunks(indptr: np.ndarray, rows: np.ndarray, budget: int = CHUNK_EDGES):
 
 
 def gather_rows(indptr, indices, rows, skip: int = 0, labels=None):
-    """Neighbours of ``rows`` (from the ``skip``-th on) and, for each, its row's position.
+    """Neighbours of ``rows`` (from the ``skip``-th on) and each one's row position.
 
     Parameters
     ----------
@@ -134,7 +134,9 @@ class LevelProfile:
     def end_level(self, frontier: int, bottom_up: bool = False) -> None:
         """Close one level that expanded ``frontier`` vertices."""
         now = self.comm.counters()
-        self._rows.append([float(now[k]) - float(self._snapshot[k]) for k in self.FIELDS])
+        self._rows.append(
+            [float(now[k]) - float(self._snapshot[k]) for k in self.FIELDS]
+        )
         self._snapshot = now
         self.frontier.append(int(frontier))
         self.bottom_up.append(int(bottom_up))

@@ -93,8 +93,13 @@ class _Block:
 
 
 def bfs_2d(
-    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile,
-    *, direction_optimizing: bool = True,
+    comm,
+    graph,
+    root: int,
+    pred: np.ndarray,
+    profile: LevelProfile,
+    *,
+    direction_optimizing: bool = True,
 ):
     """Breadth-first search on a :class:`Graph2D`; fills the owned ``pred``.
 
@@ -157,7 +162,9 @@ def bfs_2d(
         else:
             vertices, parents = _top_down(graph, view, frontier, seen, slot)
         destination = (vertices // block) % ncols
-        vertices, parents = alltoallv_arrays(graph.row_comm, destination, vertices, parents)
+        vertices, parents = alltoallv_arrays(
+            graph.row_comm, destination, vertices, parents
+        )
         newly = settle(pred, visited, vertices - lo, parents)
         frontier = newly + lo
         frontier_edges_local = float(degree[newly].sum())

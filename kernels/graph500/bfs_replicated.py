@@ -25,7 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import allgatherv_array
-from ._frontier import LevelProfile, expand_rows, first_in_segment, gather_rows, row_chunks
+from ._frontier import (
+    LevelProfile,
+    expand_rows,
+    first_in_segment,
+    gather_rows,
+    row_chunks,
+)
 from .bfs_simple import expand_top_down, settle
 
 __all__ = ["bfs_replicated_csc", "bfs_replicated_csr", "bottom_up_step"]
@@ -67,7 +73,9 @@ def bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
         active = active[~hit]
     if active.size:
         for piece in row_chunks(indptr, candidates[active]):
-            neighbour, position = gather_rows(indptr, indices, piece, skip=BOTTOM_UP_ROUNDS)
+            neighbour, position = gather_rows(
+                indptr, indices, piece, skip=BOTTOM_UP_ROUNDS
+            )
             hits = np.flatnonzero(in_queue[neighbour])
             if hits.size == 0:
                 continue
@@ -84,8 +92,13 @@ def bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
 
 
 def bfs_replicated_csr(
-    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile,
-    *, direction_optimizing: bool = True,
+    comm,
+    graph,
+    root: int,
+    pred: np.ndarray,
+    profile: LevelProfile,
+    *,
+    direction_optimizing: bool = True,
 ):
     """Replicated-bitmap bottom-up BFS (Algorithm III), direction optimizing by default.
 
@@ -118,7 +131,9 @@ def bfs_replicated_csr(
         open_vertices = open_vertices[open_vertices != root - lo]
     else:
         frontier = np.empty(0, dtype=np.int64)
-    totals = np.array([float(frontier.size), float(row_length[frontier].sum()), unexplored_local])
+    totals = np.array(
+        [float(frontier.size), float(row_length[frontier].sum()), unexplored_local]
+    )
     if comm.size > 1:
         summed = np.empty_like(totals)
         comm.Allreduce(totals, summed)
@@ -132,7 +147,11 @@ def bfs_replicated_csr(
             growing = frontier_size > previous_size
             if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
                 bottom_up = True
-            elif bottom_up and frontier_size < nvertices / BETA and frontier_size < previous_size:
+            elif (
+                bottom_up
+                and frontier_size < nvertices / BETA
+                and frontier_size < previous_size
+            ):
                 bottom_up = False
         if bottom_up:
             mark[frontier] = True

@@ -15,7 +15,7 @@ import numpy as np
 from ._exchange import alltoallv_arrays
 from ._frontier import LevelProfile, expand_rows, row_chunks
 
-__all__ = ["settle", "bfs_simple", "expand_top_down"]
+__all__ = ["bfs_simple", "expand_top_down", "settle"]
 
 
 def settle(pred, visited, local, parents):
@@ -80,10 +80,14 @@ def expand_top_down(comm, graph, frontier, pred, visited):
         outgoing_parents.append(parents[~owned])
     if comm.size > 1:
         vertices = (
-            np.concatenate(outgoing_vertices) if outgoing_vertices else np.empty(0, np.int64)
+            np.concatenate(outgoing_vertices)
+            if outgoing_vertices
+            else np.empty(0, np.int64)
         )
         parents = (
-            np.concatenate(outgoing_parents) if outgoing_parents else np.empty(0, np.int64)
+            np.concatenate(outgoing_parents)
+            if outgoing_parents
+            else np.empty(0, np.int64)
         )
         vertices, parents = alltoallv_arrays(comm, vertices // block, vertices, parents)
         found.append(settle(pred, visited, vertices - lo, parents))

@@ -10,7 +10,8 @@ duplicates included and self-loops excluded, inside the BFS component.
   transposed view (for each global vertex, its owned neighbours), which the
   ``replicated-csc`` BFS scans.
 - :func:`build_2d`: ranks form an R x C grid (:func:`grid_shape`); rank (i, j) owns
-  vertex block ``i*C + j`` and stores the directed edges ``u -> v`` whose source is owned
+  vertex block ``i*C + j`` and stores the directed edges ``u -> v`` whose source is
+  owned
   by a rank of grid column j and whose target is owned by a rank of grid row i.
 """
 
@@ -122,13 +123,17 @@ class Graph1D:
     def row_view(self):
         """Cached scipy view of the owned rows (for compiled row gathers)."""
         if "rows" not in self._views:
-            self._views["rows"] = csr_view(self.indptr, self.indices, self.partition.nvertices)
+            self._views["rows"] = csr_view(
+                self.indptr, self.indices, self.partition.nvertices
+            )
         return self._views["rows"]
 
     def column_view(self):
         """Cached scipy view of the transposed adjacency (global vertex -> owned)."""
         if "columns" not in self._views:
-            self._views["columns"] = csr_view(self.csc_indptr, self.csc_indices, self.nlocal)
+            self._views["columns"] = csr_view(
+                self.csc_indptr, self.csc_indices, self.nlocal
+            )
         return self._views["columns"]
 
     @property
@@ -139,7 +144,13 @@ class Graph1D:
     @property
     def nbytes(self) -> int:
         """Bytes held by the adjacency arrays."""
-        arrays = (self.indptr, self.indices, self.degree, self.csc_indptr, self.csc_indices)
+        arrays = (
+            self.indptr,
+            self.indices,
+            self.degree,
+            self.csc_indptr,
+            self.csc_indices,
+        )
         return _array_bytes(arrays) + _view_bytes(self._views)
 
 
@@ -290,13 +301,17 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
             part = key[lo : lo + _SLAB]
             head_owner = (part >> shift) // block
             tail_owner = (part & mask) // block
-            destination[lo : lo + _SLAB] = (tail_owner // ncols) * ncols + head_owner % ncols
+            destination[lo : lo + _SLAB] = (
+                tail_owner // ncols
+            ) * ncols + head_owner % ncols
         (key,) = alltoallv_arrays(comm, destination, key)
         del destination
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
     tail_shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
-    for lo in range(0, key.size, _SLAB):  # global (u, v) -> (column-local u, row-local v)
+    for lo in range(
+        0, key.size, _SLAB
+    ):  # global (u, v) -> (column-local u, row-local v)
         part = key[lo : lo + _SLAB]
         heads, tails = part >> shift, part & mask
         owner = heads // block
@@ -315,8 +330,17 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
     lo, hi = partition.bounds(comm.rank)
     degree = column_degree[row * block : row * block + (hi - lo)].copy()
     graph = Graph2D(
-        partition, (nrows, ncols), row, col, row_lo, row_hi,
-        indptr, indices, degree, row_comm, col_comm,
+        partition,
+        (nrows, ncols),
+        row,
+        col,
+        row_lo,
+        row_hi,
+        indptr,
+        indices,
+        degree,
+        row_comm,
+        col_comm,
     )
     if transpose:
         if comm.size == 1:  # the single block is the whole symmetric adjacency

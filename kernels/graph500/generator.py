@@ -145,7 +145,9 @@ def kronecker_edges(
         )
     a, b, c, d = (float(x) for x in initiator)
     if min(a, b, c, d) < 0 or abs(a + b + c + d - 1.0) > 1e-9:
-        raise ValueError(f"initiator must be 4 non-negative numbers summing to 1, got {initiator!r}")
+        raise ValueError(
+            f"initiator must be 4 non-negative numbers summing to 1, got {initiator!r}"
+        )
     full = 1 << _BITS_PER_LEVEL
     # u < t_a: quadrant A (0,0); < t_ab: B (0,1); < t_abc: C (1,0); else D (1,1).
     t_a, t_ab, t_abc = (min(round(x * full), full) for x in (a, a + b, a + b + c))

@@ -16,12 +16,18 @@ import numpy as np
 __all__ = ["STAT_NAMES", "format_block", "statistics", "teps_statistics"]
 
 STAT_NAMES = (
-    "min", "firstquartile", "median", "thirdquartile", "max", "mean", "stddev",
+    "min",
+    "firstquartile",
+    "median",
+    "thirdquartile",
+    "max",
+    "mean",
+    "stddev",
 )
 
 
 def statistics(values) -> dict[str, float]:
-    """Min, quartiles, max, mean and n-1 standard deviation as the reference computes them.
+    """Min, quartiles, max, mean and n-1 standard deviation, as the reference has them.
 
     Examples
     --------
@@ -54,7 +60,9 @@ def teps_statistics(times, nedges) -> dict[str, float]:
     >>> round(s["harmonic_mean"], 6), s["min"], s["max"]
     (66.666667, 50.0, 100.0)
     """
-    per_edge = np.asarray(times, dtype=np.float64) / np.asarray(nedges, dtype=np.float64)
+    per_edge = np.asarray(times, dtype=np.float64) / np.asarray(
+        nedges, dtype=np.float64
+    )
     s = statistics(per_edge)
     n = per_edge.size
     harmonic_std = (
@@ -76,10 +84,18 @@ def _line(label: str, value: str) -> str:
 
 
 def format_block(
-    *, scale, edgefactor, nbfs, generation_time, ranks, construction_time,
-    times, nedges, validate_times=None,
+    *,
+    scale,
+    edgefactor,
+    nbfs,
+    generation_time,
+    ranks,
+    construction_time,
+    times,
+    nedges,
+    validate_times=None,
 ) -> str:
-    """The reference 3.0 output block (``bfs  `` prefixes and the ``!`` marker included).
+    """The reference 3.0 output block (with its ``bfs  `` prefixes and ``!`` marker).
 
     Parameters
     ----------

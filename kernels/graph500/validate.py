@@ -63,7 +63,9 @@ class ValidationResult:
     @property
     def failed_rules(self) -> list[str]:
         """Names of the rules that do not hold."""
-        return [name for name, count in zip(RULES, self.violations) if count]
+        return [
+            name for name, count in zip(RULES, self.violations, strict=False) if count
+        ]
 
 
 def tree_levels(pred: np.ndarray, root: int) -> tuple[np.ndarray, int, int]:
@@ -93,7 +95,9 @@ def tree_levels(pred: np.ndarray, root: int) -> tuple[np.ndarray, int, int]:
     """
     n = pred.size
     bad_parent = (pred < -1) | (pred >= n)
-    tree_errors = int(bad_parent.sum()) + int(not (0 <= root < n and pred[root] == root))
+    tree_errors = int(bad_parent.sum()) + int(
+        not (0 <= root < n and pred[root] == root)
+    )
     sink = n  # stands for "left the tree"
     ancestor = np.where(pred < 0, sink, pred)
     ancestor[bad_parent] = sink
@@ -163,9 +167,7 @@ def validate_bfs(comm, pred_owned, root, source, target) -> ValidationResult:
     needs_edge = pred >= 0
     needs_edge[int(root)] = False
     tree_edge_errors = int((needs_edge & (has_edge == 0)).sum())
-    local = np.array(
-        [0, 0, edge_level_errors, component_errors, 0], dtype=np.int64
-    )
+    local = np.array([0, 0, edge_level_errors, component_errors, 0], dtype=np.int64)
     if comm.size > 1:
         summed = np.empty_like(local)
         comm.Allreduce(local, summed)
@@ -174,6 +176,8 @@ def validate_bfs(comm, pred_owned, root, source, target) -> ValidationResult:
     reason = ""
     for rule, count in enumerate(violations):
         if count:
-            reason = f"rule {rule + 1} ({RULES[rule]}): " + _MESSAGES[rule].format(count)
+            reason = f"rule {rule + 1} ({RULES[rule]}): " + _MESSAGES[rule].format(
+                count
+            )
             break
     return ValidationResult(not any(violations), tuple(violations), reason)

@@ -39,36 +39,60 @@ def _environment():
 def run_kernel(scale, variant, nbfs, timeout, extra=()):
     """One 1-rank kernel run; returns (teps, gen+cons seconds, peak RSS bytes)."""
     command = [
-        sys.executable, "-m", "scaleprobe.kernels.graph500", "--scale", str(scale),
-        "--variant", variant, "--nbfs", str(nbfs), *extra,
+        sys.executable,
+        "-m",
+        "scaleprobe.kernels.graph500",
+        "--scale",
+        str(scale),
+        "--variant",
+        variant,
+        "--nbfs",
+        str(nbfs),
+        *extra,
     ]
     out = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=_environment(),
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_environment(),
         check=True,
     ).stdout
     record = parse_record(out)
     if record["status"] != "ok":
         raise RuntimeError(f"{variant} at scale {scale}: {record['reason']}")
     m = record["metrics"]
-    return m["harmonic_mean_teps"], m["generation_time"] + m["construction_time"], m["peak_rss"]
+    return (
+        m["harmonic_mean_teps"],
+        m["generation_time"] + m["construction_time"],
+        m["peak_rss"],
+    )
 
 
 def run_reference(binary, scale, timeout):
     """One run of the reference binary (1 rank); returns (teps, gen+cons seconds)."""
     result = subprocess.run(
-        [binary, str(scale), "16"], capture_output=True, text=True, timeout=timeout,
-        env=_environment(), check=True,
+        [binary, str(scale), "16"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_environment(),
+        check=True,
     )
     text = result.stdout + result.stderr
     teps = float(_REFERENCE_TEPS.search(text).group(1))
-    setup = sum(float(p.search(text).group(1)) for p in (_REFERENCE_GEN, _REFERENCE_CONS))
+    setup = sum(
+        float(p.search(text).group(1)) for p in (_REFERENCE_GEN, _REFERENCE_CONS)
+    )
     return teps, setup
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[16, 18, 20])
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument(
+        "--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS
+    )
     parser.add_argument("--nbfs", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--reference", help="path of graph500_reference_bfs (3.0.x)")
@@ -84,7 +108,9 @@ def main(argv=None) -> int:
             if args.reference:
                 reference.append(run_reference(args.reference, scale, args.timeout))
             for variant in args.variants:
-                samples[variant].append(run_kernel(scale, variant, args.nbfs, args.timeout))
+                samples[variant].append(
+                    run_kernel(scale, variant, args.nbfs, args.timeout)
+                )
         ref_teps = statistics.median(r[0] for r in reference) if reference else None
         if reference:
             ref_setup = statistics.median(r[1] for r in reference)
@@ -96,13 +122,19 @@ def main(argv=None) -> int:
             ratio = teps / ref_teps if ref_teps else None
             rows.append((scale, variant, teps, ratio, setup, rss))
     print(f"# load average after: {os.getloadavg()}  ({time.strftime('%H:%M:%S')})")
-    header = f"{'scale':>5}  {'variant':<15} {'TEPS':>10} {'x ref':>6} {'gen+cons s':>10} {'peak RSS MiB':>12}"
+    header = (
+        f"{'scale':>5}  {'variant':<15} {'TEPS':>10} {'x ref':>6} "
+        f"{'gen+cons s':>10} {'peak RSS MiB':>12}"
+    )
     print(header)
     print("-" * len(header))
     for scale, variant, teps, ratio, setup, rss in rows:
         ratio_text = f"{ratio:6.2f}" if ratio is not None else "     -"
         rss_text = f"{rss / 2**20:12.0f}" if rss else "           -"
-        print(f"{scale:>5}  {variant:<15} {teps:10.3g} {ratio_text} {setup:10.2f} {rss_text}")
+        print(
+            f"{scale:>5}  {variant:<15} {teps:10.3g} {ratio_text} "
+            f"{setup:10.2f} {rss_text}"
+        )
     return 0
 
 

@@ -8,14 +8,13 @@ import numpy as np
 def self_comm():
     """A real InstrumentedComm over MPI.COMM_SELF (one rank, mode none)."""
     from mpi4py import MPI
-
     from scaleprobe.kernels.comm import InstrumentedComm
 
     return InstrumentedComm(MPI.COMM_SELF)
 
 
 def bfs_distances(source, target, nvertices, root):
-    """Hop distances from ``root`` (-1 unreachable) by scipy's BFS, as a known answer."""
+    """Hop distances from ``root`` (-1 if unreachable) by scipy, as a known answer."""
     import scipy.sparse
     import scipy.sparse.csgraph
 

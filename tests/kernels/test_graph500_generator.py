@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.graph500._partition import VertexPartition, grid_shape
 from scaleprobe.kernels.graph500.generator import (
     edge_range,
@@ -25,7 +24,10 @@ def test_slices_concatenate_to_the_whole_graph_for_any_rank_count():
     source, target = kronecker_edges(9, 16, seed=5)
     assert source.size == 16 << 9
     for size in (1, 3, 7):
-        parts = [kronecker_edges(9, 16, 5, *edge_range(r, size, source.size)) for r in range(size)]
+        parts = [
+            kronecker_edges(9, 16, 5, *edge_range(r, size, source.size))
+            for r in range(size)
+        ]
         assert np.array_equal(np.concatenate([p[0] for p in parts]), source)
         assert np.array_equal(np.concatenate([p[1] for p in parts]), target)
 
@@ -35,13 +37,18 @@ def test_seed_changes_the_graph_and_ids_stay_in_range():
     b = kronecker_edges(8, 8, seed=2)
     assert not np.array_equal(a[0], b[0])
     assert a[0].dtype == vertex_dtype(8) == np.int32
-    assert 0 <= min(a[0].min(), a[1].min()) and max(a[0].max(), a[1].max()) < 256
+    assert min(a[0].min(), a[1].min()) >= 0
+    assert max(a[0].max(), a[1].max()) < 256
 
 
 @pytest.mark.parametrize("scale", [1, 5, 13, 31])
 def test_relabel_is_a_bijection(scale):
     n = min(1 << scale, 1 << 13)
-    ids = np.arange(n, dtype=np.uint64) if scale <= 13 else np.arange(n, dtype=np.uint64) * 7919
+    ids = (
+        np.arange(n, dtype=np.uint64)
+        if scale <= 13
+        else np.arange(n, dtype=np.uint64) * 7919
+    )
     out = relabel(ids.copy(), scale, seed=3)
     assert out.max() < 1 << scale
     assert np.unique(out).size == n
@@ -55,13 +62,18 @@ def test_relabel_scatters_neighbouring_ids():
 
 def test_initiator_quadrants_fix_source_and_target_bits():
     scale = 6
-    zero, ones = (int(relabel(np.array([v], dtype=np.uint64), scale, 4)[0]) for v in (0, 63))
+    zero, ones = (
+        int(relabel(np.array([v], dtype=np.uint64), scale, 4)[0]) for v in (0, 63)
+    )
     s, t = kronecker_edges(scale, 2, seed=4, initiator=(1.0, 0.0, 0.0, 0.0))
-    assert set(s.tolist()) == {zero} and set(t.tolist()) == {zero}
+    assert set(s.tolist()) == {zero}
+    assert set(t.tolist()) == {zero}
     s, t = kronecker_edges(scale, 2, seed=4, initiator=(0.0, 1.0, 0.0, 0.0))
-    assert set(s.tolist()) == {zero} and set(t.tolist()) == {ones}
+    assert set(s.tolist()) == {zero}
+    assert set(t.tolist()) == {ones}
     s, t = kronecker_edges(scale, 2, seed=4, initiator=(0.0, 0.0, 1.0, 0.0))
-    assert set(s.tolist()) == {ones} and set(t.tolist()) == {zero}
+    assert set(s.tolist()) == {ones}
+    assert set(t.tolist()) == {zero}
 
 
 def test_degree_distribution_is_skewed_like_a_kronecker_graph():
@@ -93,8 +105,18 @@ def test_partition_blocks_are_word_aligned_and_cover_all_vertices():
 
 @pytest.mark.parametrize(
     ("size", "shape"),
-    [(1, (1, 1)), (2, (2, 1)), (4, (2, 2)), (8, (4, 2)), (9, (3, 3)), (18, (6, 3)),
-     (32, (8, 4)), (50, (10, 5)), (12, (4, 3)), (7, (7, 1))],
+    [
+        (1, (1, 1)),
+        (2, (2, 1)),
+        (4, (2, 2)),
+        (8, (4, 2)),
+        (9, (3, 3)),
+        (18, (6, 3)),
+        (32, (8, 4)),
+        (50, (10, 5)),
+        (12, (4, 3)),
+        (7, (7, 1)),
+    ],
 )
 def test_grid_shapes_for_square_and_two_p_squared_counts(size, shape):
     assert grid_shape(size) == shape

@@ -8,21 +8,35 @@ import subprocess
 import sys
 
 import pytest
-
 from scaleprobe.kernels.record import parse_record
 
 pytestmark = pytest.mark.mpi
 
 VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")
-MPIEXEC = shutil.which("mpiexec") or os.path.join(os.path.dirname(sys.executable), "mpiexec")
+MPIEXEC = shutil.which("mpiexec") or os.path.join(
+    os.path.dirname(sys.executable), "mpiexec"
+)
 
 
 def run(ranks, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
+    }
     env.pop("SCALEPROBE_COMM", None)
-    command = [MPIEXEC, "-n", str(ranks), sys.executable, "-m", "scaleprobe.kernels.graph500",
-               *map(str, args)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    command = [
+        MPIEXEC,
+        "-n",
+        str(ranks),
+        sys.executable,
+        "-m",
+        "scaleprobe.kernels.graph500",
+        *map(str, args),
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=240, env=env
+    )
     if check:
         assert result.returncode == 0, result.stderr[-2000:]
     return result
@@ -53,9 +67,25 @@ def test_four_ranks_validate_and_traverse_the_same_edges(variant, one_rank_nedge
 def test_emulated_bandwidth_throttle_slows_communication():
     records = {}
     for percent in (100, 5):
-        out = run(2, "--scale", 10, "--nbfs", 3, "--variant", "2d", "--throttle", "emulated",
-                  "--ppn", 1, "--bandwidth-percent", percent, "--link-bandwidth", "100 Mbit/s",
-                  "--core-slots", 0).stdout
+        out = run(
+            2,
+            "--scale",
+            10,
+            "--nbfs",
+            3,
+            "--variant",
+            "2d",
+            "--throttle",
+            "emulated",
+            "--ppn",
+            1,
+            "--bandwidth-percent",
+            percent,
+            "--link-bandwidth",
+            "100 Mbit/s",
+            "--core-slots",
+            0,
+        ).stdout
         records[percent] = parse_record(out)
     fast, slow = records[100], records[5]
     assert fast["status"] == slow["status"] == "ok"
@@ -67,13 +97,24 @@ def test_emulated_bandwidth_throttle_slows_communication():
 
 
 def test_command_line_flags_and_reference_block():
-    result = run(1, "--scale", 8, "--nbfs", 3, "--no-validate", "--graph500-output",
-                 "--variant", "replicated-csc")
+    result = run(
+        1,
+        "--scale",
+        8,
+        "--nbfs",
+        3,
+        "--no-validate",
+        "--graph500-output",
+        "--variant",
+        "replicated-csc",
+    )
     record = parse_record(result.stdout)
     assert [t["valid"] for t in record["trials"]] == [None] * 3
     assert "bfs  harmonic_mean_TEPS:     !" in result.stdout
     assert "NBFS:                           3" in result.stdout
     bad = run(1, "--scale", 8, "--variant", "3d", check=False)
-    assert bad.returncode == 2 and "invalid choice: '3d'" in bad.stderr
+    assert bad.returncode == 2
+    assert "invalid choice: '3d'" in bad.stderr
     bad = run(1, "--scale", 0, check=False)
-    assert bad.returncode == 2 and "scale must be in [1, 40], got 0" in bad.stderr
+    assert bad.returncode == 2
+    assert "scale must be in [1, 40], got 0" in bad.stderr

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _graph500_support import bfs_distances, self_comm
-
 from scaleprobe.kernels.graph500._frontier import LevelProfile
 from scaleprobe.kernels.graph500.bfs_2d import bfs_2d
-from scaleprobe.kernels.graph500.bfs_replicated import bfs_replicated_csc, bfs_replicated_csr
+from scaleprobe.kernels.graph500.bfs_replicated import (
+    bfs_replicated_csc,
+    bfs_replicated_csr,
+)
 from scaleprobe.kernels.graph500.bfs_simple import bfs_simple
 from scaleprobe.kernels.graph500.construction import build_1d, build_2d
 from scaleprobe.kernels.graph500.generator import kronecker_edges
@@ -32,10 +34,10 @@ def test_csr_holds_both_directions_without_loops_and_counts_duplicates(comm, edg
     source, target = edges
     graph = build_1d(comm, source, target, SCALE, transpose=True)
     keep = source != target
-    pairs = set(zip(source[keep].tolist(), target[keep].tolist()))
+    pairs = set(zip(source[keep].tolist(), target[keep].tolist(), strict=False))
     pairs |= {(v, u) for u, v in pairs}
     rows = np.repeat(np.arange(1 << SCALE), np.diff(graph.indptr))
-    assert set(zip(rows.tolist(), graph.indices.tolist())) == pairs
+    assert set(zip(rows.tolist(), graph.indices.tolist(), strict=False)) == pairs
     assert graph.indices.size == len(pairs)  # merged duplicates
     expected_degree = np.bincount(
         np.concatenate((source[keep], target[keep])), minlength=1 << SCALE
@@ -70,7 +72,9 @@ def test_bfs_levels_match_scipy_distances(comm, edges, name):
     if name.startswith("2d"):
         graph = build_2d(comm, source, target, SCALE, transpose=True)
     else:
-        graph = build_1d(comm, source, target, SCALE, transpose=name == "replicated-csc")
+        graph = build_1d(
+            comm, source, target, SCALE, transpose=name == "replicated-csc"
+        )
     degree = graph.degree
     for root in np.flatnonzero(degree)[[0, 7, 100]]:
         pred = np.full(1 << SCALE, -1, dtype=np.int64)
@@ -101,7 +105,8 @@ def test_direction_optimizing_search_uses_both_directions(comm, variant):
     profile = LevelProfile(comm)
     search(comm, graph, root, pred, profile)
     steps = profile.result()["bottom_up"]
-    assert steps[0] == 0 and 1 in steps
+    assert steps[0] == 0
+    assert 1 in steps
     assert validate_bfs(comm, pred, root, source, target).valid
 
 
@@ -111,13 +116,24 @@ def test_runner_record_has_trials_levels_and_reference_statistics(comm, capsys):
 
     record = run_graph500(comm, config, block_stream=sys.stdout)
     block = capsys.readouterr().out
-    assert record["status"] == "ok" and record["reason"] == ""
+    assert record["status"] == "ok"
+    assert record["reason"] == ""
     metrics = record["metrics"]
-    for key in ("time", "generation_time", "construction_time", "harmonic_mean_teps",
-                "comm_time", "comp_time", "bytes_sent", "messages", "peak_rss"):
+    for key in (
+        "time",
+        "generation_time",
+        "construction_time",
+        "harmonic_mean_teps",
+        "comm_time",
+        "comp_time",
+        "bytes_sent",
+        "messages",
+        "peak_rss",
+    ):
         assert key in metrics
     trials = record["trials"]
-    assert len(trials) == 5 and len({t["root"] for t in trials}) == 5
+    assert len(trials) == 5
+    assert len({t["root"] for t in trials}) == 5
     for trial in trials:
         assert trial["valid"] is True
         assert trial["teps"] == pytest.approx(trial["nedge"] / trial["time"])
@@ -141,7 +157,8 @@ def test_runner_reports_an_invalid_search(comm, monkeypatch):
     monkeypatch.setattr(runner, "_search", broken)
     record = run_graph500(comm, Graph500Config(scale=8, nbfs=2, seed=1))
     assert record["status"] == "invalid"
-    assert "rule" in record["reason"] and "root" in record["reason"]
+    assert "rule" in record["reason"]
+    assert "root" in record["reason"]
     assert [t["valid"] for t in record["trials"]] == [False, False]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _graph500_support import self_comm
-
 from scaleprobe.kernels.graph500._frontier import LevelProfile
 from scaleprobe.kernels.graph500.bfs_simple import bfs_simple
 from scaleprobe.kernels.graph500.construction import build_1d
@@ -25,7 +24,7 @@ def setup():
     bfs_simple(comm, graph, root, pred, LevelProfile(comm))
     level, _, _ = tree_levels(pred, root)
     neighbours = {v: set() for v in range(1 << SCALE)}
-    for u, v in zip(source.tolist(), target.tolist()):
+    for u, v in zip(source.tolist(), target.tolist(), strict=False):
         neighbours[u].add(v)
         neighbours[v].add(u)
     children = np.bincount(pred[pred >= 0], minlength=1 << SCALE)
@@ -39,13 +38,15 @@ def check(setup, pred):
 
 
 def leaves(setup, at_level):
-    _, _, _, root, pred, level, _, children = setup
+    _, _, _, _root, _pred, level, _, children = setup
     return [int(v) for v in np.flatnonzero((level == at_level) & (children == 0))]
 
 
 def test_the_untouched_tree_is_valid(setup):
     result = check(setup, setup[4])
-    assert result.valid and result.reason == "" and result.violations == (0,) * 5
+    assert result.valid
+    assert result.reason == ""
+    assert result.violations == (0,) * 5
 
 
 def test_rule_1_a_cycle(setup):
@@ -54,7 +55,8 @@ def test_rule_1_a_cycle(setup):
     parent = int(pred[child])
     pred[parent] = child  # parent -> child -> parent
     result = check(setup, pred)
-    assert not result.valid and result.failed_rules[0] == "tree"
+    assert not result.valid
+    assert result.failed_rules[0] == "tree"
     assert result.reason.startswith("rule 1 (tree)")
 
 
@@ -98,7 +100,11 @@ def test_rule_4_tree_misses_part_of_the_component(setup):
 def test_rule_5_tree_edge_not_in_the_graph(setup):
     pred, level, neighbours = setup[4].copy(), setup[5], setup[6]
     for vertex in leaves(setup, 3):
-        strangers = [u for u in np.flatnonzero(level == 2).tolist() if u not in neighbours[vertex]]
+        strangers = [
+            u
+            for u in np.flatnonzero(level == 2).tolist()
+            if u not in neighbours[vertex]
+        ]
         if strangers:
             pred[vertex] = strangers[0]  # same level, but no such edge
             break
