@@ -28,7 +28,7 @@ from scipy.optimize import least_squares, nnls
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["FEATURES", "SubgraphComplexity"]
+__all__ = ["FEATURES", "SubgraphComplexity", "complexity_features"]
 
 #: Columns of ``X``, in order.
 FEATURES = (
@@ -40,6 +40,43 @@ FEATURES = (
 )
 _TARGETS = ("time", "comp_time", "comm_time", "peak_memory")
 _MODES = ("alltoall", "pipeline")
+
+
+def complexity_features(rows) -> np.ndarray:
+    """The model's ``X`` from kernel records' metrics or a table with those columns.
+
+    Parameters
+    ----------
+    rows : list of dict or pandas.DataFrame
+        Each with ``ranks`` (or ``ranks_reported``, as a sweep Dataset names it),
+        ``n_vertices``, ``n_edges``, ``memory_complexity`` and
+        ``computation_complexity`` (the subgraph kernel's metrics).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_rows, 5)
+
+    Examples
+    --------
+    >>> complexity_features([{"ranks": 2, "n_vertices": 10, "n_edges": 20,
+    ...                       "memory_complexity": 3, "computation_complexity": 6}])
+    array([[ 2., 10., 20.,  3.,  6.]])
+    """
+    if hasattr(rows, "to_dict"):
+        rows = rows.to_dict("records")
+    table = []
+    for row in rows:
+        row = dict(row)
+        if "ranks" not in row and "ranks_reported" in row:
+            row["ranks"] = row["ranks_reported"]
+        missing = [name for name in FEATURES if name not in row]
+        if missing:
+            raise ValueError(
+                f"a row lacks {', '.join(missing)}; "
+                f"the model needs {', '.join(FEATURES)}"
+            )
+        table.append([float(row[name]) for name in FEATURES])
+    return np.array(table, dtype=np.float64).reshape(-1, len(FEATURES))
 
 
 def _terms(X: np.ndarray) -> dict:
@@ -80,6 +117,9 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         What ``y`` measures (seconds, or bytes for ``peak_memory``).
     mode : {"alltoall", "pipeline"}, default="alltoall"
         The exchange pattern, for ``time`` and ``peak_memory``.
+    relative : bool, default=True
+        Minimize relative rather than absolute residuals, so that measurements of
+        small and large templates weigh alike (rows with ``y <= 0`` keep weight 1).
 
     Attributes
     ----------
@@ -100,9 +140,10 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, target="time", mode="alltoall"):
+    def __init__(self, *, target="time", mode="alltoall", relative=True):
         self.target = target
         self.mode = mode
+        self.relative = relative
 
     def _design(self, terms):
         ones = np.ones_like(terms["ranks"])
@@ -177,19 +218,21 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         terms = _terms(X)
         names, columns = self._design(terms)
         design = np.column_stack(columns)
+        weight = np.ones_like(y)
+        if self.relative:
+            positive = y > 0
+            weight[positive] = 1.0 / y[positive]
         # Scale columns so that nnls sees comparable magnitudes.
-        scale = np.abs(design).max(axis=0)
+        scale = np.abs(design * weight[:, None]).max(axis=0)
         scale[scale == 0] = 1.0
-        solution, _ = nnls(design / scale, y)
+        solution, _ = nnls(design * weight[:, None] / scale, y * weight)
         values = dict(zip(names, solution / scale, strict=True))
         if self.target == "time" and self.mode == "pipeline":
             start = solution.copy()
 
             def residual(params):
-                return (
-                    self._evaluate(terms, dict(zip(names, params / scale, strict=True)))
-                    - y
-                )
+                values = dict(zip(names, params / scale, strict=True))
+                return (self._evaluate(terms, values) - y) * weight
 
             result = least_squares(residual, start, bounds=(0, np.inf))
             values = dict(zip(names, result.x / scale, strict=True))

@@ -5,7 +5,8 @@
    measured on this machine (C++, -O3, one thread).
 2. 1 versus 2 ranks (``mpiexec``) for large templates: virtual time per iteration in
    emulated mode and wall time per iteration without throttling.
-3. Peak memory per rank, all-to-all versus pipeline, 4 ranks.
+3. Peak memory per rank, all-to-all versus pipeline, 4 and 8 ranks.
+4. The complexity model (Eqs. 4-16) fitted on 1-4 ranks and its prediction at 8.
 
 Run: ``python tests/benchmarks/subgraph.py [--sections 1 2 3] [--templates ...]``.
 On a shared machine wall times are inflated by other processes; CPU time (process
@@ -141,9 +142,42 @@ def memory(templates, rank_counts=(4, 8)):
                 )
 
 
+def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
+    from scaleprobe.models.subgraph_complexity import (
+        SubgraphComplexity,
+        complexity_features,
+    )
+
+    print(f"\n## 4. Complexity model fitted on 1-4 ranks, predicted at 8, {GRAPH}\n")
+    print("| mode | template | ranks | measured s/iter | predicted s/iter | error |")
+    print("|---|---|---|---|---|---|")
+    for mode in ("alltoall", "pipeline"):
+        rows = []
+        for name in templates:
+            for ranks in rank_counts:
+                arguments = ["--template", name, "--iterations", "2", "--mode", mode]
+                rows.append(_launch(ranks, arguments, "emulated")["metrics"])
+        features = complexity_features(rows)
+        measured = np.array([r["time_per_iteration"] for r in rows])
+        train = features[:, 0] < max(rank_counts)
+        model = SubgraphComplexity(target="time", mode=mode)
+        model.fit(features[train], measured[train])
+        predicted = model.predict(features)
+        for row, got, want in zip(rows, measured, predicted, strict=True):
+            if row["ranks"] == max(rank_counts):
+                print(
+                    f"| {mode} | {row['k']}-vertex ({row['computation_complexity']}) "
+                    f"| {row['ranks']} | {got:.3f} | {want:.3f} | "
+                    f"{want / got - 1:+.0%} |",
+                    flush=True,
+                )
+        coef = ", ".join(f"{k}={v:.3g}" for k, v in model.coef_.items())
+        print(f"| {mode} | constants | | {coef} | | |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--sections", nargs="+", type=int, default=[1, 2, 3, 4])
     parser.add_argument("--templates", nargs="+", default=list(FASCIA_MS))
     parser.add_argument(
         "--large",
@@ -158,6 +192,8 @@ def main():
         ranks_one_two(args.large)
     if 3 in args.sections:
         memory(args.large)
+    if 4 in args.sections:
+        fitted_model()
 
 
 if __name__ == "__main__":

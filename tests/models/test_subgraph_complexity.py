@@ -106,9 +106,9 @@ def test_linear_targets(target, mode):
         + 8 * mem * e * ((p - 1) / p**2 if mode == "alltoall" else 1 / p**2),
     }[target]
     model = SubgraphComplexity(target=target, mode=mode).fit(X, y)
-    np.testing.assert_allclose(model.predict(X), y, rtol=1e-6)
+    np.testing.assert_allclose(model.predict(X), y, rtol=1e-6, atol=1e-12)
     again = pickle.loads(pickle.dumps(model))
-    np.testing.assert_allclose(again.predict(X), y, rtol=1e-6)
+    np.testing.assert_allclose(again.predict(X), y, rtol=1e-6, atol=1e-12)
 
 
 def test_pipeline_memory_is_below_alltoall_for_many_ranks():
@@ -134,3 +134,32 @@ def test_parameter_errors_name_the_choices():
     with pytest.raises(ValueError, match="overlap needs target='time'"):
         SubgraphComplexity(target="comp_time").fit(X, X[:, 0]).overlap(X)
     assert FEATURES[0] == "ranks"
+
+
+def test_complexity_features_from_records():
+    import pandas as pd
+    from scaleprobe.models.subgraph_complexity import complexity_features
+
+    metrics = {
+        "ranks": 4,
+        "n_vertices": 100,
+        "n_edges": 300,
+        "memory_complexity": 147,
+        "computation_complexity": 434,
+        "time": 1.0,
+    }
+    expected = [[4.0, 100.0, 300.0, 147.0, 434.0]]
+    assert complexity_features([metrics]).tolist() == expected
+    frame = pd.DataFrame([metrics]).rename(columns={"ranks": "ranks_reported"})
+    assert complexity_features(frame).tolist() == expected
+    with pytest.raises(ValueError, match="lacks n_edges"):
+        complexity_features(
+            [
+                {
+                    "ranks": 1,
+                    "n_vertices": 1,
+                    "memory_complexity": 1,
+                    "computation_complexity": 1,
+                }
+            ]
+        )
