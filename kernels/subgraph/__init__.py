@@ -4,6 +4,19 @@ Single-process counting (:func:`count_subgraphs`), templates and their split int
 sub-templates (:class:`Template`), input graphs (:mod:`.graphs`), an exact reference
 count for small graphs (:func:`exact_count`), and the distributed kernel run by
 ``python -m scaleprobe.kernels.subgraph``. Importing this package never imports mpi4py.
+
+Run it under MPI::
+
+    mpiexec -n 4 python -m scaleprobe.kernels.subgraph --graph er:10000:50000 \
+        --template u12-2 --iterations 10 --mode adaptive --threshold 20
+
+It prints one record (:mod:`scaleprobe.kernels.record`): ``metrics`` with
+``estimate`` (median of means), ``iterations``, ``time`` (virtual completion time of
+the iterations), ``time_per_iteration``, ``peak_rss``, the communicator's summary and
+the template's complexity; ``trials`` with one estimate per colouring; ``profiles``
+over ``subtemplate`` (``comp_time``, ``comm_time``, ``bytes_sent``, ``intensity``,
+``pipelined``...), ``step`` (the pipeline's ring steps: computation, wait, modelled
+transfer and the overlap ratio of Eq. 14) and ``rank`` (per-rank peak memory).
 """
 
 from scaleprobe.kernels.subgraph.counting import (

@@ -37,9 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=10,
         help="colourings; 0 derives them from --epsilon and --delta",
     )
-    parser.add_argument("--epsilon", type=float, default=0.1)
-    parser.add_argument("--delta", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--epsilon", type=float, default=0.1, help="relative error, for --iterations 0"
+    )
+    parser.add_argument(
+        "--delta",
+        type=float,
+        default=0.1,
+        help="failure probability, for --iterations 0",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="colourings, vertex partition, task shuffle"
+    )
     parser.add_argument("--mode", choices=MODES, default="adaptive")
     parser.add_argument(
         "--threshold",
