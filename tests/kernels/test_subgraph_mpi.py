@@ -104,6 +104,7 @@ def test_four_ranks_match_one_process(graph_file, mode, extra):
     if mode == "alltoall":
         assert pipelined == 0
         assert "step" not in record["profiles"]
+        assert metrics["overlap"] == 0
     else:
         assert pipelined == (
             4 if mode == "pipeline" else sum(subtemplates["pipelined"])
@@ -112,6 +113,9 @@ def test_four_ranks_match_one_process(graph_file, mode, extra):
         steps = record["profiles"]["step"]
         assert len(steps["overlap"]) == 3
         assert all(0 <= rho <= 1 for rho in steps["overlap"])
+        # Eq. 14: every step's transfer runs while the previous step is summed.
+        assert metrics["overlap"] > 0
+        assert all(t > 0 for t in steps["transfer_time"])
     if mode == "adaptive":
         assert metrics["task_size"] == 3
         assert metrics["max_task"] <= 3
