@@ -84,7 +84,7 @@ def main(argv=None):
             Client(cluster) as client,
         ):
             evaluate(models, (X.iloc[:2000], y[:2000]), cv=cv, client=client)  # warm up
-            times, used = [], set()
+            times, used, busy = [], set(), []
             for _ in range(args.repeats):
                 start = time.perf_counter()
                 scores = evaluate(models, (X, y), cv=cv, client=client)
@@ -93,18 +93,27 @@ def main(argv=None):
                     w for w in scores["worker"].values.ravel() if isinstance(w, str)
                 }
             rows.append(
-                (workers, statistics.median(times), min(times), max(times), len(used))
+                (
+                    workers,
+                    statistics.median(times),
+                    min(times),
+                    max(times),
+                    len(used),
+                    statistics.median(busy),
+                )
             )
     best = select_model(scores)
     load_after = os.getloadavg()
     print(
         f"\n{'workers':>7} {'median s':>9} {'min s':>7} {'max s':>7} {'used':>5} "
-        f"{'speed-up':>8}"
+        f"{'speed-up':>8} {'task s':>7}"
     )
-    for workers, median, low, high, used in rows:
+    # "task s": summed wall time inside the tasks; it grows when workers contend
+    # for the same cores with other processes.
+    for workers, median, low, high, used, task in rows:
         print(
             f"{workers:>7} {median:>9.2f} {low:>7.2f} {high:>7.2f} {used:>5} "
-            f"{rows[0][1] / median:>8.2f}"
+            f"{rows[0][1] / median:>8.2f} {task:>7.1f}"
         )
     print(
         f"\nselected by extrapolation SMAPE: {best}; load average 1 min before "
