@@ -92,6 +92,7 @@ def main(argv=None):
                 used |= {
                     w for w in scores["worker"].values.ravel() if isinstance(w, str)
                 }
+                busy.append(float(scores["fit_seconds"].sum()))
             rows.append(
                 (
                     workers,
