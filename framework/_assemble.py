@@ -56,7 +56,9 @@ class _Builder:
         self.axes = axes
         self.dims = tuple(axes)
         self.shape = tuple(len(v) for v in axes.values())
-        self.lookup = {k: {v: i for i, v in enumerate(vals)} for k, vals in axes.items()}
+        self.lookup = {
+            k: {v: i for i, v in enumerate(vals)} for k, vals in axes.items()
+        }
         self.entries: dict[str, list] = {}
         self.extra_dims: dict[str, tuple] = {}
         self.sizes: dict[str, int] = {}
@@ -74,7 +76,9 @@ class _Builder:
             self.extra_dims.setdefault(name, dims)
         for dim, i in extra:
             self.sizes[dim] = max(self.sizes.get(dim, 0), i + 1)
-        self.entries.setdefault(name, []).append((cell + tuple(i for _, i in extra), value))
+        self.entries.setdefault(name, []).append(
+            (cell + tuple(i for _, i in extra), value)
+        )
 
     def variables(self) -> dict:
         out = {}
@@ -102,7 +106,7 @@ def _profiles(builder: _Builder, cell, profiles, prefix=()):
         for var, values in variables.items():
             if isinstance(values, list):
                 for i, v in enumerate(values):
-                    builder.add(var, cell, v, prefix + ((dim, i),))
+                    builder.add(var, cell, v, (*prefix, (dim, i)))
 
 
 def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
@@ -150,18 +154,22 @@ def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
         units.update(record.get("units") or {})
         long_names.update(record.get("long_names") or {})
     data_vars = builder.variables()
-    coords = {k: v for k, v in axes.items()}
+    coords = dict(axes.items())
     for dim, size in builder.sizes.items():
         coords[dim] = np.arange(size)
     if "nodes" in axes and "ppn" in axes:
         coords["ranks"] = (("nodes", "ppn"), np.outer(axes["nodes"], axes["ppn"]))
-    ds = xr.Dataset(data_vars=data_vars, coords=coords, attrs=dict(campaign.get("attrs", {})))
+    ds = xr.Dataset(
+        data_vars=data_vars, coords=coords, attrs=dict(campaign.get("attrs", {}))
+    )
     for name, var in ds.data_vars.items():
         base = name[4:] if name.startswith("run_") else name
         unit, long_name = DEFAULT_ATTRS.get(base, ("", base.replace("_", " ")))
         var.attrs["units"] = units.get(base, unit)
         var.attrs["long_name"] = long_names.get(base, long_name)
-    ds["bandwidth"].attrs.update(units="percent", long_name="share of the link bandwidth")
+    ds["bandwidth"].attrs.update(
+        units="percent", long_name="share of the link bandwidth"
+    )
     ds["nodes"].attrs.update(units="1", long_name="nodes")
     ds["ppn"].attrs.update(units="1", long_name="ranks per node")
     if "ranks" in ds.coords:

@@ -31,8 +31,11 @@ class Progress:
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.monotonic()
         if enabled and already:
-            print(f"scaleprobe: resuming, {already} of {total} points already stored",
-                  file=self.stream, flush=True)
+            print(
+                f"scaleprobe: resuming, {already} of {total} points already stored",
+                file=self.stream,
+                flush=True,
+            )
 
     def line(self) -> str:
         """Return the current progress line."""
@@ -41,8 +44,10 @@ class Progress:
         rate = (time.monotonic() - self.start) / self.new if self.new else 0.0
         remaining = self.total - self.done
         eta = f", about {rate * remaining:.0f} s left" if self.new and remaining else ""
-        return (f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} done, "
-                f"{self.failed} failed, {remaining} remaining{eta}")
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} done, "
+            f"{self.failed} failed, {remaining} remaining{eta}"
+        )
 
     def update(self, status: str, label: str, error: str = "") -> None:
         """Count one finished point."""
@@ -54,7 +59,11 @@ class Progress:
         if self.tty:
             print("\r" + self.line(), end="", file=self.stream, flush=True)
             if status != "ok":
-                print(f"\n  {status}: {label}: {error[:200]}", file=self.stream, flush=True)
+                print(
+                    f"\n  {status}: {label}: {error[:200]}",
+                    file=self.stream,
+                    flush=True,
+                )
         else:
             note = f" ({status}: {error[:200]})" if status != "ok" else ""
             print(f"{self.line()} | {label}{note}", file=self.stream, flush=True)

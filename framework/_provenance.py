@@ -24,8 +24,13 @@ def _version(package: str) -> str:
 
 def _run(command: list[str]) -> str:
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""

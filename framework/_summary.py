@@ -10,7 +10,7 @@ __all__ = ["summarize"]
 
 def _status_counts(ds: xr.Dataset) -> dict:
     values, counts = np.unique(ds["status"].values, return_counts=True)
-    return {str(v) if v else "not run": int(c) for v, c in zip(values, counts)}
+    return {str(v) if v else "not run": int(c) for v, c in zip(values, counts, strict=False)}
 
 
 def summarize(ds: xr.Dataset, metric: str | None = None, max_rows: int = 40) -> str:
@@ -31,12 +31,16 @@ def summarize(ds: xr.Dataset, metric: str | None = None, max_rows: int = 40) -> 
         Campaign name and kernel, dimensions, point counts by status, and the median
         of the metric over ``run`` and ``trial`` for every other coordinate.
     """
-    lines = [f"campaign {ds.attrs.get('title', '?')} (kernel {ds.attrs.get('kernel', '?')}, "
-             f"throttle {ds.attrs.get('throttle_mode', '?')})"]
+    lines = [
+        f"campaign {ds.attrs.get('title', '?')} (kernel {ds.attrs.get('kernel', '?')}, "
+        f"throttle {ds.attrs.get('throttle_mode', '?')})"
+    ]
     lines.append("dimensions: " + ", ".join(f"{d}={n}" for d, n in ds.sizes.items()))
     if "status" in ds:
         counts = _status_counts(ds)
-        lines.append("points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        lines.append(
+            "points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
     metric = metric or ("time" if "time" in ds else None)
     if metric is None or metric not in ds:
         return "\n".join(lines)
@@ -46,7 +50,9 @@ def summarize(ds: xr.Dataset, metric: str | None = None, max_rows: int = 40) -> 
     table = var.median(reduce + extra) if reduce or extra else var
     frame = table.to_dataframe(name=metric)[[metric]].dropna()
     units = var.attrs.get("units", "")
-    lines.append(f"median {metric} ({units}) over {', '.join(reduce + extra) or 'nothing'}:")
+    lines.append(
+        f"median {metric} ({units}) over {', '.join(reduce + extra) or 'nothing'}:"
+    )
     if frame.empty:
         lines.append("  (no successful point yet)")
     else:

@@ -78,10 +78,22 @@ _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
     r"|(?P<op>\*\*|//|<=|>=|==|!=|[-+*/%<>(),]))"
 )
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne}
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-          "/": operator.truediv, "//": operator.floordiv, "%": operator.mod}
+_COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_ARITH = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+}
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
@@ -90,7 +102,9 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise RuleError(f"unexpected character {text[pos:].strip()[:1]!r} in rule {text!r}")
+            raise RuleError(
+                f"unexpected character {text[pos:].strip()[:1]!r} in rule {text!r}"
+            )
         kind = match.lastgroup
         tokens.append((kind, match.group(kind)))
         pos = match.end()
@@ -113,7 +127,9 @@ class _Parser:
             raise RuleError(f"rule {self.text!r} ends too early")
         token = self.tokens[self.pos]
         if expected is not None and token[1] != expected:
-            raise RuleError(f"expected {expected!r} but found {token[1]!r} in rule {self.text!r}")
+            raise RuleError(
+                f"expected {expected!r} but found {token[1]!r} in rule {self.text!r}"
+            )
         self.pos += 1
         return token
 
@@ -131,12 +147,14 @@ class _Parser:
         return node
 
     def or_(self):
-        return self._chain(self.and_, ("or",),
-                           lambda _, a, b: lambda env: a(env) or b(env))
+        return self._chain(
+            self.and_, ("or",), lambda _, a, b: lambda env: a(env) or b(env)
+        )
 
     def and_(self):
-        return self._chain(self.not_, ("and",),
-                           lambda _, a, b: lambda env: a(env) and b(env))
+        return self._chain(
+            self.not_, ("and",), lambda _, a, b: lambda env: a(env) and b(env)
+        )
 
     def not_(self):
         if self.peek() == "not":
@@ -161,6 +179,7 @@ class _Parser:
                     return False
                 left = right
             return True
+
         return chained
 
     def _arith(self, a, b, op):
@@ -171,14 +190,18 @@ class _Parser:
                 return fn(a(env), b(env))
             except ZeroDivisionError:
                 raise RuleError(f"division by zero in rule {self.text!r}") from None
+
         return apply
 
     def sum_(self):
-        return self._chain(self.term, ("+", "-"), lambda op, a, b: self._arith(a, b, op))
+        return self._chain(
+            self.term, ("+", "-"), lambda op, a, b: self._arith(a, b, op)
+        )
 
     def term(self):
-        return self._chain(self.unary, ("*", "/", "//", "%"),
-                           lambda op, a, b: self._arith(a, b, op))
+        return self._chain(
+            self.unary, ("*", "/", "//", "%"), lambda op, a, b: self._arith(a, b, op)
+        )
 
     def unary(self):
         if self.peek() == "-":
@@ -198,13 +221,16 @@ class _Parser:
                 if abs(value) > 64:
                     raise RuleError(f"exponent {value} too large in rule {self.text!r}")
                 return base(env) ** value
+
             return apply
         return base
 
     def atom(self):
         kind, value = self.take()
         if kind == "num":
-            number = float(value) if ("." in value or "e" in value.lower()) else int(value)
+            number = (
+                float(value) if ("." in value or "e" in value.lower()) else int(value)
+            )
             return lambda env: number
         if value == "(":
             node = self.or_()
@@ -244,7 +270,10 @@ class _Parser:
             try:
                 return fn(*(a(env) for a in args))
             except (TypeError, ValueError) as exc:
-                raise RuleError(f"{name}() failed in rule {self.text!r}: {exc}") from None
+                raise RuleError(
+                    f"{name}() failed in rule {self.text!r}: {exc}"
+                ) from None
+
         return apply
 
 

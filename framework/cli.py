@@ -22,7 +22,9 @@ def _run(args) -> int:
         with cluster_client(dask_mpi=True) as client:
             ds = run_sweep(spec, client, output=args.output)
     elif args.address or args.scheduler_file:
-        with cluster_client(address=args.address, scheduler_file=args.scheduler_file) as client:
+        with cluster_client(
+            address=args.address, scheduler_file=args.scheduler_file
+        ) as client:
             ds = run_sweep(spec, client, output=args.output)
     else:
         ds = run_sweep(spec, output=args.output, workers=args.workers)
@@ -47,20 +49,27 @@ def _demo(args) -> int:
 
     directory = os.path.abspath(args.directory)
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(os.path.dirname(__file__), "demo.yaml"), encoding="utf-8") as f:
+    with open(
+        os.path.join(os.path.dirname(__file__), "demo.yaml"), encoding="utf-8"
+    ) as f:
         text = f.read()
     spec_path = os.path.join(directory, "demo.yaml")
     with open(spec_path, "w", encoding="utf-8") as f:
         f.write(text)
     output = os.path.join(directory, "demo.zarr")
     spec = load_spec(spec_path)
-    print(f"scaleprobe demo: {spec.name} — {len(spec.sweep['nodes'])} node counts x "
-          f"{len(spec.sweep['bandwidth'])} bandwidths, kernel {spec.kernel}", file=sys.stderr)
+    print(
+        f"scaleprobe demo: {spec.name} — {len(spec.sweep['nodes'])} node counts x "
+        f"{len(spec.sweep['bandwidth'])} bandwidths, kernel {spec.kernel}",
+        file=sys.stderr,
+    )
     ds = run_sweep(spec, output=output, workers=args.workers)
     print(summarize(ds))
-    print(f"\nresults: {output}\nspec:    {spec_path}\n"
-          f"open them with: python -c \"import scaleprobe.framework as sp; "
-          f"print(sp.open_results('{output}'))\"")
+    print(
+        f"\nresults: {output}\nspec:    {spec_path}\n"
+        f'open them with: python -c "import scaleprobe.framework as sp; '
+        f"print(sp.open_results('{output}'))\""
+    )
     return 0
 
 
@@ -69,35 +78,59 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scaleprobe",
         description="Measure MPI programs over sweeps with a throttled interconnect, "
-                    "model them, and project them to large clusters.")
+        "model them, and project them to large clusters.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run or resume the sweep a spec describes",
-                         description="Run or resume a sweep. Points already stored are "
-                                     "skipped, so the same command resumes a killed sweep.")
+    run = sub.add_parser(
+        "run",
+        help="run or resume the sweep a spec describes",
+        description="Run or resume a sweep. Points already stored are "
+        "skipped, so the same command resumes a killed sweep.",
+    )
     run.add_argument("spec", help="campaign spec (YAML)")
     run.add_argument("--output", help="results path (overrides the spec's output)")
     where = run.add_mutually_exclusive_group()
-    where.add_argument("--address", help="scheduler address of an existing Dask cluster")
-    where.add_argument("--scheduler-file", help="scheduler file of an existing Dask cluster")
-    where.add_argument("--workers", type=int, help="workers of the embedded LocalCluster")
-    where.add_argument("--dask-mpi", action="store_true",
-                       help="boot the Dask cluster from this MPI job "
-                            "(mpiexec -n N scaleprobe run --dask-mpi SPEC)")
+    where.add_argument(
+        "--address", help="scheduler address of an existing Dask cluster"
+    )
+    where.add_argument(
+        "--scheduler-file", help="scheduler file of an existing Dask cluster"
+    )
+    where.add_argument(
+        "--workers", type=int, help="workers of the embedded LocalCluster"
+    )
+    where.add_argument(
+        "--dask-mpi",
+        action="store_true",
+        help="boot the Dask cluster from this MPI job "
+        "(mpiexec -n N scaleprobe run --dask-mpi SPEC)",
+    )
     run.set_defaults(handler=_run)
 
-    show = sub.add_parser("show", help="summarize stored results",
-                          description="Print dimensions, point counts by status and a table.")
+    show = sub.add_parser(
+        "show",
+        help="summarize stored results",
+        description="Print dimensions, point counts by status and a table.",
+    )
     show.add_argument("path", help="results path (e.g. results/pingpong.zarr)")
     show.add_argument("--metric", help="variable to tabulate (default: time)")
     show.set_defaults(handler=_show)
 
-    demo = sub.add_parser("demo", help="run a small throttled sweep (about two minutes)",
-                          description="Run a small strong-scaling sweep with throttled "
-                                      "bandwidth on an embedded Dask cluster.")
-    demo.add_argument("--directory", default="scaleprobe-demo",
-                      help="where to write the spec and results (default: ./scaleprobe-demo)")
-    demo.add_argument("--workers", type=int, help="workers of the embedded LocalCluster")
+    demo = sub.add_parser(
+        "demo",
+        help="run a small throttled sweep (about two minutes)",
+        description="Run a small strong-scaling sweep with throttled "
+        "bandwidth on an embedded Dask cluster.",
+    )
+    demo.add_argument(
+        "--directory",
+        default="scaleprobe-demo",
+        help="where to write the spec and results (default: ./scaleprobe-demo)",
+    )
+    demo.add_argument(
+        "--workers", type=int, help="workers of the embedded LocalCluster"
+    )
     demo.set_defaults(handler=_demo)
 
     try:
@@ -135,7 +168,10 @@ def main(argv=None) -> int:
         print(f"scaleprobe: error: {exc}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
-        print("scaleprobe: interrupted; run the same command again to resume", file=sys.stderr)
+        print(
+            "scaleprobe: interrupted; run the same command again to resume",
+            file=sys.stderr,
+        )
         return FAILURE
 
 

@@ -22,8 +22,15 @@ __all__ = ["cluster_client"]
 
 
 @contextlib.contextmanager
-def cluster_client(*, address=None, scheduler_file=None, workers=None, dask_mpi=False,
-                   dashboard_address=None, announce=True):
+def cluster_client(
+    *,
+    address=None,
+    scheduler_file=None,
+    workers=None,
+    dask_mpi=False,
+    dashboard_address=None,
+    announce=True,
+):
     """Yield a connected client, starting or joining a cluster as asked.
 
     Parameters
@@ -56,14 +63,23 @@ def cluster_client(*, address=None, scheduler_file=None, workers=None, dask_mpi=
         import dask_mpi as dm
 
         # At shutdown the ranks see each other's connections close; that is not news.
-        for name in ("distributed.batched", "distributed.core", "distributed.worker",
-                     "distributed.scheduler", "distributed.comm"):
+        for name in (
+            "distributed.batched",
+            "distributed.core",
+            "distributed.worker",
+            "distributed.scheduler",
+            "distributed.comm",
+        ):
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
         # A Nanny-spawned worker would inherit PMI_FD and hang; loopback suits one host.
-        dm.initialize(nanny=False, worker_class="distributed.Worker",
-                      interface=config.get("cluster.dask-mpi-interface"),
-                      dashboard_address=dashboard_address or config.get("cluster.dashboard-address"))
+        dm.initialize(
+            nanny=False,
+            worker_class="distributed.Worker",
+            interface=config.get("cluster.dask-mpi-interface"),
+            dashboard_address=dashboard_address
+            or config.get("cluster.dashboard-address"),
+        )
         with Client() as client:
             _announce(client, announce)
             yield client
@@ -73,17 +89,29 @@ def cluster_client(*, address=None, scheduler_file=None, workers=None, dask_mpi=
             _announce(client, announce)
             yield client
         return
-    with LocalCluster(
-        n_workers=config.resolve(workers, "cluster.workers"),
-        threads_per_worker=config.get("cluster.threads-per-worker"),
-        dashboard_address=dashboard_address or config.get("cluster.dashboard-address"),
-        processes=True,
-    ) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=config.resolve(workers, "cluster.workers"),
+            threads_per_worker=config.get("cluster.threads-per-worker"),
+            dashboard_address=dashboard_address
+            or config.get("cluster.dashboard-address"),
+            processes=True,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         _announce(client, announce)
         yield client
 
 
 def _announce(client: Client, announce: bool) -> None:
     if announce:
-        link = client.dashboard_link if client.scheduler_info().get("services", {}).get("dashboard") else None
-        print(f"scaleprobe: Dask dashboard at {link or 'not available'}", file=sys.stderr, flush=True)
+        link = (
+            client.dashboard_link
+            if client.scheduler_info().get("services", {}).get("dashboard")
+            else None
+        )
+        print(
+            f"scaleprobe: Dask dashboard at {link or 'not available'}",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -10,6 +10,7 @@ timeout are all results too: the sweep records them and goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,11 +26,23 @@ from . import config
 from .plan import Point
 from .spec import Spec
 
-__all__ = ["LaunchError", "build_command", "launch_environment", "launch_point", "resolve_mpiexec"]
+__all__ = [
+    "LaunchError",
+    "build_command",
+    "launch_environment",
+    "launch_point",
+    "resolve_mpiexec",
+]
 
 STRIPPED_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIEXEC_")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
 STATUSES = ("ok", "failed", "timeout", "invalid")
 
 
@@ -62,8 +75,10 @@ def resolve_mpiexec() -> str:
         return beside
     found = shutil.which("mpiexec")
     if found is None:
-        raise LaunchError("no mpiexec found: install the 'mpich' wheel in this environment "
-                          "or set scaleprobe.launch.mpiexec")
+        raise LaunchError(
+            "no mpiexec found: install the 'mpich' wheel in this environment "
+            "or set scaleprobe.launch.mpiexec"
+        )
     return found
 
 
@@ -107,19 +122,27 @@ def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> li
     if spec.kernel == "external":
         from scaleprobe.kernels.external import build_command as external_command
 
-        return external_command(spec.params, dict(point.coords), mpiexec=mpiexec,
-                                ranks=point.ranks)
-    program = [sys.executable, "-m", f"scaleprobe.kernels.{spec.kernel}",
-               *_kernel_arguments(spec, point)]
+        return external_command(
+            spec.params, dict(point.coords), mpiexec=mpiexec, ranks=point.ranks
+        )
+    program = [
+        sys.executable,
+        "-m",
+        f"scaleprobe.kernels.{spec.kernel}",
+        *_kernel_arguments(spec, point),
+    ]
     # On real nodes (throttle none) ranks are placed ppn per node; in emulated mode
     # nodes are virtual and the ranks share whatever the allocation has.
     real_nodes = spec.throttle.mode == "none"
     nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
     if config.get("launch.launcher") == "srun" or (
-        config.get("launch.launcher") == "auto" and os.environ.get("SLURM_JOB_ID")
+        config.get("launch.launcher") == "auto"
+        and os.environ.get("SLURM_JOB_ID")
         and shutil.which("srun")
     ):
-        placement = [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"] if real_nodes else []
+        placement = (
+            [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"] if real_nodes else []
+        )
         return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *placement, *program]
     hostfile = config.get("launch.hostfile")
     placement = ["-f", hostfile, "-ppn", str(ppn)] if hostfile and real_nodes else []
@@ -154,17 +177,23 @@ def launch_environment(spec: Spec, point: Point) -> dict:
     bindir = os.path.dirname(sys.executable)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     throttle = spec.throttle
-    slots = throttle.core_slots if throttle.core_slots is not None else (os.cpu_count() or 1)
-    env["SCALEPROBE_COMM"] = json.dumps({
-        "mode": throttle.mode,
-        "ppn": int(point.coords["ppn"]),
-        "bandwidth": float(point.coords["bandwidth"]),
-        "link_bandwidth": throttle.link_bandwidth,
-        "latency": throttle.latency,
-        "memory_bandwidth": throttle.memory_bandwidth,
-        "memory_latency": throttle.memory_latency,
-        "core_slots": int(slots) if throttle.mode == "emulated" else 0,
-    })
+    slots = (
+        throttle.core_slots
+        if throttle.core_slots is not None
+        else (os.cpu_count() or 1)
+    )
+    env["SCALEPROBE_COMM"] = json.dumps(
+        {
+            "mode": throttle.mode,
+            "ppn": int(point.coords["ppn"]),
+            "bandwidth": float(point.coords["bandwidth"]),
+            "link_bandwidth": throttle.link_bandwidth,
+            "latency": throttle.latency,
+            "memory_bandwidth": throttle.memory_bandwidth,
+            "memory_latency": throttle.memory_latency,
+            "core_slots": int(slots) if throttle.mode == "emulated" else 0,
+        }
+    )
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)
     env.update(spec.env)
     return env
@@ -184,10 +213,8 @@ def _terminate(process: subprocess.Popen, grace: float) -> None:
         except subprocess.TimeoutExpired:
             continue
     # The leader may be gone while ranks it left behind still hold the group.
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _parse(spec: Spec, stdout: str) -> dict:
@@ -225,19 +252,39 @@ def launch_point(spec: Spec, point: Point) -> dict:
         (wall seconds of the whole launch), ``started`` and ``finished`` (epoch
         seconds), ``host``, ``command``, ``stdout`` and ``stderr``.
     """
-    result = {"key": point.key, "coords": dict(point.coords), "status": "failed",
-              "error": "", "record": None, "returncode": None, "host": socket.gethostname()}
+    result = {
+        "key": point.key,
+        "coords": dict(point.coords),
+        "status": "failed",
+        "error": "",
+        "record": None,
+        "returncode": None,
+        "host": socket.gethostname(),
+    }
     started = time.time()
     stdout = stderr = ""
     try:
         command = build_command(spec, point)
         result["command"] = command
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL, env=launch_environment(spec, point),
-                                   start_new_session=True, text=True, errors="replace")
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=launch_environment(spec, point),
+            start_new_session=True,
+            text=True,
+            errors="replace",
+        )
     except (OSError, LaunchError, ValueError) as exc:
-        result.update(error=f"could not launch: {exc}", started=started,
-                      finished=time.time(), launch_time=0.0, stdout="", stderr="")
+        result.update(
+            error=f"could not launch: {exc}",
+            started=started,
+            finished=time.time(),
+            launch_time=0.0,
+            stdout="",
+            stderr="",
+        )
         return result
     try:
         stdout, stderr = process.communicate(timeout=spec.timeout)
@@ -245,22 +292,34 @@ def launch_point(spec: Spec, point: Point) -> dict:
         _terminate(process, float(config.get("launch.kill-grace")))
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
-        result["error"] = f"no result within the timeout of {spec.timeout:g} s; process group killed"
+        result["error"] = (
+            f"no result within the timeout of {spec.timeout:g} s; process group killed"
+        )
     finally:
         if process.poll() is None:
             _terminate(process, 0.5)
     finished = time.time()
-    result.update(started=started, finished=finished, launch_time=finished - started,
-                  returncode=process.returncode, stdout=stdout, stderr=stderr)
+    result.update(
+        started=started,
+        finished=finished,
+        launch_time=finished - started,
+        returncode=process.returncode,
+        stdout=stdout,
+        stderr=stderr,
+    )
     if result["status"] == "timeout":
         return result
     if process.returncode != 0:
-        result["error"] = f"exit code {process.returncode}: {_tail(stderr, 1000) or 'no error output'}"
+        result["error"] = (
+            f"exit code {process.returncode}: {_tail(stderr, 1000) or 'no error output'}"
+        )
         return result
     try:
         record = _parse(spec, stdout)
     except RecordError as exc:
-        result["error"] = f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
+        result["error"] = (
+            f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
+        )
         return result
     result["record"] = record
     status = record.get("status", "ok")

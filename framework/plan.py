@@ -99,7 +99,7 @@ def plan(spec: Spec, done=()) -> list[Point]:
     names = list(spec.sweep)
     points = []
     for index, values in enumerate(itertools.product(*spec.sweep.values())):
-        coords = dict(zip(names, values))
+        coords = dict(zip(names, values, strict=False))
         nodes, ppn = coords["nodes"], coords["ppn"]
         if admissible(nodes=nodes, ppn=ppn, ranks=nodes * ppn):
             points.append(Point(coords=coords, key=point_key(coords), index=index))

@@ -31,8 +31,11 @@ def _run_point(spec: Spec, point: Point, semaphore: str, leases: int) -> dict:
 
 def _campaign(spec: Spec) -> dict:
     return {
-        "identity": {"kernel": spec.kernel, "params": spec.params,
-                     "throttle": spec.throttle.as_dict()},
+        "identity": {
+            "kernel": spec.kernel,
+            "params": spec.params,
+            "throttle": spec.throttle.as_dict(),
+        },
         "sweep": {k: list(v) for k, v in spec.sweep.items()},
         "attrs": provenance(spec, resolve_mpiexec()),
     }
@@ -40,19 +43,39 @@ def _campaign(spec: Spec) -> dict:
 
 def _lost(point: Point, exc: BaseException) -> dict:
     now = time.time()
-    return {"key": point.key, "coords": dict(point.coords), "status": "failed",
-            "error": f"the Dask task failed: {type(exc).__name__}: {exc}", "record": None,
-            "returncode": None, "started": now, "finished": now, "launch_time": 0.0}
+    return {
+        "key": point.key,
+        "coords": dict(point.coords),
+        "status": "failed",
+        "error": f"the Dask task failed: {type(exc).__name__}: {exc}",
+        "record": None,
+        "returncode": None,
+        "started": now,
+        "finished": now,
+        "launch_time": 0.0,
+    }
 
 
-def _execute(client: Client, spec: Spec, store: ResultStore, todo: list[Point],
-             progress: Progress) -> None:
+def _execute(
+    client: Client,
+    spec: Spec,
+    store: ResultStore,
+    todo: list[Point],
+    progress: Progress,
+) -> None:
     name = f"scaleprobe-launch-{os.path.abspath(store.path)}"
     futures = {}
     for rank, point in enumerate(todo):
-        future = client.submit(_run_point, spec, point, name, spec.max_concurrent_launches,
-                               key=f"scaleprobe-point-{point.key}", pure=False,
-                               priority=len(todo) - rank)
+        future = client.submit(
+            _run_point,
+            spec,
+            point,
+            name,
+            spec.max_concurrent_launches,
+            key=f"scaleprobe-point-{point.key}",
+            pure=False,
+            priority=len(todo) - rank,
+        )
         futures[future] = point
     every = max(1, int(config.get("store.consolidate-every")))
     try:
@@ -71,8 +94,14 @@ def _execute(client: Client, spec: Spec, store: ResultStore, todo: list[Point],
         raise
 
 
-def run_sweep(spec_or_path, client: Client | None = None, *, output=None,
-              workers=None, progress=True):
+def run_sweep(
+    spec_or_path,
+    client: Client | None = None,
+    *,
+    output=None,
+    workers=None,
+    progress=True,
+):
     """Run (or resume) a sweep and return its results.
 
     Every admissible point not yet in the store becomes one Dask task that launches

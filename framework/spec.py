@@ -27,7 +27,6 @@ import dataclasses
 import importlib.util
 import os
 import re
-from typing import Any
 
 import yaml
 
@@ -37,11 +36,29 @@ from .units import UnitError, parse_bandwidth, parse_duration, parse_size
 
 __all__ = ["Spec", "SpecError", "Throttle", "load_spec"]
 
-TOP_KEYS = ("name", "description", "kernel", "params", "sweep", "admissible", "order",
-            "throttle", "timeout", "output", "max_concurrent_launches", "env")
+TOP_KEYS = (
+    "name",
+    "description",
+    "kernel",
+    "params",
+    "sweep",
+    "admissible",
+    "order",
+    "throttle",
+    "timeout",
+    "output",
+    "max_concurrent_launches",
+    "env",
+)
 REQUIRED = ("name", "kernel", "sweep")
-THROTTLE_KEYS = ("mode", "link_bandwidth", "latency", "memory_bandwidth",
-                 "memory_latency", "core_slots")
+THROTTLE_KEYS = (
+    "mode",
+    "link_bandwidth",
+    "latency",
+    "memory_bandwidth",
+    "memory_latency",
+    "core_slots",
+)
 THROTTLE_MODES = ("none", "emulated", "netns")
 RESERVED = ("ranks", "trial")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -136,7 +153,9 @@ class Spec:
     @property
     def kernel_axes(self) -> tuple[str, ...]:
         """Sweep keys that are passed to the kernel as parameters."""
-        return tuple(k for k in self.sweep if k not in ("nodes", "ppn", "bandwidth", "run"))
+        return tuple(
+            k for k in self.sweep if k not in ("nodes", "ppn", "bandwidth", "run")
+        )
 
 
 def _fail(key: str, message: str):
@@ -148,17 +167,19 @@ def _is_int(value) -> bool:
 
 
 def _axis(key: str, value) -> tuple:
-    if key == "run":
-        if _is_int(value):
-            if value < 1:
-                _fail("sweep.run", f"a repeat count must be at least 1, got {value}")
-            return tuple(range(value))
+    if key == "run" and _is_int(value):
+        if value < 1:
+            _fail("sweep.run", f"a repeat count must be at least 1, got {value}")
+        return tuple(range(value))
     values = value if isinstance(value, list) else [value]
     if not values:
         _fail(f"sweep.{key}", "the list of values is empty; give at least one value")
     for v in values:
         if not isinstance(v, (int, float, str, bool)) or v is None:
-            _fail(f"sweep.{key}", f"values must be numbers, strings or booleans, got {v!r}")
+            _fail(
+                f"sweep.{key}",
+                f"values must be numbers, strings or booleans, got {v!r}",
+            )
     if key.endswith("_bytes"):
         try:
             values = [parse_size(v) for v in values]
@@ -167,12 +188,21 @@ def _axis(key: str, value) -> tuple:
     if key in ("nodes", "ppn", "run"):
         for v in values:
             if not _is_int(v) or v < (0 if key == "run" else 1):
-                allowed = "non-negative integers" if key == "run" else "positive integers"
+                allowed = (
+                    "non-negative integers" if key == "run" else "positive integers"
+                )
                 _fail(f"sweep.{key}", f"values must be {allowed}, got {v!r}")
     if key == "bandwidth":
         for v in values:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 100:
-                _fail("sweep.bandwidth", f"values are percent of the link in (0, 100], got {v!r}")
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not 0 < v <= 100
+            ):
+                _fail(
+                    "sweep.bandwidth",
+                    f"values are percent of the link in (0, 100], got {v!r}",
+                )
     if len(set(values)) != len(values):
         _fail(f"sweep.{key}", f"values repeat: {values}")
     return tuple(values)
@@ -180,7 +210,10 @@ def _axis(key: str, value) -> tuple:
 
 def _sweep(raw) -> dict:
     if not isinstance(raw, dict):
-        _fail("sweep", f"must be a mapping of axis name to values, got {type(raw).__name__}")
+        _fail(
+            "sweep",
+            f"must be a mapping of axis name to values, got {type(raw).__name__}",
+        )
     if "nodes" not in raw:
         _fail("sweep.nodes", "is required (a list of node counts)")
     sweep = {}
@@ -188,11 +221,17 @@ def _sweep(raw) -> dict:
         if not isinstance(key, str) or not _IDENT.match(key):
             _fail(f"sweep.{key}", "axis names are lowercase identifiers (a-z, 0-9, _)")
         if key in RESERVED:
-            _fail(f"sweep.{key}", f"is derived by scaleprobe and cannot be swept ({', '.join(RESERVED)})")
+            _fail(
+                f"sweep.{key}",
+                f"is derived by scaleprobe and cannot be swept ({', '.join(RESERVED)})",
+            )
         sweep[key] = _axis(key, value)
     # Canonical order: nodes, ppn, bandwidth, the kernel's axes as written, run last.
-    ordered = {"nodes": sweep["nodes"], "ppn": sweep.get("ppn", (1,)),
-               "bandwidth": sweep.get("bandwidth", (100,))}
+    ordered = {
+        "nodes": sweep["nodes"],
+        "ppn": sweep.get("ppn", (1,)),
+        "bandwidth": sweep.get("bandwidth", (100,)),
+    }
     ordered.update({k: v for k, v in sweep.items() if k not in ordered and k != "run"})
     ordered["run"] = sweep.get("run", (0,))
     return ordered
@@ -204,25 +243,40 @@ def _throttle(raw) -> Throttle:
         _fail("throttle", f"must be a mapping, got {type(raw).__name__}")
     for key in raw:
         if key not in THROTTLE_KEYS:
-            _fail(f"throttle.{key}", f"unknown key; allowed: {', '.join(THROTTLE_KEYS)}")
+            _fail(
+                f"throttle.{key}", f"unknown key; allowed: {', '.join(THROTTLE_KEYS)}"
+            )
     mode = raw.get("mode", config.get("throttle.mode"))
     if mode not in THROTTLE_MODES:
         _fail("throttle.mode", f"got {mode!r}; allowed: {', '.join(THROTTLE_MODES)}")
     if mode == "netns":
-        _fail("throttle.mode", "'netns' (shaped links between network namespaces) is not "
-              "available yet; use 'none' (the real interconnect) or 'emulated'")
+        _fail(
+            "throttle.mode",
+            "'netns' (shaped links between network namespaces) is not "
+            "available yet; use 'none' (the real interconnect) or 'emulated'",
+        )
     slots = raw.get("core_slots", config.get("throttle.core-slots"))
     if slots is not None and (not _is_int(slots) or slots < 0):
-        _fail("throttle.core_slots", f"must be a non-negative integer or null, got {slots!r}")
+        _fail(
+            "throttle.core_slots",
+            f"must be a non-negative integer or null, got {slots!r}",
+        )
     try:
         values = {
-            "link_bandwidth": parse_bandwidth(raw.get("link_bandwidth", config.get("throttle.link-bandwidth"))),
-            "memory_bandwidth": parse_bandwidth(raw.get("memory_bandwidth", config.get("throttle.memory-bandwidth"))),
+            "link_bandwidth": parse_bandwidth(
+                raw.get("link_bandwidth", config.get("throttle.link-bandwidth"))
+            ),
+            "memory_bandwidth": parse_bandwidth(
+                raw.get("memory_bandwidth", config.get("throttle.memory-bandwidth"))
+            ),
         }
     except UnitError as exc:
         key = "link_bandwidth" if "link_bandwidth" in raw else "memory_bandwidth"
         _fail(f"throttle.{key}", str(exc))
-    for key, default in (("latency", "throttle.latency"), ("memory_latency", "throttle.memory-latency")):
+    for key, default in (
+        ("latency", "throttle.latency"),
+        ("memory_latency", "throttle.memory-latency"),
+    ):
         try:
             values[key] = parse_duration(raw.get(key, config.get(default)))
         except UnitError as exc:
@@ -231,15 +285,23 @@ def _throttle(raw) -> Throttle:
 
 
 def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
-    if not isinstance(name, str) or not re.match(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name):
-        _fail("kernel", f"must be a kernel name such as 'commbench.pingpong', got {name!r}")
+    if not isinstance(name, str) or not re.match(
+        r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name
+    ):
+        _fail(
+            "kernel",
+            f"must be a kernel name such as 'commbench.pingpong', got {name!r}",
+        )
     if name == "external":
         from scaleprobe.kernels.external import validate_params
 
         if mode == "emulated":
-            _fail("throttle.mode", "an external program cannot be throttled in 'emulated' "
-                  "mode (it does not talk through scaleprobe's communicator); use 'none' "
-                  "or 'netns'")
+            _fail(
+                "throttle.mode",
+                "an external program cannot be throttled in 'emulated' "
+                "mode (it does not talk through scaleprobe's communicator); use 'none' "
+                "or 'netns'",
+            )
         try:
             validate_params(params, sweep_keys=sweep_keys)
         except ValueError as exc:
@@ -253,8 +315,15 @@ def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
         found = importlib.util.find_spec(module)
     except ModuleNotFoundError:
         found = None
-    if found is None or name.split(".")[-1].startswith("_") or name in ("record", "comm"):
-        _fail("kernel", f"unknown kernel {name!r}; available: {', '.join(available_kernels())}, external")
+    if (
+        found is None
+        or name.split(".")[-1].startswith("_")
+        or name in ("record", "comm")
+    ):
+        _fail(
+            "kernel",
+            f"unknown kernel {name!r}; available: {', '.join(available_kernels())}, external",
+        )
 
 
 def available_kernels() -> list[str]:
@@ -271,13 +340,20 @@ def available_kernels() -> list[str]:
     for root in pkg.__path__:
         for entry in sorted(os.listdir(root)):
             path = os.path.join(root, entry)
-            if entry.startswith(("_", ".")) or entry in ("comm", "external", "record.py"):
+            if entry.startswith(("_", ".")) or entry in (
+                "comm",
+                "external",
+                "record.py",
+            ):
                 continue
             if os.path.isfile(os.path.join(path, "__main__.py")):
                 names.append(entry)
             elif os.path.isdir(path):
-                names += [f"{entry}.{m[:-3]}" for m in sorted(os.listdir(path))
-                          if m.endswith(".py") and not m.startswith("_")]
+                names += [
+                    f"{entry}.{m[:-3]}"
+                    for m in sorted(os.listdir(path))
+                    if m.endswith(".py") and not m.startswith("_")
+                ]
     return names
 
 
@@ -287,9 +363,13 @@ def _parse(text: str, source: str) -> Spec:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SpecError(f"{source}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+        raise SpecError(
+            f"{source}: not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        ) from None
     if not isinstance(raw, dict):
-        raise SpecError(f"{source}: a spec is a YAML mapping of keys such as {', '.join(REQUIRED)}")
+        raise SpecError(
+            f"{source}: a spec is a YAML mapping of keys such as {', '.join(REQUIRED)}"
+        )
     for key in raw:
         if key not in TOP_KEYS:
             _fail(str(key), f"unknown key; allowed: {', '.join(TOP_KEYS)}")
@@ -301,7 +381,10 @@ def _parse(text: str, source: str) -> Spec:
         _fail("name", f"must be a non-empty string, got {name!r}")
     params = raw.get("params") or {}
     if not isinstance(params, dict):
-        _fail("params", f"must be a mapping of kernel parameters, got {type(params).__name__}")
+        _fail(
+            "params",
+            f"must be a mapping of kernel parameters, got {type(params).__name__}",
+        )
     sweep = _sweep(raw["sweep"])
     for key in sweep:
         if key in params:
@@ -314,12 +397,17 @@ def _parse(text: str, source: str) -> Spec:
     except RuleError as exc:
         _fail("admissible", str(exc))
     admitted = [
-        (n, p) for n in sweep["nodes"] for p in sweep["ppn"]
+        (n, p)
+        for n in sweep["nodes"]
+        for p in sweep["ppn"]
         if predicate(nodes=n, ppn=p, ranks=n * p)
     ]
     if not admitted:
-        _fail("admissible", f"rule {rule!r} admits none of nodes={list(sweep['nodes'])} "
-              f"x ppn={list(sweep['ppn'])}")
+        _fail(
+            "admissible",
+            f"rule {rule!r} admits none of nodes={list(sweep['nodes'])} "
+            f"x ppn={list(sweep['ppn'])}",
+        )
     order = raw.get("order", {}) or {}
     if not isinstance(order, dict) or set(order) - {"shuffle", "seed"}:
         _fail("order", "must be a mapping with keys 'shuffle' (bool) and 'seed' (int)")
@@ -337,16 +425,29 @@ def _parse(text: str, source: str) -> Spec:
     output = raw.get("output", f"results/{name}.zarr")
     if not isinstance(output, str) or not output.strip():
         _fail("output", f"must be a path, got {output!r}")
-    slots = raw.get("max_concurrent_launches", config.get("launch.max-concurrent-launches"))
+    slots = raw.get(
+        "max_concurrent_launches", config.get("launch.max-concurrent-launches")
+    )
     if not _is_int(slots) or slots < 1:
         _fail("max_concurrent_launches", f"must be a positive integer, got {slots!r}")
     env = raw.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
         _fail("env", "must be a mapping of environment variable names to values")
-    return Spec(name=name, kernel=raw["kernel"], params=params, sweep=sweep,
-                admissible=str(rule), shuffle=shuffle, seed=seed, throttle=throttle,
-                timeout=timeout, output=output, max_concurrent_launches=slots,
-                env={k: str(v) for k, v in env.items()}, text=text)
+    return Spec(
+        name=name,
+        kernel=raw["kernel"],
+        params=params,
+        sweep=sweep,
+        admissible=str(rule),
+        shuffle=shuffle,
+        seed=seed,
+        throttle=throttle,
+        timeout=timeout,
+        output=output,
+        max_concurrent_launches=slots,
+        env={k: str(v) for k, v in env.items()},
+        text=text,
+    )
 
 
 def load_spec(spec: str | os.PathLike | dict | Spec) -> Spec:

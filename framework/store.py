@@ -99,23 +99,31 @@ class ResultStore:
         if self.exists():
             old = self.campaign()
             if old["identity"] != campaign["identity"]:
-                changed = sorted(k for k in campaign["identity"]
-                                 if old["identity"].get(k) != campaign["identity"][k])
+                changed = sorted(
+                    k
+                    for k in campaign["identity"]
+                    if old["identity"].get(k) != campaign["identity"][k]
+                )
                 raise StoreError(
                     f"{self.path} holds results of a different campaign ({', '.join(changed)} "
                     "changed); give another output path, or remove the old results"
                 )
             # Keep the first start time; take the current axes (they may have grown).
-            campaign = {**campaign, "attrs": {**campaign["attrs"],
-                                              "started": old["attrs"].get("started")}}
+            campaign = {
+                **campaign,
+                "attrs": {**campaign["attrs"], "started": old["attrs"].get("started")},
+            }
         _atomic_write(self.campaign_file, json.dumps(campaign, indent=1))
 
     def done_keys(self) -> set[str]:
         """Return the keys of the points already stored."""
         if not os.path.isdir(self.points_dir):
             return set()
-        return {name[:-5] for name in os.listdir(self.points_dir)
-                if name.endswith(".json") and name != "campaign.json"}
+        return {
+            name[:-5]
+            for name in os.listdir(self.points_dir)
+            if name.endswith(".json") and name != "campaign.json"
+        }
 
     def write_point(self, result: dict) -> None:
         """Store one point's result and its launch log.
@@ -130,16 +138,25 @@ class ResultStore:
             f.write(f"# point: {json.dumps(result['coords'])}\n")
             f.write(f"# command: {' '.join(result.get('command', []))}\n")
             f.write(f"# status: {result['status']} {result.get('error', '')}\n")
-            f.write("# ---- stderr ----\n" + (stderr or "") + "\n# ---- stdout ----\n" + (stdout or ""))
+            f.write(
+                "# ---- stderr ----\n"
+                + (stderr or "")
+                + "\n# ---- stdout ----\n"
+                + (stdout or "")
+            )
         result["log"] = os.path.relpath(log, os.path.dirname(self.points_dir) or ".")
-        _atomic_write(os.path.join(self.points_dir, f"{result['key']}.json"),
-                      json.dumps(result, default=str))
+        _atomic_write(
+            os.path.join(self.points_dir, f"{result['key']}.json"),
+            json.dumps(result, default=str),
+        )
 
     def results(self) -> list[dict]:
         """Load every stored point result."""
         out = []
         for key in sorted(self.done_keys()):
-            with open(os.path.join(self.points_dir, f"{key}.json"), encoding="utf-8") as f:
+            with open(
+                os.path.join(self.points_dir, f"{key}.json"), encoding="utf-8"
+            ) as f:
                 out.append(json.load(f))
         return out
 
@@ -151,7 +168,9 @@ class ResultStore:
         ds.attrs["points"] = len(results)
         finished = [r.get("finished") for r in results if r.get("finished")]
         if finished:
-            ds.attrs["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(max(finished)))
+            ds.attrs["finished"] = time.strftime(
+                "%Y-%m-%dT%H:%M:%S%z", time.localtime(max(finished))
+            )
         return ds
 
     def consolidate(self) -> xr.Dataset:

@@ -14,12 +14,27 @@ __all__ = ["UnitError", "parse_bandwidth", "parse_duration", "parse_size"]
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
 
 _PREFIX = {
-    "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40,
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
 }
 _DURATION = {
-    "": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6,
-    "ns": 1e-9, "min": 60.0, "h": 3600.0,
+    "": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+    "min": 60.0,
+    "h": 3600.0,
 }
 
 
@@ -134,8 +149,12 @@ def parse_size(text: str | float | int) -> int:
     value, unit = _split(text, "size")
     match = re.fullmatch(r"(Ki|Mi|Gi|Ti|[kKMGT]?)(B?)", unit)
     if match is None or (unit and not match.group(2)):
-        raise UnitError(f"unknown size unit in {text!r}; e.g. '65536', '64 KiB', '1 MB'")
+        raise UnitError(
+            f"unknown size unit in {text!r}; e.g. '65536', '64 KiB', '1 MB'"
+        )
     result = value * _PREFIX[match.group(1)]
     if result < 0 or result != int(result):
-        raise UnitError(f"a size must be a whole, non-negative number of bytes: {text!r}")
+        raise UnitError(
+            f"a size must be a whole, non-negative number of bytes: {text!r}"
+        )
     return int(result)

@@ -118,7 +118,7 @@ def parse_record(stdout: str) -> dict:
             "(emit the record on rank 0 only)"
         )
     try:
-        record = json.loads(lines[0][len(MARKER):])
+        record = json.loads(lines[0][len(MARKER) :])
     except json.JSONDecodeError as exc:
         raise RecordError(f"the kernel record is not valid JSON: {exc}") from None
     if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):

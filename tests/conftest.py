@@ -17,8 +17,9 @@ def cluster():
     """A LocalCluster with two single-threaded worker processes."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
-                      processes=True) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", processes=True
+    ) as cluster:
         yield cluster
 
 

@@ -34,10 +34,13 @@ def main(argv=None) -> int:
     int
         The process exit code.
     """
-    parser = argparse.ArgumentParser(prog="python -m scaleprobe.kernels.commbench.fault",
-                                     description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m scaleprobe.kernels.commbench.fault", description=__doc__
+    )
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="ok")
-    parser.add_argument("--sleep", type=float, default=0.0, help="seconds to work first")
+    parser.add_argument(
+        "--sleep", type=float, default=0.0, help="seconds to work first"
+    )
     args = parser.parse_args(argv)
 
     from mpi4py import MPI
@@ -60,12 +63,22 @@ def main(argv=None) -> int:
         if args.behaviour == "badrecord":
             print(MARKER + '{"metrics": {"time": 1.0', flush=True)
         elif args.behaviour == "invalid":
-            emit({"metrics": {"time": elapsed}, "status": "invalid",
-                  "reason": "result failed validation on purpose"})
+            emit(
+                {
+                    "metrics": {"time": elapsed},
+                    "status": "invalid",
+                    "reason": "result failed validation on purpose",
+                }
+            )
         elif args.behaviour == "ok":
-            emit({"kernel": "commbench.fault", "metrics": {"time": elapsed, "ranks": comm.size},
-                  "trials": [{"time": elapsed / 2, "index": i} for i in range(2)],
-                  "units": {"time": "s"}})
+            emit(
+                {
+                    "kernel": "commbench.fault",
+                    "metrics": {"time": elapsed, "ranks": comm.size},
+                    "trials": [{"time": elapsed / 2, "index": i} for i in range(2)],
+                    "units": {"time": "s"},
+                }
+            )
     return 0
 
 

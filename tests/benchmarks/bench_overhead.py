@@ -26,8 +26,18 @@ import time
 
 def bare(points: int, sleep: float) -> float:
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    command = [mpiexec, "-n", "2", sys.executable, "-m", "scaleprobe.kernels.commbench.fault",
-               "--behaviour", "ok", "--sleep", str(sleep)]
+    command = [
+        mpiexec,
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "scaleprobe.kernels.commbench.fault",
+        "--behaviour",
+        "ok",
+        "--sleep",
+        str(sleep),
+    ]
     start = time.perf_counter()
     for _ in range(points):
         subprocess.run(command, check=True, capture_output=True)
@@ -37,10 +47,14 @@ def bare(points: int, sleep: float) -> float:
 def framework(client, points: int, sleep: float, directory: str) -> float:
     from scaleprobe.framework import run_sweep
 
-    spec = {"name": "overhead", "kernel": "commbench.fault",
-            "params": {"behaviour": "ok", "sleep": sleep},
-            "sweep": {"nodes": [2], "run": points}, "throttle": {"mode": "none"},
-            "output": os.path.join(directory, f"o{time.time_ns()}.zarr")}
+    spec = {
+        "name": "overhead",
+        "kernel": "commbench.fault",
+        "params": {"behaviour": "ok", "sleep": sleep},
+        "sweep": {"nodes": [2], "run": points},
+        "throttle": {"mode": "none"},
+        "output": os.path.join(directory, f"o{time.time_ns()}.zarr"),
+    }
     start = time.perf_counter()
     ds = run_sweep(spec, client, progress=False)
     elapsed = time.perf_counter() - start
@@ -58,8 +72,13 @@ def main() -> None:
     from distributed import Client, LocalCluster
 
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster, \
-            Client(cluster) as client, tempfile.TemporaryDirectory() as directory:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+        tempfile.TemporaryDirectory() as directory,
+    ):
         startup = time.perf_counter() - t0
         # One warm-up sweep: first imports (zarr, xarray) on the client and workers are
         # paid once per process, not per point.
@@ -71,15 +90,21 @@ def main() -> None:
             b = bare(args.points, args.sleep)
             f = framework(client, args.points, args.sleep, directory)
             rows.append((r, b / args.points, f / args.points, f / b - 1))
-    print(f"points per round: {args.points}, point duration: {args.sleep:g} s, "
-          f"cluster start-up (once per sweep): {startup:.2f} s, first sweep of one "
-          f"empty point (imports): {warmup:.2f} s")
-    print(f"{'round':>5} {'bare s/point':>13} {'scaleprobe s/point':>19} {'overhead':>9}")
+    print(
+        f"points per round: {args.points}, point duration: {args.sleep:g} s, "
+        f"cluster start-up (once per sweep): {startup:.2f} s, first sweep of one "
+        f"empty point (imports): {warmup:.2f} s"
+    )
+    print(
+        f"{'round':>5} {'bare s/point':>13} {'scaleprobe s/point':>19} {'overhead':>9}"
+    )
     for r, b, f, o in rows:
         print(f"{r:>5} {b:>13.3f} {f:>19.3f} {o:>8.1%}")
-    print(f"{'median':>5} {statistics.median(x[1] for x in rows):>13.3f} "
-          f"{statistics.median(x[2] for x in rows):>19.3f} "
-          f"{statistics.median(x[3] for x in rows):>8.1%}")
+    print(
+        f"{'median':>5} {statistics.median(x[1] for x in rows):>13.3f} "
+        f"{statistics.median(x[2] for x in rows):>19.3f} "
+        f"{statistics.median(x[3] for x in rows):>8.1%}"
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from scaleprobe.framework import run_sweep
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -10,11 +9,21 @@ pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 def test_pingpong_sweep_achieves_the_throttled_bandwidth(tmp_path, client):
     spec = {
-        "name": "pingpong", "kernel": "commbench.pingpong", "params": {"iterations": 5},
-        "sweep": {"nodes": [2], "bandwidth": [100, 50, 25, 10],
-                  "msg_bytes": ["1 MiB", "16 MiB"]},
-        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s", "latency": "5 us"},
-        "timeout": 120, "output": str(tmp_path / "pp.zarr"),
+        "name": "pingpong",
+        "kernel": "commbench.pingpong",
+        "params": {"iterations": 5},
+        "sweep": {
+            "nodes": [2],
+            "bandwidth": [100, 50, 25, 10],
+            "msg_bytes": ["1 MiB", "16 MiB"],
+        },
+        "throttle": {
+            "mode": "emulated",
+            "link_bandwidth": "1 Gbit/s",
+            "latency": "5 us",
+        },
+        "timeout": 120,
+        "output": str(tmp_path / "pp.zarr"),
     }
     ds = run_sweep(spec, client, progress=False)
     assert (ds.status.values == "ok").all(), ds.error.values
@@ -27,10 +36,12 @@ def test_pingpong_sweep_achieves_the_throttled_bandwidth(tmp_path, client):
 
 def test_virtual_time_gives_real_strong_scaling_on_two_cores(tmp_path, client):
     spec = {
-        "name": "compute", "kernel": "commbench.compute",
+        "name": "compute",
+        "kernel": "commbench.compute",
         "params": {"work": "cache", "total_work": 800},
         "sweep": {"nodes": [1, 2, 4, 8]},
-        "throttle": {"mode": "emulated"}, "timeout": 300,
+        "throttle": {"mode": "emulated"},
+        "timeout": 300,
         "output": str(tmp_path / "compute.zarr"),
     }
     ds = run_sweep(spec, client, progress=False)

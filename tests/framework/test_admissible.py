@@ -1,23 +1,25 @@
 import re
 
 import pytest
-
 from scaleprobe.framework.admissible import RuleError, compile_rule
 
 
-@pytest.mark.parametrize(("rule", "admitted"), [
-    ("any", [1, 2, 3, 4, 6, 8, 9, 16, 18, 32]),
-    ("power_of_two", [1, 2, 4, 8, 16, 32]),
-    ("square", [1, 4, 9, 16]),
-    ("two_p_squared", [2, 8, 18, 32]),
-    ("ranks % 3 == 0 or ranks == 1", [1, 3, 6, 9, 18]),
-    ("not (ranks > 4) and ranks != 3", [1, 2, 4]),
-    ("2 ** ranks <= 8", [1, 2, 3]),
-    ("1 < ranks < 9 and is_power_of_two(ranks)", [2, 4, 8]),
-    ("sqrt(ranks) == floor(sqrt(ranks))", [1, 4, 9, 16]),
-    ("max(ranks, 5) == 5", [1, 2, 3, 4]),
-    ("-ranks + 10 >= 2 * 3", [1, 2, 3, 4]),
-])
+@pytest.mark.parametrize(
+    ("rule", "admitted"),
+    [
+        ("any", [1, 2, 3, 4, 6, 8, 9, 16, 18, 32]),
+        ("power_of_two", [1, 2, 4, 8, 16, 32]),
+        ("square", [1, 4, 9, 16]),
+        ("two_p_squared", [2, 8, 18, 32]),
+        ("ranks % 3 == 0 or ranks == 1", [1, 3, 6, 9, 18]),
+        ("not (ranks > 4) and ranks != 3", [1, 2, 4]),
+        ("2 ** ranks <= 8", [1, 2, 3]),
+        ("1 < ranks < 9 and is_power_of_two(ranks)", [2, 4, 8]),
+        ("sqrt(ranks) == floor(sqrt(ranks))", [1, 4, 9, 16]),
+        ("max(ranks, 5) == 5", [1, 2, 3, 4]),
+        ("-ranks + 10 >= 2 * 3", [1, 2, 3, 4]),
+    ],
+)
 def test_rules_over_ranks(rule, admitted):
     ok = compile_rule(rule)
     candidates = [1, 2, 3, 4, 6, 8, 9, 16, 18, 32]
@@ -38,19 +40,22 @@ def test_two_p_squared_matches_seed_000_constraint():
     assert nodes == [1, 4, 9, 16, 25, 36]
 
 
-@pytest.mark.parametrize(("rule", "fragment"), [
-    ('__import__("os").system("true")', "unexpected character"),
-    ("nodes.__class__", "unexpected character"),
-    ("open(1)", "unknown function 'open'"),
-    ("exec(1)", "unknown function"),
-    ("cores > 2", "unknown name 'cores'"),
-    ("nodes +", "ends too early"),
-    ("(nodes > 1", "ends too early"),
-    ("nodes > 1)", "unexpected ')'"),
-    ("2 ** 10 ** 10", "too large"),
-    ("ranks / (nodes - 1) > 1", "division by zero"),
-    ("", "non-empty"),
-])
+@pytest.mark.parametrize(
+    ("rule", "fragment"),
+    [
+        ('__import__("os").system("true")', "unexpected character"),
+        ("nodes.__class__", "unexpected character"),
+        ("open(1)", "unknown function 'open'"),
+        ("exec(1)", "unknown function"),
+        ("cores > 2", "unknown name 'cores'"),
+        ("nodes +", "ends too early"),
+        ("(nodes > 1", "ends too early"),
+        ("nodes > 1)", "unexpected ')'"),
+        ("2 ** 10 ** 10", "too large"),
+        ("ranks / (nodes - 1) > 1", "division by zero"),
+        ("", "non-empty"),
+    ],
+)
 def test_bad_rules_are_refused_without_running_code(rule, fragment):
     with pytest.raises(RuleError, match=re.escape(fragment)):
         compile_rule(rule)

@@ -3,7 +3,6 @@
 import os
 
 import pytest
-
 from scaleprobe.framework import run_sweep
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "kernels", "data")
@@ -12,17 +11,28 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "kernels", "data")
 @pytest.mark.mpi
 def test_reference_outputs_are_parsed_into_the_dataset(tmp_path, client):
     spec = {
-        "name": "reference-blocks", "kernel": "external",
-        "params": {"command": "{mpiexec} -n {ranks} cat {data}/{output}",
-                   "parser": "graph500", "data": os.path.abspath(DATA)},
-        "sweep": {"nodes": [1], "output": ["graph500_3.0_scale12_np2.txt",
-                                           "graph500_2.1_simple_scale12_np2.txt"]},
-        "throttle": {"mode": "none"}, "timeout": 30,
+        "name": "reference-blocks",
+        "kernel": "external",
+        "params": {
+            "command": "{mpiexec} -n {ranks} cat {data}/{output}",
+            "parser": "graph500",
+            "data": os.path.abspath(DATA),
+        },
+        "sweep": {
+            "nodes": [1],
+            "output": [
+                "graph500_3.0_scale12_np2.txt",
+                "graph500_2.1_simple_scale12_np2.txt",
+            ],
+        },
+        "throttle": {"mode": "none"},
+        "timeout": 30,
         "output": str(tmp_path / "ref.zarr"),
     }
     ds = run_sweep(spec, client, progress=False)
     assert (ds.status.values == "ok").all(), ds.error.values
     teps = ds.teps.squeeze(drop=True)
     time = ds.time.squeeze(drop=True)
-    assert (teps > 1e5).all() and (time > 0).all()
+    assert (teps > 1e5).all()
+    assert (time > 0).all()
     assert "units" in ds.teps.attrs

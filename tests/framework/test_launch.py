@@ -2,7 +2,6 @@ import json
 import subprocess
 
 import pytest
-
 from scaleprobe.framework.launch import build_command, launch_environment, launch_point
 from scaleprobe.framework.plan import plan
 from scaleprobe.framework.spec import load_spec
@@ -11,10 +10,16 @@ pytestmark = pytest.mark.mpi
 
 
 def _point(behaviour="ok", nodes=2, ppn=1, timeout=20, **params):
-    spec = load_spec({"name": "f", "kernel": "commbench.fault",
-                      "params": {"behaviour": behaviour, **params},
-                      "sweep": {"nodes": [nodes], "ppn": [ppn], "bandwidth": [50]},
-                      "throttle": {"mode": "emulated", "core_slots": 0}, "timeout": timeout})
+    spec = load_spec(
+        {
+            "name": "f",
+            "kernel": "commbench.fault",
+            "params": {"behaviour": behaviour, **params},
+            "sweep": {"nodes": [nodes], "ppn": [ppn], "bandwidth": [50]},
+            "throttle": {"mode": "emulated", "core_slots": 0},
+            "timeout": timeout,
+        }
+    )
     return spec, plan(spec)[0]
 
 
@@ -22,8 +27,14 @@ def test_command_runs_the_kernel_module_with_its_parameters():
     spec, point = _point(sleep=0.5, nodes=2, ppn=2)
     command = build_command(spec, point)
     assert command[1:3] == ["-n", "4"]
-    assert command[-6:] == ["-m", "scaleprobe.kernels.commbench.fault",
-                            "--behaviour", "ok", "--sleep", "0.5"]
+    assert command[-6:] == [
+        "-m",
+        "scaleprobe.kernels.commbench.fault",
+        "--behaviour",
+        "ok",
+        "--sleep",
+        "0.5",
+    ]
 
 
 def test_environment_is_cleaned_and_carries_the_throttle(monkeypatch):
@@ -55,14 +66,17 @@ def test_a_launch_from_an_mpi_started_process_does_not_hang(monkeypatch):
     assert result["record"]["metrics"]["ranks"] == 2
 
 
-@pytest.mark.parametrize(("behaviour", "status", "fragment"), [
-    ("ok", "ok", ""),
-    ("crash", "failed", "exit code"),
-    ("exit", "failed", "exit code 3"),
-    ("norecord", "failed", "no record line"),
-    ("badrecord", "failed", "not valid JSON"),
-    ("invalid", "invalid", "failed validation on purpose"),
-])
+@pytest.mark.parametrize(
+    ("behaviour", "status", "fragment"),
+    [
+        ("ok", "ok", ""),
+        ("crash", "failed", "exit code"),
+        ("exit", "failed", "exit code 3"),
+        ("norecord", "failed", "no record line"),
+        ("badrecord", "failed", "not valid JSON"),
+        ("invalid", "invalid", "failed validation on purpose"),
+    ],
+)
 def test_every_outcome_becomes_a_result(behaviour, status, fragment):
     spec, point = _point(behaviour)
     result = launch_point(spec, point)
@@ -78,16 +92,25 @@ def test_a_hang_is_killed_with_its_whole_process_group():
     assert result["status"] == "timeout"
     assert "timeout of 2 s" in result["error"]
     assert 2 <= result["launch_time"] < 15
-    left = subprocess.run(["pgrep", "-f", "commbench.fault --behaviour hang"],
-                          capture_output=True, text=True)
+    left = subprocess.run(
+        ["pgrep", "-f", "commbench.fault --behaviour hang"],
+        capture_output=True,
+        text=True,
+    )
     assert left.stdout.strip() == ""
 
 
 def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
     import dask
 
-    spec = load_spec({"name": "f", "kernel": "commbench.fault",
-                      "sweep": {"nodes": [4], "ppn": [2]}, "throttle": {"mode": "none"}})
+    spec = load_spec(
+        {
+            "name": "f",
+            "kernel": "commbench.fault",
+            "sweep": {"nodes": [4], "ppn": [2]},
+            "throttle": {"mode": "none"},
+        }
+    )
     point = plan(spec)[0]
     hosts = tmp_path / "hosts"
     hosts.write_text("a\nb\nc\nd\n")
@@ -97,4 +120,10 @@ def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
         command = build_command(spec, point)
-    assert command[:5] == ["srun", "--mpi=pmi2", "--ntasks=8", "--nodes=4", "--ntasks-per-node=2"]
+    assert command[:5] == [
+        "srun",
+        "--mpi=pmi2",
+        "--ntasks=8",
+        "--nodes=4",
+        "--ntasks-per-node=2",
+    ]

@@ -3,8 +3,16 @@ from scaleprobe.framework.spec import load_spec
 
 
 def _spec(**extra):
-    raw = {"name": "p", "kernel": "commbench.compute",
-           "sweep": {"nodes": [1, 2, 3, 4, 8], "ppn": [1, 2], "bandwidth": [100, 50], "run": 2}}
+    raw = {
+        "name": "p",
+        "kernel": "commbench.compute",
+        "sweep": {
+            "nodes": [1, 2, 3, 4, 8],
+            "ppn": [1, 2],
+            "bandwidth": [100, 50],
+            "run": 2,
+        },
+    }
     raw.update(extra)
     return load_spec(raw)
 

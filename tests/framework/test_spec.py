@@ -1,6 +1,5 @@
 import pytest
 import yaml
-
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.spec import SpecError, load_spec
 
@@ -35,7 +34,9 @@ def test_the_contract_spec_loads():
 
 
 def test_defaults_fill_missing_axes():
-    spec = load_spec({"name": "x", "kernel": "commbench.compute", "sweep": {"nodes": 2}})
+    spec = load_spec(
+        {"name": "x", "kernel": "commbench.compute", "sweep": {"nodes": 2}}
+    )
     assert spec.sweep == {"nodes": (2,), "ppn": (1,), "bandwidth": (100,), "run": (0,)}
     assert spec.shuffle is True
 
@@ -57,31 +58,67 @@ def _spec(**changes):
 _DELETE = object()
 
 BAD = [
-    (dict(colour="blue"), "spec key 'colour': unknown key"),
-    (dict(kernel=_DELETE), "spec key 'kernel': is required"),
-    (dict(kernel="graph9000"), "spec key 'kernel': unknown kernel 'graph9000'"),
-    (dict(kernel=42), "spec key 'kernel': must be a kernel name"),
-    (dict(params=[1, 2]), "spec key 'params': must be a mapping"),
-    (dict(sweep={"ppn": 1}), "spec key 'sweep.nodes': is required"),
-    (dict(**{"sweep.nodes": [2, -1]}), "spec key 'sweep.nodes': values must be positive integers"),
-    (dict(**{"sweep.nodes": [0]}), "spec key 'sweep.nodes': values must be positive integers"),
-    (dict(**{"sweep.nodes": []}), "spec key 'sweep.nodes': the list of values is empty"),
-    (dict(**{"sweep.nodes": ["two"]}), "spec key 'sweep.nodes': values must be positive integers"),
-    (dict(**{"sweep.bandwidth": [150]}), "spec key 'sweep.bandwidth': values are percent"),
-    (dict(**{"sweep.msg_bytes": ["1 MiB", "lots"]}), "spec key 'sweep.msg_bytes': cannot parse"),
-    (dict(**{"sweep.run": 0}), "spec key 'sweep.run': a repeat count must be at least 1"),
+    ({"colour": "blue"}, "spec key 'colour': unknown key"),
+    ({"kernel": _DELETE}, "spec key 'kernel': is required"),
+    ({"kernel": "graph9000"}, "spec key 'kernel': unknown kernel 'graph9000'"),
+    ({"kernel": 42}, "spec key 'kernel': must be a kernel name"),
+    ({"params": [1, 2]}, "spec key 'params': must be a mapping"),
+    ({"sweep": {"ppn": 1}}, "spec key 'sweep.nodes': is required"),
+    (
+        dict(**{"sweep.nodes": [2, -1]}),
+        "spec key 'sweep.nodes': values must be positive integers",
+    ),
+    (
+        dict(**{"sweep.nodes": [0]}),
+        "spec key 'sweep.nodes': values must be positive integers",
+    ),
+    (
+        dict(**{"sweep.nodes": []}),
+        "spec key 'sweep.nodes': the list of values is empty",
+    ),
+    (
+        dict(**{"sweep.nodes": ["two"]}),
+        "spec key 'sweep.nodes': values must be positive integers",
+    ),
+    (
+        dict(**{"sweep.bandwidth": [150]}),
+        "spec key 'sweep.bandwidth': values are percent",
+    ),
+    (
+        dict(**{"sweep.msg_bytes": ["1 MiB", "lots"]}),
+        "spec key 'sweep.msg_bytes': cannot parse",
+    ),
+    (
+        dict(**{"sweep.run": 0}),
+        "spec key 'sweep.run': a repeat count must be at least 1",
+    ),
     (dict(**{"sweep.ranks": [4]}), "spec key 'sweep.ranks': is derived"),
-    (dict(**{"throttle.link_bandwidth": "1 Gbit"}), "spec key 'throttle.link_bandwidth': unknown bandwidth unit"),
-    (dict(**{"throttle.latency": "5 parsecs"}), "spec key 'throttle.latency': unknown duration unit"),
+    (
+        dict(**{"throttle.link_bandwidth": "1 Gbit"}),
+        "spec key 'throttle.link_bandwidth': unknown bandwidth unit",
+    ),
+    (
+        dict(**{"throttle.latency": "5 parsecs"}),
+        "spec key 'throttle.latency': unknown duration unit",
+    ),
     (dict(**{"throttle.mode": "warp"}), "spec key 'throttle.mode': got 'warp'"),
     (dict(**{"throttle.speed": 3}), "spec key 'throttle.speed': unknown key"),
-    (dict(admissible="nodes > 100"), "spec key 'admissible': rule 'nodes > 100' admits none"),
-    (dict(admissible="cores > 2"), "spec key 'admissible': unknown name 'cores'"),
-    (dict(timeout="soon"), "spec key 'timeout': cannot parse"),
-    (dict(timeout=0), "spec key 'timeout': must be positive"),
-    (dict(order={"shuffle": "yes"}), "spec key 'order.shuffle': must be true or false"),
-    (dict(params={"msg_bytes": 4}), "spec key 'params.msg_bytes': is also a sweep axis"),
-    (dict(max_concurrent_launches=0), "spec key 'max_concurrent_launches': must be a positive integer"),
+    (
+        {"admissible": "nodes > 100"},
+        "spec key 'admissible': rule 'nodes > 100' admits none",
+    ),
+    ({"admissible": "cores > 2"}, "spec key 'admissible': unknown name 'cores'"),
+    ({"timeout": "soon"}, "spec key 'timeout': cannot parse"),
+    ({"timeout": 0}, "spec key 'timeout': must be positive"),
+    ({"order": {"shuffle": "yes"}}, "spec key 'order.shuffle': must be true or false"),
+    (
+        {"params": {"msg_bytes": 4}},
+        "spec key 'params.msg_bytes': is also a sweep axis",
+    ),
+    (
+        {"max_concurrent_launches": 0},
+        "spec key 'max_concurrent_launches': must be a positive integer",
+    ),
 ]
 
 
@@ -117,14 +154,25 @@ def test_cli_exits_2_with_one_line(tmp_path, capsys, changes, message):
 
 
 def test_external_programs_are_checked_at_load_time():
-    base = {"name": "ext", "kernel": "external",
-            "params": {"command": "{mpiexec} -n {ranks} ./bfs {scale} 16", "parser": "graph500"},
-            "sweep": {"nodes": [1, 2], "scale": [10, 12]}, "throttle": {"mode": "none"}}
+    base = {
+        "name": "ext",
+        "kernel": "external",
+        "params": {
+            "command": "{mpiexec} -n {ranks} ./bfs {scale} 16",
+            "parser": "graph500",
+        },
+        "sweep": {"nodes": [1, 2], "scale": [10, 12]},
+        "throttle": {"mode": "none"},
+    }
     assert load_spec(base).kernel_axes == ("scale",)
-    with pytest.raises(SpecError, match="^spec key 'throttle.mode': an external program cannot"):
+    with pytest.raises(
+        SpecError, match="^spec key 'throttle.mode': an external program cannot"
+    ):
         load_spec({**base, "throttle": {"mode": "emulated"}})
     bad = {**base, "params": {"command": "./bfs {scael}", "parser": "graph500"}}
-    with pytest.raises(SpecError, match=r"^spec key 'params.command': unknown placeholder \{scael\}"):
+    with pytest.raises(
+        SpecError, match=r"^spec key 'params.command': unknown placeholder \{scael\}"
+    ):
         load_spec(bad)
     with pytest.raises(SpecError, match="^spec key 'params.parser'"):
         load_spec({**base, "params": {"command": "./bfs", "parser": "nope"}})

@@ -3,32 +3,52 @@ import os
 
 import numpy as np
 import pytest
-
 from scaleprobe.framework.store import ResultStore, StoreError, open_results
 
 
 def _campaign(kernel="k"):
-    return {"identity": {"kernel": kernel, "params": {}, "throttle": {}},
-            "sweep": {"nodes": [1, 2], "ppn": [1], "bandwidth": [100, 50], "run": [0]},
-            "attrs": {"title": "t", "spec": "name: t\n"}}
+    return {
+        "identity": {"kernel": kernel, "params": {}, "throttle": {}},
+        "sweep": {"nodes": [1, 2], "ppn": [1], "bandwidth": [100, 50], "run": [0]},
+        "attrs": {"title": "t", "spec": "name: t\n"},
+    }
 
 
 def _result(nodes, bandwidth, status="ok", trials=2, levels=3):
     record = {
-        "metrics": {"time": nodes / bandwidth, "bytes_sent": 10 * nodes, "label": f"n{nodes}"},
-        "trials": [{"time": t + nodes, "valid": True,
-                    "profiles": {"level": {"frontier": list(range(levels))}}}
-                   for t in range(trials)],
+        "metrics": {
+            "time": nodes / bandwidth,
+            "bytes_sent": 10 * nodes,
+            "label": f"n{nodes}",
+        },
+        "trials": [
+            {
+                "time": t + nodes,
+                "valid": True,
+                "profiles": {"level": {"frontier": list(range(levels))}},
+            }
+            for t in range(trials)
+        ],
         "profiles": {"rank": {"load": [1.0] * nodes}},
         "units": {"frontier": "vertices"},
     }
     coords = {"nodes": nodes, "ppn": 1, "bandwidth": bandwidth, "run": 0}
     from scaleprobe.framework.plan import point_key
 
-    return {"key": point_key(coords), "coords": coords, "status": status, "error": "",
-            "record": record if status == "ok" else None, "launch_time": 0.5,
-            "returncode": 0, "started": 1.0, "finished": 2.0, "command": ["x"],
-            "stdout": "out", "stderr": "err"}
+    return {
+        "key": point_key(coords),
+        "coords": coords,
+        "status": status,
+        "error": "",
+        "record": record if status == "ok" else None,
+        "launch_time": 0.5,
+        "returncode": 0,
+        "started": 1.0,
+        "finished": 2.0,
+        "command": ["x"],
+        "stdout": "out",
+        "stderr": "err",
+    }
 
 
 def test_points_assemble_into_a_labelled_dataset(tmp_path):
@@ -38,8 +58,15 @@ def test_points_assemble_into_a_labelled_dataset(tmp_path):
     store.write_point(_result(2, 50, trials=3, levels=4))
     store.write_point(_result(2, 100, status="failed"))
     ds = store.consolidate()
-    assert dict(ds.sizes) == {"nodes": 2, "ppn": 1, "bandwidth": 2, "run": 1,
-                              "trial": 3, "level": 4, "rank": 2}
+    assert dict(ds.sizes) == {
+        "nodes": 2,
+        "ppn": 1,
+        "bandwidth": 2,
+        "run": 1,
+        "trial": 3,
+        "level": 4,
+        "rank": 2,
+    }
     assert ds.status.sel(nodes=2, bandwidth=100).item() == "failed"
     assert ds.status.sel(nodes=1, bandwidth=50).item() == ""
     # per-trial 'time' keeps the name; the point-level one becomes run_time
@@ -55,7 +82,8 @@ def test_points_assemble_into_a_labelled_dataset(tmp_path):
     for name, var in ds.data_vars.items():
         assert "units" in var.attrs and "long_name" in var.attrs, name
     log = open(os.path.join(store.logs_dir, f"{_result(1, 100)['key']}.log")).read()
-    assert "err" in log and "out" in log
+    assert "err" in log
+    assert "out" in log
 
 
 def test_open_results_rebuilds_a_stale_dataset(tmp_path):
