@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 __all__ = ["main"]
@@ -43,33 +42,9 @@ def _show(args) -> int:
 
 
 def _demo(args) -> int:
-    from ._summary import summarize
-    from .runner import run_sweep
-    from .spec import load_spec
+    from .demo import run_demo
 
-    directory = os.path.abspath(args.directory)
-    os.makedirs(directory, exist_ok=True)
-    with open(
-        os.path.join(os.path.dirname(__file__), "demo.yaml"), encoding="utf-8"
-    ) as f:
-        text = f.read()
-    spec_path = os.path.join(directory, "demo.yaml")
-    with open(spec_path, "w", encoding="utf-8") as f:
-        f.write(text)
-    output = os.path.join(directory, "demo.zarr")
-    spec = load_spec(spec_path)
-    print(
-        f"scaleprobe demo: {spec.name} — {len(spec.sweep['nodes'])} node counts x "
-        f"{len(spec.sweep['bandwidth'])} bandwidths, kernel {spec.kernel}",
-        file=sys.stderr,
-    )
-    ds = run_sweep(spec, output=output, workers=args.workers)
-    print(summarize(ds))
-    print(
-        f"\nresults: {output}\nspec:    {spec_path}\n"
-        f'open them with: python -c "import scaleprobe.framework as sp; '
-        f"print(sp.open_results('{output}'))\""
-    )
+    print(run_demo(args.directory, workers=args.workers))
     return 0
 
 
