@@ -24,9 +24,9 @@ def _mpi():
 
 def _any(source, tag):
     """Resolve None to ``MPI.ANY_SOURCE`` / ``MPI.ANY_TAG``."""
-    MPI = _mpi()  # noqa: N806 - the module's usual name
-    return (MPI.ANY_SOURCE if source is None else source,
-            MPI.ANY_TAG if tag is None else tag)
+    mpi = _mpi()
+    return (mpi.ANY_SOURCE if source is None else source,
+            mpi.ANY_TAG if tag is None else tag)
 
 
 class Request:
