@@ -35,20 +35,23 @@ def test_pingpong_sweep_achieves_the_throttled_bandwidth(tmp_path, client):
 
 
 def test_virtual_time_gives_real_strong_scaling_on_two_cores(tmp_path, client):
+    # Three interleaved runs: the two vCPUs here differ by up to 15 %, so a single
+    # one-rank baseline can land on either; the median over runs is what counts.
     spec = {
         "name": "compute",
         "kernel": "commbench.compute",
         "params": {"work": "cache", "total_work": 800},
-        "sweep": {"nodes": [1, 2, 4, 8]},
+        "sweep": {"nodes": [1, 2, 4, 8], "run": 3},
         "throttle": {"mode": "emulated"},
         "timeout": 300,
         "output": str(tmp_path / "compute.zarr"),
     }
     ds = run_sweep(spec, client, progress=False)
     assert (ds.status.values == "ok").all(), ds.error.values
-    time = ds.time.squeeze(drop=True)
+    time = ds.time.squeeze(drop=True).median("run")
     speedup = (time.sel(nodes=1) / time).values
+    assert list(speedup) == sorted(speedup), speedup
     assert speedup[-1] >= 6.5, speedup
     # Wall-clock time cannot scale past the two cores of this machine.
-    wall = ds.wall_time.squeeze(drop=True)
+    wall = ds.wall_time.squeeze(drop=True).median("run")
     assert (wall.sel(nodes=1) / wall.sel(nodes=8)).item() < 3.0
