@@ -309,9 +309,9 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
     tail_shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
-    for lo in range(
-        0, key.size, _SLAB
-    ):  # global (u, v) -> (column-local u, row-local v)
+    # global (u, v) -> (column-local u, row-local v); the identity on a 1 x 1 grid
+    relabelled = comm.size > 1 or tail_shift != shift
+    for lo in range(0, key.size if relabelled else 0, _SLAB):
         part = key[lo : lo + _SLAB]
         heads, tails = part >> shift, part & mask
         owner = heads // block
