@@ -1,0 +1,263 @@
+"""Checks of the parts of a spec: sweep axes, throttle, kernel.
+
+Every check raises :class:`SpecError` with a one-line message that names the key and
+what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import re
+
+from . import config
+from .units import UnitError, parse_bandwidth, parse_duration, parse_size
+
+__all__ = ["SpecError", "Throttle", "available_kernels"]
+
+THROTTLE_KEYS = (
+    "mode",
+    "link_bandwidth",
+    "latency",
+    "memory_bandwidth",
+    "memory_latency",
+    "core_slots",
+)
+THROTTLE_MODES = ("none", "emulated", "netns")
+RESERVED = ("ranks", "trial")
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+class SpecError(ValueError):
+    """A spec is invalid; the message is one line naming the key and what is allowed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Throttle:
+    """How the interconnect is throttled during a sweep.
+
+    Attributes
+    ----------
+    mode : {"none", "emulated", "netns"}
+        ``none`` uses the real interconnect; ``emulated`` runs kernels in virtual time
+        over a link model; ``netns`` shapes real TCP links between network namespaces.
+    link_bandwidth : float
+        Full link bandwidth in bytes/s (the sweep's ``bandwidth`` is a percentage of it).
+    latency : float
+        Per-message link latency in seconds.
+    memory_bandwidth, memory_latency : float
+        The intra-node transfer model, in bytes/s and seconds.
+    core_slots : int or None
+        Host-wide compute slots for emulated mode; None means one per core, 0 off.
+    """
+
+    mode: str
+    link_bandwidth: float
+    latency: float
+    memory_bandwidth: float
+    memory_latency: float
+    core_slots: int | None
+
+    def as_dict(self) -> dict:
+        """Return the throttle settings as a plain dict (for provenance and env)."""
+        return dataclasses.asdict(self)
+
+
+def _fail(key: str, message: str):
+    raise SpecError(f"spec key '{key}': {message}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _axis(key: str, value) -> tuple:
+    if key == "run" and _is_int(value):
+        if value < 1:
+            _fail("sweep.run", f"a repeat count must be at least 1, got {value}")
+        return tuple(range(value))
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        _fail(f"sweep.{key}", "the list of values is empty; give at least one value")
+    for v in values:
+        if not isinstance(v, (int, float, str, bool)) or v is None:
+            _fail(
+                f"sweep.{key}",
+                f"values must be numbers, strings or booleans, got {v!r}",
+            )
+    if key.endswith("_bytes"):
+        try:
+            values = [parse_size(v) for v in values]
+        except UnitError as exc:
+            _fail(f"sweep.{key}", str(exc))
+    if key in ("nodes", "ppn", "run"):
+        for v in values:
+            if not _is_int(v) or v < (0 if key == "run" else 1):
+                allowed = (
+                    "non-negative integers" if key == "run" else "positive integers"
+                )
+                _fail(f"sweep.{key}", f"values must be {allowed}, got {v!r}")
+    if key == "bandwidth":
+        for v in values:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not 0 < v <= 100
+            ):
+                _fail(
+                    "sweep.bandwidth",
+                    f"values are percent of the link in (0, 100], got {v!r}",
+                )
+    if len(set(values)) != len(values):
+        _fail(f"sweep.{key}", f"values repeat: {values}")
+    return tuple(values)
+
+
+def _sweep(raw) -> dict:
+    if not isinstance(raw, dict):
+        _fail(
+            "sweep",
+            f"must be a mapping of axis name to values, got {type(raw).__name__}",
+        )
+    if "nodes" not in raw:
+        _fail("sweep.nodes", "is required (a list of node counts)")
+    sweep = {}
+    for key, value in raw.items():
+        if not isinstance(key, str) or not _IDENT.match(key):
+            _fail(f"sweep.{key}", "axis names are lowercase identifiers (a-z, 0-9, _)")
+        if key in RESERVED:
+            _fail(
+                f"sweep.{key}",
+                f"is derived by scaleprobe and cannot be swept ({', '.join(RESERVED)})",
+            )
+        sweep[key] = _axis(key, value)
+    # Canonical order: nodes, ppn, bandwidth, the kernel's axes as written, run last.
+    ordered = {
+        "nodes": sweep["nodes"],
+        "ppn": sweep.get("ppn", (1,)),
+        "bandwidth": sweep.get("bandwidth", (100,)),
+    }
+    ordered.update({k: v for k, v in sweep.items() if k not in ordered and k != "run"})
+    ordered["run"] = sweep.get("run", (0,))
+    return ordered
+
+
+def _throttle(raw) -> Throttle:
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        _fail("throttle", f"must be a mapping, got {type(raw).__name__}")
+    for key in raw:
+        if key not in THROTTLE_KEYS:
+            _fail(
+                f"throttle.{key}", f"unknown key; allowed: {', '.join(THROTTLE_KEYS)}"
+            )
+    mode = raw.get("mode", config.get("throttle.mode"))
+    if mode not in THROTTLE_MODES:
+        _fail("throttle.mode", f"got {mode!r}; allowed: {', '.join(THROTTLE_MODES)}")
+    if mode == "netns":
+        _fail(
+            "throttle.mode",
+            "'netns' (shaped links between network namespaces) is not "
+            "available yet; use 'none' (the real interconnect) or 'emulated'",
+        )
+    slots = raw.get("core_slots", config.get("throttle.core-slots"))
+    if slots is not None and (not _is_int(slots) or slots < 0):
+        _fail(
+            "throttle.core_slots",
+            f"must be a non-negative integer or null, got {slots!r}",
+        )
+    try:
+        values = {
+            "link_bandwidth": parse_bandwidth(
+                raw.get("link_bandwidth", config.get("throttle.link-bandwidth"))
+            ),
+            "memory_bandwidth": parse_bandwidth(
+                raw.get("memory_bandwidth", config.get("throttle.memory-bandwidth"))
+            ),
+        }
+    except UnitError as exc:
+        key = "link_bandwidth" if "link_bandwidth" in raw else "memory_bandwidth"
+        _fail(f"throttle.{key}", str(exc))
+    for key, default in (
+        ("latency", "throttle.latency"),
+        ("memory_latency", "throttle.memory-latency"),
+    ):
+        try:
+            values[key] = parse_duration(raw.get(key, config.get(default)))
+        except UnitError as exc:
+            _fail(f"throttle.{key}", str(exc))
+    return Throttle(mode=mode, core_slots=slots, **values)
+
+
+def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
+    if not isinstance(name, str) or not re.match(
+        r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name
+    ):
+        _fail(
+            "kernel",
+            f"must be a kernel name such as 'commbench.pingpong', got {name!r}",
+        )
+    if name == "external":
+        from scaleprobe.kernels.external import validate_params
+
+        if mode == "emulated":
+            _fail(
+                "throttle.mode",
+                "an external program cannot be throttled in 'emulated' "
+                "mode (it does not talk through scaleprobe's communicator); use 'none' "
+                "or 'netns'",
+            )
+        try:
+            validate_params(params, sweep_keys=sweep_keys)
+        except ValueError as exc:
+            key, _, message = str(exc).partition(": ")
+            if not key.startswith("params"):
+                key, message = "params", str(exc)
+            _fail(key, message)
+        return
+    module = f"scaleprobe.kernels.{name}"
+    try:
+        found = importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        found = None
+    if (
+        found is None
+        or name.split(".")[-1].startswith("_")
+        or name in ("record", "comm")
+    ):
+        _fail(
+            "kernel",
+            f"unknown kernel {name!r}; available: {', '.join(available_kernels())}, external",
+        )
+
+
+def available_kernels() -> list[str]:
+    """List the kernels shipped in :mod:`scaleprobe.kernels`.
+
+    Returns
+    -------
+    list of str
+        Names usable as a spec's ``kernel`` (``external`` is always allowed too).
+    """
+    import scaleprobe.kernels as pkg
+
+    names = []
+    for root in pkg.__path__:
+        for entry in sorted(os.listdir(root)):
+            path = os.path.join(root, entry)
+            if entry.startswith(("_", ".")) or entry in (
+                "comm",
+                "external",
+                "record.py",
+            ):
+                continue
+            if os.path.isfile(os.path.join(path, "__main__.py")):
+                names.append(entry)
+            elif os.path.isdir(path):
+                names += [
+                    f"{entry}.{m[:-3]}"
+                    for m in sorted(os.listdir(path))
+                    if m.endswith(".py") and not m.startswith("_")
+                ]
+    return names
