@@ -44,6 +44,7 @@ THREAD_VARIABLES = (
     "VECLIB_MAXIMUM_THREADS",
 )
 STATUSES = ("ok", "failed", "timeout", "invalid")
+_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_guard.py")
 
 
 class LaunchError(RuntimeError):
@@ -266,8 +267,10 @@ def launch_point(spec: Spec, point: Point) -> dict:
     try:
         command = build_command(spec, point)
         result["command"] = command
+        # The guard makes the launch die with this process (see _guard.py).
+        guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
         process = subprocess.Popen(
-            command,
+            guarded,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

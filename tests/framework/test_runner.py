@@ -15,6 +15,11 @@ pytestmark = pytest.mark.mpi
 SCALEPROBE = os.path.join(os.path.dirname(sys.executable), "scaleprobe")
 
 
+def _running(pattern: str) -> bool:
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
 def _spec(tmp_path, **extra):
     raw = {
         "name": "faults",
@@ -88,6 +93,11 @@ def test_kill_9_mid_sweep_then_resume_gives_every_point_once(tmp_path):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    # no MPI job outlives the killed sweep (the launches run in their own groups)
+    deadline = time.time() + 5
+    while _running("commbench.fault --sleep 0.4") and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _running("commbench.fault --sleep 0.4")
     stored = {r["key"]: r["started"] for r in store.results()}
     assert 4 <= len(stored) < 12
     done = subprocess.run(
