@@ -76,26 +76,6 @@ def results():
     return synthetic_results()
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    """Session-wide two-worker LocalCluster (separate processes)."""
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, dashboard_address=":0", processes=True
-    ) as local:
-        yield local
-
-
-@pytest.fixture(scope="session")
-def client(cluster):
-    """A Client of the session cluster."""
-    from distributed import Client
-
-    with Client(cluster) as dask_client:
-        yield dask_client
-
-
 @pytest.fixture
 def make_results():
     """The :func:`synthetic_results` factory, for tests that need other shapes."""
