@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from scaleprobe.kernels.graph500.stats import STAT_NAMES
 from scaleprobe.kernels.record import RecordError
 
 __all__ = ["parse_graph500"]
@@ -33,15 +34,8 @@ _RUN = re.compile(
     rf"(?P<validate>{_NUMBER}) s\s*$",
     re.MULTILINE,
 )
-_STATISTICS = (
-    "min",
-    "firstquartile",
-    "median",
-    "thirdquartile",
-    "max",
-    "mean",
-    "stddev",
-)
+# The reference's statistic names, as the Graph500 kernel prints them too.
+_STATISTICS = STAT_NAMES
 _STAT_NAMES = {
     "min": "minimum",
     "firstquartile": "first quartile of",
