@@ -34,6 +34,17 @@ Point-to-point
     computes; ``Wait`` completes at ``max(now, modelled completion)`` and ``Test``
     reports completion only once the rank's clock has reached it.
 
+Critical path
+    In emulated mode each rank's clock carries the decomposition of its time into
+    computation, inter-node latency, inter-node bandwidth and intra-node seconds
+    along the chain of events that determined it (messages carry their sender's
+    decomposition; a collective hands every rank that of the latest arrival).
+    :meth:`InstrumentedComm.critical_path_since` and :meth:`InstrumentedComm.summary`
+    report it (``cp_*_time``, summing to the elapsed time); the latency and
+    bandwidth parts scale exactly with the link's latency and inverse bandwidth, so
+    a model can re-price the recorded traffic on another network.
+    :meth:`InstrumentedComm.collective_calls` counts collective calls by kind.
+
 Collectives
     The real MPI collective moves the data; an extra Allgather (free in virtual time)
     exchanges arrival times and sizes. The call completes on every rank at the
@@ -74,9 +85,17 @@ Importing this package does not import mpi4py.
 
 from ._args import add_comm_arguments, resolve_config
 from ._link import LinkModel
-from .instrumented import SUMMARY_UNITS, InstrumentedComm, Request
+from .instrumented import (
+    PATH_LONG_NAMES,
+    PATH_RECORD_KEYS,
+    SUMMARY_UNITS,
+    InstrumentedComm,
+    Request,
+)
 
 __all__ = [
+    "PATH_LONG_NAMES",
+    "PATH_RECORD_KEYS",
     "SUMMARY_UNITS",
     "InstrumentedComm",
     "LinkModel",

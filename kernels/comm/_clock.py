@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["RankClock"]
+import numpy as np
+
+__all__ = ["PATH_KEYS", "RankClock", "extend"]
 
 COUNTER_KEYS = (
     "comp_time",
@@ -16,6 +18,22 @@ COUNTER_KEYS = (
     "messages_inter",
 )
 
+#: Parts of a rank's critical path, in the order of a stamp's entries 1..4.
+PATH_KEYS = ("comp", "latency", "bandwidth", "intra")
+
+
+def extend(stamp, seconds: float, part: int):
+    """A copy of ``stamp`` moved ``seconds`` later, charged to path part ``part``.
+
+    A *stamp* is a float64 array ``[time, comp, latency, bandwidth, intra]``: a
+    virtual time and the decomposition of the chain of events that led to it (see
+    :class:`RankClock`). ``part`` indexes :data:`PATH_KEYS`.
+    """
+    out = np.array(stamp, dtype=np.float64)
+    out[0] += seconds
+    out[1 + part] += seconds
+    return out
+
 
 class RankClock:
     """Virtual (or wall) time of one rank, split into computation and communication.
@@ -26,6 +44,16 @@ class RankClock:
     model gives a call. In ``"none"`` mode it is the wall clock, and the time inside
     calls is communication. The core slot (if any) is released on entering a call and
     taken again on leaving it.
+
+    **Critical path.** In emulated mode the clock also keeps ``path``: the split of
+    ``now`` into computation, inter-node latency, inter-node bandwidth and intra-node
+    (memory model) seconds along the chain of events that determined ``now``. When a
+    call completes later than the rank's own time, the rank inherits the path of
+    whatever it waited for (the sender of a message, the latest rank entering a
+    collective) plus the modelled transfer; so the path of the rank that finishes last
+    is the run's critical path, and its parts sum to the completion time. Latency and
+    bandwidth parts scale exactly with the link's latency and inverse bandwidth: that
+    is what lets a model re-price the recorded traffic on another network.
 
     Parameters
     ----------
@@ -43,6 +71,8 @@ class RankClock:
         self.counts["comp_time"] = 0.0
         self.counts["comm_time"] = 0.0
         self.egress_free = 0.0
+        self.path = np.zeros(len(PATH_KEYS))
+        self.collectives = {}
         self._depth = 0
         self.restart(acquire=False)
 
@@ -58,6 +88,7 @@ class RankClock:
             self.slots.acquire()
         self.wall_start = time.perf_counter()
         self.now = 0.0
+        self.path = np.zeros(len(PATH_KEYS))
         self._entered = 0.0
         self._mark = self._read()
 
@@ -78,6 +109,7 @@ class RankClock:
         self.counts["comp_time"] += burst
         if self.emulated:
             self.now += burst
+            self.path[0] += burst
 
     def time(self) -> float:
         """Current time of this rank, seconds since time zero."""
@@ -100,10 +132,23 @@ class RankClock:
         self._entered = self.now if self.emulated else self.wall()
         return self._entered
 
-    def leave(self, done: float | None = None) -> None:
-        """End a communication call that completes at virtual time ``done``."""
-        if self.emulated and done is not None and done > self.now:
-            self.now = done
+    def stamp(self):
+        """``[now, *path]`` (see :func:`extend`); call inside a communication call."""
+        return np.concatenate(([self.now], self.path))
+
+    def leave(self, done=None) -> None:
+        """End a communication call that completes at stamp ``done`` (or None).
+
+        Parameters
+        ----------
+        done : array-like or None
+            ``[time, comp, latency, bandwidth, intra]``: when the call completes and
+            the critical path that led there. Ignored unless emulated and later than
+            the rank's own time.
+        """
+        if self.emulated and done is not None and done[0] > self.now:
+            self.now = float(done[0])
+            self.path = np.array(done[1:], dtype=np.float64)
         self._depth -= 1
         if self._depth:
             return
@@ -134,6 +179,12 @@ class RankClock:
         counts["bytes_sent"] += traffic["bytes_inter"] + traffic["bytes_intra"]
         counts["messages"] += traffic["messages"]
         counts["messages_inter"] += traffic["messages_inter"]
+
+    def add_collective(self, kind: str, nbytes: float) -> None:
+        """Count one call of collective ``kind`` moving ``nbytes`` per rank."""
+        calls = self.collectives.setdefault(kind, [0, 0.0])
+        calls[0] += 1
+        calls[1] += float(nbytes)
 
     def snapshot(self) -> dict:
         """Counter values now (computation burst included)."""

@@ -29,23 +29,34 @@ class CollectiveMixin:
     """Barrier, Bcast, Scatter(v), Gather(v), Allgather(v), Alltoall(v), Allreduce
     and Reduce over numpy buffers."""
 
-    def _exchange(self, arrival: float, sizes, need_sizes: bool):
-        """Latest arrival and every rank's ``sizes`` (1-D), via one real Allgather."""
+    def _exchange(self, sizes, need_sizes: bool):
+        """Latest arrival (a stamp) and every rank's ``sizes``, via one Allgather.
+
+        Each rank contributes its stamp (time and critical path, see
+        :mod:`scaleprobe.kernels.comm._clock`); the latest one is returned, so the
+        ranks leaving the collective inherit the path of the rank they waited for.
+        """
         sizes = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
         if not self._clock.emulated and not need_sizes:
             return None, None
-        mine = np.concatenate(([arrival], sizes))
+        here = self._clock.stamp()
+        mine = np.concatenate((here, sizes))
         table = np.empty((self.size, len(mine)), dtype=np.float64)
         self.mpi.Allgather(mine, table)
-        return float(table[:, 0].max()), table[:, 1:]
+        width = here.size
+        latest = table[int(np.argmax(table[:, 0])), :width].copy()
+        return (latest if self._clock.emulated else None), table[:, width:]
 
-    def _charge(self, key, build, latest):
-        """Count this rank's traffic in a schedule and return the completion time."""
+    def _charge(self, key, build, latest, kind, nbytes):
+        """Count this rank's traffic in a schedule; return the completion stamp."""
         cached = self._cache.get(key) if key is not None else None
         if cached is None:
             schedule = build()
+            latency, bandwidth, intra = algo.schedule_cost_parts(
+                schedule, self._nodes, self.link
+            )
             cached = (
-                algo.schedule_cost(schedule, self._nodes, self.link),
+                np.array([latency + bandwidth + intra, 0.0, latency, bandwidth, intra]),
                 algo.rank_traffic(schedule, self.rank, self._nodes),
             )
             if key is not None:
@@ -54,6 +65,7 @@ class CollectiveMixin:
                 self._cache[key] = cached
         cost, traffic = cached
         self._clock.add_traffic(traffic)
+        self._clock.add_collective(kind, nbytes)
         return None if latest is None else latest + cost
 
     def _schedule(self, kind, nbytes, root):
@@ -83,31 +95,38 @@ class CollectiveMixin:
         ``size_of`` returns the per-rank bytes; it runs inside the call so its CPU
         time is not charged as computation.
         """
-        arrival = self._clock.enter()
+        self._clock.enter()
         done = None
         try:
             nbytes = size_of()
             result = call()
-            latest, _ = self._exchange(arrival, [], need_sizes=False)
+            latest, _ = self._exchange([], need_sizes=False)
             done = self._charge(
-                (kind, nbytes, root), lambda: self._schedule(kind, nbytes, root), latest
+                (kind, nbytes, root),
+                lambda: self._schedule(kind, nbytes, root),
+                latest,
+                kind,
+                nbytes,
             )
             return result
         finally:
             self._clock.leave(done)
 
-    def _varying(self, build, sizes_of, call):
+    def _varying(self, kind, build, sizes_of, call):
         """Run ``call`` and charge a collective built from every rank's sizes.
 
         ``sizes_of`` returns this rank's sizes (1-D); ``build`` makes the schedule
         from the table of every rank's sizes.
         """
-        arrival = self._clock.enter()
+        self._clock.enter()
         done = None
         try:
             result = call()
-            latest, table = self._exchange(arrival, sizes_of(), need_sizes=True)
-            done = self._charge(None, lambda: build(table), latest)
+            sizes = sizes_of()
+            latest, table = self._exchange(sizes, need_sizes=True)
+            done = self._charge(
+                None, lambda: build(table), latest, kind, float(np.sum(sizes))
+            )
             return result
         finally:
             self._clock.leave(done)
@@ -176,6 +195,7 @@ class CollectiveMixin:
             Scattering rank.
         """
         self._varying(
+            "scatterv",
             lambda table: algo.scatter_schedule(table[:, 0], root),
             lambda: [message_bytes(recvbuf)],
             lambda: self.mpi.Scatterv(sendbuf, recvbuf, root),
@@ -214,6 +234,7 @@ class CollectiveMixin:
             return [message_bytes(sendbuf)]
 
         self._varying(
+            "gatherv",
             lambda table: algo.gather_schedule(table[:, 0], root),
             sizes_of,
             lambda: self.mpi.Gatherv(sendbuf, recvbuf, root),
@@ -243,6 +264,7 @@ class CollectiveMixin:
             ``[array, counts(, displs)(, datatype)]``.
         """
         self._varying(
+            "allgatherv",
             lambda table: algo.allgather_schedule(table[:, 0]),
             lambda: [vector_bytes(recvbuf, self.size)[self.rank]],
             lambda: self.mpi.Allgatherv(sendbuf, recvbuf),
@@ -280,6 +302,7 @@ class CollectiveMixin:
             return vector_bytes(sendbuf, self.size)
 
         self._varying(
+            "alltoallv",
             algo.alltoall_schedule,
             sizes_of,
             lambda: self.mpi.Alltoallv(sendbuf, recvbuf),

@@ -35,7 +35,7 @@ from ._exchanges import (
     allreduce_schedule,
     alltoall_schedule,
 )
-from ._schedule import Schedule, rank_traffic, schedule_cost
+from ._schedule import Schedule, rank_traffic, schedule_cost, schedule_cost_parts
 from ._trees import (
     barrier_schedule,
     bcast_schedule,
@@ -58,4 +58,5 @@ __all__ = [
     "reduce_schedule",
     "scatter_schedule",
     "schedule_cost",
+    "schedule_cost_parts",
 ]

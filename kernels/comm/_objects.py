@@ -60,16 +60,18 @@ class ObjectCollectiveMixin:
         -------
         object
         """
-        arrival = self._clock.enter()
+        self._clock.enter()
         done = None
         try:
             result = self.mpi.bcast(obj, root)
             nbytes = _pickled_size(result)
-            latest, _ = self._exchange(arrival, [], need_sizes=False)
+            latest, _ = self._exchange([], need_sizes=False)
             done = self._charge(
                 ("bcast", nbytes, root),
                 lambda: algo.bcast_schedule(self.size, nbytes, root),
                 latest,
+                "bcast",
+                nbytes,
             )
             return result
         finally:
@@ -91,6 +93,7 @@ class ObjectCollectiveMixin:
             The values at the root, None elsewhere.
         """
         return self._varying(
+            "gather",
             lambda table: algo.gather_schedule(table[:, 0], root),
             lambda: [_pickled_size(obj)],
             lambda: self.mpi.gather(obj, root),
@@ -109,6 +112,7 @@ class ObjectCollectiveMixin:
         list
         """
         return self._varying(
+            "allgather",
             lambda table: algo.allgather_schedule(table[:, 0]),
             lambda: [_pickled_size(obj)],
             lambda: self.mpi.allgather(obj),

@@ -1,8 +1,10 @@
 """Point-to-point calls of :class:`InstrumentedComm` and their request wrapper.
 
-In emulated mode every message travels as one real MPI message of raw bytes: an
-8-byte float64 header holding the modelled arrival time at the receiver, then the
-payload. Matching (``ANY_SOURCE``, tags) is therefore exactly MPI's.
+In emulated mode every message travels as one real MPI message of raw bytes: a
+40-byte header of five float64 holding the modelled arrival at the receiver as a
+stamp (time, then the critical path that led to it: computation, latency, bandwidth
+and intra-node seconds; see :mod:`scaleprobe.kernels.comm._clock`), then the payload.
+Matching (``ANY_SOURCE``, tags) is therefore exactly MPI's.
 """
 
 from __future__ import annotations
@@ -10,10 +12,23 @@ from __future__ import annotations
 import numpy as np
 
 from ._buffers import byte_view
+from ._clock import PATH_KEYS, extend
 
 __all__ = ["PointToPointMixin", "Request"]
 
-HEADER = 8
+STAMP = 1 + len(PATH_KEYS)
+HEADER = 8 * STAMP
+_LATENCY, _BANDWIDTH, _INTRA = (PATH_KEYS.index(k) for k in ("latency", "bandwidth",
+                                                              "intra"))
+
+
+def _later(a, b):
+    """The later of two stamps (either may be None)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return b if b[0] > a[0] else a
 
 
 def _mpi():
@@ -41,8 +56,8 @@ class Request:
         The communicator that started the transfer.
     real : mpi4py.MPI.Request
         The real request.
-    done : float or None
-        Modelled completion of a send (virtual seconds).
+    done : numpy.ndarray or None
+        Modelled completion of a send, as a stamp (virtual seconds and path).
     staging : numpy.ndarray or None
         Header + payload buffer (kept alive until completion).
     target : numpy.ndarray or None
@@ -70,7 +85,7 @@ class Request:
             status.Set_elements(_mpi().BYTE, 0)
             self._status = status
             return
-        self._done = float(self._staging[:HEADER].view(np.float64)[0])
+        self._done = self._staging[:HEADER].view(np.float64).copy()
         self._target[:count] = self._staging[HEADER : HEADER + count]
         status.Set_elements(_mpi().BYTE, count)
         self._status = status
@@ -139,7 +154,7 @@ class Request:
                     self._status = real_status
                     self._finish(real_status)
             done = self.completed and (
-                not clock.emulated or self._done is None or self._done <= now
+                not clock.emulated or self._done is None or self._done[0] <= now
             )
             if done:
                 self._copy_status(status)
@@ -152,7 +167,7 @@ class PointToPointMixin:
     """Send/Recv/Isend/Irecv/Sendrecv/Waitall of :class:`InstrumentedComm`."""
 
     def _route(self, dest: int, nbytes: int):
-        """Count a message to ``dest``; return virtual (sender done, arrival)."""
+        """Count a message to ``dest``; return the stamps (sender done, arrival)."""
         clock = self._clock
         if dest < 0:  # MPI.PROC_NULL: nothing is sent
             return None, None
@@ -162,14 +177,17 @@ class PointToPointMixin:
         if not clock.emulated:
             return None, None
         link = self.link
+        here = clock.stamp()
         if inter:
             bandwidth = link.rank_bandwidth(self.ppn)
             start = max(now, clock.egress_free)
-            done = start + nbytes / bandwidth
-            clock.egress_free = done
-            return done, done + link.latency
-        done = now + nbytes / link.memory_bandwidth
-        return done, done + link.memory_latency
+            finish = start + nbytes / bandwidth
+            clock.egress_free = finish
+            # Waiting for the egress queue is bandwidth-bound too.
+            done = extend(here, finish - now, _BANDWIDTH)
+            return done, extend(done, link.latency, _LATENCY)
+        done = extend(here, nbytes / link.memory_bandwidth, _INTRA)
+        return done, extend(done, link.memory_latency, _INTRA)
 
     def _pack(self, buf, dest):
         payload = byte_view(buf)
@@ -177,7 +195,7 @@ class PointToPointMixin:
         if arrival is None:
             return buf, None
         staging = np.empty(HEADER + len(payload), dtype=np.uint8)
-        staging[:HEADER].view(np.float64)[0] = arrival
+        staging[:HEADER].view(np.float64)[:] = arrival
         staging[HEADER:] = payload
         return [staging, _mpi().BYTE], done
 
@@ -306,8 +324,7 @@ class PointToPointMixin:
             for index, request in enumerate(requests):
                 if statuses is not None:
                     request._copy_status(statuses[index])
-                if request._done is not None:
-                    latest = max(latest or request._done, request._done)
+                latest = _later(latest, request._done)
         finally:
             clock.leave(latest)
 
@@ -349,7 +366,7 @@ class PointToPointMixin:
             request._finish(real_status)
             request._copy_status(status)
             if sent is not None:
-                latest = max(sent, request._done)
+                latest = _later(sent, request._done)
         finally:
             clock.leave(latest)
 

@@ -6,7 +6,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Schedule", "build", "is_power_of_two", "rank_traffic", "schedule_cost"]
+__all__ = [
+    "Schedule",
+    "build",
+    "is_power_of_two",
+    "rank_traffic",
+    "schedule_cost",
+    "schedule_cost_parts",
+]
 
 
 class Schedule(NamedTuple):
@@ -68,6 +75,7 @@ def schedule_cost(schedule: Schedule, nodes, link) -> float:
     Returns
     -------
     float
+        The sum of :func:`schedule_cost_parts`.
 
     Examples
     --------
@@ -79,14 +87,51 @@ def schedule_cost(schedule: Schedule, nodes, link) -> float:
     >>> schedule_cost(alltoall_schedule(np.full((4, 4), 100.0)), [0, 0, 1, 1], link)
     4.0
     """
+    return float(sum(schedule_cost_parts(schedule, nodes, link)))
+
+
+def schedule_cost_parts(schedule: Schedule, nodes, link) -> tuple[float, float, float]:
+    """Split a schedule's duration into latency, bandwidth and intra-node parts.
+
+    Every step costs ``max(inter, intra)`` with ``inter = latency + busiest / B`` (the
+    busiest node interface of the step) and ``intra`` the slowest intra-node message.
+    A step whose inter-node part is the larger contributes its ``latency`` to the
+    latency part and ``busiest / B`` to the bandwidth part; otherwise its intra-node
+    time goes to the intra part. The three parts sum to :func:`schedule_cost`, and the
+    first two scale exactly with the link's latency and inverse bandwidth, which is
+    what lets a model re-price recorded traffic on another network.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The messages.
+    nodes : array-like of int
+        Node of every rank of the communicator.
+    link : LinkModel
+        Link and memory parameters.
+
+    Returns
+    -------
+    tuple of float
+        ``(latency, bandwidth, intra)`` seconds.
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.comm import LinkModel
+    >>> from scaleprobe.kernels.comm._collectives import alltoall_schedule
+    >>> link = LinkModel(link_bandwidth=100.0, latency=0.5)
+    >>> schedule_cost_parts(alltoall_schedule([[0, 100], [100, 0]]), [0, 1], link)
+    (0.5, 1.0, 0.0)
+    """
     if len(schedule.step) == 0:
-        return 0.0
+        return 0.0, 0.0, 0.0
     nodes = np.asarray(nodes, dtype=np.int64)
     steps = int(schedule.step.max()) + 1
     src_node, dst_node = nodes[schedule.src], nodes[schedule.dst]
     inter = src_node != dst_node
     node_count = int(nodes.max()) + 1
-    total = np.zeros(steps)
+    latency = np.zeros(steps)
+    transfer = np.zeros(steps)
     if inter.any():
         step = schedule.step[inter]
         weights = schedule.nbytes[inter]
@@ -98,13 +143,18 @@ def schedule_cost(schedule: Schedule, nodes, link) -> float:
         ).reshape(steps, node_count)
         busiest = np.maximum(out_bytes, in_bytes).max(axis=1)
         active = np.bincount(step, minlength=steps) > 0
-        total = np.where(active, link.latency + busiest / link.effective_bandwidth, 0.0)
+        latency = np.where(active, link.latency, 0.0)
+        transfer = np.where(active, busiest / link.effective_bandwidth, 0.0)
+    slowest = np.zeros(steps)
     if (~inter).any():
         intra = link.memory_latency + schedule.nbytes[~inter] / link.memory_bandwidth
-        slowest = np.zeros(steps)
         np.maximum.at(slowest, schedule.step[~inter], intra)
-        total = np.maximum(total, slowest)
-    return float(total.sum())
+    internal = slowest > latency + transfer
+    return (
+        float(latency[~internal].sum()),
+        float(transfer[~internal].sum()),
+        float(slowest[internal].sum()),
+    )
 
 
 def rank_traffic(schedule: Schedule, rank: int, nodes) -> dict:

@@ -9,14 +9,20 @@ import resource
 import numpy as np
 
 from ._args import MODES, resolve_config
-from ._clock import COUNTER_KEYS, RankClock
+from ._clock import COUNTER_KEYS, PATH_KEYS, RankClock
 from ._collcalls import CollectiveMixin
 from ._link import LinkModel
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
 from ._slots import CoreSlots
 
-__all__ = ["SUMMARY_UNITS", "InstrumentedComm", "Request"]
+__all__ = [
+    "PATH_LONG_NAMES",
+    "PATH_RECORD_KEYS",
+    "SUMMARY_UNITS",
+    "InstrumentedComm",
+    "Request",
+]
 
 #: Units of the keys of :meth:`InstrumentedComm.summary`, for a record's ``units``.
 SUMMARY_UNITS = {
@@ -24,7 +30,20 @@ SUMMARY_UNITS = {
     "comp_time_max": "s", "comm_time_max": "s", "bytes_sent": "bytes",
     "bytes_inter": "bytes", "bytes_intra": "bytes", "messages": "1",
     "messages_inter": "1", "peak_rss": "bytes", "slot_wait_time": "s",
-    "slot_timeouts": "1",
+    "slot_timeouts": "1", "cp_comp_time": "s", "cp_latency_time": "s",
+    "cp_bandwidth_time": "s", "cp_intra_time": "s", "wait_time": "s",
+}
+
+#: Record keys of the critical-path parts (:data:`PATH_KEYS` order).
+PATH_RECORD_KEYS = tuple(f"cp_{key}_time" for key in PATH_KEYS)
+
+#: Long names of the critical-path parts, for a record's ``long_names``.
+PATH_LONG_NAMES = {
+    "cp_comp_time": "computation on the modelled critical path",
+    "cp_latency_time": "modelled inter-node latency on the critical path",
+    "cp_bandwidth_time": "modelled inter-node transfer time on the critical path",
+    "cp_intra_time": "modelled intra-node transfer time on the critical path",
+    "wait_time": "mean time a rank waited for other ranks' computation (modelled)",
 }
 
 
@@ -212,22 +231,31 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
     def sync(self) -> float:
         """Align every rank's clock to the latest one (collective, costs nothing).
 
+        In emulated mode every rank also takes the critical path of the latest rank,
+        so that :meth:`critical_path_since` measures from a common origin.
+
         Returns
         -------
         float
             The common time.
         """
-        from mpi4py import MPI
-
-        now = self._clock.enter()
-        latest = now
+        self._clock.enter()
+        latest = None
         try:
-            latest = self.mpi.allreduce(now, op=MPI.MAX)
+            table = self._stamps()
+            latest = table[int(np.argmax(table[:, 0]))]
             if not self._clock.emulated:
-                latest = self._clock.wall()
-            return latest
+                return self._clock.wall()
+            return float(latest[0])
         finally:
             self._clock.leave(latest if self._clock.emulated else None)
+
+    def _stamps(self):
+        """Every rank's stamp ``[time, *path]`` (one real Allgather, no cost)."""
+        mine = self._clock.stamp()
+        table = np.empty((self.size, mine.size), dtype=np.float64)
+        self.mpi.Allgather(mine, table)
+        return table
 
     def elapsed_since(self, start: float) -> float:
         """Latest clock over ranks minus ``start`` (collective).
@@ -248,6 +276,70 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
             return self.mpi.allreduce(now, op=MPI.MAX) - start
         finally:
             self._clock.leave(None)
+
+    def path(self) -> dict:
+        """This rank's critical path so far: seconds of each part (local, no MPI).
+
+        Right after :meth:`sync` every rank holds the same path; pass it to
+        :meth:`critical_path_since` later.
+
+        Returns
+        -------
+        dict
+            ``{"comp": s, "latency": s, "bandwidth": s, "intra": s}`` (zeros unless
+            the mode is emulated).
+        """
+        self._clock.flush()
+        return dict(zip(PATH_KEYS, self._clock.path.tolist(), strict=True))
+
+    def critical_path_since(self, start: dict) -> dict:
+        """Critical path of the latest rank since ``start`` (collective, costs nothing).
+
+        Parameters
+        ----------
+        start : dict
+            A :meth:`path` taken right after a :meth:`sync`.
+
+        Returns
+        -------
+        dict
+            ``cp_comp_time``, ``cp_latency_time``, ``cp_bandwidth_time`` and
+            ``cp_intra_time`` (seconds, summing to the elapsed virtual time):
+            computation, inter-node latency, inter-node bandwidth and intra-node
+            parts of the chain of events that determined the elapsed time. Empty
+            unless the mode is emulated (nothing is modelled otherwise).
+
+        Examples
+        --------
+        >>> start = comm.sync(); origin = comm.path()  # doctest: +SKIP
+        >>> parts = comm.critical_path_since(origin)  # doctest: +SKIP
+        """
+        self._clock.enter()
+        try:
+            table = self._stamps()
+        finally:
+            self._clock.leave(None)
+        if not self._clock.emulated:
+            return {}
+        latest = table[int(np.argmax(table[:, 0])), 1:]
+        return {
+            name: float(latest[i] - start.get(key, 0.0))
+            for i, (name, key) in enumerate(zip(PATH_RECORD_KEYS, PATH_KEYS,
+                                                strict=True))
+        }
+
+    def collective_calls(self) -> dict:
+        """Collective calls this rank made, by kind (local, no MPI).
+
+        Returns
+        -------
+        dict
+            ``{kind: (calls, bytes)}`` with ``bytes`` the per-rank payload summed
+            over the calls (kinds: ``barrier``, ``bcast``, ``reduce``, ``allreduce``,
+            ``scatter``, ``gather``, ``allgather``, ``alltoall`` and the ``v``
+            variants).
+        """
+        return {k: (int(c), float(b)) for k, (c, b) in self._clock.collectives.items()}
 
     def counters(self) -> dict:
         """Snapshot of this rank's counters (see :data:`COUNTER_KEYS`).
@@ -286,8 +378,11 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
             ``bytes_intra``, ``messages``, ``messages_inter`` (sums), ``peak_rss``
             (max, bytes), ``slot_wait_time`` (max wall seconds waiting for a core
             slot), ``slot_timeouts`` (sum; waits that gave up, see
-            :class:`~scaleprobe.kernels.comm._slots.CoreSlots`). Units in
-            :data:`SUMMARY_UNITS`.
+            :class:`~scaleprobe.kernels.comm._slots.CoreSlots`). In emulated mode
+            also the critical path of the rank that finished last (``cp_comp_time``,
+            ``cp_latency_time``, ``cp_bandwidth_time``, ``cp_intra_time``, summing
+            to ``time``) and ``wait_time``, the mean over ranks of the computation
+            of other ranks they waited for. Units in :data:`SUMMARY_UNITS`.
         """
         clock = self._clock
         now = clock.enter()
@@ -297,14 +392,15 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
             slots = clock.slots
             wait = slots.wait_time if slots is not None else 0.0
             timeouts = slots.timeouts if slots is not None else 0
-            row = [now, clock.wall(), rss, wait, timeouts]
+            row = [now, clock.wall(), rss, wait, timeouts, *clock.path]
             row += [counts[key] for key in COUNTER_KEYS]
             mine = np.array(row, dtype=np.float64)
             table = np.empty((self.size, len(mine)), dtype=np.float64)
             self.mpi.Allgather(mine, table)
         finally:
             clock.leave(None)
-        names = ["time", "wall_time", "peak_rss", "slot_wait_time", "slot_timeouts"]
+        names = ["time", "wall_time", "peak_rss", "slot_wait_time", "slot_timeouts",
+                 *PATH_RECORD_KEYS]
         column = dict(zip([*names, *COUNTER_KEYS], table.T, strict=True))
         result = {
             "time": float(column["time"].max()),
@@ -319,6 +415,14 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         for key in ("bytes_sent", "bytes_inter", "bytes_intra", "messages",
                     "messages_inter", "slot_timeouts"):
             result[key] = int(column[key].sum())
+        if self._clock.emulated:
+            last = int(np.argmax(column["time"]))
+            for key in PATH_RECORD_KEYS:
+                result[key] = float(column[key][last])
+            # What each rank spent waiting for others' computation, on average.
+            result["wait_time"] = float(
+                np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))
+            )
         return result
 
     def close(self) -> None:

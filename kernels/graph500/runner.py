@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..comm import PATH_LONG_NAMES
 from ._frontier import LevelProfile
 from .bfs_2d import bfs_2d
 from .bfs_replicated import bfs_replicated_csc, bfs_replicated_csr
@@ -172,8 +173,10 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> dict:
         pred.fill(-1)
         profile = LevelProfile(comm)
         start = comm.sync()
+        origin = comm.path()
         _search(comm, config, graph, root, pred, profile)
         elapsed = comm.elapsed_since(start)
+        path = comm.critical_path_since(origin)
         levels = profile.result()
         nedge = _traversed_edges(comm, graph, pred)
         trial = {
@@ -186,6 +189,7 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> dict:
             "comm_time": float(sum(levels["comm_time"])),
             "bytes_sent": int(sum(levels["bytes_sent"])),
             "messages": int(sum(levels["messages"])),
+            **path,
         }
         if config.validate:
             start = comm.sync()
@@ -243,13 +247,14 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> dict:
         "trials": trials,
         "units": {
             **UNITS,
+            **dict.fromkeys(PATH_LONG_NAMES, "s"),
             "total_time": "s",
             "wall_time": "s",
             "bytes_inter": "B",
             "comp_time_max": "s",
             "comm_time_max": "s",
         },
-        "long_names": LONG_NAMES,
+        "long_names": {**LONG_NAMES, **PATH_LONG_NAMES},
     }
     if block_stream is not None and comm.rank == 0:
         if reason:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from scaleprobe.kernels.comm._clock import RankClock
+from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
 from scaleprobe.kernels.comm._slots import CoreSlots
 
 
@@ -22,13 +21,13 @@ def test_emulated_clock_charges_cpu_bursts_and_call_completions():
     arrival = clock.enter()
     assert arrival == pytest.approx(0.05, abs=0.01)
     _burn(0.05)  # CPU burnt inside a call (polling) is not charged
-    clock.leave(arrival + 1.0)
+    clock.leave(extend(clock.stamp(), 1.0, PATH_KEYS.index("latency")))
     counts = clock.snapshot()
     assert counts["comm_time"] == pytest.approx(1.0)
     assert counts["comp_time"] == pytest.approx(0.05, abs=0.01)
     assert clock.time() == pytest.approx(1.05, abs=0.01)
     clock.enter()
-    clock.leave(0.0)  # a completion in the past does not move the clock back
+    clock.leave([0.0, 0.0, 0.0, 0.0, 0.0])  # a completion in the past is ignored
     assert clock.time() == pytest.approx(1.05, abs=0.01)
 
 
@@ -37,7 +36,7 @@ def test_none_clock_is_wall_time_split_by_calls():
     time.sleep(0.05)
     clock.enter()
     time.sleep(0.05)
-    clock.leave(123.0)  # completion times are ignored in wall-clock mode
+    clock.leave([123.0, 0, 123.0, 0, 0])  # ignored in wall-clock mode
     counts = clock.snapshot()
     assert counts["comp_time"] == pytest.approx(0.05, abs=0.03)
     assert counts["comm_time"] == pytest.approx(0.05, abs=0.03)
@@ -98,7 +97,24 @@ def test_nested_calls_keep_the_inner_completion():
     clock = RankClock("emulated")
     outer = clock.enter()
     clock.enter()
-    clock.leave(outer + 2.0)  # an inner call completes later ...
+    clock.leave(extend(clock.stamp(), 2.0, 1))  # an inner call completes later ...
     clock.leave(None)  # ... and the outer call ends there
     assert clock.snapshot()["comm_time"] == pytest.approx(2.0)
     assert clock.time() == pytest.approx(outer + 2.0, abs=0.01)
+
+
+def test_critical_path_follows_what_the_rank_waited_for():
+    """A completion later than the rank's own time brings the waited-for path along."""
+    clock = RankClock("emulated")
+    _burn(0.02)
+    clock.enter()
+    mine = clock.stamp()
+    assert mine[0] == pytest.approx(mine[1:].sum())
+    # A message whose sender computed 5 s, then 1 s latency and 2 s on the wire.
+    sender = extend(extend(extend([0.0] * 5, 5.0, 0), 2.0, 2), 1.0, 1)
+    clock.leave(sender)
+    assert clock.time() == pytest.approx(8.0, abs=1e-3)
+    assert clock.path.tolist()[1:] == [1.0, 2.0, 0.0]
+    _burn(0.02)  # own computation after the receive joins the path
+    assert clock.time() == pytest.approx(clock.path.sum())
+    assert clock.path[0] > 5.0

@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
 
@@ -65,10 +64,26 @@ cases = {
                                   root=3),
 }
 out["elapsed"] = {}
+out["paths"] = {}
 for name, call in cases.items():
     t0 = comm.sync()
+    origin = comm.path()
     call()
     out["elapsed"][name] = comm.elapsed_since(t0)
+    out["paths"][name] = comm.critical_path_since(origin)
+
+# F. a chain across nodes: rank 0 computes, sends 100 kB to rank 2, which computes
+comm.sync()
+origin = comm.path()
+if r == 0:
+    burn(0.1)
+    comm.Send(np.zeros(100000, np.uint8), 2, tag=11)
+elif r == 2:
+    comm.Recv(np.empty(100000, np.uint8), 0, tag=11)
+    burn(0.05)
+comm.Barrier()
+out["chain"] = comm.critical_path_since(origin)
+out["calls"] = comm.collective_calls()
 
 # C. a non-blocking 1 MB transfer from rank 0 (node 0) to rank 2 (node 1),
 # overlapped with less and with more computation than it takes
@@ -237,6 +252,47 @@ def test_collectives_cost_what_the_schedules_say(emulated):
             # a few microseconds of real CPU between the sync and the call remain
             assert out["elapsed"][name] == pytest.approx(cost, abs=2e-3), name
     assert expected["allreduce"] > 0.1  # the slow link dominates
+
+
+@pytest.mark.mpi
+def test_critical_path_splits_collectives_into_latency_and_bandwidth(emulated):
+    link = LinkModel(**LINK)
+    matrix = np.arange(16, dtype=float).reshape(4, 4) * 1000
+    parts = {
+        "alltoallv": algo.schedule_cost_parts(algo.alltoall_schedule(matrix), NODES,
+                                              link),
+        "barrier": algo.schedule_cost_parts(algo.barrier_schedule(4), NODES, link),
+        "bcast": algo.schedule_cost_parts(algo.bcast_schedule(4, 262144, root=1),
+                                          NODES, link),
+    }
+    for out, _ in emulated:
+        for name, (latency, bandwidth, intra) in parts.items():
+            path = out["paths"][name]
+            assert path["cp_latency_time"] == pytest.approx(latency, rel=1e-9), name
+            assert path["cp_bandwidth_time"] == pytest.approx(bandwidth, rel=1e-9)
+            assert path["cp_intra_time"] == pytest.approx(intra, abs=1e-12)
+            assert path["cp_comp_time"] < 2e-3  # the CPU between sync and call
+        assert out["calls"]["alltoallv"][0] == 1
+        assert out["calls"]["barrier"][0] >= 2
+
+
+@pytest.mark.mpi
+def test_critical_path_follows_the_chain_across_ranks(emulated):
+    link = LinkModel(**LINK)
+    barrier = algo.schedule_cost_parts(algo.barrier_schedule(4), NODES, link)
+    share = LINK["link_bandwidth"] / 2
+    for out, summary in emulated:
+        chain = out["chain"]
+        # rank 0's 0.1 s and rank 2's 0.05 s of computation are both on the path
+        assert chain["cp_comp_time"] == pytest.approx(0.15, abs=0.02)
+        assert chain["cp_latency_time"] == pytest.approx(
+            LINK["latency"] + barrier[0], rel=1e-9)
+        assert chain["cp_bandwidth_time"] == pytest.approx(1e5 / share + barrier[1],
+                                                           rel=1e-9)
+        total = sum(summary[k] for k in ("cp_comp_time", "cp_latency_time",
+                                         "cp_bandwidth_time", "cp_intra_time"))
+        assert total == pytest.approx(summary["time"], rel=1e-9)
+        assert summary["wait_time"] >= 0
 
 
 @pytest.mark.mpi
