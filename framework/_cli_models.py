@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -47,15 +48,17 @@ def parse_values(text, *, integer=False):
                 raise ValueError
         else:
             values = np.array([float(x) for x in text.split(",")])
+        if values.size == 0 or np.any(~np.isfinite(values)) or np.any(values <= 0):
+            raise ValueError
     except ValueError:
         raise _BadInputError(
-            f"cannot read {text!r}: use START:STOP (doublings), "
+            f"cannot read {text!r}: use positive numbers as START:STOP (doublings), "
             "START:STOP:STEP or a comma list"
         ) from None
     return values.round().astype(int) if integer else values
 
 
-def parse_cv(specs):
+def parse_cv(specs, column="nodes"):
     """Splitters from ``kfold[:K]``, ``extrapolation[:MAX]``, ``scale``, ``bandwidth``.
 
     Examples
@@ -68,17 +71,20 @@ def parse_cv(specs):
         LeaveOneBandwidthOut,
         LeaveOneScaleOut,
     )
-    from sklearn.model_selection import KFold
+    from scaleprobe.models.evaluation import ConfigurationKFold
 
     out = {}
     for spec in specs:
         name, _, arg = spec.partition(":")
         try:
             if name == "kfold":
-                out[name] = KFold(int(arg or 5), shuffle=True, random_state=0)
+                folds = int(arg or 5)
+                if folds < 2:
+                    raise ValueError
+                out[name] = ConfigurationKFold(folds, column=column)
             elif name == "extrapolation":
                 out[name] = ExtrapolationSplit(
-                    "nodes", n_splits=2, train_max=float(arg) if arg else None
+                    column, n_splits=3, train_max=float(arg) if arg else None
                 )
             elif name == "scale":
                 out[name] = LeaveOneScaleOut()
@@ -88,7 +94,7 @@ def parse_cv(specs):
                 raise ValueError
         except ValueError:
             raise _BadInputError(
-                f"unknown cross-validation {spec!r}: use kfold[:K], "
+                f"unknown cross-validation {spec!r}: use kfold[:K] (K >= 2), "
                 "extrapolation[:MAX_TRAIN_NODES], scale or bandwidth"
             ) from None
     return out
@@ -99,32 +105,42 @@ def _load(path):
 
     if not Path(path).exists():
         raise _BadInputError(f"no results at {path}")
-    return open_results(path)
+    try:
+        return open_results(path)
+    except (OSError, ValueError, KeyError) as error:
+        raise _BadInputError(
+            f"cannot read {path} as scaleprobe results ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''})"
+        ) from None
 
 
 def _ensemble(names, X, s0):
-    from scaleprobe.models import PRESETS, PMNFSearch, ScalingLaw
-    from scaleprobe.models.ensemble import default_ensemble
+    from scaleprobe.models import default_ensemble
 
+    ensemble = default_ensemble(X, s0=s0)
     if not names:
-        return default_ensemble(X, s0=s0)
-    allowed = [*sorted(PRESETS), "pmnf"]
+        return ensemble
+    from scaleprobe.models import PRESETS, ScalingLaw
+
+    allowed = sorted({*PRESETS, "pmnf", "traffic"})
     unknown = [n for n in names if n not in allowed]
     if unknown:
         raise _BadInputError(
             f"unknown model {unknown[0]!r}; allowed: {', '.join(allowed)}"
         )
-    return {
-        n: PMNFSearch(
-            parameter="ranks",
-            s0=s0,
-            data="scale" in X and X["scale"].nunique() > 1,
-            bandwidth=X["bandwidth"].nunique() > 1,
-        )
-        if n == "pmnf"
-        else ScalingLaw(form=n, over="ranks", s0=s0)
-        for n in names
-    }
+    over = "ranks" if "ranks" in X.columns else "nodes"
+    chosen = {}
+    for name in names:
+        if name in ensemble:
+            chosen[name] = ensemble[name]
+        elif name in PRESETS:
+            chosen[name] = ScalingLaw(form=name, over=over, s0=s0)
+        else:
+            raise _BadInputError(
+                f"model {name!r} does not apply to these data (the traffic model "
+                "needs critical-path records of an emulated sweep)"
+            )
+    return chosen
 
 
 @contextlib.contextmanager
@@ -143,80 +159,120 @@ def _client(args):
         yield client
 
 
-def _fit(args) -> int:
-    from scaleprobe.models import make_features
-    from scaleprobe.models.evaluation import evaluate, select_model, summarize
-    from scaleprobe.models.intervals import conformal_interval
-    from scaleprobe.models.serialization import save_models
-    from sklearn.base import clone
+@contextlib.contextmanager
+def _reported_warnings():
+    """Print each model warning once, as one line on standard error."""
+    from scaleprobe.models import ScaleprobeWarning
 
-    X, y = make_features(_load(args.results), target=args.target, s0=args.s0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScaleprobeWarning)
+        try:
+            yield
+        finally:
+            seen = set()
+            for item in caught:
+                if not issubclass(item.category, ScaleprobeWarning):
+                    continue
+                line = f"scaleprobe: warning: {item.category.__name__}: {item.message}"
+                if line not in seen:
+                    seen.add(line)
+                    print(line, file=sys.stderr)
+
+
+def _features(args):
+    from scaleprobe.models import make_features
+    from scaleprobe.models.features import TRAFFIC_VARIABLES
+
+    dataset = _load(args.results)
+    if args.target not in dataset.data_vars:
+        raise _BadInputError(
+            f"{args.results} has no variable {args.target!r}; it has "
+            f"{', '.join(sorted(map(str, dataset.data_vars)))}"
+        )
+    traffic = set(TRAFFIC_VARIABLES) <= set(dataset.data_vars)
+    X, _ = make_features(
+        dataset, target=args.target, s0=args.s0, ppn=args.ppn, traffic=traffic
+    )
+    return dataset, X
+
+
+def _fit(args) -> int:
+    from scaleprobe.models import fit_ensemble, save_models
+
+    dataset, X = _features(args)
+    column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
-    cv = parse_cv(args.cv or ["kfold:5", "extrapolation"])
-    with _client(args) as client:
-        scores = evaluate(
-            models, (X, y), cv=cv, groupby=args.groupby, client=client, level=args.level
-        )
-    table = summarize(scores)
-    print(
-        table[
-            ["model", "cv", "smape", "mape", "r2", "within_10", "coverage"]
-        ].to_string(index=False, float_format=lambda v: f"{v:.4g}")
-    )
-    selected = select_model(
-        scores, cv="extrapolation" if "extrapolation" in cv else next(iter(cv))
-    )
-    fitted = {name: clone(m).fit(X, y) for name, m in models.items()}
-    intervals = {}
-    if X["nodes"].nunique() >= 3:
-        intervals = {
-            name: conformal_interval(m, X, y, level=args.level)
-            for name, m in models.items()
-        }
-    print(f"selected: {selected} ({' + '.join(_terms(fitted[selected]))})")
-    if args.output:
-        save_models(
-            args.output,
-            fitted,
-            intervals=intervals,
-            selected=selected,
+    cv = parse_cv(args.cv, column) if args.cv else None
+    with _reported_warnings(), _client(args) as client:
+        fit = fit_ensemble(
+            dataset,
+            models=models,
+            cv=cv,
             target=args.target,
+            level=args.level,
+            s0=args.s0,
+            ppn=args.ppn,
+            client=client,
+            groupby=args.groupby,
         )
+    print(fit.describe())
+    if args.output:
+        save_models(args.output, fit)
         print(f"models: {args.output}")
     return 0
 
 
-def _terms(model):
-    return getattr(model, "best_estimator_", model).terms_
+def _link(args):
+    from .units import UnitError, parse_bandwidth, parse_duration
+
+    link = {}
+    try:
+        if args.link_bandwidth is not None:
+            link["link_bandwidth"] = parse_bandwidth(args.link_bandwidth)
+        if args.latency is not None:
+            link["latency"] = parse_duration(args.latency)
+    except UnitError as error:
+        raise _BadInputError(str(error)) from None
+    return link or None
 
 
 def _project(args) -> int:
+    from scaleprobe.models import load_models
     from scaleprobe.models.plots import plot_projection, save_figure
-    from scaleprobe.models.projection import project
-    from scaleprobe.models.serialization import load_models
 
     if not Path(args.model_file).exists():
         raise _BadInputError(f"no model file at {args.model_file}")
-    models, intervals, selected = load_models(args.model_file)
-    name = args.name or selected
-    if name not in models:
+    fit = load_models(args.model_file)
+    name = args.name or fit.selected
+    if name is None:
         raise _BadInputError(
-            f"model {name!r} is not in {args.model_file}; it has {', '.join(models)}"
+            f"{args.model_file} has no trusted model ({fit.verdict}); choose one with "
+            f"--name from {', '.join(fit.models)} if you still want its projection"
+        )
+    if name not in fit.models:
+        raise _BadInputError(
+            f"model {name!r} is not in {args.model_file}; it has "
+            f"{', '.join(fit.models)}"
         )
     nodes = parse_values(args.nodes, integer=True)
     bandwidth = parse_values(args.bandwidth)
     scale = None if args.scale is None else parse_values(args.scale)
-    result = project(
-        models[name],
-        nodes=nodes,
-        bandwidth=bandwidth,
-        scale=scale,
-        ppn=args.ppn,
-        interval=intervals.get(name),
-    )
-    view = result[["time_predicted", "time_lower", "time_upper", "teps_predicted"]]
+    with _reported_warnings():
+        result = fit.project(
+            name,
+            nodes=nodes,
+            bandwidth=bandwidth,
+            scale=scale,
+            ppn=args.ppn,
+            link=_link(args),
+        )
+    target = fit.training.get("target", "time")
+    columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
+    columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]
+    print(f"{name}: {result.attrs['law']}")
     print(
-        view.to_dataframe()
+        result[columns]
+        .to_dataframe()
         .reset_index()
         .to_string(index=False, float_format=lambda v: f"{v:.4g}")
     )
@@ -236,21 +292,20 @@ def _project(args) -> int:
 def _report(args) -> int:
     from scaleprobe.models.report import write_report
 
-    dataset = _load(args.results)
-    from scaleprobe.models import make_features
-
-    X, _ = make_features(dataset, target=args.target, s0=args.s0)
+    dataset, X = _features(args)
+    column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
-    with _client(args) as client:
+    with _reported_warnings(), _client(args) as client:
         path = write_report(
             dataset,
             args.output,
             models=models,
-            cv=parse_cv(args.cv) if args.cv else None,
+            cv=parse_cv(args.cv, column) if args.cv else None,
             client=client,
             target=args.target,
             s0=args.s0,
             level=args.level,
+            ppn=args.ppn,
         )
     print(f"report: {path}")
     return 0
@@ -282,8 +337,8 @@ def _common(parser):
         action="append",
         metavar="NAME",
         help="ensemble member (repeatable): base, generalized, bandwidth, "
-        "refined, generalized_refined, pmnf (default: every preset "
-        "the data identify, plus pmnf)",
+        "refined, generalized_refined, pmnf, traffic (default: every model "
+        "the data identify)",
     )
     parser.add_argument(
         "--cv",
@@ -308,6 +363,9 @@ def _common(parser):
         default=0.9,
         help="prediction-interval level (default: 0.9)",
     )
+    parser.add_argument(
+        "--ppn", type=int, help="ranks per node, for data that do not record it"
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--workers", type=int, help="workers of an embedded LocalCluster"
@@ -328,9 +386,9 @@ def register(subparsers):
     fit = subparsers.add_parser(
         "fit",
         help="cross-validate the model ensemble and save the fitted models",
-        description="Fit every ensemble member to a results Dataset, print the "
-        "cross-validation scores, select the best extrapolating model and "
-        "save all of them as JSON.",
+        description="Fit every model the data identify, print their extrapolation "
+        "scores next to the naive baseline, say which one scaleprobe trusts (or "
+        "that none can be trusted) and save them all as JSON.",
     )
     fit.add_argument("results", help="results path (.zarr or .nc)")
     _common(fit)
@@ -340,12 +398,13 @@ def register(subparsers):
 
     proj = subparsers.add_parser(
         "project",
-        help="project a saved model to other node counts and bandwidths",
-        description="Predict completion time (with interval) and TEPS over a grid of "
-        "node counts, bandwidths and scales.",
+        help="project a saved model to other node counts, bandwidths and networks",
+        description="Predict completion time with its interval, the latency floor "
+        "and TEPS over a grid of node counts, bandwidths and scales, on the "
+        "training network or another one.",
     )
     proj.add_argument("model_file", metavar="MODEL", help="model file written by fit")
-    proj.add_argument("--name", help="model in the file (default: the selected one)")
+    proj.add_argument("--name", help="model in the file (default: the trusted one)")
     proj.add_argument(
         "--nodes",
         required=True,
@@ -358,7 +417,16 @@ def register(subparsers):
     )
     proj.add_argument("--scale", help="problem scales, same forms")
     proj.add_argument(
-        "--ppn", type=float, help="ranks per node (default: the model's or 1)"
+        "--ppn", type=float, help="ranks per node (default: the trained one)"
+    )
+    proj.add_argument(
+        "--link-bandwidth",
+        help="bandwidth of the target network's links, e.g. '100 Gbit/s' "
+        "(default: the training link)",
+    )
+    proj.add_argument(
+        "--latency",
+        help="latency of the target network, e.g. '1 us' (traffic model only)",
     )
     proj.add_argument("--output", help="write the projection Dataset (.nc or .zarr)")
     proj.add_argument("--plot", help="write the projection figure (.png or .svg)")
@@ -367,8 +435,8 @@ def register(subparsers):
     rep = subparsers.add_parser(
         "report",
         help="write an HTML or Markdown report of the models of a sweep",
-        description="Evaluate the ensemble, select a model, project it and write a "
-        "self-contained report with tables and figures.",
+        description="Fit the ensemble, say which model is trusted and why, project "
+        "it over measured points and write a self-contained report.",
     )
     rep.add_argument("results", help="results path (.zarr or .nc)")
     _common(rep)

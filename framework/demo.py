@@ -16,58 +16,62 @@ PROJECT_TO = (16, 32, 64, 128, 256, 512, 1024)
 
 
 def _projection(ds, scale: float) -> str:
-    """Fit Medya's refined law on the multi-node points and project it."""
-    from scaleprobe.models import (
-        ScalingLaw,
-        conformal_interval,
-        crossover_nodes,
-        make_features,
-        project,
-    )
+    """Fit the ensemble (as ``scaleprobe fit`` does) and project the trusted model."""
+    from scaleprobe.models import fit_ensemble
 
-    # One node has no inter-node traffic: the law's communication term starts at two.
-    multi = ds.sel(nodes=[n for n in ds.nodes.values if n >= 2])
-    X, y = make_features(multi)
-    law = ScalingLaw(form="refined").fit(X, y)
-    interval = conformal_interval(ScalingLaw(form="refined"), X, y)
+    fit = fit_ensemble(ds)
     bandwidths = [float(b) for b in ds.bandwidth.values]
-    proj = project(
-        law,
-        nodes=list(PROJECT_TO),
-        bandwidth=bandwidths,
-        scale=scale,
-        interval=interval,
+    lines = ["", fit.describe(), ""]
+    name = fit.selected or "traffic"
+    if name not in fit.models:
+        return "\n".join(lines)
+    proj = fit.project(name, nodes=list(PROJECT_TO), bandwidth=bandwidths, scale=scale)
+    heading = "trusted" if fit.selected else "NOT trusted (see above)"
+    lines.append(
+        f"{name} ({heading}): BFS time per search, {proj.attrs['interval_level']:.0%} "
+        "interval, latency floor and GTEPS:"
     )
-    c1, c2 = law.coef_
-    lines = [
-        "",
-        f"fitted law (Medya et al. Eq. 6): time = {c1:.4g}/p + {c2:.4g} * "
-        f"{law.alpha_:.3f}^(100/bw) / sqrt(p)",
-        f"projected BFS time per search, {interval.level:.0%} interval, and GTEPS:",
-        f"{'nodes':>6} " + " ".join(f"{f'bw {b:g}%':>34}" for b in bandwidths),
-    ]
+    lines.append(f"{'nodes':>6} " + " ".join(f"{f'bw {b:g}%':>44}" for b in bandwidths))
     for n in PROJECT_TO:
         cells = []
         for b in bandwidths:
             point = proj.sel(nodes=n, bandwidth=b).squeeze()
-            cells.append(
-                f"{point.time_predicted.item():9.4g} s "
-                f"[{point.time_lower.item():.3g}, {point.time_upper.item():.3g}] "
-                f"{point.teps_predicted.item() / 1e9:6.3f}"
+            floor = (
+                point["time_floor"].item() if "time_floor" in point else float("nan")
             )
-        lines.append(f"{n:>6} " + " ".join(f"{c:>34}" for c in cells))
-    for b in bandwidths:
-        n = crossover_nodes(law, bandwidth=b)
-        lines.append(f"communication dominates from {n} node(s) at {b:g}% bandwidth")
+            cells.append(
+                f"{point.time_predicted.item():8.3g} s "
+                f"[{point.time_lower.item():.2g}, {point.time_upper.item():.2g}] "
+                f"floor {floor:.2g} {point.teps_predicted.item() / 1e9:5.3f}"
+            )
+        lines.append(f"{n:>6} " + " ".join(f"{c:>44}" for c in cells))
+    others = []
+    for other in fit.models:
+        if other in (name, "baseline"):
+            continue
+        try:
+            value = fit.project(
+                other, nodes=[PROJECT_TO[-1]], bandwidth=[100.0], scale=scale
+            )["time_predicted"].item()
+        except ValueError:
+            continue
+        others.append(f"{other} {value:.3g} s")
+    if others:
+        lines.append(
+            f"time-only laws at {PROJECT_TO[-1]} nodes, 100 % bandwidth: "
+            + ", ".join(others)
+        )
     return "\n".join(lines)
 
 
 def run_demo(directory: str, *, workers=None) -> str:
     """Run the demo campaign in ``directory`` and describe its results.
 
-    Writes the demo spec there, runs the sweep on an embedded Dask cluster, fits the
-    refined scaling law of seed 000 (Eq. 6) to the multi-node points and projects the
-    BFS time and TEPS to 1024 nodes.
+    Writes the demo spec there, runs the sweep on an embedded Dask cluster, fits
+    the model ensemble exactly as ``scaleprobe fit`` does (the traffic-informed
+    model, the laws of seed 000, the normal-form search and the naive baseline) and
+    projects the trusted model's BFS time, interval, latency floor and TEPS to 1024
+    nodes.
 
     Parameters
     ----------

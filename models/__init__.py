@@ -1,4 +1,4 @@
-"""Performance models: scaling laws, automatic search, evaluation and projection.
+"""Performance models: scaling laws, traffic-informed models, evaluation, projection.
 
 >>> from scaleprobe.models import ScalingLaw, crossover_nodes
 >>> eq6 = ScalingLaw.from_coefficients("refined", [118.026, 5.968], alpha=1.11, ppn=18)
@@ -7,6 +7,16 @@
 """
 
 from ._terms import Term, parse_term
+from ._warnings import (
+    DegenerateFitWarning,
+    ExtrapolationWarning,
+    InsufficientDataWarning,
+    NoiseWarning,
+    PhysicalLimitWarning,
+    ScaleprobeWarning,
+    UnreliableModelWarning,
+)
+from .baseline import PowerLawBaseline
 from .derived import (
     bandwidth_demand,
     completion_time_increment,
@@ -16,44 +26,60 @@ from .derived import (
     speedup,
     teps,
 )
-from .ensemble import default_ensemble
-from .evaluation import default_cv, evaluate, select_model, summarize
-from .features import data_size, make_features
-from .intervals import PredictionInterval, conformal_interval
+from .ensemble import RELIABLE_SMAPE, default_ensemble, fit_ensemble
+from .evaluation import BASELINE, default_cv, evaluate, select_model, summarize
+from .features import data_size, link_of, make_features, prediction_frame
+from .fitted import EnsembleFit, describe_model
+from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
 from .projection import project
 from .report import write_report
 from .scaling_law import PRESETS, ScalingLaw
-from .serialization import load_models, model_from_dict, model_to_dict, save_models
+from .serialization import load_models, save_models
 from .splitters import ExtrapolationSplit, LeaveOneBandwidthOut, LeaveOneScaleOut
+from .traffic import TrafficModel
 
 __all__ = [
+    "BASELINE",
     "METRICS",
     "PMNF_EXPONENTS",
     "PRESETS",
+    "RELIABLE_SMAPE",
+    "DegenerateFitWarning",
+    "EnsembleFit",
     "ExtrapolationSplit",
+    "ExtrapolationWarning",
+    "InsufficientDataWarning",
     "LeaveOneBandwidthOut",
     "LeaveOneScaleOut",
+    "NoiseWarning",
     "PMNFSearch",
+    "PhysicalLimitWarning",
+    "PowerLawBaseline",
     "PredictionInterval",
+    "ScaleprobeWarning",
     "ScalingLaw",
     "Term",
+    "TrafficModel",
+    "UnreliableModelWarning",
     "bandwidth_demand",
+    "calibrate_interval",
     "completion_time_increment",
-    "conformal_interval",
     "crossover_nodes",
     "data_size",
     "default_cv",
     "default_ensemble",
+    "describe_model",
     "diminishing_returns_nodes",
     "evaluate",
+    "fit_ensemble",
+    "link_of",
     "load_models",
     "make_features",
-    "model_from_dict",
-    "model_to_dict",
     "parallel_efficiency",
     "parse_term",
+    "prediction_frame",
     "project",
     "save_models",
     "score_predictions",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import numpy as np
-import pandas as pd
+
+from .features import prediction_frame
 
 __all__ = [
     "bandwidth_demand",
@@ -22,16 +23,14 @@ EDGEFACTOR = 16
 
 
 def _frame(model, nodes, bandwidth, scale, ppn=None):
-    nodes = np.atleast_1d(np.asarray(nodes, dtype=float))
-    frame = pd.DataFrame({"nodes": nodes})
-    frame["ppn"] = float(ppn if ppn is not None else (getattr(model, "ppn", None) or 1))
-    frame["ranks"] = frame["nodes"] * frame["ppn"]
-    frame["bandwidth"] = np.broadcast_to(
-        np.asarray(bandwidth, dtype=float), nodes.shape
+    law = getattr(model, "best_estimator_", model)
+    ppn = ppn if ppn is not None else (getattr(law, "ppn", None) or 1)
+    frame = prediction_frame(
+        nodes, ppn=ppn, scale=scale, s0=float(getattr(law, "s0", 25))
     )
-    if scale is not None:
-        frame["scale"] = float(scale)
-        frame["D"] = np.exp2(float(scale) - float(getattr(model, "s0", 25)))
+    frame["bandwidth"] = np.broadcast_to(
+        np.asarray(bandwidth, dtype=float), frame["nodes"].shape
+    )
     return frame
 
 

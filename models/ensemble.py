@@ -1,31 +1,63 @@
-"""The default ensemble of seed 000 for a given feature frame."""
+"""The ensemble: which models a Dataset supports, and the one fit workflow.
+
+:func:`fit_ensemble` is what ``scaleprobe fit``, ``scaleprobe report`` and the demo
+all run: build the features, cross-validate every model (one Dask graph), fit them
+on all data, calibrate their intervals, and select the model to trust — or say
+plainly that none can be trusted.
+"""
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+import xarray as xr
+from sklearn.base import clone
+
+from ._checks import noise_against_bandwidth, run_spread
+from ._configs import configuration_keys
+from ._warnings import (
+    DegenerateFitWarning,
+    InsufficientDataWarning,
+    UnreliableModelWarning,
+    warn,
+)
+from .baseline import PowerLawBaseline
+from .evaluation import BASELINE, default_cv, evaluate, select_model, summarize
+from .features import TRAFFIC_VARIABLES, link_of, make_features
+from .fitted import EnsembleFit
+from .intervals import calibrate_interval
 from .pmnf import PMNFSearch
 from .scaling_law import PRESETS, ScalingLaw
+from .splitters import ExtrapolationSplit
+from .traffic import TrafficModel
 
-__all__ = ["default_ensemble"]
+__all__ = ["RELIABLE_SMAPE", "default_ensemble", "fit_ensemble"]
+
+#: Extrapolation SMAPE (percent) above which no model is presented as a winner.
+RELIABLE_SMAPE = 50.0
 
 
-def default_ensemble(X, *, forms=None, search=True, s0=25):
-    """Every preset the data can identify, plus an automatic search.
+def default_ensemble(X, *, forms=None, search=True, traffic=None, s0=25):
+    """Every model the data can identify.
 
     Parameters
     ----------
     X : pandas.DataFrame
         Feature frame from :func:`make_features`.
     forms : sequence of str, default=None
-        Presets to use. Default: ``base``; ``generalized`` when ``scale`` varies;
-        ``refined`` when ``bandwidth`` varies; ``generalized_refined`` when both do.
+        Presets of seed 000 to use. Default: when ``scale`` varies, the laws with a
+        data-size term (``generalized``, and ``generalized_refined`` when bandwidth
+        varies too), else ``base`` (and ``refined`` when bandwidth varies).
     search : bool, default=True
         Add ``PMNFSearch`` (with data-size / bandwidth factors when they vary).
+    traffic : bool, default=None
+        Add :class:`TrafficModel`; default: when ``X`` has the critical-path columns.
     s0 : float, default=25
 
     Returns
     -------
     dict of str to estimator
-        Laws over ``ranks``, so sweeps that vary ``ppn`` are modelled correctly.
 
     Examples
     --------
@@ -35,23 +67,381 @@ def default_ensemble(X, *, forms=None, search=True, s0=25):
     ['base', 'pmnf', 'refined']
     """
     varies = {c: c in X.columns and X[c].nunique() > 1 for c in ("scale", "bandwidth")}
+    over = "ranks" if "ranks" in X.columns else "nodes"
     if forms is None:
-        forms = ["base"]
         if varies["scale"]:
-            forms.append("generalized")
-        if varies["bandwidth"]:
-            forms.append("refined")
-        if varies["scale"] and varies["bandwidth"]:
-            forms.append("generalized_refined")
+            forms = ["generalized"]
+            if varies["bandwidth"]:
+                forms.append("generalized_refined")
+        else:
+            forms = ["base"]
+            if varies["bandwidth"]:
+                forms.append("refined")
     unknown = [f for f in forms if f not in PRESETS]
     if unknown:
         raise ValueError(f"unknown forms {unknown}; allowed: {sorted(PRESETS)}")
-    ensemble = {f: ScalingLaw(form=f, over="ranks", s0=s0) for f in forms}
+    ensemble = {f: ScalingLaw(form=f, over=over, s0=s0) for f in forms}
     if search:
         ensemble["pmnf"] = PMNFSearch(
-            parameter="ranks",
-            data=varies["scale"],
-            bandwidth=varies["bandwidth"],
-            s0=s0,
+            parameter=over, data=varies["scale"], bandwidth=varies["bandwidth"], s0=s0
         )
+    if traffic is None:
+        traffic = set(TRAFFIC_VARIABLES) <= set(X.columns)
+    if traffic:
+        ensemble["traffic"] = TrafficModel()
     return ensemble
+
+
+def _bandwidth_blind(model, X):
+    """Whether a fitted model's predictions ignore bandwidth."""
+    if "bandwidth" not in X.columns or X["bandwidth"].nunique() < 2:
+        return False
+    rows = X.iloc[:1].copy()
+    low = rows.assign(bandwidth=float(X["bandwidth"].min()))
+    high = rows.assign(bandwidth=float(X["bandwidth"].max()))
+    try:
+        return bool(np.allclose(model.predict(low), model.predict(high)))
+    except (ValueError, TypeError):
+        return True
+
+
+def _reemit(caught, name):
+    seen = set()
+    for item in caught:
+        key = (item.category, str(item.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        warn(f"{name}: {item.message}", item.category, stacklevel=3)
+
+
+def _multi_node(X, y, column):
+    """Leave out single-process points when enough multi-node counts remain."""
+    multi = X[column] > 1
+    if multi.all() or X.loc[multi, column].nunique() < 3:
+        return X, y, False
+    return X[multi].reset_index(drop=True), y[multi.to_numpy()], True
+
+
+def fit_ensemble(
+    data,
+    *,
+    models=None,
+    cv=None,
+    target="time",
+    level=0.9,
+    s0=25,
+    ppn=None,
+    client=None,
+    groupby=None,
+):
+    """Cross-validate, fit, calibrate and select: the one fit workflow.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or tuple of (DataFrame, array-like)
+        Results (features from :func:`make_features`, with the critical-path columns
+        when the Dataset has them) or ``(X, y)``.
+    models : dict of str to estimator, default=None
+        Default :func:`default_ensemble`.
+    cv : dict of str to splitter, default=None
+        Default :func:`~scaleprobe.models.evaluation.default_cv`; selection uses its
+        ``extrapolation`` entry when present.
+    target : str, default="time"
+    level : float, default=0.9
+        Interval level.
+    s0 : float, default=25
+    ppn : int, default=None
+        Ranks per node for data without a ``ppn`` coordinate.
+    client : distributed.Client, default=None
+    groupby : str, default=None
+        Evaluate separately per value of this feature (scores only).
+
+    Returns
+    -------
+    EnsembleFit
+        Fitted models (the naive baseline included), scores, the selected model or
+        None, the verdict in words, intervals, and the training metadata.
+
+    Warns
+    -----
+    DegenerateFitWarning
+        A final fit lost a term or hit a bound; a time-only law puts the crossover
+        at the smallest node count.
+    UnreliableModelWarning
+        The selected model extrapolates worse than the naive baseline, or no model
+        extrapolates within :data:`RELIABLE_SMAPE`.
+    InsufficientDataWarning
+        Too few node counts to check extrapolation or calibrate intervals.
+    NoiseWarning
+        Run-to-run spread as large as the bandwidth effect being modelled.
+    """
+    dataset = data if isinstance(data, xr.Dataset) else None
+    if dataset is not None:
+        traffic = set(TRAFFIC_VARIABLES) <= set(dataset.data_vars)
+        X, y = make_features(dataset, target=target, s0=s0, ppn=ppn, traffic=traffic)
+        link = link_of(dataset)
+    else:
+        X, y = data
+        X = X.reset_index(drop=True)
+        link = None
+        if {"link_bandwidth", "latency"} <= set(X.columns):
+            link = {
+                "link_bandwidth": float(X["link_bandwidth"].median()),
+                "latency": float(X["latency"].median()),
+            }
+    y = np.asarray(y, dtype=float)
+    if y.size == 0:
+        raise ValueError(f"no successful measurements of {target!r} to fit")
+    if np.any(y <= 0):
+        raise ValueError(f"{target!r} must be positive to be modelled (times, counts)")
+    column = "nodes" if "nodes" in X.columns else "ranks"
+    X_all = X
+    X, y, dropped = _multi_node(X, y, column)
+    notes = []
+    if dropped:
+        notes.append(
+            f"single-{column[:-1]} points are left out: one {column[:-1]} has no "
+            "inter-node traffic, another regime than the rest"
+        )
+    models = dict(models) if models is not None else default_ensemble(X, s0=s0)
+    splitters = default_cv(column) if cv is None else dict(cv)
+    distinct = X[column].nunique()
+    extrapolation = splitters.get("extrapolation")
+    if extrapolation is not None and not list(extrapolation.split(X, y)):
+        warn(
+            f"{distinct} distinct {column} count(s): extrapolation cannot be checked "
+            "on held-out node counts (it needs 3); scores are random folds only",
+            InsufficientDataWarning,
+            stacklevel=2,
+        )
+        splitters.pop("extrapolation")
+    noise_against_bandwidth(X, y)
+    if not any(list(s.split(X, y)) for s in splitters.values()):
+        raise ValueError(
+            f"cannot cross-validate {len(X)} measurement(s) over {distinct} "
+            f"{column} count(s): there is no split to test a model on"
+        )
+    scores = evaluate(
+        models, (X, y), cv=splitters, level=level, client=client, groupby=groupby
+    )
+    summary = summarize(scores)
+    fitted, degenerate = {}, {}
+    for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted[name] = clone(model).fit(X, y)
+        _reemit(caught, name)
+        lost = [str(w.message) for w in caught
+                if issubclass(w.category, DegenerateFitWarning)]
+        if lost:
+            degenerate[name] = lost[0]
+    fit = EnsembleFit(
+        models=fitted,
+        scores=scores,
+        summary=summary,
+        selected=None,
+        verdict="",
+        notes=notes,
+        intervals={},
+        training=_training_metadata(X, y, X_all, column, target, link, dataset, s0),
+    )
+    if cv is None and "extrapolation" not in splitters:
+        fit.verdict = (
+            f"with {distinct} {column} count(s) no model can be checked on held-out "
+            "node counts: the laws are fitted (project one by name to see it), but "
+            "none is presented as trustworthy — measure a third node count"
+        )
+    else:
+        _select(fit, X, splitters, degenerate)
+    _calibrate(fit, models, X, y, level, column)
+    _check_crossover(fit)
+    return fit
+
+
+def _floor_violation(fit, name):
+    """Smallest projected node count where ``name`` falls below the latency floor."""
+    floor_model = fit.floor_model()
+    if floor_model is None or name in ("traffic", BASELINE):
+        return None
+    ranges = fit.training["feature_ranges"]
+    largest = ranges.get("nodes", [1, 1])[1]
+    top = max(1024, 32 * largest)
+    nodes = 2.0 ** np.arange(np.ceil(np.log2(max(largest, 1))), np.log2(top) + 1)
+    scales = ranges.get("scale")
+    for scale in sorted(set(scales)) if scales else [None]:
+        try:
+            frame = fit.frame(nodes=nodes, bandwidth=ranges.get("bandwidth", [100])[1],
+                              scale=scale)
+            if "scale" in frame and scales:
+                frame = frame.assign(scale=scale)
+            below = np.flatnonzero(
+                fit.models[name].predict(frame) < floor_model.floor(frame)
+            )
+        except (ValueError, TypeError, KeyError):
+            return None
+        if below.size:
+            return float(nodes[below[0]])
+    return None
+
+
+def _select(fit, X, splitters, degenerate):
+    cv_name = "extrapolation" if "extrapolation" in splitters else next(iter(splitters))
+    excluded = {}
+    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1:
+        for name, model in fit.models.items():
+            if name != BASELINE and _bandwidth_blind(model, X):
+                excluded[name] = "ignores bandwidth, which varies"
+    for name in fit.models:
+        nodes = _floor_violation(fit, name)
+        if nodes is not None and name not in excluded:
+            excluded[name] = (
+                f"falls below the latency floor of the measured traffic from "
+                f"{nodes:g} nodes"
+            )
+    sound = [n for n in fit.models if n not in excluded and n not in degenerate
+             and n != BASELINE]
+    if sound:  # a degenerate law is only the answer when nothing else is left
+        for name, message in degenerate.items():
+            excluded.setdefault(name, f"degenerate fit ({message.split(':')[0]})")
+    for name, reason in excluded.items():
+        if name != BASELINE:
+            fit.notes.append(f"{name} is not selected: {reason}")
+    blind = list(excluded)
+    table = fit.summary.set_index(["model", "cv"])["smape"]
+    try:
+        best = select_model(fit.scores, cv=cv_name, exclude=blind)
+    except ValueError:
+        fit.verdict = (
+            f"no model could be checked on held-out data ({cv_name}: every fold "
+            "holds too few node counts): the laws are fitted, but none is presented "
+            "as trustworthy — project one by name to see it, and measure more node "
+            "counts"
+        )
+        warn(fit.verdict, InsufficientDataWarning, stacklevel=3)
+        return
+    smape = float(table.get((best, cv_name), np.nan))
+    baseline = float(table.get((BASELINE, cv_name), np.nan))
+    what = (
+        "extrapolation to held-out node counts"
+        if cv_name == "extrapolation"
+        else (f"{cv_name} cross-validation")
+    )
+    if not smape <= RELIABLE_SMAPE:
+        fit.verdict = (
+            f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
+            f"{smape:.0f} % on {what}; naive baseline {baseline:.0f} %): the data "
+            "cannot tell how this program scales, so no projection is presented as "
+            "trustworthy — measure more (or larger) node counts"
+        )
+        warn(fit.verdict, UnreliableModelWarning, stacklevel=3)
+        return
+    fit.selected = best
+    reason = (
+        f"scaleprobe trusts {best}: SMAPE {smape:.1f} % on {what} "
+        f"(naive baseline {baseline:.1f} %)"
+    )
+    if best == "traffic":
+        reason += "; it models computation and traffic counts and prices them with "
+        reason += "the link model, so it knows the latency floor"
+    fit.verdict = reason
+    if np.isfinite(baseline) and smape > baseline:
+        warn(
+            f"{best} extrapolates worse than the naive baseline (SMAPE {smape:.1f} % "
+            f"against {baseline:.1f} %): read its projection with care",
+            UnreliableModelWarning,
+            stacklevel=3,
+        )
+
+
+def _calibrate(fit, models, X, y, level, column):
+    cv = ExtrapolationSplit(column=column, n_splits=3)
+    for name, model in models.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                fit.intervals[name] = calibrate_interval(
+                    model, X, y, level=level, cv=cv
+                )
+            except ValueError as error:
+                fit.notes.append(f"{name}: no interval ({error})")
+                continue
+        if name == fit.selected:
+            _reemit(caught, name)
+
+
+def _check_crossover(fit):
+    name = fit.selected
+    if name is None or name == "traffic":
+        return
+    model = fit.models[name]
+    if not hasattr(model, "predict_components"):
+        return
+    smallest = fit.training["feature_ranges"][fit.training["column"]][0]
+    try:
+        frame = fit.frame(nodes=[smallest], bandwidth=100.0)
+        parts = model.predict_components(frame)
+    except (ValueError, TypeError, KeyError):
+        return
+    if float(parts["communication"].iloc[0]) >= float(parts["computation"].iloc[0]):
+        warn(
+            f"{name} puts the crossover (communication >= computation) at the "
+            f"smallest measured node count ({smallest:g}): its computation term is "
+            "too small to be trusted (a time-only law cannot see traffic)",
+            DegenerateFitWarning,
+            stacklevel=3,
+        )
+
+
+def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
+    ranges = {
+        c: [float(X_all[c].min()), float(X_all[c].max())]
+        for c in ("nodes", "ranks", "ppn", "bandwidth", "scale")
+        if c in X_all.columns
+    }
+    units = {
+        "nodes": "1",
+        "ranks": "1",
+        "ppn": "1",
+        "bandwidth": "percent",
+        "scale": "log2(vertices)",
+        target: "s" if "time" in target else "",
+    }
+    if dataset is not None and target in dataset.data_vars:
+        units[target] = dataset[target].attrs.get("units", units[target])
+    ppn_values = sorted(set(X_all["ppn"])) if "ppn" in X_all.columns else None
+    provenance = {}
+    if dataset is not None:
+        provenance = {
+            k: str(v)
+            for k, v in dataset.attrs.items()
+            if k
+            in (
+                "title",
+                "kernel",
+                "scaleprobe_version",
+                "git_commit",
+                "throttle_mode",
+                "started",
+                "finished",
+                "hostname",
+                "source",
+                "format",
+            )
+        }
+    return {
+        "target": target,
+        "column": column,
+        "ppn": ppn_values,
+        "link": link,
+        "feature_ranges": ranges,
+        "units": units,
+        "configurations": int(X[configuration_keys(X)].drop_duplicates().shape[0]),
+        "measurements": len(y),
+        "runs": int(X[[*configuration_keys(X), "run"]].drop_duplicates().shape[0])
+        if "run" in X.columns
+        else len(y),
+        "s0": float(s0),
+        "run_spread": run_spread(X, y),
+        "provenance": provenance,
+    }

@@ -2,67 +2,152 @@
 
 from __future__ import annotations
 
+import sys
 import time
+import warnings
 
 import dask
 import numpy as np
 import pandas as pd
 import xarray as xr
 from sklearn.base import clone
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GroupKFold
 
+from ._configs import configuration_keys
+from ._warnings import quiet
+from .baseline import PowerLawBaseline
 from .features import make_features
-from .intervals import conformal_interval
+from .intervals import _configurations
 from .metrics import METRICS, score_predictions
 from .splitters import ExtrapolationSplit
 
-__all__ = ["default_cv", "evaluate", "select_model", "summarize"]
+__all__ = ["BASELINE", "default_cv", "evaluate", "select_model", "summarize"]
+
+#: Name of the naive baseline :func:`evaluate` always scores.
+BASELINE = "baseline"
 
 _HIGHER_IS_BETTER = {"r2", "within_10", "within_30", "coverage"}
 
 
-def default_cv():
-    """The paper's random 4/5 split and the extrapolation question.
+class ConfigurationKFold:
+    """K-fold over configurations (all runs and trials of one stay together).
+
+    ``n_splits`` is lowered to the number of configurations when there are fewer;
+    with a single configuration there is no split.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+    column : str, default="nodes"
+        Recorded for intervals; every feature but ``run``/``trial`` defines a
+        configuration.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"nodes": [1, 1, 2, 2, 4], "run": [0, 1, 0, 1, 0]})
+    >>> len(list(ConfigurationKFold(5).split(X)))
+    3
+    """
+
+    def __init__(self, n_splits=5, column="nodes"):
+        self.n_splits = n_splits
+        self.column = column
+
+    def _groups(self, X):
+        keys = configuration_keys(X)
+        return X.groupby(keys, sort=True).ngroup().to_numpy()
+
+    def split(self, X, y=None, groups=None):
+        """Yield ``(train, test)`` index pairs."""
+        labels = self._groups(X)
+        count = np.unique(labels).size
+        if count < 2:
+            return
+        inner = GroupKFold(n_splits=min(int(self.n_splits), count))
+        yield from inner.split(X, y, labels)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of splits for ``X``."""
+        if X is None:
+            return int(self.n_splits)
+        count = np.unique(self._groups(X)).size
+        return 0 if count < 2 else min(int(self.n_splits), count)
+
+    def __repr__(self):
+        return f"ConfigurationKFold(n_splits={self.n_splits})"
+
+
+def default_cv(column="nodes"):
+    """Random folds over configurations and the extrapolation question.
+
+    Parameters
+    ----------
+    column : str, default="nodes"
+        Column of the extrapolation (``ranks`` for data without nodes).
 
     Returns
     -------
     dict
-        ``{"kfold": KFold(5, shuffle=True, random_state=0),
-        "extrapolation": ExtrapolationSplit("nodes", n_splits=2)}``
+        ``{"kfold": ConfigurationKFold(5), "extrapolation":
+        ExtrapolationSplit(column, n_splits=3)}``
     """
     return {
-        "kfold": KFold(n_splits=5, shuffle=True, random_state=0),
-        "extrapolation": ExtrapolationSplit(column="nodes", n_splits=2),
+        "kfold": ConfigurationKFold(5, column=column),
+        "extrapolation": ExtrapolationSplit(column=column, n_splits=3),
     }
 
 
 def _fit_score(model, data, train, test, level):
-    """Fit on ``train``, score on ``test``; one task of the evaluation graph."""
+    """Fit on ``train``, score on the test configurations; one task of the graph."""
     X, y = data
     start = time.perf_counter()
-    X_train, y_train = X.iloc[train], y[train]
-    fitted = clone(model).fit(X_train, y_train)
-    pred = fitted.predict(X.iloc[test])
-    row = score_predictions(y[test], pred)
-    row["coverage"] = np.nan
-    if X_train["nodes"].nunique() >= 3 and np.all(y > 0):
-        # Calibrate on the training fold only, then check the held-out points.
-        interval = conformal_interval(model, X_train, y_train, level=level)
-        lower, upper = interval.bounds(pred, X["nodes"].iloc[test])
-        row["coverage"] = float(np.mean((y[test] >= lower) & (y[test] <= upper)))
+    rows, centres = _configurations(X.iloc[test], y[test])
+    with quiet():  # degenerate fits of a fold are expected; final fits report theirs
+        try:
+            fitted = clone(model).fit(X.iloc[train], y[train])
+            pred = np.asarray(fitted.predict(rows), dtype=float)
+        except ValueError as error:  # the fold holds too little for this model
+            row = dict.fromkeys([*METRICS, "coverage", "interval_ratio"], np.nan)
+            row.update(
+                n_train=len(train),
+                n_test=len(centres),
+                fit_seconds=np.nan,
+                worker=_worker_address(),
+                error=str(error).splitlines()[0],
+            )
+            return row
+        row = score_predictions(centres, pred)
+        row["coverage"] = np.nan
+        if hasattr(fitted, "predict_interval"):
+            try:
+                lower, upper = fitted.predict_interval(rows, level=level)
+            except (ValueError, TypeError):
+                lower = upper = np.full(pred.shape, np.nan)
+            finite = np.isfinite(lower) & np.isfinite(upper)
+            if finite.all():  # an interval that is not finite is never "covered"
+                row["coverage"] = float(
+                    np.mean((centres >= lower) & (centres <= upper))
+                )
+                row["interval_ratio"] = float(
+                    np.median(upper / np.maximum(lower, 1e-300))
+                )
+    row.setdefault("interval_ratio", np.nan)
+    row["error"] = ""
     row["n_train"] = len(train)
-    row["n_test"] = len(test)
+    row["n_test"] = len(centres)
     row["fit_seconds"] = time.perf_counter() - start
     row["worker"] = _worker_address()
     return row
 
 
 def _worker_address():
+    distributed = sys.modules.get("distributed")
+    if distributed is None:  # not on a Dask worker: do not import it for nothing
+        return "local"
     try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
+        return distributed.get_worker().address
+    except ValueError:
         return "local"
 
 
@@ -93,8 +178,13 @@ def evaluate(
     client=None,
     level=0.9,
     s0=25,
+    baseline=True,
 ):
     """Cross-validate every model x group x splitter x fold in one Dask graph.
+
+    Scores are computed per configuration: the test rows of a fold are reduced to
+    their configurations (trials averaged per run, the geometric mean of the runs)
+    and each centre is compared with the prediction.
 
     Parameters
     ----------
@@ -103,7 +193,7 @@ def evaluate(
     dataset : xarray.Dataset or tuple of (DataFrame, array-like)
         Results (turned into features by :func:`make_features`) or ``(X, y)``.
     cv : dict of str to splitter, or splitter, default=None
-        Default :func:`default_cv` (random 5-fold and extrapolation).
+        Default :func:`default_cv`.
     groupby : str or list of str, default=None
         Feature columns to evaluate separately, e.g. ``"scale"`` for Eq. 2 per scale.
     target : str, default="time"
@@ -111,29 +201,37 @@ def evaluate(
         Run the graph on this cluster (the data are scattered to every worker once);
         None uses the default Dask scheduler.
     level : float, default=0.9
-        Nominal coverage of the conformal intervals whose empirical ``coverage`` on
-        the test fold is reported (calibrated on the training fold only).
+        Level of the intervals whose empirical ``coverage`` of the test
+        configurations is reported (models with ``predict_interval``; an interval
+        that is not finite is reported as NaN, never as covered).
     s0 : float, default=25
+    baseline : bool, default=True
+        Also score the naive :class:`PowerLawBaseline` (named :data:`BASELINE`), so
+        that every score can be read against it.
 
     Returns
     -------
     xarray.Dataset
         Dims ``model``, ``cv``, ``group``, ``fold``; one variable per metric of
-        :data:`~scaleprobe.models.metrics.METRICS` plus ``coverage``, ``n_train``,
-        ``n_test``, ``fit_seconds`` and ``worker`` (the address that ran the task).
-        NaN where a splitter has fewer folds.
+        :data:`~scaleprobe.models.metrics.METRICS` plus ``coverage``,
+        ``interval_ratio`` (median upper/lower), ``n_train``, ``n_test`` (test
+        configurations), ``fit_seconds`` and ``worker``. NaN where a splitter has
+        fewer folds.
     """
     models = _named(models)
     if not models:
         raise ValueError("models is empty")
-    splitters = default_cv() if cv is None else cv
-    if not isinstance(splitters, dict):
-        splitters = {type(splitters).__name__: splitters}
     if isinstance(dataset, xr.Dataset):
         X, y = make_features(dataset, target=target, s0=s0)
     else:
         X, y = dataset
         X = X.reset_index(drop=True)
+    column = "nodes" if "nodes" in X.columns else "ranks"
+    if baseline and BASELINE not in models:
+        models[BASELINE] = PowerLawBaseline(over=column)
+    splitters = default_cv(column) if cv is None else cv
+    if not isinstance(splitters, dict):
+        splitters = {type(splitters).__name__: splitters}
     y = np.asarray(y, dtype=float)
     keys = [groupby] if isinstance(groupby, str) else list(groupby or [])
     missing = [k for k in keys if k not in X.columns]
@@ -154,24 +252,25 @@ def evaluate(
         data = (X.iloc[index].reset_index(drop=True), y[index])
         # Unique keys (hash=False): re-evaluating the same data must not race with
         # the release of an earlier call's identical key.
-        data = (
+        shipped = (
             client.scatter(data, broadcast=True, hash=False)
             if client is not None
             else dask.delayed(data, traverse=False)
         )
         for cv_name, splitter in splitters.items():
-            for fold, (train, test) in enumerate(
-                splitter.split(X.iloc[index].reset_index(drop=True), y[index])
-            ):
+            for fold, (train, test) in enumerate(splitter.split(data[0], data[1])):
                 for name, model in models.items():
                     labels.append((name, cv_name, label, fold))
                     tasks.append(
                         dask.delayed(_fit_score, pure=False)(
-                            model, data, train, test, level
+                            model, shipped, train, test, level
                         )
                     )
     if not tasks:
-        raise ValueError("no folds: the splitters produced no train/test split")
+        raise ValueError(
+            "no folds: the splitters produced no train/test split (extrapolation "
+            "needs at least three distinct node counts)"
+        )
     if client is not None:
         rows = client.gather(client.compute(tasks))
     else:
@@ -184,8 +283,9 @@ def evaluate(
     for name in METRICS:
         out[name].attrs["long_name"] = METRICS[name].__doc__.splitlines()[0]
     out["coverage"].attrs["long_name"] = (
-        f"fraction of test points inside the {level:.0%} conformal interval"
+        f"fraction of test configurations inside the {level:.0%} interval"
     )
+    out["interval_ratio"].attrs["long_name"] = "median upper / lower bound"
     out.attrs["level"] = level
     out.attrs["target"] = target
     return out
@@ -206,13 +306,15 @@ def summarize(scores):
     numeric = [
         v
         for v in scores.data_vars
-        if v != "worker" and np.issubdtype(scores[v].dtype, np.number)
+        if v not in ("worker", "error") and np.issubdtype(scores[v].dtype, np.number)
     ]
-    table = scores[numeric].mean(dim=("group", "fold"), skipna=True).to_dataframe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices stay NaN
+        table = scores[numeric].mean(dim=("group", "fold"), skipna=True).to_dataframe()
     return table.reset_index()
 
 
-def select_model(scores, *, cv="extrapolation", metric="smape"):
+def select_model(scores, *, cv="extrapolation", metric="smape", exclude=()):
     """Name of the model with the best mean ``metric`` under splitter ``cv``.
 
     Parameters
@@ -222,6 +324,8 @@ def select_model(scores, *, cv="extrapolation", metric="smape"):
     cv : str, default="extrapolation"
     metric : str, default="smape"
         Lower is better except for ``r2``, ``within_10``, ``within_30``, ``coverage``.
+    exclude : sequence of str, default=()
+        Models not to select (the baseline is always excluded).
 
     Returns
     -------
@@ -231,9 +335,14 @@ def select_model(scores, *, cv="extrapolation", metric="smape"):
         raise ValueError(f"cv {cv!r} not evaluated; have {list(scores['cv'].values)}")
     if metric not in scores.data_vars:
         raise ValueError(f"metric {metric!r} unknown; have {sorted(METRICS)}")
-    mean = scores[metric].sel(cv=cv).mean(dim=("group", "fold"), skipna=True)
-    values = mean.to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = scores[metric].sel(cv=cv).mean(dim=("group", "fold"), skipna=True)
+    names = [str(n) for n in mean["model"].values]
+    values = mean.to_numpy().astype(float)
+    banned = {BASELINE, *exclude}
+    values = np.where([n in banned for n in names], np.nan, values)
     if np.all(np.isnan(values)):
         raise ValueError(f"no finite {metric!r} scores under cv {cv!r}")
     best = np.nanargmax(values) if metric in _HIGHER_IS_BETTER else np.nanargmin(values)
-    return str(mean["model"].values[int(best)])
+    return names[int(best)]

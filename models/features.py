@@ -1,15 +1,34 @@
-"""Turn a results Dataset into a tidy feature frame and a target."""
+"""Feature frames: measurements to ``(X, y)``, and the grids projections predict on.
+
+This is the one place where frames are built. A frame's columns are ``nodes``,
+``ppn``, ``ranks`` (``nodes * ppn``), ``bandwidth`` (percent of the link) when the
+data have it, ``scale`` and ``D = 2**(scale - s0)`` when they have a scale, then any
+other sweep key (``run``, ``trial``, ``msg_bytes``...). Nothing is invented: a
+Dataset without ``ppn`` needs ``ppn=`` (or only ranks are known), and a Dataset
+without ``bandwidth`` gives a frame without it.
+"""
 
 from __future__ import annotations
+
+import contextlib
+import json
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["data_size", "make_features"]
+__all__ = ["data_size", "link_of", "make_features", "prediction_frame"]
 
-#: Columns a feature frame always has, in this order, before any other sweep key.
+#: Columns a feature frame has, in this order, before any other sweep key.
 FEATURE_COLUMNS = ("nodes", "ppn", "ranks", "bandwidth", "scale", "D")
+
+#: Critical-path variables of the instrumented communicator (emulated mode).
+TRAFFIC_VARIABLES = (
+    "cp_comp_time",
+    "cp_latency_time",
+    "cp_bandwidth_time",
+    "cp_intra_time",
+)
 
 
 def data_size(scale, s0=25):
@@ -34,7 +53,53 @@ def data_size(scale, s0=25):
     return np.exp2(np.asarray(scale, dtype=float) - s0)[()]
 
 
-def make_features(dataset, *, target="time", s0=25):
+def link_of(dataset):
+    """The absolute link a Dataset was measured on, or None.
+
+    Reads the ``link_bandwidth`` (bytes/s) and ``latency`` (s) attributes of the
+    ``bandwidth`` coordinate, else the ``link_model`` provenance attribute.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+
+    Returns
+    -------
+    dict or None
+        ``{"link_bandwidth": float, "latency": float}`` when known.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ds = xr.Dataset(attrs={"link_model": '{"link_bandwidth": 1.25e8, '
+    ...                                      '"latency": 5e-06}'})
+    >>> link_of(ds)
+    {'link_bandwidth': 125000000.0, 'latency': 5e-06}
+    """
+    sources = []
+    if "bandwidth" in dataset.coords:
+        sources.append(dict(dataset["bandwidth"].attrs))
+    text = dataset.attrs.get("link_model")
+    if isinstance(text, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            sources.append(json.loads(text))
+    elif isinstance(text, dict):
+        sources.append(text)
+    for source in sources:
+        try:
+            return {
+                "link_bandwidth": float(source["link_bandwidth"]),
+                "latency": float(source["latency"]),
+            }
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
+
+
+_KNOWN = ("nodes", "ranks", "ppn", "bandwidth", "scale")
+
+
+def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
     """Build the feature frame ``X`` and target ``y`` from a results Dataset.
 
     Points whose ``status`` is not ``"ok"`` and missing values of the target are
@@ -43,21 +108,27 @@ def make_features(dataset, *, target="time", s0=25):
     Parameters
     ----------
     dataset : xarray.Dataset
-        Results with a ``nodes`` dimension (or scalar coordinate) and the target
-        variable. ``ppn`` defaults to 1 and ``bandwidth`` to 100 (percent) when the
-        Dataset has neither a dimension nor a coordinate of that name.
+        Results with a ``nodes`` or ``ranks`` dimension (or scalar coordinate) and
+        the target variable.
     target : str, default="time"
         Name of the data variable to model.
     s0 : float, default=25
         Reference scale of the data size ``D = 2**(scale - s0)``; ``D`` is only added
         when the Dataset has a ``scale``.
+    ppn : int, default=None
+        Ranks per node, for Datasets without a ``ppn`` coordinate. Without either,
+        a Dataset over ``nodes`` is refused (the rank count would be a guess) and a
+        Dataset over ``ranks`` gives a frame without ``nodes`` and ``ppn``.
+    traffic : bool, default=False
+        Add the critical-path columns (:data:`TRAFFIC_VARIABLES`) and the absolute
+        link (``link_bandwidth``, ``latency``) for
+        :class:`~scaleprobe.models.TrafficModel`.
 
     Returns
     -------
     X : pandas.DataFrame
-        Columns ``nodes``, ``ppn``, ``ranks`` (``nodes * ppn``), ``bandwidth``,
-        ``scale`` and ``D`` when available, then every other sweep key (``run``,
-        ``trial``, ``msg_bytes``...).
+        Columns ``nodes``, ``ppn``, ``ranks``, ``bandwidth``, ``scale`` and ``D`` when
+        available, then every other sweep key, then the traffic columns.
     y : pandas.Series
         The target, named after it, aligned with ``X``.
 
@@ -65,10 +136,10 @@ def make_features(dataset, *, target="time", s0=25):
     --------
     >>> import numpy as np, xarray as xr
     >>> ds = xr.Dataset({"time": (("nodes", "run"), np.ones((2, 3)))},
-    ...                 coords={"nodes": [4, 9], "run": [0, 1, 2]})
+    ...                 coords={"nodes": [4, 9], "run": [0, 1, 2], "ppn": 1})
     >>> X, y = make_features(ds)
     >>> list(X.columns), len(y)
-    (['nodes', 'ppn', 'ranks', 'bandwidth', 'run'], 6)
+    (['nodes', 'ppn', 'ranks', 'run'], 6)
     """
     if not isinstance(dataset, xr.Dataset):
         raise TypeError(
@@ -79,30 +150,114 @@ def make_features(dataset, *, target="time", s0=25):
             f"target {target!r} is not a data variable; the Dataset has "
             f"{sorted(map(str, dataset.data_vars))}"
         )
-    values = dataset[target]
+    names = [target]
+    if traffic:
+        absent = [v for v in TRAFFIC_VARIABLES if v not in dataset.data_vars]
+        if absent:
+            raise ValueError(
+                f"the Dataset lacks the critical-path variables {absent}: only "
+                "kernels that talk through scaleprobe's communicator in emulated mode "
+                "record them"
+            )
+        names += list(TRAFFIC_VARIABLES)
+    subset = dataset[names]
     if "status" in dataset.data_vars:
-        values = values.where(dataset["status"] == "ok")
-    frame = values.to_series().dropna().reset_index()
-    for name in ("nodes", "ppn", "bandwidth", "scale"):
-        if name not in frame.columns and name in values.coords:
-            coord = values.coords[name]
-            if coord.size != 1:
-                raise ValueError(f"coordinate {name!r} must be a dimension or a scalar")
-            frame[name] = coord.item()
-    if "nodes" not in frame.columns:
+        subset = subset.where(dataset["status"] == "ok")
+    table = subset.to_dataframe()
+    # Dimensions become columns; so do coordinates of the known features (a scalar
+    # ppn, or ranks over (nodes, ppn)).
+    known = [c for c in _KNOWN if c in table.columns and c not in table.index.names]
+    frame = table[names + known].dropna(subset=[target]).reset_index()
+    if "nodes" not in frame.columns and "ranks" not in frame.columns:
         raise ValueError(
-            "the Dataset has no 'nodes' dimension or coordinate; got dims "
+            "the Dataset has no 'nodes' or 'ranks' dimension or coordinate; got dims "
             f"{list(dataset.dims)}"
         )
     if "ppn" not in frame.columns:
-        frame["ppn"] = 1
-    if "bandwidth" not in frame.columns:
-        frame["bandwidth"] = 100.0
-    frame["ranks"] = frame["nodes"] * frame["ppn"]
+        if ppn is not None:
+            if not float(ppn) > 0:
+                raise ValueError(f"ppn must be positive; got {ppn!r}")
+            frame["ppn"] = ppn
+        elif "nodes" in frame.columns and "ranks" in frame.columns:
+            frame["ppn"] = frame["ranks"] / frame["nodes"]
+        elif "nodes" in frame.columns:
+            raise ValueError(
+                "the Dataset has nodes but no ppn (ranks per node); pass ppn= (e.g. "
+                "make_features(ds, ppn=1)) so that rank counts are not a guess"
+            )
+    if "ppn" in frame.columns:
+        if "nodes" in frame.columns and "ranks" not in frame.columns:
+            frame["ranks"] = frame["nodes"] * frame["ppn"]
+        elif "ranks" in frame.columns and "nodes" not in frame.columns:
+            frame["nodes"] = frame["ranks"] / frame["ppn"]
     if "scale" in frame.columns:
         frame["D"] = data_size(frame["scale"], s0)
+    if traffic:
+        link = link_of(dataset)
+        if link is None:
+            raise ValueError(
+                "the Dataset does not record the link it was measured on "
+                "(link_bandwidth and latency): the traffic cannot be priced"
+            )
+        for key, value in link.items():
+            frame[key] = value
     first = [c for c in FEATURE_COLUMNS if c in frame.columns]
-    rest = [c for c in frame.columns if c not in first and c != target]
-    X = frame[first + rest].reset_index(drop=True)
+    tail = [*TRAFFIC_VARIABLES, "link_bandwidth", "latency"] if traffic else []
+    rest = [
+        c for c in frame.columns if c not in first and c not in tail and c != target
+    ]
+    X = frame[first + rest + tail].reset_index(drop=True)
     y = pd.Series(frame[target].to_numpy(dtype=float), name=target)
     return X, y
+
+
+def prediction_frame(nodes, *, ppn, bandwidth=None, scale=None, s0=25, link=None):
+    """The grid a projection predicts on: every combination of the coordinates.
+
+    Parameters
+    ----------
+    nodes : array-like
+        Node counts.
+    ppn : float
+        Ranks per node.
+    bandwidth : float or array-like, default=None
+        Bandwidth percentages (omitted when None).
+    scale : float or array-like, default=None
+        Problem scales (adds ``scale`` and ``D``).
+    s0 : float, default=25
+    link : dict, default=None
+        ``link_bandwidth`` (bytes/s) and ``latency`` (s) of the target network, for
+        models that price traffic.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination, nodes varying slowest.
+
+    Examples
+    --------
+    >>> prediction_frame([2, 4], ppn=2, bandwidth=[100, 50]).to_dict("list")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'nodes': [2.0, 2.0, 4.0, 4.0], 'bandwidth': [100.0, 50.0, 100.0, 50.0],
+     'ppn': [2.0, 2.0, 2.0, 2.0], 'ranks': [4.0, 4.0, 8.0, 8.0]}
+    """
+    axes = {"nodes": np.atleast_1d(np.asarray(nodes, dtype=float))}
+    if bandwidth is not None:
+        axes["bandwidth"] = np.atleast_1d(np.asarray(bandwidth, dtype=float))
+    if scale is not None:
+        axes["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
+    for name, values in axes.items():
+        if np.any(~np.isfinite(values)) or np.any(values <= 0):
+            raise ValueError(f"{name} must be positive numbers; got {values.tolist()}")
+    if not float(ppn) > 0:
+        raise ValueError(f"ppn must be positive; got {ppn!r}")
+    index = pd.MultiIndex.from_product(list(axes.values()), names=list(axes))
+    frame = index.to_frame(index=False)
+    frame["ppn"] = float(ppn)
+    frame["ranks"] = frame["nodes"] * float(ppn)
+    if scale is not None:
+        frame["D"] = data_size(frame["scale"], s0)
+    if link is not None:
+        frame["link_bandwidth"] = float(link["link_bandwidth"])
+        frame["latency"] = float(link["latency"])
+    return frame

@@ -1,19 +1,28 @@
-"""Prediction intervals by split-conformal calibration on extrapolation residuals.
+"""Prediction intervals: the laws the data cannot reject, widened by what folds show.
 
-Why conformal and not a bootstrap over runs: resampling runs or trials measures how
-noisy the coefficients are *if the law is right*. What actually breaks a projection
-from 32 to 1024 nodes is the law being slightly wrong, which no resampling of the
-measured configurations can see. Split-conformal calibration instead refits the model
-on the small node counts, predicts the larger measured ones, and uses the quantiles of
-those real extrapolation errors — distribution-free and calibrated to the very
-question being asked. The errors are taken in log space (times span orders of
-magnitude and noise is multiplicative). The calibration splits reach up to
-``calibrated_distance = max log2(n_test / n_train_max)`` doublings beyond their
-training nodes; a projection reaching further gets its half-width scaled by
-``log2(n / n_fit_max) / calibrated_distance``, so intervals widen with how far they
-extrapolate. The assumption (exchangeable errors between calibration and projection)
-is weaker than a bootstrap's, but far projections remain an extrapolation: treat
-their intervals as indicative.
+An interval has two parts.
+
+1. **The consistent range** (``model.predict_interval``): the range of predictions of
+   every plausible law whose fit to the measured configurations is not rejected at
+   the interval's level (see :mod:`scaleprobe.models._envelope`). It holds both the
+   coefficients' noise and the disagreement of laws the data cannot tell apart, so it
+   widens by itself as the laws part further out — for any law of the family.
+2. **Calibration on held-out node counts** (this module): the model is refitted on
+   the smaller node counts and its consistent range checked on the larger ones
+   (residuals per configuration, never per trial). Wherever a measurement lies
+   outside the range, the excess in log time divided by the distance in doublings
+   of nodes is a calibration residual; the ``level`` conformal quantile of those
+   residuals, ``kappa``, is the rate at which the range must widen with distance:
+   ``[low * exp(-kappa d), high * exp(kappa d)]`` with ``d = log2(n / n_max)``.
+   When the range held every held-out point, ``kappa`` is 0. The distance reached
+   in calibration is recorded; beyond it the widening is an extrapolation too.
+
+Too few calibration residuals for a conformal quantile (fewer than
+``ceil(1 / (1 - level)) - 1``) is not a reason for an infinite interval: the
+largest residual rate is used instead and an
+:class:`~scaleprobe.models.InsufficientDataWarning` says so. A model without
+``predict_interval`` (any regressor) gets the conformal part alone, around its
+prediction, with the same rules. No interval is ever infinite.
 """
 
 from __future__ import annotations
@@ -24,66 +33,94 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from sklearn.base import clone
 
+from ._configs import reduce_configurations
+from ._warnings import InsufficientDataWarning, quiet, warn
 from .splitters import ExtrapolationSplit
 
-__all__ = ["PredictionInterval", "conformal_interval"]
+__all__ = ["PredictionInterval", "calibrate_interval", "conformal_quantile"]
 
 
 @dataclass(frozen=True)
 class PredictionInterval:
-    """A multiplicative interval ``pred * exp(±q * widen(n))``.
+    """A calibrated interval around a fitted model's consistent range.
 
-    ``widen(n) = max(1, log2(n / reference_nodes) / calibrated_distance)``.
+    ``bounds`` returns ``[low * exp(-kappa d), high * exp(kappa d)]`` with
+    ``(low, high)`` the model's consistent range (its prediction when it has none,
+    then widened by ``kappa * max(d, 1)``) and ``d`` the doublings of ``column``
+    beyond ``reference``.
 
     Parameters
     ----------
     level : float
         Nominal coverage, e.g. 0.9.
-    log_halfwidth : float
-        Conformal quantile ``q`` of the scaled absolute log errors (may be ``inf``
-        when there are too few calibration points for the level).
-    reference_nodes : float
-        Largest node count of the data the projected model was fitted on.
+    kappa : float
+        Widening per doubling beyond the reference (log time).
+    reference : float
+        Largest value of ``column`` the final model was fitted on.
     n_calibration : int
-        Number of calibration residuals.
-    calibrated_distance : float, default=1.0
-        Largest extrapolation, in doublings of ``column``, seen in calibration.
+        Calibration residuals behind ``kappa``.
+    reach : float
+        Largest distance (doublings) seen in calibration.
     column : str, default="nodes"
-        Feature column measuring the extrapolation distance.
+    method : str, default="consistent-range"
+        ``"consistent-range"`` (the model's own range, calibrated) or
+        ``"conformal"`` (a model without a range).
 
     Examples
     --------
-    >>> iv = PredictionInterval(0.9, 0.1, 32, 40, calibrated_distance=1.0)
-    >>> lower, upper = iv.bounds([1.0, 1.0], [64, 128])
+    >>> iv = PredictionInterval(0.9, 0.1, 32, 40, 2.0, method="conformal")
+    >>> lower, upper = iv.bounds(None, None, nodes=[64, 128], prediction=[1.0, 1.0])
     >>> np.round(upper, 4).tolist()
     [1.1052, 1.2214]
     """
 
     level: float
-    log_halfwidth: float
-    reference_nodes: float
+    kappa: float
+    reference: float
     n_calibration: int
-    calibrated_distance: float = 1.0
+    reach: float
     column: str = "nodes"
+    method: str = "consistent-range"
 
-    def bounds(self, prediction, nodes):
-        """Return ``(lower, upper)`` arrays for predictions at ``nodes``."""
-        prediction = np.asarray(prediction, dtype=float)
-        reach = _doublings(nodes, self.reference_nodes) / self.calibrated_distance
-        width = self.log_halfwidth * np.maximum(reach, 1.0)
-        return prediction * np.exp(-width), prediction * np.exp(width)
+    def bounds(self, model, X, *, nodes=None, prediction=None):
+        """Return ``(lower, upper)`` for the rows of ``X``.
+
+        Parameters
+        ----------
+        model : fitted estimator or None
+            Needed for ``method="consistent-range"``.
+        X : pandas.DataFrame or None
+            Rows to predict (with ``column``).
+        nodes : array-like, default=None
+            Values of ``column`` (default ``X[column]``).
+        prediction : array-like, default=None
+            The model's prediction (computed when None).
+
+        Returns
+        -------
+        lower, upper : ndarray
+        """
+        nodes = np.asarray(X[self.column] if nodes is None else nodes, dtype=float)
+        distance = _doublings(nodes, self.reference)
+        if self.method == "consistent-range":
+            low, high = model.predict_interval(X, level=self.level)
+            width = self.kappa * distance
+        else:
+            prediction = model.predict(X) if prediction is None else prediction
+            low = high = np.asarray(prediction, dtype=float)
+            width = self.kappa * np.maximum(distance, 1.0)
+        low = np.asarray(low, dtype=float)
+        high = np.asarray(high, dtype=float)
+        return low * np.exp(-width), high * np.exp(width)
 
     def to_dict(self):
-        """A JSON-ready dict (``inf`` becomes the string ``"inf"``)."""
-        out = asdict(self)
-        if math.isinf(out["log_halfwidth"]):
-            out["log_halfwidth"] = "inf"
-        return out
+        """A JSON-ready dict."""
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data):
         """Inverse of :meth:`to_dict`."""
-        return cls(**{**data, "log_halfwidth": float(data["log_halfwidth"])})
+        return cls(**data)
 
 
 def _doublings(nodes, reference):
@@ -92,36 +129,63 @@ def _doublings(nodes, reference):
 
 
 def conformal_quantile(scores, level):
-    """The ``ceil((m + 1) level)``-th smallest of ``m`` scores (``inf`` if too few)."""
-    scores = np.sort(np.asarray(scores, dtype=float))
+    """The ``ceil((m + 1) level)``-th smallest of ``m`` scores, or None if too few.
+
+    Examples
+    --------
+    >>> conformal_quantile(range(1, 20), 0.9)
+    18.0
+    >>> conformal_quantile([1.0, 2.0], 0.9) is None
+    True
+    """
+    scores = np.sort(np.asarray(list(scores), dtype=float))
     rank = math.ceil((scores.size + 1) * level)
-    return float(scores[rank - 1]) if 0 < rank <= scores.size else math.inf
+    return float(scores[rank - 1]) if 0 < rank <= scores.size else None
 
 
-def extrapolation_scores(model, X, y, cv):
-    """Absolute log errors of ``model`` refitted on each training split.
+def _configurations(X, y):
+    configs = reduce_configurations(X, y)
+    first = np.unique(configs.row_config, return_index=True)[1]
+    rows = X.iloc[first].reset_index(drop=True)
+    order = configs.row_config[first]
+    return rows, configs.y[order]
+
+
+def calibration_residuals(model, X, y, cv, level):
+    """Excess of held-out configurations beyond the range, per doubling of distance.
 
     Returns
     -------
-    scores : ndarray
-    distance : float
-        Largest extrapolation distance (doublings of the splitter's column, >= 1).
+    rates : ndarray
+    reach : float
     """
     y = np.asarray(y, dtype=float)
     column = getattr(cv, "column", "nodes")
-    scores, distance = [], 1.0
+    rates, reach = [], 0.0
+    ranged = hasattr(model, "predict_interval")
     for train, test in cv.split(X, y):
-        fitted = clone(model).fit(X.iloc[train], y[train])
-        pred = np.maximum(fitted.predict(X.iloc[test]), 1e-300)
-        reference = X[column].iloc[train].max()
-        scores.append(np.abs(np.log(y[test] / pred)))
-        distance = max(
-            distance, float(_doublings(X[column].iloc[test], reference).max())
-        )
-    return (np.concatenate(scores) if scores else np.empty(0)), distance
+        with quiet():
+            fitted = clone(model).fit(X.iloc[train], y[train])
+            rows, centres = _configurations(X.iloc[test], y[test])
+            if ranged:
+                low, high = fitted.predict_interval(rows, level=level)
+            else:
+                low = high = fitted.predict(rows)
+        reference = float(X[column].iloc[train].max())
+        distance = _doublings(rows[column], reference)
+        low = np.maximum(np.asarray(low, dtype=float), 1e-300)
+        high = np.maximum(np.asarray(high, dtype=float), 1e-300)
+        excess = np.maximum(np.log(centres / high), np.log(low / centres))
+        excess = np.maximum(np.nan_to_num(excess, nan=np.inf), 0.0)
+        scale = distance if ranged else np.maximum(distance, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(excess > 0, excess / np.maximum(scale, 1e-12), 0.0)
+        rates.append(rate)
+        reach = max(reach, float(distance.max(initial=0.0)))
+    return (np.concatenate(rates) if rates else np.empty(0)), reach
 
 
-def conformal_interval(model, X, y, *, level=0.9, cv=None):
+def calibrate_interval(model, X, y, *, level=0.9, cv=None):
     """Calibrate a :class:`PredictionInterval` for ``model`` on ``X, y``.
 
     Parameters
@@ -129,33 +193,48 @@ def conformal_interval(model, X, y, *, level=0.9, cv=None):
     model : estimator
         Unfitted or fitted; it is cloned and refitted on each calibration split.
     X : pandas.DataFrame
-        Feature frame with a ``nodes`` column (or the splitter's ``column``).
+        Feature frame with the splitter's ``column`` (default ``nodes``).
     y : array-like
         Positive targets.
     level : float, default=0.9
         Nominal coverage in (0, 1).
     cv : splitter with a ``column`` attribute, default=None
-        Default ``ExtrapolationSplit(column="nodes", n_splits=2)``.
+        Default ``ExtrapolationSplit(column="nodes", n_splits=3)``.
 
     Returns
     -------
     PredictionInterval
-        ``reference_nodes`` is the largest value of ``column`` in ``X`` (the data the
-        final model is fitted on).
+        ``reference`` is the largest value of ``column`` in ``X``.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
-    cv = cv if cv is not None else ExtrapolationSplit(column="nodes", n_splits=2)
+    cv = cv if cv is not None else ExtrapolationSplit(column="nodes", n_splits=3)
     column = getattr(cv, "column", "nodes")
     y = np.asarray(y, dtype=float)
     if np.any(y <= 0):
-        raise ValueError("conformal intervals need positive targets (times)")
-    scores, distance = extrapolation_scores(model, X, y, cv)
+        raise ValueError("prediction intervals need positive targets (times)")
+    rates, reach = calibration_residuals(model, X, y, cv, level)
+    method = "consistent-range" if hasattr(model, "predict_interval") else "conformal"
+    kappa = conformal_quantile(rates, level)
+    if kappa is None or not math.isfinite(kappa):
+        finite = rates[np.isfinite(rates)]
+        kappa = float(finite.max()) if finite.size else 0.0
+        if method == "conformal" and not finite.size:
+            kappa = 1.0  # nothing to calibrate on: a factor e per doubling
+        warn(
+            f"{rates.size} calibration residual(s) for a {level:.0%} interval (a "
+            f"conformal quantile needs {math.ceil(level / (1 - level))}): using the "
+            f"largest observed widening rate ({kappa:.3g} per doubling of "
+            f"{column}); measure more node counts for a calibrated interval",
+            InsufficientDataWarning,
+            stacklevel=2,
+        )
     return PredictionInterval(
         level=float(level),
-        log_halfwidth=conformal_quantile(scores, level),
-        reference_nodes=float(X[column].max()),
-        n_calibration=int(scores.size),
-        calibrated_distance=distance,
+        kappa=float(kappa),
+        reference=float(X[column].max()),
+        n_calibration=int(rates.size),
+        reach=float(reach),
         column=column,
+        method=method,
     )

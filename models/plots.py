@@ -70,46 +70,96 @@ def plot_measured_vs_predicted(
     return fig
 
 
-def plot_projection(projection, *, ideal=None, title="Projection"):
-    """Projected completion time (log) and GTEPS over nodes per bandwidth (Figs. 7/8).
+def plot_projection(projection, *, measured=None, ideal=None, title="Projection"):
+    """Projected completion time and GTEPS over nodes per bandwidth, log axes.
 
     Parameters
     ----------
     projection : xarray.Dataset
         Output of :func:`scaleprobe.models.project` with a ``bandwidth`` dim (and at
         most one ``scale``).
+    measured : pandas.DataFrame, default=None
+        Measured configuration centres (``nodes``, ``bandwidth``, ``time``), drawn
+        as points in the colour of their bandwidth.
     ideal : xarray.Dataset, default=None
-        Projection of the "ideal" model (Eq. 2/3), drawn as a black line.
+        Projection of another model (e.g. the naive baseline), a dashed black line.
     title : str
     """
-    fig = Figure(figsize=(11, 4.2))
-    ax_teps, ax_time = fig.subplots(1, 2)
-    sets = [(projection, None)] + ([(ideal, "Ideal")] if ideal is not None else [])
-    for data, name in sets:
-        if "scale" in data.dims:
-            data = data.isel(scale=0)
-        nodes = data["nodes"].values
-        for bw in data["bandwidth"].values:
-            one = data.sel(bandwidth=bw)
-            label = name or f"bw {bw:g}%"
-            style = {"color": "black", "lw": 2} if name else {}
-            ax_time.plot(nodes, one["time_predicted"], label=label, **style)
-            if not name and np.isfinite(one["time_lower"]).any():
-                ax_time.fill_between(
-                    nodes, one["time_lower"], one["time_upper"], alpha=0.15
-                )
-            ax_teps.plot(nodes, one["teps_predicted"] / 1e9, label=label, **style)
-            if name:
-                break
+    target = projection.attrs.get("target", "time")
+    has_teps = "teps_predicted" in projection
+    fig = Figure(figsize=(11 if has_teps else 6.5, 4.4))
+    axes = fig.subplots(1, 2 if has_teps else 1)
+    ax_time, ax_teps = (axes[0], axes[1]) if has_teps else (axes, None)
+    data = projection.isel(scale=0) if "scale" in projection.dims else projection
+    nodes = data["nodes"].values
+    colours = {}
+    for bw in data["bandwidth"].values:
+        one = data.sel(bandwidth=bw)
+        (line,) = ax_time.plot(nodes, one[f"{target}_predicted"], label=f"bw {bw:g}%")
+        colours[float(bw)] = line.get_color()
+        if np.isfinite(one[f"{target}_lower"]).any():
+            ax_time.fill_between(
+                nodes,
+                one[f"{target}_lower"],
+                one[f"{target}_upper"],
+                alpha=0.15,
+                color=line.get_color(),
+            )
+        if f"{target}_floor" in one and float(bw) == float(data["bandwidth"].max()):
+            floor = one[f"{target}_floor"].values
+            ax_time.plot(
+                nodes,
+                np.where(floor > 0, floor, np.nan),
+                ":",
+                color="grey",
+                label="latency floor",
+            )
+        if ax_teps is not None:
+            ax_teps.plot(
+                nodes,
+                one["teps_predicted"] / 1e9,
+                label=f"bw {bw:g}%",
+                color=line.get_color(),
+            )
+    if ideal is not None:
+        base = ideal.isel(scale=0) if "scale" in ideal.dims else ideal
+        one = base.sel(bandwidth=base["bandwidth"].values[0])
+        ax_time.plot(
+            base["nodes"].values,
+            one[f"{target}_predicted"],
+            "k--",
+            lw=1,
+            label="naive baseline",
+        )
+    if measured is not None and len(measured):
+        for bw, group in (
+            measured.groupby("bandwidth")
+            if "bandwidth" in measured
+            else [(None, measured)]
+        ):
+            colour = colours.get(float(bw)) if bw is not None else "black"
+            ax_time.plot(
+                group["nodes"],
+                group[target],
+                "o",
+                color=colour,
+                ms=4,
+                mec="black",
+                mew=0.5,
+            )
+        ax_time.plot([], [], "o", color="white", mec="black", label="measured")
+    units = projection[f"{target}_predicted"].attrs.get("units", "s")
     ax_time.set(
         xscale="log",
         yscale="log",
         xlabel="nodes",
-        ylabel="completion time (s)",
-        title="CT (log scale)",
+        ylabel=f"{target} ({units})",
+        title=f"{target}: measured and projected",
     )
-    ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
-    for ax in (ax_time, ax_teps):
+    axes_list = [ax_time] + ([ax_teps] if ax_teps is not None else [])
+    if ax_teps is not None:
+        ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
+    for ax in axes_list:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title)

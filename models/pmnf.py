@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -10,16 +10,23 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _design
-from ._pmnf_search import ComboScorer, complexity, reduce_configurations
+from . import _design, _envelope
+from ._pmnf_search import (
+    ComboScorer,
+    candidate_terms,
+    combinations,
+    complexity,
+    data_decrease,
+    forward_folds,
+    usable_terms,
+)
 from ._terms import Term
-from .scaling_law import ScalingLaw
-from .splitters import ExtrapolationSplit
+from ._warnings import InsufficientDataWarning, quiet, warn
+from .scaling_law import ScalingLaw, _search_alpha
 
 __all__ = ["PMNF_EXPONENTS", "PMNFSearch"]
 
 #: Extra-P's default exponents i of ``p^i``; the search uses them and their negatives.
-_NOISE_FACTOR = 4.0  # near-tie margin, in units of the measurement noise
 PMNF_EXPONENTS = (
     "0",
     "1/4",
@@ -42,54 +49,87 @@ PMNF_EXPONENTS = (
     "3",
 )
 
+#: Held-out errors a law may show and still be explained by the noise (quantile).
+_ACCEPT = 0.99
+
+#: Values of ``alpha`` the search tries for every law with a bandwidth factor; the
+#: best ``_REFINED`` laws of each size are then scored at their own fitted alpha.
+_SEARCH_ALPHAS = np.linspace(1.0, 3.0, 9)
+_REFINED = 30
+_PAIRS_EXTENDED = 20
+
 
 class PMNFSearch(RegressorMixin, BaseEstimator):
-    """Find a scaling law ``sum_k C_k p^i_k log2(p)^j_k`` with up to three terms.
+    """Find a scaling law ``c0 + sum_k C_k p^i_k log2(p)^j_k`` by extrapolation.
 
     Candidate terms are ``p^i log2(p)^j`` for ``i`` in :data:`PMNF_EXPONENTS` and
-    their negatives and ``j`` in ``log_exponents``. Unlike Extra-P's default search,
-    combinations of up to ``max_terms`` terms are tried, coefficients are non-negative
-    (NNLS), and the winner is chosen by extrapolation cross-validation: the data are
-    reduced to the median time per configuration, every one- and two-term combination
-    and the best two-term combinations extended by a third term are fitted on the
-    small values of ``parameter`` and scored on the larger ones by the mean absolute
-    log ratio ``|log(predicted / measured)|``; the fits use relative least squares
-    (rows divided by the measurement). Among laws of one size scoring within four
-    times the measurement noise of the best, the simplest wins (fewest logarithms,
-    then smallest exponent denominators). A model with more terms wins only if it
-    beats the best smaller one by more than ``tol`` (relative) and by more than the
-    measurement noise (the median ``|log(y / median)|`` of repeated measurements of a
-    configuration, at least 0.1 %), so that extra terms do not fit noise.
+    ``j`` in ``log_exponents``, the falling terms ``p^-i`` (``0 < i <= 1``) and
+    ``log2(p)/p`` — nothing falls faster than perfect strong scaling — plus a
+    constant (Extra-P's ``c0``). The search:
+
+    1. reduces the data to configurations (geometric mean of the replicates, their
+       count as weight) and fits every law with the relative weighted least-squares
+       loss of :class:`ScalingLaw` — the loss the chosen law is refitted with, so the
+       reported coefficients are the ones that won;
+    2. scores laws by extrapolation: folds train on the ``k`` smallest process counts
+       and test on all larger ones (mean absolute log error); a law with ``q``
+       coefficients needs ``q + 1`` distinct process counts in every fold, so with
+       ``m`` distinct counts no law has more than ``m - 2`` coefficients, and all laws
+       are scored on the same folds. Every one- and two-coefficient law is scored,
+       and the best two-coefficient laws are extended by a third;
+    3. allows terms falling with ``p`` only when the data fall somewhere, so a rising
+       series is never fitted with ``1/p**k`` terms standing in for a constant;
+    4. accepts the laws whose held-out errors the noise explains in at least half
+       of the folds — in a fold, the squared log errors weighed by their covariance
+       (noise of the test centres plus the noise the fit propagates to its
+       predictions, ``sigma`` the replicate noise) stay below the 90 % quantile of
+       their law — and picks the simplest of them: fewest terms, least unusual
+       terms (:func:`~scaleprobe.models._pmnf_search.complexity`), slowest growth.
+       When none is accepted (or there are no replicates), the simplest law within
+       ``max(tol * best, sigma / sqrt(n))`` of the best score is taken.
+
+    With only two distinct process counts no law can be checked: the search warns
+    (:class:`~scaleprobe.models.InsufficientDataWarning`) and returns the power law
+    through the two, the simplest honest answer. :meth:`predict_interval` gives the
+    range of every plausible law the data cannot reject (see
+    :mod:`scaleprobe.models._envelope`).
 
     Parameters
     ----------
     parameter : {"ranks", "nodes"}, default="ranks"
         The feature column ``p``.
     max_terms : int, default=3
-        Largest number of terms (1 to 3).
+        Largest number of non-constant terms (1 to 3).
+    constant : bool, default=True
+        Offer the constant term ``c0`` (``c0 * D`` with ``data``).
+    exponents : sequence of str, default=PMNF_EXPONENTS
+        Exponents ``i`` of the growing terms (fractions as strings); falling terms
+        use those not above 1.
     log_exponents : sequence of int, default=(0, 1, 2)
     data : bool, default=False
         Multiply every term by the data size ``D`` (as Eq. 3 of seed 000).
     bandwidth : bool, default=False
-        Multiply the communication terms (those not falling like ``1/p`` or faster) of
-        the chosen law by ``alpha^(100/bw)``. The exponents are searched on the points
-        with the highest bandwidth; ``alpha`` is fitted afterwards by
-        :class:`ScalingLaw`.
-    cv : splitter, default=None
-        Splitter applied to the reduced frame; default
-        ``ExtrapolationSplit(column=parameter, n_splits=3)``.
+        Multiply the communication terms (those not falling like ``1/p`` or faster;
+        never the constant) by ``alpha^(100/bw)``. Laws are scored on every
+        bandwidth with ``alpha`` on a grid, then refitted with ``alpha`` optimised.
     tol : float, default=0.1
-        Relative score improvement needed to add a term.
+        Relative part of the near-tie margin.
     ppn, s0, features
         As in :class:`ScalingLaw`.
 
     Attributes
     ----------
     best_estimator_ : ScalingLaw
-        The chosen law refitted on all data.
+        The chosen law refitted on all configurations.
     terms_, coef_, alpha_ : as in ScalingLaw
     search_scores_ : pandas.DataFrame
-        Best candidates with their extrapolation score, best first.
+        Best candidates with their extrapolation score, the chosen one first.
+    training_ : pandas.DataFrame
+        The configurations (``p``, ``D``, ``bandwidth``, ``y``, ``n``, ``log_sd``).
+    noise_ : float
+        Noise the intervals assume.
+    max_coefficients_ : int
+        Largest number of coefficients the data could check.
     n_features_in_ : int
 
     Examples
@@ -106,10 +146,11 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         *,
         parameter="ranks",
         max_terms=3,
+        constant=True,
+        exponents=PMNF_EXPONENTS,
         log_exponents=(0, 1, 2),
         data=False,
         bandwidth=False,
-        cv=None,
         tol=0.1,
         ppn=None,
         s0=25,
@@ -117,49 +158,62 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     ):
         self.parameter = parameter
         self.max_terms = max_terms
+        self.constant = constant
+        self.exponents = exponents
         self.log_exponents = log_exponents
         self.data = data
         self.bandwidth = bandwidth
-        self.cv = cv
         self.tol = tol
         self.ppn = ppn
         self.s0 = s0
         self.features = features
 
-    def _candidates(self):
-        exps = sorted({s * Fraction(e) for e in PMNF_EXPONENTS for s in (1, -1)})
-        return [
-            Term(p_exponent=i, log_exponent=int(j), data=bool(self.data))
-            for i in exps
-            for j in self.log_exponents
-        ]
+    def _probe(self):
+        return [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
 
-    def fit(self, X, y):
-        """Search the terms, then fit the chosen law on all of ``X, y``.
+    def _check_params(self):
+        if self.parameter not in ("ranks", "nodes"):
+            raise ValueError(
+                f"parameter must be 'ranks' or 'nodes'; got {self.parameter!r}"
+            )
+        if int(self.max_terms) not in (1, 2, 3) or self.max_terms != int(
+            self.max_terms
+        ):
+            raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
+        if not 0 <= float(self.tol) < 1:
+            raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the law, then refit it on all configurations.
 
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Positive times (or counts).
+        sample_weight : array-like of shape (n_samples,), default=None
+            When given, every row is a configuration centre and its weight the
+            number of replicates behind it (no replicate noise is then known).
 
         Returns
         -------
         self : PMNFSearch
         """
-        if self.parameter not in ("ranks", "nodes"):
-            raise ValueError(
-                f"parameter must be 'ranks' or 'nodes'; got {self.parameter!r}"
-            )
-        if int(self.max_terms) not in (1, 2, 3):
-            raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
-        probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
+        self._check_params()
         Xs, names = _design.select(
-            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
+            X,
+            _design.needed_columns(self._probe(), self.parameter),
+            self.features,
+            self.s0,
         )
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
-        if Xv.shape[0] < 2:
+        if np.any(yv <= 0):
             raise ValueError(
-                f"PMNFSearch needs at least 2 samples; got n_samples = {Xv.shape[0]}"
+                f"PMNFSearch needs positive targets; got minimum {yv.min()!r}"
+            )
+        if yv.size < 2:
+            raise ValueError(
+                f"PMNFSearch needs at least 2 samples; got n_samples = {yv.size}"
             )
         var = _design.variables(
             Xv,
@@ -169,150 +223,288 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             s0=self.s0,
             whom=type(self).__name__,
         )
-        reduced = reduce_configurations(var, yv)
-        candidates = self._candidates()
-        scores = self._search(candidates, reduced)
-        best = scores.iloc[0]
-        chosen = [candidates[i] for i in best["index"]]
-        if self.bandwidth:
-            chosen = [
-                Term(t.p_exponent, t.log_exponent, t.data, t.is_communication)
-                for t in chosen
-            ]
-        self.search_scores_ = scores.drop(columns="index")
+        weights = None
+        if sample_weight is not None:
+            weights = np.asarray(sample_weight, dtype=float).ravel()
+            if weights.shape != yv.shape or np.any(weights < 0):
+                raise ValueError("sample_weight must be non-negative, one per sample")
+            if not weights.any():
+                raise ValueError("sample_weight is zero everywhere: nothing to fit")
+            keep = weights > 0  # a zero weight removes the sample
+            yv, weights = yv[keep], weights[keep]
+            var = {k: v[keep] for k, v in var.items()}
+        table = _envelope.training_table(var, yv, weights)
+        distinct = np.unique(table["p"]).size
+        if distinct < 2:
+            raise ValueError(
+                f"PMNFSearch needs at least 2 distinct values of {self.parameter!r}; "
+                f"got {distinct}"
+            )
+        if distinct == 2:
+            chosen, scores, cap = self._two_points(table), None, 1
+        else:
+            chosen, scores, cap = self._search(table)
+        law = self._refit(chosen, table)
+        self.best_estimator_ = law
+        self.terms_ = law.terms_
+        self.coef_ = law.coef_
+        self.alpha_ = law.alpha_
+        self.search_scores_ = scores
+        self.training_ = table
+        self.max_coefficients_ = cap
+        configs = {
+            k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table
+        }
+        fitted = law.predict(self._frame(configs).to_numpy())
+        residual = (table["y"] - fitted) / table["y"]
+        loss = float(np.sum(table["n"] * residual**2))
+        dof = len(table) - len(law.terms_) - (law.alpha_ is not None)
+        replicate, replicate_dof = _envelope.replicate_noise_dof(table)
+        self.noise_, self.noise_dof_ = _envelope.noise_level(
+            replicate, loss, dof, replicate_dof
+        )
+        return self
+
+    def _two_points(self, table):
+        warn(
+            f"only 2 distinct values of {self.parameter!r}: no scaling law can be "
+            "selected or checked against a held-out point; using the power law "
+            "through the two (measure a third node count to know more)",
+            InsufficientDataWarning,
+            stacklevel=3,
+        )
+        values = table["y"] / table.get("D", 1.0)
+        centres = np.exp(np.log(values).groupby(table["p"]).mean())
+        (p1, y1), (p2, y2) = centres.items()
+        slope = Fraction(math.log(y2 / y1) / math.log(p2 / p1)).limit_denominator(100)
+        return [Term(p_exponent=slope, data=bool(self.data))]
+
+    def _search(self, table):
+        p = table["p"].to_numpy(dtype=float)
+        y = table["y"].to_numpy(dtype=float)
+        n = table["n"].to_numpy(dtype=float)
+        replicate, replicate_dof = _envelope.replicate_noise_dof(table)
+        distinct = np.unique(p).size
+        wanted = int(self.max_terms) + bool(self.constant)
+        cap = max(1, min(wanted, distinct - 2))
+        folds = forward_folds(p, cap + 1)
+        candidates = candidate_terms(self.exponents, self.log_exponents, self.data)
+        if not self.constant:
+            candidates = candidates[1:]  # the constant comes first
+        groups = [c for c in ("D", "bandwidth") if c in table]
+        falls = any(
+            data_decrease(
+                g["p"].to_numpy(float),
+                g["y"].to_numpy(float),
+                g["n"].to_numpy(float),
+                replicate,
+            )
+            for _, g in (table.groupby(groups) if groups else [(None, table)])
+        )
+        allowed = usable_terms(candidates, falls)
+        var = {
+            k: table[k].to_numpy(dtype=float)
+            for k in ("p", "D", "bandwidth")
+            if k in table
+        }
+        alphas = _SEARCH_ALPHAS if self.bandwidth and "bandwidth" in var else [None]
+        sigma = (
+            max(replicate, _envelope.NOISE_FLOOR)
+            if np.isfinite(replicate)
+            else (np.nan)
+        )
+        errors, chis = {}, {}
+
+        def score(alpha, combos_of_size):
+            """Score combinations at one alpha; keep each one's best alpha."""
+            terms = [_with_alpha(t) if alpha is not None else t for t in candidates]
+            with np.errstate(all="ignore"):
+                phi = np.column_stack(
+                    [
+                        t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
+                        for t in terms
+                    ]
+                )
+            finite = np.all(np.isfinite(phi), axis=0) & np.all(phi > 0, axis=0)
+            usable = [i for i in allowed if finite[i]]
+            scorer = ComboScorer(phi, y, n, folds)
+            seeds = None
+            for size in range(1, cap + 1):
+                if combos_of_size is not None:
+                    combos = combos_of_size.get(size, np.empty((0, size), np.int64))
+                    combos = (
+                        combos[np.all(finite[combos], axis=1)]
+                        if combos.size
+                        else (combos)
+                    )
+                elif size <= 2:
+                    combos = combinations(usable, size)
+                else:
+                    combos = combinations(usable, size, seeds)
+                if combos.size and self.constant:
+                    # At most max_terms terms besides the constant (index 0).
+                    others = (combos != 0).sum(axis=1)
+                    combos = combos[others <= int(self.max_terms)]
+                if combos.size == 0:
+                    continue
+                error = scorer.evaluate(combos, np.nan)[0]
+                # Acceptance uses every fold a law can be fitted on: a simple law
+                # faces the longer extrapolations too.
+                _, passed, _ = ComboScorer(
+                    phi, y, n, forward_folds(p, size + 1)
+                ).evaluate(combos, sigma, dof=replicate_dof, level=_ACCEPT)
+                for combo, e, c in zip(map(tuple, combos), error, passed, strict=True):
+                    if e < errors.get(combo, np.inf):
+                        errors[combo], chis[combo] = e, c
+                order = np.argsort(error)[:_PAIRS_EXTENDED]
+                seeds = [tuple(combos[i]) for i in order if np.isfinite(error[i])]
+
+        for alpha in alphas:
+            score(alpha, None)
+        if alphas[0] is not None and errors:
+            # Precise data confine alpha tightly: refit it for the best laws of every
+            # size (on all configurations, as the final fit will), then score them.
+            refine = {}
+            for combo in sorted(errors, key=errors.get):
+                chosen = refine.setdefault(len(combo), [])
+                if len(chosen) < _REFINED:
+                    chosen.append(combo)
+            for combos in refine.values():
+                for combo in combos:
+                    terms = [_with_alpha(candidates[i]) for i in combo]
+                    alpha = _fit_alpha(terms, var, y, n)
+                    score(alpha, {len(combo): np.array([combo], dtype=np.int64)})
+        finite = {c: e for c, e in errors.items() if np.isfinite(e)}
+        if not finite:
+            raise ValueError(
+                "no scaling law of the normal form extrapolates these data with "
+                "positive coefficients"
+            )
+
+        def key(combo):
+            return (complexity([candidates[i] for i in combo]), finite[combo])
+
+        # Laws whose held-out errors the noise explains in most folds.
+        accepted = [c for c in finite if chis[c] >= 0.5] if np.isfinite(sigma) else []
+        if accepted:
+            # Laws whose held-out errors the noise explains: the simplest wins.
+            pick = min(accepted, key=key)
+        else:
+            best = min(finite.values())
+            noise = sigma if np.isfinite(sigma) else 0.01
+            margin = max(float(self.tol) * best, noise / math.sqrt(np.median(n)))
+            pick = min((c for c, e in finite.items() if e <= best + margin), key=key)
+        ranked = sorted(finite, key=finite.get)[:20]
+        rows = [pick] + [c for c in ranked if c != pick]
+        table_scores = pd.DataFrame(
+            {
+                "terms": [" + ".join(candidates[i].name for i in c) for c in rows],
+                "score": [finite[c] for c in rows],
+                "explained": [chis[c] for c in rows],
+                "coefficients": [len(c) for c in rows],
+            }
+        )
+        return [candidates[i] for i in pick], table_scores, cap
+
+    def _frame(self, var):
+        """A frame of the law's columns from variables (``p`` back to nodes/ranks)."""
+        frame = pd.DataFrame({self.parameter: var["p"] / float(self.ppn or 1.0)})
+        if self.data:
+            frame["D"] = var["D"]
+        if self.bandwidth and "bandwidth" in var:
+            frame["bandwidth"] = var["bandwidth"]
+        return frame
+
+    def _refit(self, chosen, table):
+        terms = chosen
+        if self.bandwidth and "bandwidth" in table:
+            terms = [_with_alpha(t) for t in chosen]
+        var = {k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table}
+        frame = self._frame(var)
+        weights = table["n"].to_numpy(dtype=float)
         law = ScalingLaw(
-            terms=[t.name for t in chosen],
+            terms=[t.name for t in terms],
             over=self.parameter,
             ppn=self.ppn,
             s0=self.s0,
-            features=names,
-        ).fit(Xv, yv)
-        if 0 < np.count_nonzero(law.coef_) < len(chosen):
-            # NNLS switched a term off on the full data: drop it rather than report it
-            law.set_params(
-                terms=[t for t, c in zip(law.terms_, law.coef_, strict=True) if c > 0]
-            ).fit(Xv, yv)
-        self.best_estimator_ = law
-        self.terms_ = self.best_estimator_.terms_
-        self.coef_ = self.best_estimator_.coef_
-        self.alpha_ = self.best_estimator_.alpha_
-        return self
-
-    def _search(self, candidates, reduced):
-        frame = pd.DataFrame({self.parameter: reduced["p"]})
-        cv = (
-            self.cv
-            if self.cv is not None
-            else ExtrapolationSplit(column=self.parameter, n_splits=3)
+            features=list(frame.columns),
+            loss="relative",
         )
-        folds = list(cv.split(frame))
-        if not folds:
-            folds = [(np.arange(len(frame)), np.arange(len(frame)))]
-        with np.errstate(all="ignore"):
-            phi = np.column_stack(
-                [t.evaluate(reduced["p"], reduced.get("D")) for t in candidates]
-            )
-        usable = np.all(np.isfinite(phi), axis=0) & np.all(phi >= 0, axis=0)
-        index = np.flatnonzero(usable)
-        scorer = ComboScorer(phi[:, index], reduced["y"], folds)
-        pairs_all = np.array(list(itertools.combinations(range(index.size), 2)))
-        best_by_size, rows, pair_scores = {}, [], None
-        for size in range(1, int(self.max_terms) + 1):
-            if size == 1:
-                combos = np.arange(index.size).reshape(-1, 1)
-            elif size == 2:
-                combos = pairs_all
-            else:  # extend the ten best pairs by every other term
-                seeds = pairs_all[np.argsort(pair_scores)[:10]]
-                combos = np.unique(
-                    np.sort(
-                        np.array(
-                            [
-                                (*c, k)
-                                for c in seeds
-                                for k in range(index.size)
-                                if k not in c
-                            ]
-                        ),
-                        axis=1,
-                    ),
-                    axis=0,
+        y = table["y"].to_numpy()
+        with quiet():
+            law.fit(frame.to_numpy(), y, sample_weight=weights)
+            if 0 < np.count_nonzero(law.coef_) < len(terms):
+                # The non-negative fit switched a term off on all data: drop it.
+                kept = [t for t, c in zip(law.terms_, law.coef_, strict=True) if c > 0]
+                law.set_params(terms=kept).fit(
+                    frame.to_numpy(), y, sample_weight=weights
                 )
-            if combos.size == 0:
-                break
-            scores_now = scorer.score(combos)
-            if size == 2:
-                pair_scores = scores_now
-            order = np.argsort(scores_now)
-            rows += [
-                (float(scores_now[i]), tuple(int(index[k]) for k in combos[i]))
-                for i in order[:20]
-            ]
-            # Near-ties (within the noise) go to the simplest law: fewest logarithms,
-            # then the smallest exponent denominators.
-            margin = max(
-                scores_now[order[0]] * self.tol, _NOISE_FACTOR * reduced["noise"], 1e-3
-            )
-            tied = [i for i in order if scores_now[i] <= scores_now[order[0]] + margin]
-            pick = min(
-                tied or order[:1],
-                key=lambda i: (
-                    complexity([candidates[index[k]] for k in combos[i]]),
-                    scores_now[i],
-                ),
-            )
-            best_by_size[size] = (
-                float(scores_now[pick]),
-                tuple(int(index[k]) for k in combos[pick]),
-            )
-        chosen = best_by_size[1]
-        for size in sorted(best_by_size)[1:]:
-            gain = chosen[0] - best_by_size[size][0]
-            if not np.isfinite(chosen[0]) or (
-                gain > chosen[0] * self.tol
-                and gain > max(_NOISE_FACTOR * reduced["noise"], 1e-3)
-            ):
-                chosen = best_by_size[size]
-        rows.sort()
-        table = pd.DataFrame(
-            {
-                "terms": [
-                    " + ".join(candidates[i].name for i in c) for _, c in rows[:20]
-                ],
-                "score": [s for s, _ in rows[:20]],
-                "index": [c for _, c in rows[:20]],
-            }
+        return law
+
+    # -- prediction -------------------------------------------------------------------
+    def _law_input(self, X):
+        check_is_fitted(self)
+        Xs, names = _design.select(
+            X,
+            _design.needed_columns(self._probe(), self.parameter),
+            self.features,
+            self.s0,
         )
-        top = pd.DataFrame(
-            {
-                "terms": [" + ".join(candidates[i].name for i in chosen[1])],
-                "score": [chosen[0]],
-                "index": [chosen[1]],
-            }
+        Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
+        var = _design.variables(
+            Xv,
+            names,
+            over=self.parameter,
+            ppn=self.ppn,
+            s0=self.s0,
+            whom=type(self).__name__,
         )
-        return pd.concat(
-            [top, table[table["terms"] != top["terms"][0]]], ignore_index=True
-        )
+        return self._frame(var).to_numpy(), var
 
     def predict(self, X):
         """Predict with the chosen law (see :meth:`ScalingLaw.predict`)."""
-        check_is_fitted(self)
-        probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
-        Xs, _ = _design.select(
-            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
-        )
-        Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
-        return self.best_estimator_.predict(Xv)
+        array = self._law_input(X)[0]
+        return self.best_estimator_.predict(array)
 
     def predict_components(self, X):
         """Split predictions into terms (see :meth:`ScalingLaw.predict_components`)."""
-        check_is_fitted(self)
-        probe = [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
-        Xs, _ = _design.select(
-            X, _design.needed_columns(probe, self.parameter), self.features, self.s0
+        array = self._law_input(X)[0]
+        return self.best_estimator_.predict_components(array)
+
+    def predict_interval(self, X, *, level=0.9):
+        """Range of every plausible law the data cannot reject (see ``_envelope``).
+
+        The family holds the chosen law and the laws of
+        :data:`~scaleprobe.models._envelope.ENVELOPE_FAMILY` with at most one
+        coefficient fewer than there are distinct process counts.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        level : float, default=0.9
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+        """
+        array, var = self._law_input(X)
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        table = self.training_
+        distinct = np.unique(table["p"]).size
+        forms = _envelope.family_forms(
+            max(distinct - 1, 1), data=bool(self.data), extra=[self.terms_]
         )
-        Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
-        return self.best_estimator_.predict_components(Xv)
+        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        low = high = self.best_estimator_.predict(array)
+        for form in _envelope.parse_forms(forms):
+            if self.bandwidth and "bandwidth" in table:
+                form = _envelope.with_bandwidth(form)
+            lo, hi = _envelope.law_range(
+                form, table, var, limit, alphas=_envelope.alpha_grid(self.alpha_)
+            )
+            low, high = np.fmin(low, lo), np.fmax(high, hi)
+        return low, high
 
     def crossover_nodes(self, **kwargs):
         """Smallest node count where communication >= computation.
@@ -326,5 +518,22 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        tags.target_tags.positive_only = True
         tags.regressor_tags.poor_score = True
         return tags
+
+
+def _fit_alpha(terms, var, y, weights):
+    """Alpha of the relative least-squares fit of ``terms`` on all configurations."""
+    return _search_alpha(terms, var, y, weights, True, 1.0, 3.0)
+
+
+def _with_alpha(term):
+    if term.p_exponent == 0 and term.log_exponent == 0:
+        return term
+    return Term(
+        term.p_exponent,
+        term.log_exponent,
+        term.data,
+        term.bandwidth or term.is_communication,
+    )

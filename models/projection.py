@@ -1,22 +1,111 @@
-"""Project a fitted model onto new node counts, bandwidths and scales."""
+"""Project a fitted model onto new node counts, bandwidths, scales and networks."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
-import pandas as pd
 import xarray as xr
 
+from ._warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
 from .derived import EDGEFACTOR, teps
-from .features import data_size
+from .features import prediction_frame
 
-__all__ = ["project"]
+__all__ = ["project", "resolve_ppn"]
+
+_COORD_ATTRS = {
+    "nodes": {"units": "1", "long_name": "nodes"},
+    "bandwidth": {"units": "percent", "long_name": "share of the link bandwidth"},
+    "scale": {"units": "1", "long_name": "problem scale (log2 of the vertices)"},
+}
 
 
-def _model_ppn(model):
-    law = getattr(model, "best_estimator_", model)
-    if getattr(law, "over", "nodes") == "nodes" and getattr(law, "ppn", None):
-        return float(law.ppn)
-    return None
+def resolve_ppn(ppn, training):
+    """Ranks per node of a projection: given, or the one the model was trained at.
+
+    Parameters
+    ----------
+    ppn : float or None
+    training : dict or None
+        Training metadata (``ppn``: list of trained values, or None when unknown).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When the trained ppn is unknown or ambiguous and none is given.
+
+    Examples
+    --------
+    >>> resolve_ppn(None, {"ppn": [4]})
+    4.0
+    """
+    trained = (training or {}).get("ppn")
+    if ppn is not None:
+        if not float(ppn) > 0:
+            raise ValueError(f"ppn must be positive; got {ppn!r}")
+        if trained and float(ppn) not in [float(v) for v in trained]:
+            warn(
+                f"projecting at ppn {ppn:g}, but the model was trained at ppn "
+                f"{trained}: the share of a node's link per rank changes",
+                ExtrapolationWarning,
+                stacklevel=3,
+            )
+        return float(ppn)
+    if training is None:
+        return 1.0
+    if not trained:
+        raise ValueError(
+            "the model was fitted on process counts without a ppn (ranks per node): "
+            "give ppn to project to node counts"
+        )
+    if len(trained) > 1:
+        raise ValueError(
+            f"the model was trained at several ppn {trained}: give ppn to project"
+        )
+    return float(trained[0])
+
+
+def _warn_outside(name, values, trained):
+    if trained is None or values is None:
+        return
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    low, high = trained
+    outside = values[(values < low) | (values > high)]
+    if outside.size:
+        warn(
+            f"{name} {outside.tolist()} lies outside the trained range "
+            f"[{low:g}, {high:g}]: the projection extrapolates in {name}",
+            ExtrapolationWarning,
+            stacklevel=3,
+        )
+
+
+def _target_link(link, training, model):
+    """Target network of a projection; a time-only law cannot take a new latency."""
+    trained = (training or {}).get("link")
+    if link is None:
+        return trained, None
+    link = {k: float(v) for k, v in link.items() if v is not None}
+    prices = hasattr(model, "floor")
+    if trained is None and not prices:
+        raise ValueError(
+            "the training link is unknown: a projection to another network needs a "
+            "model fitted on a Dataset that records its link"
+        )
+    merged = {**(trained or {}), **link}
+    if not prices:
+        if "latency" in link and trained and link["latency"] != trained["latency"]:
+            raise ValueError(
+                "a time-only law cannot be re-priced at another latency; only the "
+                "traffic-informed model can (fit a Dataset with critical-path records)"
+            )
+        # A new link bandwidth becomes a percentage of the training link.
+        return merged, merged["link_bandwidth"] / trained["link_bandwidth"]
+    return merged, None
 
 
 def project(
@@ -27,34 +116,57 @@ def project(
     scale=None,
     ppn=None,
     interval=None,
+    link=None,
+    training=None,
+    floor_model=None,
     edgefactor=EDGEFACTOR,
+    target="time",
 ):
-    """Predict over a grid of new coordinates, with intervals and components.
+    """Predict over a grid of new coordinates, with intervals, parts and limits.
 
     Parameters
     ----------
-    model : fitted ScalingLaw or PMNFSearch (or any regressor on feature frames)
+    model : fitted estimator
+        Any model predicting from a feature frame.
     nodes : array-like of int
         Node counts to project to.
     bandwidth : float or array-like, default=100
-        Bandwidth percentages.
+        Bandwidth percentages (of the link, the target link when ``link`` is given).
     scale : float or array-like, default=None
         Problem scales; needed for data-size terms and for TEPS.
     ppn : float, default=None
-        Ranks per node for the ``ranks`` feature. Default: the model's ``ppn`` (when
-        it multiplies nodes itself) or 1.
+        Ranks per node. Default: the one the model was trained at (``training``); an
+        error when that is unknown or ambiguous.
     interval : PredictionInterval, default=None
-        Adds ``time_lower`` / ``time_upper``; without it they are NaN.
+        Adds ``<target>_lower`` / ``<target>_upper``; without it they are NaN.
+    link : dict, default=None
+        Target network: ``link_bandwidth`` (bytes/s) and/or ``latency`` (s). Only a
+        traffic-informed model can take another latency; a time-only law takes
+        another link bandwidth as a percentage of the training link.
+    training : dict, default=None
+        Training metadata (:attr:`EnsembleFit.training`): trained ppn, link,
+        feature ranges, units, provenance. Enables the checks and the attributes.
+    floor_model : TrafficModel, default=None
+        A fitted traffic-informed model whose latency floor bounds any projection
+        from below (``<target>_floor``; a prediction under it warns).
     edgefactor : int, default=16
         Edges per vertex for ``teps_predicted = edgefactor * 2**scale / time``.
+    target : str, default="time"
 
     Returns
     -------
     xarray.Dataset
-        Dims ``nodes``, ``bandwidth`` (and ``scale``); variables ``time_predicted``,
-        ``time_lower``, ``time_upper``, ``teps_predicted`` (NaN without a scale),
-        ``time_computation``, ``time_communication`` and ``time_terms`` (extra dim
-        ``term``) when the model can split its prediction.
+        Dims ``nodes``, ``bandwidth`` (and ``scale``) with units; variables
+        ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
+        scale), ``<target>_computation`` / ``_communication`` / ``_terms`` when the
+        model splits its prediction, ``<target>_floor`` with a floor model.
+
+    Warns
+    -----
+    ExtrapolationWarning
+        Scale, bandwidth or ppn outside what the model was trained on.
+    PhysicalLimitWarning
+        A prediction below the latency floor.
 
     Examples
     --------
@@ -65,86 +177,121 @@ def project(
     >>> ds["time_predicted"].dims
     ('nodes', 'bandwidth', 'scale')
     """
+    ppn = resolve_ppn(ppn, training)
+    ranges = (training or {}).get("feature_ranges", {})
+    _warn_outside("scale", scale, ranges.get("scale"))
+    link, percent_factor = _target_link(link, training, model)
+    frame = prediction_frame(
+        nodes,
+        ppn=ppn,
+        bandwidth=bandwidth,
+        scale=scale,
+        s0=(training or {}).get("s0", getattr(model, "s0", 25)),
+        link=link if percent_factor is None else None,
+    )
+    if percent_factor is not None:
+        frame["bandwidth"] = frame["bandwidth"] * percent_factor
+    _warn_outside("bandwidth", frame["bandwidth"].unique(), ranges.get("bandwidth"))
     coords = {
         "nodes": np.atleast_1d(np.asarray(nodes, dtype=float)),
         "bandwidth": np.atleast_1d(np.asarray(bandwidth, dtype=float)),
     }
-    if np.any(coords["nodes"] <= 0) or np.any(coords["bandwidth"] <= 0):
-        raise ValueError("nodes and bandwidth must be positive")
     if scale is not None:
         coords["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
-    if ppn is None:
-        ppn = _model_ppn(model) or 1.0
-    index = pd.MultiIndex.from_product(list(coords.values()), names=list(coords))
-    frame = index.to_frame(index=False)
-    frame.insert(1, "ppn", float(ppn))
-    frame.insert(2, "ranks", frame["nodes"] * float(ppn))
-    if scale is not None:
-        law = getattr(model, "best_estimator_", model)
-        frame["D"] = data_size(frame["scale"], getattr(law, "s0", 25))
-    shape = tuple(len(v) for v in coords.values())
-    dims = tuple(coords)
-    predicted = np.asarray(model.predict(frame), dtype=float)
-    if interval is not None:
-        lower, upper = interval.bounds(predicted, frame[interval.column])
-    else:
-        lower = upper = np.full_like(predicted, np.nan)
+    dims = list(coords)
+    shape = tuple(len(coords[d]) for d in dims)
 
     def grid(values):
         return np.asarray(values, dtype=float).reshape(shape)
 
+    predicted = np.asarray(model.predict(frame), dtype=float)
+    if interval is not None:
+        lower, upper = interval.bounds(model, frame, prediction=predicted)
+    else:
+        lower = upper = np.full_like(predicted, np.nan)
+    units = (training or {}).get("units", {}).get(target, "s")
     data_vars = {
-        "time_predicted": (
+        f"{target}_predicted": (
             dims,
             grid(predicted),
-            {"units": "s", "long_name": "predicted completion time"},
+            {"units": units, "long_name": f"predicted {target}"},
         ),
-        "time_lower": (
+        f"{target}_lower": (
             dims,
             grid(lower),
-            {"units": "s", "long_name": "lower bound of the prediction interval"},
+            {"units": units, "long_name": "lower bound of the prediction interval"},
         ),
-        "time_upper": (
+        f"{target}_upper": (
             dims,
             grid(upper),
-            {"units": "s", "long_name": "upper bound of the prediction interval"},
+            {"units": units, "long_name": "upper bound of the prediction interval"},
         ),
     }
-    if scale is not None:
-        rate = teps(predicted, frame["scale"].to_numpy(), edgefactor=edgefactor)
-    else:
-        rate = np.full_like(predicted, np.nan)
-    data_vars["teps_predicted"] = (
-        dims,
-        grid(rate),
-        {"units": "1/s", "long_name": "predicted traversed edges per second"},
-    )
+    if scale is not None and target == "time":
+        data_vars["teps_predicted"] = (
+            dims,
+            grid(teps(predicted, frame["scale"].to_numpy(), edgefactor=edgefactor)),
+            {"units": "edges/s", "long_name": "predicted traversed edges per second"},
+        )
     if hasattr(model, "predict_components"):
         parts = model.predict_components(frame)
-        data_vars["time_computation"] = (
+        data_vars[f"{target}_computation"] = (
             dims,
             grid(parts["computation"]),
-            {"units": "s", "long_name": "computation terms of the prediction"},
+            {"units": units, "long_name": "computation part of the prediction"},
         )
-        data_vars["time_communication"] = (
+        data_vars[f"{target}_communication"] = (
             dims,
             grid(parts["communication"]),
-            {"units": "s", "long_name": "communication terms of the prediction"},
+            {"units": units, "long_name": "communication part of the prediction"},
         )
         terms = [c for c in parts.columns if c not in ("computation", "communication")]
-        stacked = parts[terms].to_numpy().reshape(*shape, len(terms))
-        data_vars["time_terms"] = (
+        data_vars[f"{target}_terms"] = (
             (*dims, "term"),
-            stacked,
-            {"units": "s", "long_name": "contribution of each fitted term"},
+            parts[terms].to_numpy().reshape(*shape, -1),
+            {"units": units, "long_name": "contribution of each term or part"},
         )
         coords["term"] = terms
-    attrs = {"model": repr(model), "ppn": float(ppn), "edgefactor": edgefactor}
+    if floor_model is not None:
+        floor = np.asarray(floor_model.floor(frame), dtype=float)
+        data_vars[f"{target}_floor"] = (
+            dims,
+            grid(floor),
+            {
+                "units": units,
+                "long_name": "latency floor: latency-bound steps on the critical path "
+                "times the link latency",
+            },
+        )
+        below = np.flatnonzero(predicted < floor * (1 - 1e-9))
+        if below.size:
+            first = frame.iloc[below[0]]
+            warn(
+                f"the projection falls below the latency floor the link model gives "
+                f"(from {first['nodes']:g} nodes: {predicted[below[0]]:.3g} s < "
+                f"{floor[below[0]]:.3g} s): it cannot be right there",
+                PhysicalLimitWarning,
+                stacklevel=2,
+            )
+    attrs = {
+        "model": type(model).__name__,
+        "ppn": ppn,
+        "edgefactor": edgefactor,
+        "target": target,
+    }
+    if link is not None:
+        attrs["link_bandwidth"] = float(link.get("link_bandwidth", np.nan))
+        attrs["latency"] = float(link.get("latency", np.nan))
     if interval is not None:
         attrs["interval_level"] = interval.level
-    coords["nodes"] = (
-        coords["nodes"].astype(int)
-        if np.all(coords["nodes"] == np.round(coords["nodes"]))
-        else coords["nodes"]
-    )
-    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+        attrs["interval_method"] = interval.method
+    if training is not None:
+        attrs["training"] = json.dumps(training, default=str)
+    out = xr.Dataset(data_vars, coords=coords, attrs=attrs)
+    for name, extra in _COORD_ATTRS.items():
+        if name in out.coords:
+            out[name].attrs.update(extra)
+    if np.all(out["nodes"].values == np.round(out["nodes"].values)):
+        out = out.assign_coords(nodes=out["nodes"].values.astype(int))
+        out["nodes"].attrs.update(_COORD_ATTRS["nodes"])
+    return out

@@ -1,32 +1,43 @@
-"""A self-contained report: scores, the selected model, projections and figures."""
+"""A self-contained report: scores, the trusted model (or none), projection, figures."""
 
 from __future__ import annotations
 
 import base64
 import html
 import io
+import math
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 
-from .derived import crossover_nodes
-from .ensemble import default_ensemble
-from .evaluation import evaluate, select_model, summarize
+from ._configs import reduce_configurations
+from .ensemble import fit_ensemble
 from .features import make_features
-from .intervals import conformal_interval
+from .fitted import describe_model
 from .plots import (
     plot_bandwidth_demand,
     plot_extrapolation_error,
     plot_measured_vs_predicted,
     plot_projection,
 )
-from .projection import project
 
-__all__ = ["write_report"]
+__all__ = ["projection_nodes", "write_report"]
 
-_COLUMNS = ["model", "cv", "smape", "mape", "r2", "within_10", "coverage"]
+
+def projection_nodes(largest, project_to=None, smallest=1):
+    """Powers of two from ``smallest`` to ``project_to`` (default: at least 1024).
+
+    Examples
+    --------
+    >>> projection_nodes(8).tolist()[-3:]
+    [256, 512, 1024]
+    """
+    top = project_to or max(1024, 32 * int(largest))
+    exponent = math.ceil(math.log2(top))
+    low = max(math.floor(math.log2(max(smallest, 1))), 0)
+    return np.array([2**k for k in range(low, exponent + 1)])
 
 
 def _figure_bytes(figure):
@@ -50,6 +61,12 @@ def _table(frame, fmt):
     return "\n".join([header, rule, *rows])
 
 
+def _measured(X, y, target):
+    configs = reduce_configurations(X, y)
+    table = configs.frame.rename(columns={"y": target})
+    return table
+
+
 def write_report(
     dataset,
     path,
@@ -61,8 +78,14 @@ def write_report(
     s0=25,
     level=0.9,
     project_to=None,
+    ppn=None,
 ):
-    """Evaluate an ensemble on a results Dataset and write an HTML or Markdown report.
+    """Fit the ensemble on a results Dataset and write an HTML or Markdown report.
+
+    The report states which model scaleprobe trusts and why (or that none can be
+    trusted), the scores of every model next to the naive baseline, the
+    projection with its interval and the latency floor over measured points (log
+    axes), bandwidth impact, and every warning the fit raised.
 
     Parameters
     ----------
@@ -70,16 +93,17 @@ def write_report(
     path : str or Path
         ``.html`` (figures embedded, one file) or ``.md`` (PNG files beside it).
     models : dict of str to estimator, default=None
-        Default :func:`default_ensemble`.
+        Default :func:`~scaleprobe.models.default_ensemble`.
     cv : dict of str to splitter, default=None
-        Default :func:`scaleprobe.models.evaluation.default_cv`.
     client : distributed.Client, default=None
     target : str, default="time"
     s0 : float, default=25
     level : float, default=0.9
         Interval level.
     project_to : int, default=None
-        Largest node count of the projection (default 32 x the largest measured).
+        Largest node count of the projection (default: at least 1024; powers of two).
+    ppn : int, default=None
+        Ranks per node for Datasets without one.
 
     Returns
     -------
@@ -89,98 +113,132 @@ def write_report(
     fmt = {".html": "html", ".md": "md"}.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"report path must end in .html or .md; got {path.name!r}")
-    X, y = make_features(dataset, target=target, s0=s0)
-    models = models or default_ensemble(X, s0=s0)
-    scores = evaluate(models, (X, y), cv=cv, client=client, level=level)
-    summary = summarize(scores)
-    best_cv = (
-        "extrapolation"
-        if "extrapolation" in summary["cv"].values
-        else str(summary["cv"].iloc[0])
-    )
-    best = select_model(scores, cv=best_cv)
-    model = clone(models[best]).fit(X, y)
-    interval = conformal_interval(models[best], X, y, level=level)
-    largest = int(X["nodes"].max())
-    nodes = np.unique(
-        np.geomspace(max(1, X["nodes"].min()), project_to or 32 * largest, 40).round()
-    )
-    bandwidths = sorted({100.0, *np.quantile(X["bandwidth"], [0, 0.5])})[::-1]
-    scale = float(X["scale"].max()) if "scale" in X.columns else None
-    ppn = float(X["ppn"].median())
-    projection = project(
-        model,
-        nodes=nodes,
-        bandwidth=bandwidths,
-        scale=scale,
-        ppn=ppn,
-        interval=interval,
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = fit_ensemble(
+            dataset,
+            models=models,
+            cv=cv,
+            client=client,
+            target=target,
+            s0=s0,
+            level=level,
+            ppn=ppn,
+        )
+        X, y = make_features(dataset, target=target, s0=s0, ppn=ppn)
+        measured = _measured(X, y, target)
+        figures, sections = _projection_parts(fit, measured, X, project_to)
+    column = fit.training["column"]
+    counts = sorted(int(v) for v in np.unique(X[column]))
+    facts = [
+        f"Fitted on {fit.training['configurations']} configurations, "
+        f"{fit.training['runs']} runs ({fit.training['measurements']} values of "
+        f"`{target}`); measured {column}: {counts}",
+        f"Verdict: {fit.verdict}",
+    ]
+    spread = fit.training.get("run_spread")
+    if spread is not None and np.isfinite(spread):
+        facts.append(f"Repeated runs spread by {spread:.1%} (median max/min - 1)")
+    facts += [f"Note: {note}" for note in fit.notes]
+    seen = set()
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in seen and issubclass(item.category, UserWarning):
+            seen.add(text)
+            facts.append(f"Warning — {text}")
+    laws = pd.DataFrame(
+        {
+            "model": list(fit.models),
+            "law": [describe_model(m) for m in fit.models.values()],
+        }
     )
     figures = {
-        "measured_vs_predicted": plot_measured_vs_predicted(
-            y,
-            model.predict(X),
-            color_by=X["nodes"],
-            title=f"{best}: measured vs predicted",
-        ),
-        "extrapolation_error": plot_extrapolation_error(scores),
-        "projection": plot_projection(projection, title=f"{best}: projection"),
+        **figures,
+        "extrapolation_error": plot_extrapolation_error(fit.scores),
     }
-    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1:
-        figures["bandwidth_demand"] = plot_bandwidth_demand(
-            model,
-            nodes=sorted({*map(int, np.unique(X["nodes"])), largest * 8})[:6],
-            scale=scale,
-            ppn=ppn,
-            title=f"{best}: bandwidth impact",
-        )
-    crossover = (
-        crossover_nodes(model, scale=scale, ppn=ppn, max_nodes=10**6)
-        if hasattr(model, "predict_components")
-        else None
-    )
-    at = projection.sel(bandwidth=100.0)
-    if "scale" in at.dims:
-        at = at.isel(scale=0)
-    table = (
-        at[["time_predicted", "time_lower", "time_upper", "teps_predicted"]]
-        .to_dataframe()
-        .reset_index()
-    )
-    table = table[
-        ["nodes", "time_predicted", "time_lower", "time_upper", "teps_predicted"]
-    ].iloc[:: max(1, len(table) // 10)]
+    sections = [
+        (
+            "Scores (mean over folds; naive baseline for reference)",
+            _table(fit.score_table(), fmt),
+        ),
+        ("Laws fitted on all data", _table(laws, fmt)),
+        *sections,
+    ]
     images = {}
     for name, figure in figures.items():
         images[name] = _figure_bytes(figure)
         if fmt == "md":
             (path.parent / f"{path.stem}_{name}.png").write_bytes(images[name])
-    terms = getattr(model, "terms_", None) or model.best_estimator_.terms_
-    facts = [
-        f"Points: {len(y)} (target `{target}`), node counts "
-        f"{sorted(map(int, np.unique(X['nodes'])))}",
-        f"Selected model (best mean SMAPE under `{best_cv}`): **{best}**, terms "
-        f"{' + '.join(terms)}, coefficients {np.round(model.coef_, 6).tolist()}"
-        + (f", alpha {model.alpha_:.4f}" if getattr(model, "alpha_", None) else ""),
-        f"Communication dominates from {crossover} nodes (bandwidth 100 %)"
-        if crossover
-        else "Communication never dominates up to 10^6 nodes",
-        f"{level:.0%} conformal interval: half-width "
-        f"{interval.log_halfwidth:.3g} in log time, widening beyond "
-        f"{interval.reference_nodes:g} nodes",
-    ]
-    sections = [
-        (
-            "Scores (mean over groups and folds)",
-            _table(summary[[c for c in _COLUMNS if c in summary]], fmt),
-        ),
-        ("Projection at 100 % bandwidth", _table(table, fmt)),
-    ]
     path.write_text(_render(fmt, facts, sections, images, path), encoding="utf-8")
     return path
 
 
+def _projection_parts(fit, measured, X, project_to):
+    figures, sections = {}, []
+    column = fit.training["column"]
+    name = fit.selected or "baseline"
+    model = fit.models[name]
+    largest = float(X[column].max())
+    nodes = projection_nodes(largest, project_to, smallest=float(X[column].min()))
+    bandwidths = (
+        sorted({float(b) for b in X["bandwidth"].unique()}, reverse=True)
+        if ("bandwidth" in X.columns)
+        else [100.0]
+    )
+    scale = float(X["scale"].max()) if "scale" in X.columns else None
+    if column == "ranks" and not fit.training.get("ppn"):
+        return figures, [
+            (
+                "Projection",
+                "the data hold rank counts without a ppn: give ppn to project to nodes",
+            )
+        ]
+    projection = fit.project(name, nodes=nodes, bandwidth=bandwidths, scale=scale)
+    baseline = fit.project(
+        "baseline", nodes=nodes, bandwidth=bandwidths[:1], scale=scale
+    )
+    shown = measured
+    if scale is not None and "scale" in shown:
+        shown = shown[shown["scale"] == scale]
+    title = (
+        f"{name}: projection"
+        if fit.selected
+        else ("no trusted model: naive baseline shown")
+    )
+    figures["projection"] = plot_projection(
+        projection, measured=shown, ideal=baseline, title=title
+    )
+    target = fit.training["target"]
+    figures["measured_vs_predicted"] = plot_measured_vs_predicted(
+        measured[target].to_numpy(),
+        model.predict(measured),
+        color_by=measured[column],
+        title=f"{name}: measured vs predicted",
+    )
+    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1 and fit.selected:
+        figures["bandwidth_impact"] = plot_bandwidth_demand(
+            model,
+            nodes=sorted({*map(int, np.unique(X["nodes"])), int(largest) * 8})[:6],
+            scale=scale,
+            ppn=fit.training["ppn"][0] if fit.training.get("ppn") else None,
+            title=f"{name}: bandwidth impact",
+        )
+    at = projection.sel(bandwidth=bandwidths[0])
+    if "scale" in at.dims:
+        at = at.isel(scale=0)
+    columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
+    columns += [c for c in (f"{target}_floor", "teps_predicted") if c in at]
+    table = at[columns].to_dataframe().reset_index()
+    table = table[["nodes", *columns]]
+    heading = f"Projection of {name} at {bandwidths[0]:g} % bandwidth"
+    if scale is not None:
+        heading += f", scale {scale:g}"
+    sections.append((heading, table))
+    return figures, sections
+
+
 def _render(fmt, facts, sections, images, path):
+    sections = [(t, b if isinstance(b, str) else _table(b, fmt)) for t, b in sections]
     if fmt == "md":
         parts = ["# scaleprobe model report", "", *[f"- {f}" for f in facts], ""]
         for title, body in sections:
@@ -189,7 +247,7 @@ def _render(fmt, facts, sections, images, path):
         parts += [f"![{n}]({path.stem}_{n}.png)" for n in images]
         return "\n".join(parts) + "\n"
     body = ["<h1>scaleprobe model report</h1>", "<ul>"]
-    body += [f"<li>{html.escape(f).replace('**', '')}</li>" for f in facts] + ["</ul>"]
+    body += [f"<li>{html.escape(f).replace('`', '')}</li>" for f in facts] + ["</ul>"]
     for title, table in sections:
         body += [f"<h2>{html.escape(title)}</h2>", table]
     body.append("<h2>Figures</h2>")

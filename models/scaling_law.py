@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar, nnls
+from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _design
+from . import _design, _envelope
+from ._lsq import weighted_nnls
 from ._terms import parse_term
+from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 
 __all__ = ["PRESETS", "ScalingLaw"]
 
@@ -30,6 +32,17 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
     ``CT = sum_k C_k * term_k(p, D, bw)`` with ``C_k >= 0`` solved by non-negative
     least squares (NNLS), as in seed 000. Terms with the bandwidth factor
     ``alpha^(100/bw)`` share one exponential factor ``alpha``.
+
+    **Loss.** ``loss="relative"`` (default) divides every residual by its
+    measurement: noise is multiplicative and times span decades, so the large-p
+    points, tiny in seconds, still count. ``loss="absolute"`` is the paper's plain
+    NNLS. ``sample_weight`` multiplies each row's squared residual (e.g. the number
+    of runs behind a configuration's centre).
+
+    **Warnings.** A coefficient NNLS sets to zero (the law lost a term, e.g. a
+    computation term of 0 makes "communication dominate" from one node) and an
+    ``alpha`` at a bound of its search interval (the optimum lies outside it) raise
+    :class:`~scaleprobe.models.DegenerateFitWarning`.
 
     **How alpha is chosen.** ``alpha`` minimises the training sum of squared errors of
     the NNLS fit over ``alpha_bounds`` (default ``[1, 3]``, the paper's range). For a
@@ -62,6 +75,8 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         Names of the columns of an array ``X``. Default: the columns the terms read,
         in the order ``[over, "D", "bandwidth"]`` (only those needed). A DataFrame
         holding the needed columns is read by name instead.
+    loss : {"relative", "absolute"}, default="relative"
+        Least-squares loss (see above).
 
     Attributes
     ----------
@@ -71,6 +86,11 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         Non-negative coefficients.
     alpha_ : float or None
         Exponential bandwidth factor; None when no term depends on bandwidth.
+    training_ : pandas.DataFrame
+        Training configurations (``p``, ``D``, ``bandwidth`` as used, ``y`` centre,
+        ``n`` replicates, ``log_sd``), kept for :meth:`predict_interval`.
+    noise_ : float
+        Noise the intervals assume (standard deviation of log time per replicate).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when fitted on a DataFrame.
@@ -99,6 +119,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         s0=25,
         alpha_bounds=(1.0, 3.0),
         features=None,
+        loss="relative",
     ):
         self.form = form
         self.terms = terms
@@ -107,6 +128,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         self.s0 = s0
         self.alpha_bounds = alpha_bounds
         self.features = features
+        self.loss = loss
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -182,7 +204,7 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         return [parse_term(t) for t in PRESETS[self.form]]
 
     # -- fitting --------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the coefficients (and ``alpha``) to completion times ``y``.
 
         Parameters
@@ -190,6 +212,8 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         X : DataFrame or array-like of shape (n_samples, n_features)
             Feature frame from :func:`make_features`, or an array (see ``features``).
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row's squared residual.
 
         Returns
         -------
@@ -201,10 +225,21 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"alpha_bounds must satisfy 0 < low < high; got {self.alpha_bounds!r}"
             )
+        if self.loss not in ("relative", "absolute"):
+            raise ValueError(
+                f"loss must be 'relative' or 'absolute'; got {self.loss!r}"
+            )
         Xs, names = _design.select(
             X, _design.needed_columns(terms, self.over), self.features, self.s0
         )
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
+        weights = _check_weights(sample_weight, yv.shape[0])
+        relative = self.loss == "relative"
+        if relative and np.any(yv <= 0):
+            raise ValueError(
+                "loss='relative' needs positive targets (times, counts); got "
+                f"minimum {yv.min()!r}; use loss='absolute' for other data"
+            )
         var = _design.variables(
             Xv,
             names,
@@ -215,11 +250,101 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         )
         self.terms_ = tuple(t.name for t in terms)
         if any(t.bandwidth for t in terms):
-            self.alpha_ = _search_alpha(terms, var, yv, lo, hi)
+            self.alpha_ = _search_alpha(terms, var, yv, weights, relative, lo, hi)
         else:
             self.alpha_ = None
-        self.coef_, _ = _nnls(_design.design_matrix(terms, var, self.alpha_), yv)
+        design = _design.design_matrix(terms, var, self.alpha_)
+        self.coef_, loss = weighted_nnls(design, yv, weights, relative=relative)
+        self._warn_degenerate(lo, hi)
+        self._keep_training(var, yv, sample_weight, loss, len(terms))
         return self
+
+    def _warn_degenerate(self, lo, hi):
+        zero = [t for t, c in zip(self.terms_, self.coef_, strict=True) if c <= 0]
+        if zero and len(zero) < len(self.terms_):
+            warn(
+                f"the fit set the coefficient of {', '.join(zero)} to 0: the data "
+                f"do not support that term of {' + '.join(self.terms_)} (a law "
+                "without it, or more node counts, would be better founded)",
+                DegenerateFitWarning,
+                stacklevel=3,
+            )
+        elif zero:
+            warn(
+                "every coefficient is 0: the law cannot describe these data",
+                DegenerateFitWarning,
+                stacklevel=3,
+            )
+        if self.alpha_ is not None:
+            span = hi - lo
+            if min(self.alpha_ - lo, hi - self.alpha_) <= 1e-3 * span:
+                bound = "lower" if self.alpha_ - lo <= 1e-3 * span else "upper"
+                warn(
+                    f"alpha = {self.alpha_:.4g} sits at the {bound} bound of "
+                    f"alpha_bounds {self.alpha_bounds}: the bandwidth effect is "
+                    "outside what the law can express",
+                    DegenerateFitWarning,
+                    stacklevel=3,
+                )
+
+    def _keep_training(self, var, y, sample_weight, loss, n_terms):
+        table = _envelope.training_table(var, y, sample_weight)
+        self.training_ = table
+        # The residual scatter is judged on the configuration centres.
+        terms = [parse_term(t) for t in self.terms_]
+        centres = {
+            k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table
+        }
+        design = _design.design_matrix(terms, centres, self.alpha_)
+        residual = (table["y"].to_numpy() - design @ self.coef_) / table["y"].to_numpy()
+        config_loss = float(np.sum(table["n"].to_numpy() * residual**2))
+        dof = len(table) - n_terms - (self.alpha_ is not None)
+        replicate, replicate_dof = _envelope.replicate_noise_dof(table)
+        self.noise_, self.noise_dof_ = _envelope.noise_level(
+            replicate, config_loss, dof, replicate_dof
+        )
+
+    def predict_interval(self, X, *, level=0.9):
+        """Range of predictions of every coefficient vector the data cannot reject.
+
+        See :mod:`scaleprobe.models._envelope`: coefficients (and ``alpha`` on a grid
+        of its interval) whose relative chi-square against the training
+        configurations stays below ``chi2.ppf(level, m)``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        level : float, default=0.9
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+        """
+        terms, var = self._variables(X)
+        if not hasattr(self, "training_"):
+            raise ValueError(
+                "this law was built from coefficients, not fitted: an interval needs "
+                "the measurements"
+            )
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        table = self.training_
+        if not np.isfinite(self.noise_):
+            warn(
+                f"{len(table)} configuration(s) for {len(terms)} coefficient(s) and no "
+                "replicates: the noise, and so an interval, cannot be estimated",
+                InsufficientDataWarning,
+                stacklevel=2,
+            )
+            nan = np.full(len(var["p"]), np.nan)
+            return nan, nan
+        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        bounds = tuple(float(b) for b in self.alpha_bounds)
+        alphas = _envelope.alpha_grid(self.alpha_, bounds)
+        low, high = _envelope.law_range(terms, table, var, limit, alphas=alphas)
+        prediction = self.predict(X)
+        # The fitted law itself is consistent by construction of the noise level.
+        return np.fmin(low, prediction), np.fmax(high, prediction)
 
     # -- prediction -----------------------------------------------------------------
     def _variables(self, X):
@@ -294,47 +419,42 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        tags.target_tags.positive_only = True
         # Scaling laws are not meant to fit arbitrary random data.
         tags.regressor_tags.poor_score = True
         return tags
 
 
-def _nnls(A, y):
-    """NNLS on column-normalised ``A`` (better conditioned), returns (coef, sse).
-
-    A tall ``A = QR`` is first reduced to the square problem ``R x ~ Q'y``, which
-    has the same minimiser: thousands of rows cost one QR instead of NNLS passes.
-    """
-    scale = np.linalg.norm(A, axis=0)
-    scale[scale == 0] = 1.0
-    scaled = A / scale
-    if A.shape[0] > 4 * A.shape[1]:
-        q, r = np.linalg.qr(scaled)
-        coef, _ = nnls(r, q.T @ y)
-    else:
-        coef, _ = nnls(scaled, y)
-    coef = coef / scale
-    residual = y - A @ coef
-    return coef, float(residual @ residual)
+def _check_weights(sample_weight, n):
+    if sample_weight is None:
+        return np.ones(n)
+    weights = np.asarray(sample_weight, dtype=float).ravel()
+    if weights.shape != (n,):
+        raise ValueError(f"sample_weight has {weights.size} values for {n} samples")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not weights.any():
+        raise ValueError("sample_weight is zero everywhere: no sample weighs anything")
+    return weights
 
 
-def _search_alpha(terms, var, y, lo, hi):
+def _search_alpha(terms, var, y, weights, relative, lo, hi):
     # The design depends on alpha only through alpha**(100/bw) on bandwidth terms:
     # evaluate everything else once, and the exponent as a log for cheap powers.
     base = _design.design_matrix(terms, var, 1.0)
     exponent = 100.0 / np.asarray(var["bandwidth"], dtype=float)
     scaled = np.array([t.bandwidth for t in terms])
 
-    def sse(alpha):
+    def loss(alpha):
         design = base.copy()
         design[:, scaled] *= np.exp(np.log(alpha) * exponent)[:, None]
-        return _nnls(design, y)[1]
+        return weighted_nnls(design, y, weights, relative=relative)[1]
 
     grid = np.linspace(lo, hi, 41)
-    errors = [sse(a) for a in grid]
+    errors = [loss(a) for a in grid]
     best = int(np.argmin(errors))
     left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
     result = minimize_scalar(
-        sse, bounds=(left, right), method="bounded", options={"xatol": 1e-6}
+        loss, bounds=(left, right), method="bounded", options={"xatol": 1e-6}
     )
     return float(result.x) if result.fun <= errors[best] else float(grid[best])

@@ -1,154 +1,254 @@
-"""JSON form of fitted scaling laws.
+"""Model files: fitted models with everything a projection needs to keep its meaning.
 
 A model file is one JSON object::
 
     {
       "format": "scaleprobe-models",
-      "version": 1,
-      "selected": "generalized_refined",        # best extrapolation score, or null
-      "target": "time",
+      "version": 2,
+      "selected": "traffic",              # the model scaleprobe trusts, or null
+      "verdict": "scaleprobe trusts traffic: ...",
+      "notes": ["..."],
+      "training": {                       # what the models were fitted on
+        "target": "time", "column": "nodes", "ppn": [1],
+        "link": {"link_bandwidth": 1.25e8, "latency": 5e-06},   # bytes/s, s
+        "feature_ranges": {"nodes": [1, 8], "bandwidth": [25, 100], ...},
+        "units": {"nodes": "1", "bandwidth": "percent", "time": "s", ...},
+        "configurations": 36, "measurements": 576, "s0": 25, "run_spread": 0.04,
+        "provenance": {"kernel": "graph500", "git_commit": "...", ...}
+      },
+      "scores": [{"model": "traffic", "cv": "extrapolation", "smape": 8.2, ...}],
       "models": {
         "<name>": {
-          "estimator": "ScalingLaw",             # or "PMNFSearch" (what was fitted)
-          "law": {                               # keyword arguments of
-            "form": "refined",                   #   ScalingLaw.from_coefficients:
-            "coef": [118.026, 5.968],            #   form is a preset name or a
-            "alpha": 1.11,                       #   list of terms
-            "ppn": 18,
-            "s0": 25,
-            "over": "nodes"
-          },
-          "terms": ["1/p", "alpha^(100/bw)/sqrt(p)"],
-          "interval": {"level": 0.9, "log_halfwidth": 0.05, "reference_nodes": 32,
-                       "n_calibration": 120, "calibrated_distance": 2.0,
-                       "column": "nodes"}        # or null
+          "estimator": "TrafficModel",    # ScalingLaw, PMNFSearch, PowerLawBaseline
+          "law": "computation: ...",      # human-readable
+          "params": {...},                # constructor arguments
+          "state": {...},                 # fitted attributes (training configurations
+                                          #   included, so intervals can be redrawn)
+          "interval": {"level": 0.9, "kappa": 0.0, ...} or null
         }
       }
     }
 
-``ScalingLaw.from_coefficients(**entry["law"])`` rebuilds each model, so the file is
-also the place to type in coefficients from a paper.
+Version 1 files (one ``law`` object per model with the arguments of
+:meth:`ScalingLaw.from_coefficients`) still load, so a file is also the place to
+type in coefficients from a paper.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-from .intervals import PredictionInterval
-from .scaling_law import PRESETS, ScalingLaw
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
 
-__all__ = ["load_models", "model_from_dict", "model_to_dict", "save_models"]
+from .baseline import PowerLawBaseline
+from .fitted import EnsembleFit, describe_model
+from .intervals import PredictionInterval
+from .pmnf import PMNFSearch
+from .scaling_law import ScalingLaw
+from .traffic import TrafficModel
+
+__all__ = ["ESTIMATORS", "load_models", "save_models"]
 
 FORMAT = "scaleprobe-models"
-VERSION = 1
+VERSION = 2
+
+#: Estimator classes a model file may hold, by name.
+ESTIMATORS = {
+    cls.__name__: cls
+    for cls in (ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline)
+}
 
 
-def model_to_dict(model, interval=None):
-    """JSON-ready dict of a fitted ScalingLaw or PMNFSearch (see module docstring).
+def _encode(value):
+    if isinstance(value, BaseEstimator):
+        state = {
+            k: _encode(v)
+            for k, v in vars(value).items()
+            if k.endswith("_") and not k.startswith("_")
+        }
+        return {
+            "__estimator__": type(value).__name__,
+            "params": _encode(value.get_params(deep=False)),
+            "state": state,
+        }
+    if isinstance(value, pd.DataFrame):
+        return {"__frame__": _encode(value.to_dict(orient="split"))}
+    if isinstance(value, np.ndarray):
+        return {"__array__": _encode(value.tolist()), "dtype": str(value.dtype)}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _encode(v) for k, v in value.items()}
+        return {"__items__": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, np.generic):
+        return _encode(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"__float__": repr(value)}
+    return value
 
-    Examples
-    --------
-    >>> m = ScalingLaw.from_coefficients("base", [30.4, 0.98], ppn=18)
-    >>> law = model_to_dict(m)["law"]
-    >>> law["form"], law["coef"], law["alpha"], law["ppn"]
-    ('base', [30.4, 0.98], None, 18.0)
-    """
-    law = getattr(model, "best_estimator_", model)
-    if not hasattr(law, "coef_") or not hasattr(law, "terms_"):
-        raise TypeError(
-            f"cannot serialise {type(model).__name__}: not a fitted "
-            "ScalingLaw or PMNFSearch"
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__estimator__" in value:
+        name = value["__estimator__"]
+        if name not in ESTIMATORS:
+            raise ValueError(
+                f"unknown estimator {name!r}; a model file may hold "
+                f"{sorted(ESTIMATORS)}"
+            )
+        model = ESTIMATORS[name](**_decode(value.get("params", {})))
+        for key, item in value.get("state", {}).items():
+            setattr(model, key, _decode(item))
+        return model
+    if "__frame__" in value:
+        split = _decode(value["__frame__"])
+        return pd.DataFrame(
+            split["data"], index=split["index"], columns=split["columns"]
         )
-    form = law.form if law.terms is None and law.form in PRESETS else list(law.terms_)
-    return {
-        "estimator": type(model).__name__,
-        "law": {
-            "form": form,
-            "coef": [float(c) for c in law.coef_],
-            "alpha": None if law.alpha_ is None else float(law.alpha_),
-            "ppn": None if law.ppn is None else float(law.ppn),
-            "s0": float(law.s0),
-            "over": law.over,
-        },
-        "terms": list(law.terms_),
-        "interval": None if interval is None else interval.to_dict(),
-    }
+    if "__array__" in value:
+        return np.asarray(_decode(value["__array__"]), dtype=value["dtype"])
+    if "__items__" in value:
+        return {_hashable(_decode(k)): _decode(v) for k, v in value["__items__"]}
+    if "__tuple__" in value:
+        return tuple(_decode(v) for v in value["__tuple__"])
+    if "__float__" in value:
+        return float(value["__float__"])
+    return {k: _decode(v) for k, v in value.items()}
 
 
-def model_from_dict(entry):
-    """Rebuild ``(ScalingLaw, PredictionInterval or None)`` from a model entry."""
-    try:
-        law = entry["law"]
-    except (KeyError, TypeError):
-        raise ValueError(
-            "a model entry needs a 'law' object with the arguments of "
-            "ScalingLaw.from_coefficients"
-        ) from None
-    model = ScalingLaw.from_coefficients(**law)
-    interval = entry.get("interval")
-    return model, None if interval is None else PredictionInterval.from_dict(interval)
+def _hashable(key):
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
-def save_models(path, models, *, intervals=None, selected=None, target="time"):
-    """Write fitted models (a dict name -> model) to a JSON file.
+def save_models(path, fit):
+    """Write an :class:`EnsembleFit` to a JSON model file.
 
     Parameters
     ----------
     path : str or Path
-    models : dict of str to fitted ScalingLaw or PMNFSearch
-    intervals : dict of str to PredictionInterval, default=None
-    selected : str, default=None
-        Name of the model to use by default (e.g. from ``select_model``).
-    target : str, default="time"
+    fit : EnsembleFit
 
     Returns
     -------
     Path
     """
-    intervals = intervals or {}
-    if selected is not None and selected not in models:
-        raise ValueError(f"selected {selected!r} is not one of {sorted(models)}")
+    models = {}
+    for name, model in fit.models.items():
+        if type(model).__name__ not in ESTIMATORS:
+            continue
+        encoded = _encode(model)
+        interval = fit.intervals.get(name)
+        models[name] = {
+            "estimator": encoded["__estimator__"],
+            "law": describe_model(model),
+            "params": encoded["params"],
+            "state": encoded["state"],
+            "interval": None if interval is None else interval.to_dict(),
+        }
     document = {
         "format": FORMAT,
         "version": VERSION,
-        "selected": selected,
-        "target": target,
-        "models": {
-            name: model_to_dict(m, intervals.get(name)) for name, m in models.items()
-        },
+        "selected": fit.selected,
+        "verdict": fit.verdict,
+        "notes": list(fit.notes),
+        "training": _encode(fit.training),
+        "scores": _encode(fit.summary.to_dict(orient="records")),
+        "models": models,
     }
     path = Path(path)
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return path
 
 
+def _version1(document, path):
+    models, intervals = {}, {}
+    for name, entry in document["models"].items():
+        try:
+            law = entry["law"]
+            models[name] = ScalingLaw.from_coefficients(**law)
+        except (KeyError, TypeError) as error:
+            raise ValueError(
+                f"{path}: model {name!r} needs a 'law' object with the arguments of "
+                f"ScalingLaw.from_coefficients ({error})"
+            ) from None
+    selected = document.get("selected") or next(iter(models))
+    return EnsembleFit(
+        models=models,
+        scores=None,
+        summary=pd.DataFrame(columns=["model", "cv"]),
+        selected=selected,
+        verdict=f"{selected}: coefficients from the file",
+        intervals=intervals,
+        training={"target": document.get("target", "time")},
+    )
+
+
 def load_models(path):
-    """Read a model file written by :func:`save_models` (or by hand).
+    """Read a model file written by :func:`save_models` (or a version-1 file).
+
+    Parameters
+    ----------
+    path : str or Path
 
     Returns
     -------
-    models : dict of str to ScalingLaw
-    intervals : dict of str to PredictionInterval
-    selected : str
-        The file's ``selected`` entry, or its first model.
+    EnsembleFit
+        Without cross-validation scores (``scores`` is None); ``summary`` holds the
+        stored mean scores.
     """
     path = Path(path)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not JSON: {error}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(
             f"{path} is not a scaleprobe model file (expected format {FORMAT!r})"
         )
-    entries = document.get("models") or {}
-    if not entries:
+    if not document.get("models"):
         raise ValueError(f"{path} holds no models")
+    if document.get("version", 1) == 1:
+        return _version1(document, path)
     models, intervals = {}, {}
-    for name, entry in entries.items():
-        models[name], interval = model_from_dict(entry)
-        if interval is not None:
-            intervals[name] = interval
-    selected = document.get("selected") or next(iter(models))
-    return models, intervals, selected
+    for name, entry in document["models"].items():
+        try:
+            models[name] = _decode(
+                {
+                    "__estimator__": entry["estimator"],
+                    "params": entry.get("params", {}),
+                    "state": entry.get("state", {}),
+                }
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(
+                f"{path}: model {name!r} cannot be read: {error}"
+            ) from None
+        if entry.get("interval"):
+            try:
+                intervals[name] = PredictionInterval.from_dict(entry["interval"])
+            except TypeError as error:
+                raise ValueError(
+                    f"{path}: the interval of {name!r} is malformed: {error}"
+                ) from None
+    return EnsembleFit(
+        models=models,
+        scores=None,
+        summary=pd.DataFrame(_decode(document.get("scores") or [])),
+        selected=document.get("selected"),
+        verdict=document.get("verdict", ""),
+        notes=list(document.get("notes") or []),
+        intervals=intervals,
+        training=_decode(document.get("training") or {}),
+    )

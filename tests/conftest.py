@@ -7,6 +7,7 @@ import os
 import sys
 
 import dask
+import distributed  # noqa: F401 - its config defaults must be in every snapshot below
 import pytest
 
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")

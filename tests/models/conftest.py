@@ -80,3 +80,88 @@ def results():
 def make_results():
     """The :func:`synthetic_results` factory, for tests that need other shapes."""
     return synthetic_results
+
+
+def synthetic_traffic(
+    *,
+    nodes=(1, 2, 3, 4, 6, 8),
+    bandwidth=(100, 50, 25),
+    runs=3,
+    work=2.0,
+    serial=0.01,
+    steps=6.0,
+    volume=4e7,
+    link_bandwidth=1.25e8,
+    latency=5e-6,
+    noise=0.02,
+    seed=0,
+):
+    """Critical-path records of a program with known computation and traffic.
+
+    On ``n`` nodes (ppn 1): computation ``work / n + serial`` (noisy), ``steps *
+    (n - 1)`` latency-bound steps and ``volume / n`` bytes through the busiest
+    interface (none on one node), priced on ``link_bandwidth * bw / 100`` bytes/s
+    and ``latency`` seconds. ``time`` is the sum of the parts.
+    """
+    import json
+
+    rng = np.random.default_rng(seed)
+    n = np.array(nodes, float)[:, None, None]
+    bw = np.array(bandwidth, float)[None, :, None]
+    shape = (len(nodes), len(bandwidth), runs)
+    comp = (work / n + serial) * np.exp(noise * rng.standard_normal(shape))
+    lat = np.broadcast_to(steps * (n - 1) * latency, shape)
+    transfer = np.broadcast_to(
+        volume / n * (n > 1) / (link_bandwidth * bw / 100), shape
+    )
+    dims = ("nodes", "bandwidth", "run")
+
+    def var(values, name):
+        return (
+            dims,
+            np.array(values, float)[:, None],
+            {"units": "s", "long_name": name},
+        )
+
+    data = {
+        "time": var(comp + lat + transfer, "completion time"),
+        "cp_comp_time": var(comp, "computation"),
+        "cp_latency_time": var(lat, "latency"),
+        "cp_bandwidth_time": var(transfer, "transfer"),
+        "cp_intra_time": var(np.zeros(shape), "intra"),
+    }
+    ds = xr.Dataset(
+        {
+            k: (
+                (*v[0][:2], "ppn", "run"),
+                np.moveaxis(v[1], 1, 1).reshape(len(nodes), len(bandwidth), 1, runs),
+                v[2],
+            )
+            for k, v in data.items()
+        },
+        coords={
+            "nodes": list(nodes),
+            "bandwidth": list(bandwidth),
+            "ppn": [1],
+            "run": list(range(runs)),
+        },
+        attrs={
+            "kernel": "synthetic",
+            "link_model": json.dumps(
+                {"link_bandwidth": link_bandwidth, "latency": latency}
+            ),
+        },
+    )
+    return ds
+
+
+@pytest.fixture
+def traffic():
+    """Synthetic critical-path records with known parts (see synthetic_traffic)."""
+    return synthetic_traffic()
+
+
+@pytest.fixture
+def make_traffic():
+    """The :func:`synthetic_traffic` factory."""
+    return synthetic_traffic

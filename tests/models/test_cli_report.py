@@ -58,14 +58,14 @@ def test_fit_then_project(results_file, tmp_path, capsys):
     assert code == 0
     assert "generalized_refined" in out
     assert "extrapolation" in out
-    assert "selected: generalized_refined" in out
+    assert "baseline" in out  # every score is read against the naive baseline
+    assert "scaleprobe trusts generalized_refined" in out
     document = json.loads(model_file.read_text())
     assert document["selected"] == "generalized_refined"
-    law = document["models"]["generalized_refined"]["law"]
-    assert abs(law["alpha"] - 1.12) < 0.01
-    assert ScalingLaw.from_coefficients(**law).coef_ == pytest.approx(
-        [200, 6], rel=0.02
-    )
+    assert document["training"]["ppn"] == [4]
+    state = document["models"]["generalized_refined"]["state"]
+    assert abs(state["alpha_"] - 1.12) < 0.01
+    assert state["coef_"]["__array__"] == pytest.approx([200, 6], rel=0.02)
 
     output, plot = tmp_path / "projection.nc", tmp_path / "projection.png"
     code = _run(
@@ -78,8 +78,6 @@ def test_fit_then_project(results_file, tmp_path, capsys):
             "100,50,25",
             "--scale",
             "21",
-            "--ppn",
-            "4",
             "--output",
             str(output),
             "--plot",
@@ -87,9 +85,12 @@ def test_fit_then_project(results_file, tmp_path, capsys):
         ]
     )
     assert code == 0
-    table = capsys.readouterr().out
+    captured = capsys.readouterr()
+    table = captured.out
     assert "time_predicted" in table
+    assert "time_upper" in table
     assert "1024" in table
+    assert "generalized_refined:" in table  # the law, in words
     ds = xr.open_dataset(output)
     assert ds.sizes["nodes"] == 9
     assert ds.sizes["bandwidth"] == 3
@@ -105,6 +106,8 @@ def test_fit_then_project(results_file, tmp_path, capsys):
         (["fit", "{results}", "--model", "cubic"], "unknown model 'cubic'"),
         (["fit", "{results}", "--cv", "jackknife"], "unknown cross-validation"),
         (["project", "missing.json", "--nodes", "4:8"], "no model file"),
+        (["fit", "{results}", "--target", "tme"], "no variable 'tme'"),
+        (["fit", "{results}", "--cv", "kfold:1"], "unknown cross-validation"),
         (["report", "{results}", "--output", "{tmp}/report.pdf"], "must end in"),
     ],
 )
@@ -158,13 +161,20 @@ def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
     assert code == 0
     text = (tmp_path / "report.md").read_text()
     assert "| generalized_refined | extrapolation |" in text
-    assert "Selected model" in text
-    assert "**generalized_refined**" in text
+    assert "| baseline | extrapolation |" in text
+    assert "Verdict: scaleprobe trusts generalized_refined" in text
+    # 6 node counts x 2 bandwidths x 2 scales, one node left out: 20 configurations
+    # of 3 runs of 2 trials, two runs failed. Configurations are counted, not trials.
+    assert "Fitted on 20 configurations, 58 runs (116 values" in text
+    projection = text.split("## Projection")[1]
+    assert "| 1024 |" in projection
+    assert "| 222 |" not in projection
+    assert "nan" not in projection.split("teps_predicted")[1].split("##")[0]
     for name in (
         "measured_vs_predicted",
         "extrapolation_error",
         "projection",
-        "bandwidth_demand",
+        "bandwidth_impact",
     ):
         assert f"report_{name}.png" in text
         assert (tmp_path / f"report_{name}.png").stat().st_size > 5000
@@ -190,10 +200,13 @@ def test_plots_write_png_and_svg(results, tmp_path):
         X[X["bandwidth"] == 100], y[X["bandwidth"] == 100]
     )
     grid = {"nodes": [1, 4, 16, 64, 256], "scale": 22, "ppn": 4}
+    measured = X[X["scale"] == 22].assign(time=y)
     figures = {
         "mvp.png": plot_measured_vs_predicted(y, model.predict(X), color_by=X["nodes"]),
         "proj.svg": plot_projection(
-            project(model, bandwidth=[100, 25], **grid), ideal=project(ideal, **grid)
+            project(model, bandwidth=[100, 25], **grid),
+            ideal=project(ideal, **grid),
+            measured=measured,
         ),
         "bw.png": plot_bandwidth_demand(model, scale=22, ppn=4),
         "err.png": plot_extrapolation_error(

@@ -8,7 +8,12 @@ from scaleprobe.models import (
     ScalingLaw,
     make_features,
 )
-from scaleprobe.models.evaluation import evaluate, select_model, summarize
+from scaleprobe.models.evaluation import (
+    ConfigurationKFold,
+    evaluate,
+    select_model,
+    summarize,
+)
 from scaleprobe.models.metrics import score_predictions
 from sklearn.model_selection import KFold
 
@@ -32,7 +37,8 @@ def test_metrics_known_values():
 def test_evaluate_uses_both_workers_and_selects_true_model(results, client):
     scores = evaluate(ENSEMBLE, results, client=client, s0=20)
     assert set(scores["cv"].values) == {"kfold", "extrapolation"}
-    assert scores.sizes["model"] == 4
+    assert scores.sizes["model"] == 5  # the naive baseline is always scored
+    assert "baseline" in scores["model"].values
     ran_on = {w for w in scores["worker"].values.ravel() if isinstance(w, str)}
     assert ran_on == set(client.scheduler_info()["workers"])
     assert select_model(scores) == "generalized_refined"
@@ -40,9 +46,10 @@ def test_evaluate_uses_both_workers_and_selects_true_model(results, client):
     best = table.loc[("generalized_refined", "extrapolation")]
     assert best["smape"] < 2
     assert best["r2"] > 0.99
-    # The interval is calibrated on the training fold only; with a correct model its
-    # empirical coverage on held-out points is close to the nominal 90 %.
+    # The range of consistent laws, from the training fold only, holds the held-out
+    # configurations of a correct model.
     assert 0.75 < best["coverage"] <= 1.0
+    assert best["interval_ratio"] < 1.2
     assert table.loc[("base", "extrapolation"), "smape"] > 10 * best["smape"]
 
 
@@ -57,7 +64,7 @@ def test_evaluate_groups_and_custom_splitters(results):
     assert list(scores["group"].values) == ["scale=20", "scale=21", "scale=22"]
     bandwidth = scores["smape"].sel(cv="bandwidth", model="refined")
     assert int(bandwidth.notnull().sum()) == 3 * 4  # 3 scales x 4 bandwidths
-    assert float(scores["smape"].sel(cv="extrapolation").mean()) < 2
+    assert float(scores["smape"].sel(cv="extrapolation", model="refined").mean()) < 2
     across = evaluate(
         {"gr": ENSEMBLE["generalized_refined"]},
         results,
@@ -70,7 +77,7 @@ def test_evaluate_groups_and_custom_splitters(results):
 
 def test_evaluate_accepts_frames_and_rejects_bad_input(results):
     X, y = make_features(results, s0=20)
-    scores = evaluate([ENSEMBLE["base"]], (X, y), cv=KFold(3), s0=20)
+    scores = evaluate([ENSEMBLE["base"]], (X, y), cv=KFold(3), s0=20, baseline=False)
     assert list(scores["model"].values) == ["base"]
     with pytest.raises(ValueError, match="groupby"):
         evaluate(ENSEMBLE, (X, y), groupby="colour")
@@ -90,3 +97,14 @@ def test_splitters_follow_the_protocol(results):
     assert LeaveOneBandwidthOut().get_n_splits(X) == 4
     with pytest.raises(ValueError, match="no column"):
         list(ExtrapolationSplit("cores").split(X))
+
+
+def test_configuration_folds_fit_any_number_of_configurations(results):
+    X, _ = make_features(results.isel(nodes=[1, 2, 3]), s0=20)
+    X = X[(X["scale"] == 20) & (X["bandwidth"] == 100)]
+    folds = list(ConfigurationKFold(5).split(X))
+    assert len(folds) == 3  # three configurations, three folds, no crash
+    for train, test in folds:
+        assert X["nodes"].iloc[test].nunique() == 1
+        assert not set(X["nodes"].iloc[test]) & set(X["nodes"].iloc[train])
+    assert ConfigurationKFold(5).get_n_splits(X.iloc[:3]) == 0

@@ -1,45 +1,27 @@
-"""Features, projection, intervals and the JSON model form."""
+"""Projection: grids with units, intervals, floors, networks, and the model file."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from scaleprobe.models import (
-    PMNFSearch,
+    ExtrapolationWarning,
+    PhysicalLimitWarning,
     ScalingLaw,
+    calibrate_interval,
     crossover_nodes,
     diminishing_returns_nodes,
+    fit_ensemble,
+    load_models,
     make_features,
     parallel_efficiency,
+    project,
+    save_models,
     speedup,
 )
-from scaleprobe.models.intervals import PredictionInterval, conformal_interval
-from scaleprobe.models.projection import project
-from scaleprobe.models.serialization import load_models, model_to_dict, save_models
-
-
-def test_features_drop_failed_points_and_flatten_trials(results):
-    X, y = make_features(results, s0=20)
-    n_points = results["status"].size
-    failed = int((results["status"] != "ok").sum())
-    assert len(X) == len(y) == (n_points - failed) * results.sizes["trial"]
-    assert list(X.columns[:6]) == ["nodes", "ppn", "ranks", "bandwidth", "scale", "D"]
-    assert {"run", "trial"} <= set(X.columns)
-    np.testing.assert_array_equal(X["ranks"], X["nodes"] * X["ppn"])
-    np.testing.assert_allclose(X["D"], 2.0 ** (X["scale"] - 20))
-    assert y.notna().all()
-    other, _ = make_features(results, target="comm_time", s0=20)
-    assert len(other) == len(X)
-    with pytest.raises(ValueError, match="target 'teps'"):
-        make_features(results, target="teps")
-
-
-def test_features_without_scale_or_ppn(make_results):
-    ds = make_results(scale=(20,)).isel(scale=0, ppn=0, drop=True)
-    X, _ = make_features(ds)
-    assert "D" not in X.columns
-    assert (X["ppn"] == 1).all()
+from scaleprobe.models.projection import resolve_ppn
 
 
 def _fitted(results):
@@ -48,23 +30,31 @@ def _fitted(results):
     return model, X, y
 
 
-def test_project_dataset_shape_and_components(results):
+def test_project_dataset_shape_units_and_components(results):
     model, X, y = _fitted(results)
-    interval = conformal_interval(model, X, y, level=0.9)
+    interval = calibrate_interval(model, X, y, level=0.9)
+    training = {
+        "ppn": [4],
+        "feature_ranges": {"scale": [20, 22], "bandwidth": [10, 100]},
+        "s0": 20,
+    }
     ds = project(
         model,
         nodes=[4, 64, 1024],
         bandwidth=[100, 25],
         scale=[21, 22],
-        ppn=4,
         interval=interval,
+        training=training,
     )
     assert ds["time_predicted"].dims == ("nodes", "bandwidth", "scale")
+    assert ds.attrs["ppn"] == 4.0  # the trained ppn, not a silent 1
+    assert ds["nodes"].attrs["units"] == "1"
+    assert ds["bandwidth"].attrs["units"] == "percent"
     for name in ("time_predicted", "time_lower", "time_upper", "teps_predicted"):
         assert ds[name].attrs["units"]
         assert ds[name].attrs["long_name"]
-    assert (ds["time_lower"] < ds["time_predicted"]).all()
-    assert (ds["time_upper"] > ds["time_predicted"]).all()
+    assert (ds["time_lower"] <= ds["time_predicted"]).all()
+    assert (ds["time_upper"] >= ds["time_predicted"]).all()
     np.testing.assert_allclose(
         ds["time_computation"] + ds["time_communication"], ds["time_predicted"]
     )
@@ -72,8 +62,7 @@ def test_project_dataset_shape_and_components(results):
         *ds["teps_predicted"].dims
     )
     np.testing.assert_allclose(ds["teps_predicted"], expected)
-    assert list(ds["term"].values) == list(model.terms_)
-    width = np.log(ds["time_upper"] / ds["time_predicted"]).sel(bandwidth=100, scale=22)
+    width = np.log(ds["time_upper"] / ds["time_lower"]).sel(bandwidth=100, scale=22)
     assert width.sel(nodes=1024) > width.sel(nodes=64) > 0  # wider further out
     truth = project(
         ScalingLaw.from_coefficients(
@@ -90,37 +79,107 @@ def test_project_dataset_shape_and_components(results):
     assert bool(inside.all())
 
 
-def test_interval_coverage_on_held_out_large_nodes(results):
-    X, y = make_features(results, s0=20)
-    small = X["nodes"] <= 16
-    model = ScalingLaw(form="generalized_refined", over="ranks", s0=20)
-    interval = conformal_interval(model, X[small], y[small], level=0.9)
-    fitted = model.fit(X[small], y[small])
-    lower, upper = interval.bounds(fitted.predict(X[~small]), X["nodes"][~small])
-    coverage = np.mean((y[~small] >= lower) & (y[~small] <= upper))
-    assert coverage >= 0.85
-    assert PredictionInterval.from_dict(interval.to_dict()) == interval
+def test_ppn_is_the_trained_one_or_an_error():
+    assert resolve_ppn(None, {"ppn": [4]}) == 4.0
+    with pytest.raises(ValueError, match="without a ppn"):
+        resolve_ppn(None, {"ppn": None})
+    with pytest.raises(ValueError, match="several ppn"):
+        resolve_ppn(None, {"ppn": [1, 2]})
+    with pytest.warns(ExtrapolationWarning, match="trained at ppn"):
+        assert resolve_ppn(8, {"ppn": [4]}) == 8.0
 
 
-def test_json_round_trip_and_hand_written_file(results, tmp_path):
-    model, X, y = _fitted(results)
-    search = PMNFSearch(parameter="ranks", data=True, bandwidth=True, s0=20).fit(X, y)
-    interval = conformal_interval(model, X, y)
-    path = save_models(
-        tmp_path / "m.json",
-        {"gr": model, "pmnf": search},
-        intervals={"gr": interval},
-        selected="gr",
+def test_projection_warns_outside_the_trained_scale_and_bandwidth(results):
+    model, _, _ = _fitted(results)
+    training = {
+        "ppn": [4],
+        "s0": 20,
+        "feature_ranges": {"scale": [20, 22], "bandwidth": [10, 100]},
+    }
+    with pytest.warns(ExtrapolationWarning, match="scale"):
+        project(model, nodes=[8], scale=[26], training=training)
+    with pytest.warns(ExtrapolationWarning, match="bandwidth"):
+        project(model, nodes=[8], bandwidth=[5], scale=[21], training=training)
+
+
+def test_time_only_laws_take_a_link_bandwidth_but_not_a_latency(results):
+    model, _, _ = _fitted(results)
+    training = {
+        "ppn": [4],
+        "s0": 20,
+        "link": {"link_bandwidth": 1e9, "latency": 5e-6},
+        "feature_ranges": {"bandwidth": [10, 100]},
+    }
+    with pytest.raises(ValueError, match="latency"):
+        project(model, nodes=[8], scale=[21], training=training, link={"latency": 1e-6})
+    half = project(
+        model,
+        nodes=[8],
+        bandwidth=[100],
+        scale=[21],
+        training=training,
+        link={"link_bandwidth": 5e8},
     )
-    models, intervals, selected = load_models(path)
-    assert selected == "gr"
-    assert intervals["gr"] == interval
-    np.testing.assert_allclose(models["gr"].predict(X), model.predict(X))
-    np.testing.assert_allclose(models["pmnf"].predict(X), search.predict(X))
-    entry = json.loads(path.read_text())["models"]["gr"]
-    rebuilt = ScalingLaw.from_coefficients(**entry["law"])
-    np.testing.assert_allclose(rebuilt.predict(X), model.predict(X))
-    # Coefficients typed in from a paper (Table III, scale 28).
+    same = project(model, nodes=[8], bandwidth=[50], scale=[21], training=training)
+    np.testing.assert_allclose(
+        half["time_predicted"].values, same["time_predicted"].values
+    )
+    with pytest.raises(ValueError, match="training link is unknown"):
+        project(
+            model,
+            nodes=[8],
+            scale=[21],
+            training={"ppn": [4], "s0": 20},
+            link={"link_bandwidth": 5e8},
+        )
+
+
+def test_traffic_projection_knows_its_floor_and_other_networks(traffic):
+    fit = fit_ensemble(traffic)
+    assert fit.selected == "traffic"
+    proj = fit.project(nodes=[2, 64, 1024], bandwidth=[100])
+    floor = proj["time_floor"].sel(bandwidth=100)
+    assert float(floor.sel(nodes=1024)) > float(floor.sel(nodes=64)) > 0
+    assert (proj["time_predicted"] >= proj["time_floor"]).all()
+    # The same program on a 10x faster, 5x lower-latency network.
+    fast = fit.project(
+        nodes=[64], bandwidth=[100], link={"link_bandwidth": 1.25e9, "latency": 1e-6}
+    )
+    assert fast.attrs["latency"] == 1e-6
+    np.testing.assert_allclose(
+        float(fast["time_floor"].squeeze()), float(floor.sel(nodes=64)) / 5, rtol=1e-6
+    )
+    assert float(fast["time_predicted"].squeeze()) < float(
+        proj["time_predicted"].sel(nodes=64).squeeze()
+    )
+    # A time-only law that falls below the floor is called out.
+    naive = ScalingLaw.from_coefficients(["1/p"], [1.0], over="nodes")
+    with pytest.warns(PhysicalLimitWarning, match="latency floor"):
+        project(
+            naive, nodes=[1024], training=fit.training, floor_model=fit.floor_model()
+        )
+
+
+def test_model_file_round_trip_keeps_meaning(traffic, tmp_path):
+    fit = fit_ensemble(traffic)
+    path = save_models(tmp_path / "m.json", fit)
+    document = json.loads(path.read_text())
+    assert document["version"] == 2
+    assert document["training"]["ppn"] == [1]
+    assert document["training"]["link"] == {"link_bandwidth": 1.25e8, "latency": 5e-6}
+    assert document["training"]["feature_ranges"]["nodes"] == [1.0, 8.0]
+    assert document["training"]["units"]["bandwidth"] == "percent"
+    loaded = load_models(path)
+    assert loaded.selected == fit.selected
+    assert loaded.verdict == fit.verdict
+    for name in fit.models:
+        a = fit.project(name, nodes=[16, 256], bandwidth=[100, 25])
+        b = loaded.project(name, nodes=[16, 256], bandwidth=[100, 25])
+        np.testing.assert_allclose(a["time_predicted"], b["time_predicted"])
+        np.testing.assert_allclose(a["time_upper"], b["time_upper"], equal_nan=True)
+
+
+def test_hand_written_version_1_file(tmp_path):
     hand = tmp_path / "paper.json"
     hand.write_text(
         json.dumps(
@@ -140,14 +199,23 @@ def test_json_round_trip_and_hand_written_file(results, tmp_path):
             }
         )
     )
-    models, intervals, selected = load_models(hand)
-    assert selected == "eq6"
-    assert intervals == {}
-    assert crossover_nodes(models["eq6"], admissible=[4, 9, 16, 25, 36]) == 25
-    assert model_to_dict(models["eq6"])["law"]["coef"] == [118.026, 5.968]
+    fit = load_models(hand)
+    assert fit.selected == "eq6"
+    assert crossover_nodes(fit.models["eq6"], admissible=[4, 9, 16, 25, 36]) == 25
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not a scaleprobe model file"):
         load_models(tmp_path / "bad.json")
+    (tmp_path / "broken.json").write_text(
+        json.dumps(
+            {
+                "format": "scaleprobe-models",
+                "version": 1,
+                "models": {"x": {"law": {"form": "refined", "coef": ["a", 1]}}},
+            }
+        )
+    )
+    with pytest.raises(ValueError, match=r"could not convert|broken\.json"):
+        load_models(tmp_path / "broken.json")
 
 
 def test_speedup_efficiency_and_diminishing_returns():
@@ -164,3 +232,6 @@ def test_speedup_efficiency_and_diminishing_returns():
         return 1 - model.predict([[2 * k]])[0] / model.predict([[k]])[0]
 
     assert gain(n) < 0.35 <= gain(n / 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        crossover_nodes(model, max_nodes=64)

@@ -3,7 +3,13 @@
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import PRESETS, ScalingLaw, make_features, parse_term
+from scaleprobe.models import (
+    PRESETS,
+    DegenerateFitWarning,
+    ScalingLaw,
+    make_features,
+    parse_term,
+)
 
 TRUE = {
     "base": ((300.0, 12.0), None),
@@ -116,3 +122,68 @@ def test_from_coefficients_validates():
         ScalingLaw.from_coefficients("refined", [1.0, 2.0])
     with pytest.raises(ValueError, match="need as many"):
         ScalingLaw.from_coefficients("base", [1.0])
+
+
+def test_relative_and_absolute_loss_and_weights():
+    nodes = np.array([1.0, 2, 4, 8, 16, 32])
+    y = 100 / nodes + 1.0
+    y = y * np.array([1.02, 0.99, 1.01, 0.98, 1.03, 0.97])
+    X = nodes.reshape(-1, 1)
+    relative = ScalingLaw(terms=["1/p", "1"]).fit(X, y)
+    absolute = ScalingLaw(terms=["1/p", "1"], loss="absolute").fit(X, y)
+    # The absolute loss is ruled by the big times of few nodes; the relative one
+    # keeps the constant that the many-node times measure.
+    far = [[1024.0]]
+    truth = 100 / 1024 + 1.0
+    assert abs(relative.predict(far)[0] / truth - 1) < abs(
+        absolute.predict(far)[0] / truth - 1
+    )
+    doubled = ScalingLaw(terms=["1/p", "1"]).fit(
+        np.vstack([X, X[-1:]]), np.append(y, y[-1])
+    )
+    weighted = ScalingLaw(terms=["1/p", "1"]).fit(
+        X, y, sample_weight=[1, 1, 1, 1, 1, 2]
+    )
+    np.testing.assert_allclose(doubled.coef_, weighted.coef_, rtol=1e-9)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ScalingLaw().fit(X, y, sample_weight=[1, 2])
+    with pytest.raises(ValueError, match="zero everywhere"):
+        ScalingLaw().fit(X, y, sample_weight=np.zeros(6))
+    with pytest.raises(ValueError, match="loss"):
+        ScalingLaw(loss="huber").fit(X, y)
+    with pytest.raises(ValueError, match="positive targets"):
+        ScalingLaw().fit(X, -y)
+
+
+def test_degenerate_fits_warn():
+    nodes = np.array([1.0, 2, 4, 8, 16, 32])
+    # Slower on more nodes: the p^-k laws cannot follow, the 1/p term goes to 0.
+    rising = 1.0 + 0.1 * np.log2(nodes)
+    with pytest.warns(DegenerateFitWarning, match="coefficient of 1/p to 0"):
+        ScalingLaw(form="base").fit(nodes.reshape(-1, 1), rising)
+    X = pd.DataFrame(
+        {"nodes": np.repeat(nodes, 2), "bandwidth": np.tile([100.0, 50.0], 6)}
+    )
+    # A bandwidth effect stronger than alpha = 3 allows pins alpha to its bound.
+    y = 1 / X["nodes"] + 40.0 ** (100 / X["bandwidth"]) / np.sqrt(X["nodes"])
+    with pytest.warns(DegenerateFitWarning) as caught:
+        ScalingLaw(form="refined").fit(X, y)
+    assert any("upper bound" in str(w.message) for w in caught)
+
+
+def test_interval_holds_the_truth_and_widens():
+    rng = np.random.default_rng(7)
+    nodes = np.repeat([2.0, 4, 8, 16, 32], 3)
+    truth = ScalingLaw.from_coefficients("base", [100.0, 2.0])
+    y = truth.predict(nodes.reshape(-1, 1)) * np.exp(0.03 * rng.standard_normal(15))
+    model = ScalingLaw(form="base").fit(nodes.reshape(-1, 1), y)
+    new = np.array([[64.0], [1024.0]])
+    lower, upper = model.predict_interval(new)
+    assert np.all(lower <= truth.predict(new))
+    assert np.all(truth.predict(new) <= upper)
+    assert np.all(lower <= model.predict(new))
+    assert np.all(model.predict(new) <= upper)
+    assert upper[1] / lower[1] > upper[0] / lower[0] > 1
+    published = ScalingLaw.from_coefficients("base", [100.0, 2.0])
+    with pytest.raises(ValueError, match="not fitted"):
+        published.predict_interval(new)

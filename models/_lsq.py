@@ -1,0 +1,165 @@
+"""Weighted non-negative least squares, and the range of laws the data cannot reject.
+
+Every law here is linear in its coefficients, ``y = A c`` with ``c >= 0``. Noise is
+multiplicative, so the loss is *relative*: row ``i`` contributes
+``w_i * ((y_i - A_i c) / y_i) ** 2`` (``w_i`` is the number of replicates behind a
+configuration's centre ``y_i``). With the replicate noise ``sigma`` (standard deviation
+of log time) the statistic ``chi2(c) = loss(c) / sigma**2`` follows a chi-square law
+with one degree of freedom per configuration when ``c`` is the truth. The laws the
+data cannot reject at ``level`` are those with ``chi2(c) <= chi2.ppf(level, m)``; the
+range of their predictions at a new point is an interval that covers the truth with
+at least that probability whenever the true law is among the candidates.
+:func:`consistent_range` computes that range exactly, non-negativity included.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import nnls
+
+__all__ = ["consistent_range", "rows", "weighted_nnls"]
+
+
+def rows(A, y, weights, relative=True):
+    """Scale the rows of ``A`` and ``y`` so that ordinary least squares is the loss.
+
+    Returns ``(B, b)`` with ``||b - B c||**2`` equal to the weighted loss.
+    """
+    A = np.asarray(A, dtype=float)
+    y = np.asarray(y, dtype=float)
+    root = np.sqrt(np.asarray(weights, dtype=float))
+    scale = root / y if relative else root
+    return A * scale[:, None], y * scale
+
+
+def weighted_nnls(A, y, weights=None, *, relative=True):
+    """Non-negative least squares under the relative (or absolute) weighted loss.
+
+    Parameters
+    ----------
+    A : array-like of shape (n, k)
+        Design matrix.
+    y : array-like of shape (n,)
+        Targets (positive when ``relative``).
+    weights : array-like of shape (n,), default=None
+        Row weights (default ones).
+    relative : bool, default=True
+        Divide every residual by its target.
+
+    Returns
+    -------
+    coef : ndarray of shape (k,)
+    loss : float
+        The weighted loss at ``coef``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> coef, loss = weighted_nnls(np.column_stack([1 / p, np.ones(4)]), 8 / p + 1)
+    >>> np.round(coef, 6).tolist(), round(loss, 12)
+    ([8.0, 1.0], 0.0)
+    """
+    weights = np.ones(len(y)) if weights is None else weights
+    B, b = rows(A, y, weights, relative)
+    norm = np.linalg.norm(B, axis=0)
+    norm[norm == 0] = 1.0
+    scaled = B / norm
+    if scaled.shape[0] > 4 * scaled.shape[1]:
+        # A tall problem has the minimiser of its square R factor: one QR, then NNLS.
+        q, r = np.linalg.qr(scaled)
+        coef, _ = nnls(r, q.T @ b)
+    else:
+        coef, _ = nnls(scaled, b)
+    coef = coef / norm
+    residual = b - B @ coef
+    return coef, float(residual @ residual)
+
+
+def _face_extremes(B, b, targets, budget):
+    """Extremes of ``targets @ c`` over ``{c : ||b - B c||^2 <= budget}``.
+
+    Returns ``(low, high, c_low, c_high)``; NaN rows where the face is infeasible.
+    """
+    gram = B.T @ B
+    try:
+        inverse = np.linalg.inv(gram)
+    except np.linalg.LinAlgError:
+        inverse = np.linalg.pinv(gram)
+    centre = inverse @ (B.T @ b)
+    residual = b - B @ centre
+    slack = budget - float(residual @ residual)
+    n = targets.shape[0]
+    if slack < 0 or not np.all(np.isfinite(centre)):
+        nan = np.full(n, np.nan)
+        return nan, nan, None, None
+    direction = targets @ inverse  # (n, k): G^-1 phi for every target
+    spread = np.einsum("nk,nk->n", direction, targets)
+    spread = np.maximum(spread, 0.0)
+    reach = np.sqrt(slack * spread)
+    mid = targets @ centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(spread > 0, np.sqrt(slack / spread), 0.0)
+    c_high = centre[None, :] + step[:, None] * direction
+    c_low = centre[None, :] - step[:, None] * direction
+    return mid - reach, mid + reach, c_low, c_high
+
+
+def consistent_range(A, y, weights, targets, budget, *, relative=True):
+    """Range of predictions of every ``c >= 0`` with loss at most ``budget``.
+
+    The feasible set is an ellipsoid cut by the non-negative orthant; the extremes of
+    a linear function over it lie on the ellipsoid's boundary within some face of the
+    orthant, so every face (every subset of non-zero coefficients) is tried and the
+    extremes whose coefficients are feasible are kept. Exact for the few terms of a
+    scaling law (at most 2**k - 1 faces).
+
+    Parameters
+    ----------
+    A : array-like of shape (n, k)
+        Training design.
+    y, weights : array-like of shape (n,)
+        Training targets and weights.
+    targets : array-like of shape (t, k)
+        Design rows of the points to predict.
+    budget : float
+        Largest admissible loss (``sigma**2 * chi2.ppf(level, n)``).
+    relative : bool, default=True
+
+    Returns
+    -------
+    low, high : ndarray of shape (t,)
+        NaN where no admissible ``c`` exists.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> A = (1 / p)[:, None]
+    >>> low, high = consistent_range(A, 8 / p, np.ones(4), np.array([[1 / 16]]), 0.04)
+    >>> bool(low[0] < 0.5 < high[0]), round(float(high[0] - low[0]), 3)
+    (True, 0.1)
+    """
+    B, b = rows(A, y, weights, relative)
+    targets = np.asarray(targets, dtype=float)
+    n_targets, k = targets.shape
+    low = np.full(n_targets, np.inf)
+    high = np.full(n_targets, -np.inf)
+    tolerance = 1e-9
+    for size in range(1, k + 1):
+        for face in itertools.combinations(range(k), size):
+            face = list(face)
+            lo, hi, c_lo, c_hi = _face_extremes(B[:, face], b, targets[:, face], budget)
+            if c_lo is None:
+                continue
+            scale = np.maximum(np.abs(c_hi).max(axis=1), 1e-300)
+            ok_hi = np.all(c_hi >= -tolerance * scale[:, None], axis=1)
+            scale = np.maximum(np.abs(c_lo).max(axis=1), 1e-300)
+            ok_lo = np.all(c_lo >= -tolerance * scale[:, None], axis=1)
+            high = np.where(ok_hi, np.maximum(high, hi), high)
+            low = np.where(ok_lo, np.minimum(low, lo), low)
+    low = np.where(np.isfinite(low), low, np.nan)
+    high = np.where(np.isfinite(high), high, np.nan)
+    return low, high

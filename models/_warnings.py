@@ -1,0 +1,84 @@
+"""Warnings scaleprobe's models raise when a fit or a projection should not be trusted.
+
+All derive from :class:`ScaleprobeWarning`, so one filter silences or escalates
+them all (``warnings.simplefilter("error", ScaleprobeWarning)``); the command line
+prints each one on its own line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import warnings
+
+__all__ = [
+    "DegenerateFitWarning",
+    "ExtrapolationWarning",
+    "InsufficientDataWarning",
+    "NoiseWarning",
+    "PhysicalLimitWarning",
+    "ScaleprobeWarning",
+    "UnreliableModelWarning",
+]
+
+
+class ScaleprobeWarning(UserWarning):
+    """Base class of every warning scaleprobe's models raise."""
+
+
+class DegenerateFitWarning(ScaleprobeWarning):
+    """A fitted law lost its meaning: a zero coefficient, a parameter at its bound.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("alpha at its bound", DegenerateFitWarning)
+    >>> issubclass(caught[0].category, ScaleprobeWarning)
+    True
+    """
+
+
+class InsufficientDataWarning(ScaleprobeWarning):
+    """The data cannot support what was asked (too few node counts, residuals)."""
+
+
+class ExtrapolationWarning(ScaleprobeWarning):
+    """A prediction reaches beyond the trained range (nodes, scale, bandwidth, link)."""
+
+
+class PhysicalLimitWarning(ScaleprobeWarning):
+    """A projection falls below a physical floor the link model gives."""
+
+
+class UnreliableModelWarning(ScaleprobeWarning):
+    """A model extrapolates no better than the naive baseline, or not within 50 %."""
+
+
+class NoiseWarning(ScaleprobeWarning):
+    """Run-to-run spread is as large as the effect being modelled."""
+
+
+_QUIET = contextvars.ContextVar("scaleprobe_quiet_warnings", default=False)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence scaleprobe's warnings in this thread (e.g. in cross-validation folds).
+
+    Unlike :func:`warnings.catch_warnings`, which swaps process-wide state and so
+    cannot be used by tasks running in parallel threads, this only affects the
+    current thread's context.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
+def warn(message, category, stacklevel=2):
+    """Issue a scaleprobe warning unless :func:`quiet` is active."""
+    if not _QUIET.get():
+        warnings.warn(message, category, stacklevel=stacklevel + 1)

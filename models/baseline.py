@@ -1,0 +1,148 @@
+"""The naive baseline every score is read against: a power law through the last two."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
+
+from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+
+__all__ = ["PowerLawBaseline"]
+
+#: Columns that never separate groups: the process count and what derives from it.
+_NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
+
+
+class PowerLawBaseline(RegressorMixin, BaseEstimator):
+    """Power law ``a * p**b`` through the two largest measured process counts.
+
+    The simplest extrapolation anyone would draw by hand: the local slope on a
+    log-log plot, continued. A model that does not beat it has not earned its
+    complexity. Every other feature (bandwidth, scale, message size...) gets its own
+    line; the centre of a configuration is the geometric mean of its measurements.
+
+    Parameters
+    ----------
+    over : {"nodes", "ranks"}, default="nodes"
+        The process-count column ``p`` (falls back to ``ranks`` when a frame has no
+        ``nodes``; arrays use their first column).
+
+    Attributes
+    ----------
+    lines_ : dict
+        ``{group: (a, b)}``; ``group`` is a tuple of the other features' values.
+    group_columns_ : list of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[1.0], [2.0], [4.0], [8.0]])
+    >>> base = PowerLawBaseline().fit(p, [9.0, 8.0, 4.0, 2.0])
+    >>> base.predict([[16.0]]).round(6).tolist()
+    [1.0]
+    """
+
+    def __init__(self, *, over="nodes"):
+        self.over = over
+
+    def _split(self, X, reset, y=None):
+        if isinstance(X, pd.DataFrame) and (
+            self.over in X.columns or "ranks" in X.columns
+        ):
+            column = self.over if self.over in X.columns else "ranks"
+            if reset:
+                self.group_columns_ = [
+                    c
+                    for c in X.columns
+                    if c not in _NOT_GROUPS
+                    and c != column
+                    and pd.api.types.is_numeric_dtype(X[c])
+                    and c not in MEASURED_COLUMNS
+                ]
+                self.process_column_ = column
+            data = X[[self.process_column_, *self.group_columns_]].to_numpy(float)
+        else:
+            if reset:
+                self.group_columns_ = []
+                self.process_column_ = None
+            data = X
+        if reset:
+            data, y = validate_data(self, data, y, dtype=np.float64, y_numeric=True)
+        else:
+            data = validate_data(self, data, reset=False, dtype=np.float64)
+        check_non_negative(data, type(self).__name__)
+        groups = data[:, 1 : 1 + len(self.group_columns_)]
+        return data[:, 0], groups, y
+
+    def fit(self, X, y):
+        """Draw one line per group through its two largest process counts.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Positive values.
+
+        Returns
+        -------
+        self : PowerLawBaseline
+        """
+        if self.over not in ("nodes", "ranks"):
+            raise ValueError(f"over must be 'nodes' or 'ranks'; got {self.over!r}")
+        p, groups, y = self._split(X, reset=True, y=y)
+        if np.any(y <= 0) or np.any(p <= 0):
+            raise ValueError(
+                "PowerLawBaseline needs positive process counts and targets"
+            )
+        frame = pd.DataFrame(groups, columns=[f"g{i}" for i in range(groups.shape[1])])
+        frame["p"], frame["log"] = p, np.log(y)
+        keys = list(frame.columns[:-2])
+        self.lines_ = {}
+        parts = frame.groupby(keys) if keys else [((), frame)]
+        for key, part in parts:
+            centres = part.groupby("p")["log"].mean().sort_index()
+            key = key if isinstance(key, tuple) else (key,)
+            if centres.size == 1:
+                self.lines_[key] = (float(np.exp(centres.iloc[0])), 0.0)
+                continue
+            (p1, l1), (p2, l2) = list(centres.items())[-2:]
+            slope = (l2 - l1) / (np.log(p2) - np.log(p1))
+            with np.errstate(all="ignore"):
+                intercept = float(np.exp(l2 - slope * np.log(p2)))
+            self.lines_[key] = (intercept, float(slope))
+        return self
+
+    def predict(self, X):
+        """Continue each group's line.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        p, groups, _ = self._split(X, reset=False)
+        out = np.empty(p.size)
+        for i, key in enumerate(map(tuple, groups)):
+            line = self.lines_.get(key)
+            if line is None:
+                where = dict(zip(self.group_columns_, key, strict=True))
+                raise ValueError(f"no baseline for {where}: it was not measured")
+            a, b = line
+            # In log space: a steep line on random data must not overflow.
+            with np.errstate(all="ignore"):
+                out[i] = np.exp(np.log(a) + b * np.log(p[i]))
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.target_tags.positive_only = True
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,0 +1,178 @@
+"""The result of :func:`~scaleprobe.models.fit_ensemble`: models, scores, verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .features import prediction_frame
+from .projection import project, resolve_ppn
+
+__all__ = ["EnsembleFit", "describe_model"]
+
+SCORE_COLUMNS = [
+    "model",
+    "cv",
+    "smape",
+    "mape",
+    "r2",
+    "within_10",
+    "coverage",
+    "interval_ratio",
+]
+
+
+def describe_model(model):
+    """One line naming a fitted model's law (terms and coefficients, or its parts).
+
+    Examples
+    --------
+    >>> from scaleprobe.models import ScalingLaw
+    >>> describe_model(ScalingLaw.from_coefficients(["1/p", "1"], [2.0, 0.5]))
+    '2/p + 0.5'
+    """
+    law = getattr(model, "best_estimator_", model)
+    if hasattr(law, "terms_") and hasattr(law, "coef_"):
+        parts = []
+        for term, coef in zip(law.terms_, law.coef_, strict=True):
+            text = f"{coef:.4g}" if term == "1" else f"{coef:.4g}*{term}"
+            parts.append(text.replace("*1/", "/"))
+        text = " + ".join(parts)
+        if getattr(law, "alpha_", None):
+            text += f"  (alpha {law.alpha_:.3f})"
+        return text
+    laws = getattr(model, "laws_", None)
+    if laws:
+        lines = []
+        for key, group in laws.items():
+            label = ", ".join(
+                f"{c}={v:g}" for c, v in zip(model.group_columns_, key, strict=True)
+            )
+            inner = "; ".join(
+                f"{part}: {describe_model(law)}"
+                for part, law in group.items()
+                if part != "single_node" and law is not None
+            )
+            lines.append(f"[{label}] {inner}" if label else inner)
+        return " | ".join(lines)
+    if getattr(model, "mode_", None) == "time":
+        return describe_model(model.time_law_)
+    if hasattr(model, "lines_"):
+        return "power law through the two largest node counts of each group"
+    return type(model).__name__
+
+
+@dataclass
+class EnsembleFit:
+    """Fitted models, their scores, and the model scaleprobe trusts (or none).
+
+    Attributes
+    ----------
+    models : dict of str to fitted estimator
+        Every model of the ensemble, refitted on all data, and ``baseline``.
+    scores : xarray.Dataset
+        Cross-validation scores (:func:`~scaleprobe.models.evaluate`).
+    summary : pandas.DataFrame
+        Scores averaged over groups and folds.
+    selected : str or None
+        The model scaleprobe trusts for projections; None when none extrapolates
+        within :data:`~scaleprobe.models.ensemble.RELIABLE_SMAPE`.
+    verdict : str
+        Which model is trusted and why, or why none is.
+    notes : list of str
+        What the fit left out or could not do.
+    intervals : dict of str to PredictionInterval
+    training : dict
+        Target, process column, trained ppn, link (bytes/s, s), feature ranges,
+        units, configuration and measurement counts, ``s0``, provenance.
+    """
+
+    models: dict
+    scores: object
+    summary: pd.DataFrame
+    selected: str | None
+    verdict: str
+    notes: list = field(default_factory=list)
+    intervals: dict = field(default_factory=dict)
+    training: dict = field(default_factory=dict)
+
+    def frame(self, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None):
+        """A prediction frame on the training's ppn (see :func:`prediction_frame`)."""
+        return prediction_frame(
+            nodes,
+            ppn=resolve_ppn(ppn, self.training),
+            bandwidth=bandwidth,
+            scale=scale,
+            s0=self.training.get("s0", 25),
+            link=link,
+        )
+
+    def floor_model(self):
+        """The fitted traffic-informed model, when there is one (for floors)."""
+        model = self.models.get("traffic")
+        return model if getattr(model, "mode_", None) == "traffic" else None
+
+    def project(
+        self, name=None, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None
+    ):
+        """Project a model (default: the selected one); see :func:`project`.
+
+        Raises
+        ------
+        ValueError
+            When no name is given and no model was selected (the verdict says why).
+        """
+        name = name or self.selected
+        if name is None:
+            raise ValueError(f"no model to project: {self.verdict}")
+        if name not in self.models:
+            raise ValueError(
+                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
+            )
+        interval = None if name == "baseline" else self.intervals.get(name)
+        floor_model = self.floor_model()
+        out = project(
+            self.models[name],
+            nodes=nodes,
+            bandwidth=bandwidth,
+            scale=scale,
+            ppn=ppn,
+            interval=interval,
+            link=link,
+            training=self.training,
+            floor_model=floor_model,
+            target=self.training.get("target", "time"),
+        )
+        out.attrs["model_name"] = name
+        out.attrs["law"] = describe_model(self.models[name])
+        return out
+
+    def score_table(self, cv="extrapolation"):
+        """Mean scores per model under ``cv`` (all splitters when absent), baseline
+        included, best SMAPE first."""
+        table = self.summary
+        if cv in set(table["cv"]):
+            table = table[table["cv"] == cv]
+        columns = [c for c in SCORE_COLUMNS if c in table.columns]
+        return table[columns].sort_values("smape").reset_index(drop=True)
+
+    def describe(self):
+        """The text ``scaleprobe fit`` and the demo print."""
+        lines = ["cross-validation (mean over folds; scores per configuration):"]
+        for cv in sorted(set(self.summary["cv"])):
+            table = self.score_table(cv)
+            lines.append(f"  {cv}:")
+            text = table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+            lines += ["    " + line for line in text.splitlines()]
+        lines.append("laws fitted on all data:")
+        for name, model in self.models.items():
+            lines.append(f"  {name}: {describe_model(model)}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        spread = self.training.get("run_spread")
+        if spread is not None and np.isfinite(spread):
+            lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
+        lines.append(self.verdict)
+        return "\n".join(lines)

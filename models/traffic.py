@@ -1,0 +1,446 @@
+"""The traffic-informed model: computation and traffic counts, priced by a link model.
+
+A kernel that talks through scaleprobe's instrumented communicator in emulated mode
+records, per run, the critical path of its completion time split into computation,
+inter-node latency, inter-node transfer and intra-node transfer seconds
+(``cp_comp_time``, ``cp_latency_time``, ``cp_bandwidth_time``, ``cp_intra_time``;
+see :mod:`scaleprobe.kernels.comm`). Divided by the link's latency, the latency part
+is a *count* of latency-bound steps on the critical path; multiplied by the
+effective link bandwidth, the transfer part is a count of *bytes* through the
+busiest interface. Those counts are nearly deterministic and follow simple laws of
+the process count (``p - 1`` rounds of a pairwise all-to-all, ``log2 p`` of a tree),
+so they extrapolate far better than a time does; and because they are counts, they
+can be priced on any other network.
+
+:class:`TrafficModel` fits one scaling law (:class:`PMNFSearch`) per part and per
+configuration group (problem ``scale`` and ``ppn``), then predicts::
+
+    time = comp(n) + latency_count(n) * latency + bytes(n) / (link_bandwidth * bw / 100)
+           + intra(n)
+
+with ``latency`` and ``link_bandwidth`` those of the training link unless the
+prediction frame names another network. The structure gives the physical limits
+for free: no inter-node traffic on one node, a latency floor that grows with the
+number of latency-bound steps, and a slower-than-one-node regime when
+communication starts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
+
+from ._configs import collapse_trials
+from ._warnings import quiet
+from .pmnf import PMNFSearch
+
+__all__ = ["COUNT_EXPONENTS", "LINK_COLUMNS", "TRAFFIC_COLUMNS", "TrafficModel"]
+
+#: Critical-path columns a traffic-informed fit needs (seconds).
+TRAFFIC_COLUMNS = (
+    "cp_comp_time",
+    "cp_latency_time",
+    "cp_bandwidth_time",
+    "cp_intra_time",
+)
+
+#: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
+LINK_COLUMNS = ("link_bandwidth", "latency")
+
+#: Exponents of the part laws: counts come from algorithms whose costs are built
+#: of ``1``, ``log2 p``, ``sqrt p``, ``p`` and ``p log2 p`` (and their inverses).
+COUNT_EXPONENTS = ("1/2", "1")
+
+_PARTS = ("computation", "latency", "bandwidth", "intra")
+_GROUP_COLUMNS = ("scale", "ppn")
+
+
+class TrafficModel(RegressorMixin, BaseEstimator):
+    """Completion time from laws of computation and traffic, priced by a link model.
+
+    Parameters
+    ----------
+    over : {"nodes", "ranks"}, default="nodes"
+        Variable of the part laws (within a group ``ppn`` is fixed, so both give
+        the same laws; ``nodes`` reads best).
+    max_terms : int, default=2
+        Largest number of non-constant terms of each part law.
+    level : float, default=0.9
+        Level of the part laws' intervals used by :meth:`floor`.
+
+    Attributes
+    ----------
+    mode_ : {"traffic", "time"}
+        ``"time"`` when ``X`` held no critical-path columns: the model then fits the
+        time itself with one :class:`PMNFSearch` (nothing to price).
+    laws_ : dict
+        ``{group: {part: PMNFSearch or None, "single_node": float or None}}``;
+        ``group`` is a tuple of the values of ``group_columns_``; None marks a part
+        that is zero in the data. The laws describe two nodes and more;
+        ``single_node`` is the measured computation on one node (another code path:
+        no exchange at all), used as is there.
+    group_columns_ : tuple of str
+    link_ : dict
+        Training link: ``link_bandwidth`` (bytes/s) and ``latency`` (s).
+    node_range_ : tuple of float
+        Smallest and largest node count of the training data.
+    time_law_ : PMNFSearch
+        Only in ``"time"`` mode.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> n = np.array([1, 2, 4, 8, 16] * 2, dtype=float)
+    >>> X = pd.DataFrame({"nodes": n, "ppn": 1, "bandwidth": 100.0,
+    ...                   "link_bandwidth": 1e9, "latency": 1e-6,
+    ...                   "cp_comp_time": 1.0 / n,
+    ...                   "cp_latency_time": 1e-6 * 3 * (n - 1),
+    ...                   "cp_bandwidth_time": 8e6 / n / 1e9 * (n > 1),
+    ...                   "cp_intra_time": 0.0})
+    >>> y = X[list(TRAFFIC_COLUMNS)].sum(axis=1)
+    >>> model = TrafficModel().fit(X, y)
+    >>> new = pd.DataFrame({"nodes": [1024.0], "ppn": 1, "bandwidth": 100.0})
+    >>> parts = model.predict_components(new).round(6)
+    >>> parts[["computation", "latency"]].to_numpy().tolist()
+    [[0.000977, 0.003069]]
+    """
+
+    def __init__(self, *, over="nodes", max_terms=2, level=0.9):
+        self.over = over
+        self.max_terms = max_terms
+        self.level = level
+
+    # -- fitting ----------------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit the part laws (or, without traffic columns, the time law).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            Feature frame with ``nodes``, ``ppn``, ``bandwidth``, the columns of
+            :data:`TRAFFIC_COLUMNS` and :data:`LINK_COLUMNS` (``scale`` and ``run``/
+            ``trial`` when present). Anything else is fitted as time only, the first
+            column being the process count.
+        y : array-like of shape (n_samples,)
+            Completion times (used in time-only mode and to check the parts).
+
+        Returns
+        -------
+        self : TrafficModel
+        """
+        if self.over not in ("nodes", "ranks"):
+            raise ValueError(f"over must be 'nodes' or 'ranks'; got {self.over!r}")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level must be in (0, 1); got {self.level!r}")
+        has_traffic = isinstance(X, pd.DataFrame) and set(TRAFFIC_COLUMNS) <= set(
+            X.columns
+        )
+        if not has_traffic:
+            return self._fit_time(X, y)
+        missing = [
+            c
+            for c in ("nodes", "ppn", "bandwidth", *LINK_COLUMNS)
+            if c not in X.columns
+        ]
+        if missing:
+            raise ValueError(
+                f"a traffic-informed fit needs columns {missing} besides the "
+                "critical-path columns (make_features(..., traffic=True) adds them)"
+            )
+        self.mode_ = "traffic"
+        y = np.asarray(y, dtype=float)
+        frame = X.reset_index(drop=True)
+        values = frame[list(TRAFFIC_COLUMNS) + list(LINK_COLUMNS)].astype(float)
+        values["time"] = y
+        keep = [
+            c
+            for c in frame.columns
+            if c not in TRAFFIC_COLUMNS and c not in LINK_COLUMNS
+        ]
+        runs, means = collapse_trials(frame[keep], values)
+        self.group_columns_ = tuple(c for c in _GROUP_COLUMNS if c in runs.columns)
+        self.link_ = {
+            "link_bandwidth": float(np.median(means["link_bandwidth"])),
+            "latency": float(np.median(means["latency"])),
+        }
+        parts = pd.DataFrame(
+            {
+                "computation": means["cp_comp_time"],
+                # Counts: latency-bound steps, and bytes through the busiest interface.
+                "latency": means["cp_latency_time"] / means["latency"],
+                "bandwidth": means["cp_bandwidth_time"]
+                * means["link_bandwidth"]
+                * runs["bandwidth"].astype(float)
+                / 100.0,
+                "intra": means["cp_intra_time"],
+            }
+        )
+        groups = (
+            runs.groupby(list(self.group_columns_))
+            if self.group_columns_
+            else [((), runs)]
+        )
+        self.laws_ = {}
+        for key, group in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            self.laws_[key] = self._fit_group(group, parts.loc[group.index], key)
+        nodes = runs["nodes"].astype(float)
+        self.node_range_ = (float(nodes.min()), float(nodes.max()))
+        self.n_features_in_ = len(self._input_columns())
+        return self
+
+    def _fit_group(self, runs, parts, key):
+        variable = runs[self.over].astype(float).to_numpy()
+        multi = runs["nodes"].to_numpy(dtype=float) > 1
+        laws = {}
+        where = (
+            ", ".join(f"{c}={v}" for c, v in zip(self.group_columns_, key, strict=True))
+            or "all data"
+        )
+        single = parts["computation"].to_numpy(dtype=float)[~multi]
+        # One node runs another code path (no exchange at all): its computation is
+        # kept as measured, and the laws describe two nodes and more.
+        laws["single_node"] = (
+            float(np.exp(np.mean(np.log(single)))) if single.size else None
+        )
+        for part in _PARTS:
+            values = parts[part].to_numpy(dtype=float)
+            rows = multi & (values > 0)
+            if part != "computation" and not rows.any():
+                laws[part] = None  # no such traffic in the data (e.g. ppn = 1 intra)
+                continue
+            if np.unique(variable[rows]).size < 2:
+                raise ValueError(
+                    f"{where}: the {part} part needs measurements at two or more "
+                    f"multi-node node counts; got "
+                    f"{np.unique(runs['nodes'][rows]).tolist()}"
+                )
+            with quiet():  # a part's few node counts are the model's own affair
+                laws[part] = PMNFSearch(
+                    parameter="ranks",
+                    max_terms=self.max_terms,
+                    exponents=COUNT_EXPONENTS,
+                    log_exponents=(0, 1),
+                ).fit(variable[rows].reshape(-1, 1), values[rows])
+        return laws
+
+    def _fit_time(self, X, y):
+        self.mode_ = "time"
+        if isinstance(X, pd.DataFrame):
+            column = self.over if self.over in X.columns else X.columns[0]
+            X = X[[column]]
+        data, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        check_non_negative(data, type(self).__name__)
+        law = PMNFSearch(parameter="ranks", max_terms=self.max_terms)
+        self.time_law_ = law.fit(data[:, :1], y)
+        self.group_columns_ = ()
+        self.laws_ = {}
+        self.link_ = {}
+        self.node_range_ = (float(data[:, 0].min()), float(data[:, 0].max()))
+        return self
+
+    # -- prediction -------------------------------------------------------------------
+    def _input_columns(self):
+        return ["nodes", "ppn", "bandwidth", *self.group_columns_]
+
+    def _time_input(self, X):
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
+            X = X[list(self.feature_names_in_)]
+        elif isinstance(X, pd.DataFrame):
+            column = self.over if self.over in X.columns else X.columns[0]
+            X = X[[column]].to_numpy()
+        data = validate_data(self, X, reset=False, dtype=np.float64)
+        return data[:, :1]
+
+    def _frame(self, X):
+        if not isinstance(X, pd.DataFrame):
+            raise TypeError(
+                "a traffic-informed model predicts from a DataFrame with nodes, ppn "
+                f"and bandwidth columns; got {type(X).__name__}"
+            )
+        frame = X.reset_index(drop=True)
+        if "ppn" not in frame and "ppn" in self.group_columns_:
+            trained = sorted(
+                {key[self.group_columns_.index("ppn")] for key in self.laws_}
+            )
+            raise ValueError(
+                f"X has no ppn: this model was trained at ppn {trained}; give it"
+            )
+        missing = [
+            c for c in ("nodes", "bandwidth", *self.group_columns_) if c not in frame
+        ]
+        if missing:
+            raise ValueError(f"X lacks columns {missing}")
+        return frame
+
+    def _link(self, frame):
+        link = frame.get("link_bandwidth", self.link_["link_bandwidth"])
+        latency = frame.get("latency", self.link_["latency"])
+        effective = (
+            np.asarray(link, dtype=float)
+            * frame["bandwidth"].to_numpy(dtype=float)
+            / 100.0
+        )
+        return np.broadcast_to(effective, len(frame)), np.broadcast_to(
+            np.asarray(latency, dtype=float), len(frame)
+        )
+
+    def _part_values(self, frame, method):
+        """Part laws evaluated row by row: dict part -> (low, mid, high) arrays."""
+        out = {part: np.zeros((3, len(frame))) for part in _PARTS}
+        keys = (
+            list(zip(*(frame[c] for c in self.group_columns_), strict=True))
+            if self.group_columns_
+            else [()] * len(frame)
+        )
+        nodes = frame["nodes"].to_numpy(dtype=float)
+        ppn = (
+            frame["ppn"].to_numpy(dtype=float)
+            if "ppn" in frame
+            else np.ones(len(frame))
+        )
+        variable = nodes if self.over == "nodes" else nodes * ppn
+        for key in dict.fromkeys(keys):
+            laws = self.laws_.get(tuple(float(k) for k in key)) or self.laws_.get(
+                tuple(key)
+            )
+            if laws is None:
+                trained = sorted(self.laws_)
+                raise ValueError(
+                    f"{dict(zip(self.group_columns_, key, strict=True))} was not "
+                    f"measured; the traffic model knows {self.group_columns_} in "
+                    f"{trained}"
+                )
+            rows = np.array([k == key for k in keys])
+            single = laws["single_node"]
+            for part in _PARTS:
+                law = laws[part]
+                if law is None:
+                    continue
+                use = rows & (nodes > 1)
+                alone = rows & (nodes <= 1)
+                if part == "computation" and alone.any():
+                    out[part][:, alone] = (
+                        single
+                        if single is not None
+                        else (law.predict(variable[alone].reshape(-1, 1)))
+                    )
+                if not use.any():
+                    continue
+                p = variable[use].reshape(-1, 1)
+                mid = law.predict(p)
+                if method == "interval":
+                    low, high = law.predict_interval(p, level=self.level)
+                else:
+                    low = high = mid
+                out[part][:, use] = np.vstack([low, mid, high])
+        return out
+
+    def _priced(self, X, method="point"):
+        frame = self._frame(X)
+        effective, latency = self._link(frame)
+        values = self._part_values(frame, method)
+        priced = {
+            "computation": values["computation"],
+            "latency": values["latency"] * latency,
+            "bandwidth": values["bandwidth"] / effective,
+            "intra": values["intra"],
+        }
+        return priced
+
+    def predict(self, X):
+        """Predict completion times on the frame's link (default: the training one).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+            ``nodes``, ``ppn``, ``bandwidth`` (percent), the group columns, and
+            optionally ``link_bandwidth`` (bytes/s) and ``latency`` (s) of the
+            target network.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            return self.time_law_.predict(self._time_input(X))
+        priced = self._priced(X)
+        return sum(v[1] for v in priced.values())
+
+    def predict_components(self, X):
+        """Predicted seconds of each part, plus ``communication`` (all but computation).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``computation``, ``latency``, ``bandwidth``, ``intra``,
+            ``communication``.
+        """
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            parts = self.time_law_.predict_components(self._time_input(X))
+            return parts
+        priced = self._priced(X)
+        out = pd.DataFrame({part: v[1] for part, v in priced.items()})
+        out["communication"] = out["latency"] + out["bandwidth"] + out["intra"]
+        return out
+
+    def predict_interval(self, X, *, level=None):
+        """Sum of the part laws' intervals (each the range of consistent laws).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+        level : float, default=None
+            Level of each part's interval (default ``self.level``).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        if level is not None and level != self.level:
+            return self.set_params(level=level).predict_interval(X)
+        if self.mode_ == "time":
+            return self.time_law_.predict_interval(
+                self._time_input(X), level=self.level
+            )
+        priced = self._priced(X, method="interval")
+        low = sum(v[0] for v in priced.values())
+        high = sum(v[2] for v in priced.values())
+        return low, high
+
+    def floor(self, X):
+        """Latency floor: the fewest latency-bound steps the data allow, times latency.
+
+        No program whose critical path holds those steps can finish sooner on that
+        network, whatever its bandwidth.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Seconds (0 on one node; NaN in time-only mode).
+        """
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            return np.full(len(X), np.nan)
+        return self._priced(X, method="interval")["latency"][0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.target_tags.positive_only = True
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,0 +1,97 @@
+"""Intervals: the range of consistent laws, calibration, and no infinite bounds."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scaleprobe.models import (
+    InsufficientDataWarning,
+    PMNFSearch,
+    PowerLawBaseline,
+    PredictionInterval,
+    ScalingLaw,
+    calibrate_interval,
+    evaluate,
+)
+from scaleprobe.models._lsq import consistent_range, weighted_nnls
+from scaleprobe.models.intervals import conformal_quantile
+
+
+def test_consistent_range_is_exact_for_one_coefficient():
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    A = (1 / p)[:, None]
+    # Relative loss 4 (1 - c/8)^2 <= 0.04 gives c in [7.2, 8.8].
+    low, high = consistent_range(A, 8 / p, np.ones(4), np.array([[1 / 16]]), 0.04)
+    np.testing.assert_allclose([low[0], high[0]], [7.2 / 16, 8.8 / 16])
+
+
+def test_consistent_range_respects_non_negative_coefficients():
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    A = np.column_stack([1 / p, p])
+    y = 8 / p  # no growing part at all
+    target = np.array([[1 / 1024, 1024.0]])
+    low, high = consistent_range(A, y, np.ones(4), target, 0.04)
+    # The growing coefficient may be small but never negative: the lower bound is
+    # that of the 1/p law alone, the upper one allows some growth.
+    assert low[0] == pytest.approx(7.2 / 1024, rel=1e-6)
+    assert high[0] > 1.0
+    coef, loss = weighted_nnls(A, y)
+    assert loss == pytest.approx(0, abs=1e-20)
+    assert coef[1] == pytest.approx(0)
+    nothing = consistent_range(A[:, :1], p, np.ones(4), target[:, :1], 1e-6)
+    assert np.isnan(nothing[0]).all()  # no consistent law at all: NaN, not a guess
+
+
+def _frame(nodes, runs=3):
+    return pd.DataFrame(
+        {
+            "nodes": np.repeat(nodes, runs).astype(float),
+            "run": np.tile(np.arange(runs), len(nodes)),
+        }
+    )
+
+
+def test_calibration_with_few_residuals_warns_and_stays_finite():
+    X = _frame([2, 4, 8])
+    y = 10 / X["nodes"].to_numpy() * np.exp(0.05 * np.sin(np.arange(len(X))))
+    with pytest.warns(InsufficientDataWarning, match="calibration residual"):
+        interval = calibrate_interval(PowerLawBaseline(), X, y)
+    assert interval.method == "conformal"
+    assert np.isfinite(interval.kappa)
+    assert interval.kappa >= 0
+    baseline = PowerLawBaseline().fit(X, y)
+    lower, upper = interval.bounds(baseline, _frame([64, 1024], 1))
+    assert np.all(np.isfinite(lower))
+    assert np.all(np.isfinite(upper))
+    assert np.all(lower < upper)
+    assert PredictionInterval.from_dict(interval.to_dict()) == interval
+
+
+def test_calibrated_range_covers_the_truth_of_an_in_family_law():
+    """100/p + 2/sqrt(p), 5 % log-normal noise, nodes 2..16: truth covered at 64."""
+    rng = np.random.default_rng(11)
+    covered = 0
+    for _ in range(20):
+        X = _frame([2, 3, 4, 6, 8, 12, 16])
+        p = X["nodes"].to_numpy()
+        y = (100 / p + 2 / np.sqrt(p)) * np.exp(0.05 * rng.standard_normal(p.size))
+        model = PMNFSearch(parameter="nodes").fit(X[["nodes"]], y)
+        lower, upper = model.predict_interval(pd.DataFrame({"nodes": [64.0]}))
+        truth = 100 / 64 + 2 / 8
+        covered += lower[0] <= truth <= upper[0]
+    assert covered >= 17
+
+
+def test_conformal_quantile_needs_enough_scores():
+    assert conformal_quantile(range(1, 20), 0.9) == 18.0
+    assert conformal_quantile([1.0, 2.0], 0.9) is None
+
+
+def test_evaluate_never_counts_a_missing_interval_as_covered():
+    X = _frame([2, 4, 8, 16, 32])
+    y = 10 / X["nodes"].to_numpy()
+    scores = evaluate({"law": ScalingLaw(terms=["1/p"])}, (X, y))
+    assert set(scores["model"].values) == {"law", "baseline"}
+    baseline = scores["coverage"].sel(model="baseline")
+    assert bool(baseline.isnull().all())  # the baseline has no interval
+    covered = scores["coverage"].sel(model="law", cv="extrapolation")
+    assert float(covered.mean()) == 1.0

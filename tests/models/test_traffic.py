@@ -1,0 +1,128 @@
+"""TrafficModel: laws of computation and traffic counts, priced by the link model."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scaleprobe.models import TrafficModel, fit_ensemble, make_features, project
+
+
+def _fit(ds, **kwargs):
+    X, y = make_features(ds, traffic=True)
+    return TrafficModel(**kwargs).fit(X, y), X, y
+
+
+def test_parts_follow_their_laws(traffic):
+    model, _, _ = _fit(traffic)
+    assert model.mode_ == "traffic"
+    assert model.link_ == {"link_bandwidth": 1.25e8, "latency": 5e-6}
+    laws = model.laws_[(1,)]
+    assert laws["intra"] is None  # ppn = 1: no intra-node traffic recorded
+    assert laws["single_node"] == pytest.approx(2.01, rel=0.03)
+    frame = pd.DataFrame({"nodes": [16.0, 64.0], "ppn": 1.0, "bandwidth": 100.0})
+    parts = model.predict_components(frame)
+    n = frame["nodes"].to_numpy()
+    np.testing.assert_allclose(parts["bandwidth"], 4e7 / n / 1.25e8, rtol=0.02)
+    # The serial 0.01 s is 4 % of the computation at 8 nodes: known only roughly.
+    np.testing.assert_allclose(parts["computation"], 2 / n + 0.01, rtol=0.25)
+    np.testing.assert_allclose(parts["latency"], 6 * (n - 1) * 5e-6, rtol=0.15)
+    np.testing.assert_allclose(
+        model.predict(frame), parts[["computation", "communication"]].sum(axis=1)
+    )
+
+
+def test_one_node_has_no_inter_node_traffic(traffic):
+    model, _, _ = _fit(traffic)
+    one = pd.DataFrame({"nodes": [1.0], "ppn": 1.0, "bandwidth": [25.0]})
+    parts = model.predict_components(one)
+    assert parts["latency"].item() == 0
+    assert parts["bandwidth"].item() == 0
+    assert model.floor(one)[0] == 0
+    # Bandwidth cannot matter on one node, and does on two.
+    full = one.assign(bandwidth=100.0)
+    assert model.predict(one)[0] == model.predict(full)[0]
+    two = pd.DataFrame({"nodes": [2.0, 2.0], "ppn": 1.0, "bandwidth": [100.0, 25.0]})
+    time = model.predict(two)
+    assert time[1] > time[0]
+
+
+def test_another_network_reprices_the_same_counts(traffic):
+    model, _, _ = _fit(traffic)
+    here = pd.DataFrame({"nodes": [32.0], "ppn": 1.0, "bandwidth": [100.0]})
+    there = here.assign(link_bandwidth=1.25e10, latency=1e-6)
+    a, b = model.predict_components(here), model.predict_components(there)
+    np.testing.assert_allclose(b["latency"], a["latency"] / 5)
+    np.testing.assert_allclose(b["bandwidth"], a["bandwidth"] / 100)
+    np.testing.assert_allclose(b["computation"], a["computation"])
+
+
+def test_interval_contains_prediction_and_truth(traffic):
+    model, _, _ = _fit(traffic)
+    frame = pd.DataFrame({"nodes": [16.0, 256.0], "ppn": 1.0, "bandwidth": 100.0})
+    lower, upper = model.predict_interval(frame)
+    prediction = model.predict(frame)
+    n = frame["nodes"].to_numpy()
+    truth = 2 / n + 0.01 + 6 * (n - 1) * 5e-6 + 4e7 / n / 1.25e8
+    assert np.all(lower <= prediction)
+    assert np.all(prediction <= upper)
+    assert np.all(lower <= truth)
+    assert np.all(truth <= upper)
+
+
+def test_without_traffic_columns_it_fits_time_only():
+    X = pd.DataFrame({"nodes": [2.0, 4, 8, 16, 32] * 2})
+    y = 10 / X["nodes"] + 0.1
+    model = TrafficModel().fit(X, y)
+    assert model.mode_ == "time"
+    np.testing.assert_allclose(model.predict(X), y, rtol=0.01)
+    assert np.isnan(model.floor(X)).all()
+
+
+def test_clear_errors(traffic):
+    X, y = make_features(traffic, traffic=True)
+    with pytest.raises(ValueError, match="besides the critical-path"):
+        TrafficModel().fit(X.drop(columns=["latency"]), y)
+    with pytest.raises(ValueError, match="two or more multi-node"):
+        TrafficModel().fit(X[X["nodes"] <= 2], y[X["nodes"] <= 2])
+    model = TrafficModel().fit(X, y)
+    with pytest.raises(TypeError, match="DataFrame"):
+        model.predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="lacks columns"):
+        model.predict(pd.DataFrame({"nodes": [4.0], "ppn": 1.0}))
+    with pytest.raises(ValueError, match="over must be"):
+        TrafficModel(over="cores").fit(X, y)
+
+
+def test_groups_by_scale_and_refuses_unmeasured_ones(make_traffic):
+    small = make_traffic(volume=4e7, seed=1).expand_dims(scale=[12])
+    large = make_traffic(volume=1.6e8, work=8.0, seed=2).expand_dims(scale=[14])
+    ds = xr_concat([small, large])
+    model, _, _ = _fit(ds)
+    assert set(model.laws_) == {(12, 1), (14, 1)}
+    frame = pd.DataFrame(
+        {"nodes": [32.0, 32.0], "ppn": 1.0, "bandwidth": 100.0, "scale": [12.0, 14.0]}
+    )
+    parts = model.predict_components(frame)
+    ratio = parts["bandwidth"].iloc[1] / parts["bandwidth"].iloc[0]
+    assert ratio == pytest.approx(4.0, rel=0.05)
+    with pytest.raises(ValueError, match="was not measured"):
+        model.predict(frame.assign(scale=16.0))
+
+
+def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
+    fit = fit_ensemble(traffic)
+    assert fit.selected == "traffic"
+    assert "latency floor" in fit.verdict
+    proj = project(
+        fit.models["traffic"],
+        nodes=[1024],
+        training=fit.training,
+        floor_model=fit.floor_model(),
+    )
+    floor = float(proj["time_floor"].squeeze())
+    assert floor == pytest.approx(6 * 1023 * 5e-6, rel=0.25)
+
+
+def xr_concat(parts):
+    import xarray as xr
+
+    return xr.concat(parts, dim="scale")
