@@ -34,6 +34,12 @@ from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
 from .projection import project
+from .readers import (
+    MEASUREMENT_FORMATS,
+    MeasurementFileError,
+    load_measurements,
+    measurement_format,
+)
 from .report import write_report
 from .scaling_law import PRESETS, ScalingLaw
 from .serialization import load_models, save_models
@@ -42,6 +48,7 @@ from .traffic import TrafficModel
 
 __all__ = [
     "BASELINE",
+    "MEASUREMENT_FORMATS",
     "METRICS",
     "PMNF_EXPONENTS",
     "PRESETS",
@@ -53,6 +60,7 @@ __all__ = [
     "InsufficientDataWarning",
     "LeaveOneBandwidthOut",
     "LeaveOneScaleOut",
+    "MeasurementFileError",
     "NoiseWarning",
     "PMNFSearch",
     "PhysicalLimitWarning",
@@ -75,8 +83,10 @@ __all__ = [
     "evaluate",
     "fit_ensemble",
     "link_of",
+    "load_measurements",
     "load_models",
     "make_features",
+    "measurement_format",
     "parallel_efficiency",
     "parse_term",
     "prediction_frame",

@@ -1,0 +1,244 @@
+"""One labelled Dataset from a flat table of measurements, whatever file it came from.
+
+Every reader of :func:`scaleprobe.models.load_measurements` turns its file into a
+:class:`MeasurementTable`: one row per measured value, key columns (parameters,
+labels such as the callpath, the repetition ``run``) and one column per metric. This
+module checks the keys and builds the dense Dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+#: Parameter names read as MPI process (rank) counts, compared case-insensitively.
+RANK_NAMES = (
+    "ranks",
+    "processes",
+    "procs",
+    "nprocs",
+    "nproc",
+    "np",
+    "p",
+    "mpi_ranks",
+    "num_ranks",
+    "nranks",
+    "num_procs",
+    "tasks",
+    "ntasks",
+)
+#: Parameter names read as node counts, compared case-insensitively.
+NODE_NAMES = ("nodes", "nnodes", "num_nodes", "n_nodes", "node_count")
+#: Dimensions the models understand besides the process count.
+MODEL_DIMS = ("nodes", "ranks", "ppn", "bandwidth", "scale", "run", "trial")
+# A dense cube this much larger than the table means the keys are not a grid.
+_MAX_FILL = 1000
+
+
+class MeasurementFileError(ValueError):
+    """A measurement file that cannot be read: where, what was wrong, what is allowed.
+
+    A ``ValueError``, so that callers that report bad input keep working.
+    """
+
+
+def file_error(path, what, *, where=None, allowed=None):
+    """Build a :class:`MeasurementFileError` naming the file and the place in it."""
+    place = f"{path}, {where}" if where else f"{path}"
+    text = f"{place}: {what}"
+    if allowed:
+        text += f" ({allowed})"
+    return MeasurementFileError(text)
+
+
+@dataclass
+class MeasurementTable:
+    """Measurements of one file as rows, before they become a Dataset.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        Key columns ``parameters + labels + ["run"]`` and one column per metric.
+    parameters : list of str
+        Numeric sweep parameters, in the file's order.
+    labels : list of str
+        Non-numeric keys (``callpath``, a CSV's ``kernel`` column...).
+    metrics : list of str
+        Measured quantities, the future data variables.
+    format : str
+        Name of the file format, recorded as provenance.
+    units : dict
+        Units the file itself states, by metric.
+    """
+
+    frame: pd.DataFrame
+    parameters: list
+    labels: list
+    metrics: list
+    format: str
+    units: dict = field(default_factory=dict)
+
+
+def process_parameter(table, path, *, ranks=None, nodes=None):
+    """Choose the parameter that counts processes and say whether it counts ranks.
+
+    Returns
+    -------
+    (name, dim) : (str, {"ranks", "nodes"})
+    """
+    if ranks is not None and nodes is not None:
+        raise ValueError(
+            f"pass ranks= or nodes=, not both; got ranks={ranks!r}, nodes={nodes!r}"
+        )
+    chosen = ranks if ranks is not None else nodes
+    if chosen is not None:
+        if chosen not in table.parameters:
+            raise file_error(
+                path,
+                f"has no numeric parameter {chosen!r}",
+                allowed=f"its parameters are {table.parameters}",
+            )
+        return chosen, "ranks" if ranks is not None else "nodes"
+    found = [
+        (name, dim)
+        for name in table.parameters
+        for dim, names in (("ranks", RANK_NAMES), ("nodes", NODE_NAMES))
+        if name.lower() in names
+    ]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise file_error(
+            path,
+            f"no parameter is recognised as a process count among {table.parameters}",
+            allowed="pass ranks=NAME for MPI ranks or nodes=NAME for nodes "
+            "(command line: --ranks-from NAME or --nodes-from NAME)",
+        )
+    raise file_error(
+        path,
+        f"several parameters could count processes: {[n for n, _ in found]}",
+        allowed="pass ranks=NAME or nodes=NAME to choose one",
+    )
+
+
+def _counts(values, name, dim, path):
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(numbers) & (numbers > 0) & (numbers == np.round(numbers)))
+    if bad.any():
+        value = values.iloc[int(np.argmax(bad))]
+        value = value.item() if hasattr(value, "item") else value
+        raise file_error(
+            path,
+            f"parameter {name!r} ({dim}) has the value {value!r}",
+            allowed=f"{dim} counts are whole numbers >= 1",
+        )
+    return numbers.astype(np.int64)
+
+
+def _levels(column):
+    unique = pd.unique(column)
+    if pd.api.types.is_numeric_dtype(column):
+        unique = np.sort(unique)
+        if np.all(np.isfinite(unique)) and np.all(unique == np.round(unique)):
+            return unique.astype(np.int64)
+        return unique
+    return np.asarray(unique, dtype=object)
+
+
+def _digest(path):
+    sha = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _data_attrs(metric, units):
+    attrs = {"long_name": metric}
+    if metric in units:
+        attrs["units"] = str(units[metric])
+    else:
+        attrs["long_name"] = f"{metric} (units not stated in the file)"
+    return attrs
+
+
+def build_dataset(table, path, *, ranks=None, nodes=None, units=None):
+    """Turn a :class:`MeasurementTable` into a scaleprobe-layout Dataset.
+
+    The process-count parameter becomes the ``ranks`` (or ``nodes``) dimension,
+    other parameters and labels keep their names, repetitions are ``run``.
+    """
+    name, dim = process_parameter(table, path, ranks=ranks, nodes=nodes)
+    frame = table.frame.copy()
+    frame[name] = _counts(frame[name], name, dim, path)
+    others = [p for p in table.parameters if p != name]
+    clash = [k for k in [*others, *table.labels, *table.metrics] if k == dim]
+    if clash:
+        raise file_error(
+            path,
+            f"the process count {name!r} would become {dim!r}, a name the file "
+            "already uses",
+            allowed=f"rename the other {dim!r} column or choose another parameter",
+        )
+    frame = frame.rename(columns={name: dim})
+    dims = [dim, *others, *table.labels, "run"]
+    coords = {d: _levels(frame[d]) for d in dims}
+    shape = tuple(len(coords[d]) for d in dims)
+    size = math.prod(shape)
+    if size > _MAX_FILL * max(len(frame), 1):
+        raise file_error(
+            path,
+            f"the keys {dims[:-1]} do not form a grid ({size} cells for "
+            f"{len(frame)} rows)",
+            allowed="a column that is not a sweep parameter is probably taken as "
+            "one; pass parameters=[...] and metrics=[...]",
+        )
+    codes = [pd.Index(coords[d]).get_indexer(frame[d]) for d in dims]
+    if any((c < 0).any() for c in codes):  # every key is one of its own levels
+        raise AssertionError("measurement keys do not match their own levels")
+    flat = np.ravel_multi_index(codes, shape) if size else np.array([], dtype=int)
+    seen, first = np.unique(flat, return_index=True)
+    if seen.size != flat.size:
+        row = int(np.setdiff1d(np.arange(flat.size), first)[0])
+        raise file_error(
+            path,
+            "two rows have the same keys "
+            + ", ".join(f"{d}={frame[d].iloc[row]!r}" for d in dims),
+            allowed="each measurement needs its own run (repetition) index",
+        )
+    stated = dict(table.units)
+    if isinstance(units, str):
+        stated.update(dict.fromkeys(table.metrics, units))
+    elif units is not None:
+        unknown = sorted(set(units) - set(table.metrics))
+        if unknown:
+            raise ValueError(
+                f"units given for {unknown}, which are not metrics of {path}; its "
+                f"metrics are {table.metrics}"
+            )
+        stated.update(units)
+    data_vars = {}
+    for metric in table.metrics:
+        cube = np.full(size, np.nan)
+        cube[flat] = frame[metric].to_numpy(dtype=float)
+        data_vars[metric] = (dims, cube.reshape(shape), _data_attrs(metric, stated))
+    dataset = xr.Dataset(data_vars, coords=coords)
+    dataset[dim].attrs.update(
+        {"units": "1", "long_name": f"{dim} (file parameter {name!r})"}
+    )
+    dataset["run"].attrs.update({"units": "1", "long_name": "repetition"})
+    dataset.attrs.update(
+        {
+            "source": os.path.abspath(os.fspath(path)),
+            "format": table.format,
+            "source_sha256": _digest(path),
+            "process_parameter": name,
+        }
+    )
+    return dataset
