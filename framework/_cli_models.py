@@ -100,11 +100,15 @@ def parse_cv(specs, column="nodes"):
     return out
 
 
-def _load(path):
+def _load(path, args=None):
+    from scaleprobe.models import load_measurements, measurement_format
+
     from .store import open_results
 
     if not Path(path).exists():
         raise _BadInputError(f"no results at {path}")
+    if measurement_format(path) is not None:
+        return load_measurements(path, **_measurement_options(args))
     try:
         return open_results(path)
     except (OSError, ValueError, KeyError) as error:
@@ -112,6 +116,23 @@ def _load(path):
             f"cannot read {path} as scaleprobe results ({type(error).__name__}: "
             f"{str(error).splitlines()[0] if str(error) else ''})"
         ) from None
+
+
+def _measurement_options(args):
+    select = {}
+    for item in getattr(args, "select", None) or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise _BadInputError(f"cannot read --select {item!r}: use NAME=VALUE")
+        select[name] = value
+    return {
+        "ranks": getattr(args, "ranks_from", None),
+        "nodes": getattr(args, "nodes_from", None),
+        "callpath": getattr(args, "callpath", None),
+        "units": getattr(args, "units", None),
+        "select": select,
+        "single_series": True,
+    }
 
 
 def _ensemble(names, X, s0):
@@ -183,7 +204,7 @@ def _features(args):
     from scaleprobe.models import make_features
     from scaleprobe.models.features import TRAFFIC_VARIABLES
 
-    dataset = _load(args.results)
+    dataset = _load(args.results, args)
     if args.target not in dataset.data_vars:
         raise _BadInputError(
             f"{args.results} has no variable {args.target!r}; it has "
@@ -366,6 +387,7 @@ def _common(parser):
     parser.add_argument(
         "--ppn", type=int, help="ranks per node, for data that do not record it"
     )
+    _measurement_arguments(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--workers", type=int, help="workers of an embedded LocalCluster"
@@ -373,6 +395,29 @@ def _common(parser):
     where.add_argument(
         "--address", help="scheduler address of an existing Dask cluster"
     )
+
+
+def _measurement_arguments(parser):
+    group = parser.add_argument_group(
+        "measurement files (.csv, .parquet; Extra-P .txt, .json, .jsonl)"
+    )
+    group.add_argument(
+        "--ranks-from",
+        metavar="NAME",
+        help="parameter (column) that counts MPI ranks (default: recognised by "
+        "name: p, np, procs, processes, ranks...)",
+    )
+    group.add_argument(
+        "--nodes-from", metavar="NAME", help="parameter (column) that counts nodes"
+    )
+    group.add_argument("--callpath", help="callpath (Extra-P region) to model")
+    group.add_argument(
+        "--select",
+        action="append",
+        metavar="NAME=VALUE",
+        help="keep one value of another parameter (repeatable)",
+    )
+    group.add_argument("--units", help="units of the measured values (e.g. s)")
 
 
 def register(subparsers):
@@ -390,7 +435,11 @@ def register(subparsers):
         "scores next to the naive baseline, say which one scaleprobe trusts (or "
         "that none can be trusted) and save them all as JSON.",
     )
-    fit.add_argument("results", help="results path (.zarr or .nc)")
+    fit.add_argument(
+        "results",
+        help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
+        "Extra-P .txt, .json, .jsonl)",
+    )
     _common(fit)
     fit.add_argument("--groupby", help="feature to evaluate separately (e.g. scale)")
     fit.add_argument("--output", help="model file to write (JSON)")
@@ -438,7 +487,11 @@ def register(subparsers):
         description="Fit the ensemble, say which model is trusted and why, project "
         "it over measured points and write a self-contained report.",
     )
-    rep.add_argument("results", help="results path (.zarr or .nc)")
+    rep.add_argument(
+        "results",
+        help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
+        "Extra-P .txt, .json, .jsonl)",
+    )
     _common(rep)
     rep.add_argument(
         "--output",
