@@ -16,7 +16,7 @@ def _run(argv):
 
 def _extrap_text(path, callpaths):
     nodes = [1, 2, 4, 8, 16, 32]
-    lines = ["PARAMETER nodes", "POINTS " + " ".join(f"({n})" for n in nodes)]
+    lines = ["PARAMETER procs", "POINTS " + " ".join(f"({n})" for n in nodes)]
     lines.append("METRIC time")
     for name, scale in callpaths.items():
         lines.append(f"REGION {name}")
@@ -53,6 +53,9 @@ def test_fit_reads_a_csv_and_reports_bad_select(tmp_path, capsys):
     frame = pd.DataFrame({"nodes": nodes, "input": "small", "time [s]": 30 / nodes + 1})
     frame.to_csv(path, index=False)
     code = _run(["fit", str(path), "--model", "base", "--cv", "kfold:3"])
+    assert code == 2
+    assert "pass ppn=" in capsys.readouterr().err  # nodes without ranks per node
+    code = _run(["fit", str(path), "--ppn", "4", "--model", "base", "--cv", "kfold:3"])
     assert code == 0, capsys.readouterr()
     code = _run(["fit", str(path), "--select", "input=large", "--model", "base"])
     err = capsys.readouterr().err
@@ -65,7 +68,7 @@ def test_fit_reads_a_csv_and_reports_bad_select(tmp_path, capsys):
 
 def test_report_reads_a_jsonl_file(tmp_path, capsys):
     lines = [
-        f'{{"params": {{"nodes": {n}}}, "metric": "time", "value": {20 / n + 1}}}'
+        f'{{"params": {{"p": {n}}}, "metric": "time", "value": {20 / n + 1}}}'
         for n in (1, 2, 4, 8, 16, 32)
         for _ in range(2)
     ]
