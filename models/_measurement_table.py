@@ -39,6 +39,9 @@ NODE_NAMES = ("nodes", "nnodes", "num_nodes", "n_nodes", "node_count")
 MODEL_DIMS = ("nodes", "ranks", "ppn", "bandwidth", "scale", "run", "trial")
 # A dense cube this much larger than the table means the keys are not a grid.
 _MAX_FILL = 1000
+# Labels (callpath, kernel...) must nearly cross; a label column that is really a
+# per-row annotation multiplies the cells by this much or more.
+_MAX_LABEL_FILL = 4
 
 
 class MeasurementFileError(ValueError):
@@ -199,6 +202,17 @@ def build_dataset(table, path, *, ranks=None, nodes=None, units=None):
             allowed="a column that is not a sweep parameter is probably taken as "
             "one; pass parameters=[...] and metrics=[...]",
         )
+    if len(table.labels) > 1:
+        present = len(frame[table.labels].drop_duplicates())
+        crossed = math.prod(len(coords[d]) for d in table.labels)
+        if crossed > _MAX_LABEL_FILL * present:
+            raise file_error(
+                path,
+                f"the label columns {table.labels} do not cross ({present} "
+                f"combinations of {crossed})",
+                allowed="a column that annotates rows is probably taken as a "
+                "parameter; pass parameters=[...] and metrics=[...]",
+            )
     codes = [pd.Index(coords[d]).get_indexer(frame[d]) for d in dims]
     if any((c < 0).any() for c in codes):  # every key is one of its own levels
         raise AssertionError("measurement keys do not match their own levels")

@@ -84,6 +84,28 @@ def test_explicit_roles_ignore_other_columns(tmp_path):
         load_measurements(labels)
 
 
+def test_annotation_columns_are_not_taken_for_a_grid(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [
+        {
+            "ranks": r,
+            "mpi": m,
+            "variable": v,
+            **{f"note{k}": rng.choice(["IQR", "Med", "SD"]) for k in range(3)},
+            "median": 1.0,
+        }
+        for r in (2, 4, 8)
+        for m in ("A", "B")
+        for v in ("X", "Y", "Z")
+    ]
+    path = tmp_path / "notes.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    with pytest.raises(MeasurementFileError, match="do not cross"):
+        load_measurements(path)
+    ds = load_measurements(path, parameters=["mpi", "variable"])
+    assert dict(ds.sizes) == {"ranks": 3, "mpi": 2, "variable": 3, "run": 1}
+
+
 def test_csv_feeds_make_features_and_a_known_law(tmp_path):
     nodes = np.repeat([1, 2, 4, 8, 16, 32, 64], 3)
     path = tmp_path / "law.csv"
