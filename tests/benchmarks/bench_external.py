@@ -1,0 +1,339 @@
+"""Benchmark: extrapolation on real measurements scaleprobe did not take, vs Extra-P.
+
+Run:  python tests/benchmarks/bench_external.py --data DIR [--extrap PATH]
+          [--dataset NAME ...] [--holdout 1 2] [--jobs N] [--csv OUT.csv]
+
+``DIR`` holds the public data sets described in its README (default: the environment
+variable ``SCALEPROBE_EXTERNAL_DATA``): ``extrap-relearn/relearn_data.txt`` (RELeARN,
+Extra-P text), ``extrap-mpi-collectives/mpi_data.csv`` (MPI collective latencies) and
+``thicket-lulesh/lulesh.jsonl`` (LULESH weak scaling, Extra-P JSON Lines). Each file
+is read with :func:`scaleprobe.models.load_measurements`.
+
+Every series (one callpath / collective / parameter value over the process counts)
+is trained on its smaller process counts and predicts the largest one (``holdout
+1``) or the two largest (``holdout 2``). Methods, on the same split:
+
+- ``scaleprobe``: :func:`scaleprobe.models.fit_ensemble` with its defaults; its
+  selected model, or, when it selects none (it says the data cannot tell), its model
+  with the lowest extrapolation SMAPE; such series are counted as ``refused``;
+- ``extrap``: Extra-P's default modeler (``extrap --text``, mean of repetitions),
+  run from its own environment (``--extrap``, default ``extrap`` on PATH); skipped
+  with a note when it is not installed;
+- ``baseline``: the naive power law through the two largest training points.
+
+Series whose values are not all positive, or that take less than 1 % of the
+application's root time (the filter of Extra-P's case studies), are left out.
+
+Prints, per data set and holdout, for each method: the number of series, the
+median, 90th percentile and largest |relative error| in percent at the held-out
+counts, and the number of series off by more than 60 % at any held-out count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+_MODEL_TEXT = re.compile(r"(?:[-+*/().\s0-9eEp]|log2)+")
+OFF = 60.0  # percent: a series this far off at a held-out count is "off"
+RELEVANT = 0.01  # share of the root time below which a callpath is left out
+
+
+@dataclass
+class Series:
+    name: str
+    ranks: np.ndarray  # sorted process counts
+    values: list  # per count, the repeated measurements (1-d arrays)
+
+
+def _series(ds, variable, name, dims=()):
+    """One Series per combination of ``dims`` of ``ds[variable]`` over ranks."""
+    out = []
+    data = ds[variable]
+    for combo in itertools.product(*(data[d].values for d in dims)):
+        sub = data.sel(dict(zip(dims, combo, strict=True))) if dims else data
+        sub = sub.transpose("ranks", "run")
+        values = [row[np.isfinite(row)] for row in sub.values]
+        label = "/".join(str(c) for c in combo)
+        out.append(
+            Series(f"{name}:{label}" if label else name, sub.ranks.values, values)
+        )
+    return out
+
+
+def _relevant(series, root):
+    """Keep positive series above RELEVANT of the root series at every count."""
+    root_means = {r: np.mean(v) for r, v in zip(root.ranks, root.values, strict=True)}
+    kept = []
+    for s in series:
+        if any(v.size == 0 for v in s.values):
+            continue
+        means = np.array([np.mean(v) for v in s.values])
+        if not np.all(means > 0):
+            continue
+        share = min(m / root_means[r] for r, m in zip(s.ranks, means, strict=True))
+        if share >= RELEVANT:
+            kept.append(s)
+    return kept
+
+
+def relearn(data):
+    from scaleprobe.models import load_measurements
+
+    ds = load_measurements(os.path.join(data, "extrap-relearn", "relearn_data.txt"))
+    series = []
+    for n in ds.n.values:
+        sub = ds.sel(n=n)
+        root = _series(sub.sel(callpath="main()"), "time", "main()")[0]
+        every = _series(sub, "time", f"n={n}", ("callpath",))
+        series += _relevant(every, root)
+    return series
+
+
+def mpi_collectives(data):
+    from scaleprobe.models import load_measurements
+
+    ds = load_measurements(
+        os.path.join(data, "extrap-mpi-collectives", "mpi_data.csv"),
+        parameters=["mpi", "variable"],
+        metrics=["median"],
+        units="us",
+    )
+    return [
+        s
+        for s in _series(ds, "median", "median", ("mpi", "variable"))
+        if all(np.all(v > 0) and v.size for v in s.values)
+    ]
+
+
+def lulesh(data):
+    from scaleprobe.models import load_measurements
+
+    ds = load_measurements(
+        os.path.join(data, "thicket-lulesh", "lulesh.jsonl"), units="s"
+    )
+    ds = ds.drop_sel(callpath="lulesh2.0")
+    root = _series(ds.sel(callpath="main"), "time_avg", "main")[0]
+    return _relevant(_series(ds, "time_avg", "time_avg", ("callpath",)), root)
+
+
+DATASETS = {"relearn": relearn, "mpi-collectives": mpi_collectives, "lulesh": lulesh}
+
+
+def _dataset(series, counts):
+    """A scaleprobe-layout Dataset of one series restricted to ``counts``."""
+    keep = [i for i, r in enumerate(series.ranks) if r in set(counts)]
+    runs = max(series.values[i].size for i in keep)
+    cube = np.full((len(keep), runs), np.nan)
+    for row, i in enumerate(keep):
+        cube[row, : series.values[i].size] = series.values[i]
+    return xr.Dataset(
+        {"time": (("ranks", "run"), cube, {"units": "1", "long_name": series.name})},
+        coords={"ranks": series.ranks[keep], "run": np.arange(runs)},
+    )
+
+
+def scaleprobe_predict(series, holdout):
+    """Predictions at the held-out counts of fit_ensemble's choice and the baseline."""
+    from scaleprobe.models import fit_ensemble, make_features
+
+    train = series.ranks[:-holdout]
+    test = series.ranks[-holdout:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_ensemble(_dataset(series, train), target="time")
+        name, refused = fit.selected, fit.selected is None
+        if name is None:
+            table = fit.score_table("extrapolation")
+            name = str(table["model"].iloc[0]) if len(table) else "baseline"
+        X, _ = make_features(_dataset(series, test), target="time")
+        X = X.drop_duplicates("ranks").reset_index(drop=True)
+        chosen = np.asarray(fit.models[name].predict(X), dtype=float)
+        baseline = np.asarray(fit.models["baseline"].predict(X), dtype=float)
+    return {
+        "scaleprobe": dict(zip(X["ranks"], chosen, strict=True)),
+        "baseline": dict(zip(X["ranks"], baseline, strict=True)),
+        "refused": refused,
+        "model": name,
+    }
+
+
+def _extrap_text(series_list, holdout, path):
+    lines = ["PARAMETER p"]
+    for index, s in enumerate(series_list):
+        counts = s.ranks[:-holdout]
+        if index == 0:
+            lines.append("POINTS " + " ".join(f"( {int(c)} )" for c in counts))
+            lines.append("METRIC m")
+        lines.append(f"REGION s{index}")
+        for i in range(len(counts)):
+            lines.append("DATA " + " ".join(repr(float(v)) for v in s.values[i]))
+    with open(path, "w") as stream:
+        stream.write("\n".join(lines) + "\n")
+
+
+def extrap_predict(series_list, holdout, executable):
+    """Extra-P's default model of every series, evaluated at its held-out counts."""
+    groups = {}
+    for index, s in enumerate(series_list):
+        groups.setdefault(tuple(s.ranks[:-holdout]), []).append(index)
+    out = [None] * len(series_list)
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, indices in enumerate(groups.values()):
+            path = os.path.join(tmp, f"split{number}.txt")
+            subset = [series_list[i] for i in indices]
+            _extrap_text(subset, holdout, path)
+            done = subprocess.run(
+                [
+                    executable,
+                    "--text",
+                    path,
+                    "--disable-progress",
+                    "--print",
+                    "{callpath}|{model:python}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=3600,
+                check=True,
+            )
+            for line in done.stdout.splitlines():
+                if "|" not in line or not line.startswith("s"):
+                    continue
+                region, expression = line.split("|", 1)
+                s = subset[int(region[1:])]
+                out[indices[int(region[1:])]] = {
+                    int(p): _evaluate(expression, p) for p in s.ranks[-holdout:]
+                }
+    return out
+
+
+def _evaluate(expression, p):
+    """Evaluate Extra-P's python-formatted model (numbers, p, log2, +-*/**)."""
+    if not _MODEL_TEXT.fullmatch(expression.strip()):
+        raise ValueError(f"unexpected Extra-P model text: {expression!r}")
+    allowed = {"p": float(p), "log2": math.log2, "__builtins__": {}}
+    return float(eval(expression, allowed))
+
+
+def _errors(series, predictions):
+    """Relative errors (percent) at the held-out counts, vs the mean measurement."""
+    errors = []
+    for r, v in zip(series.ranks, series.values, strict=True):
+        if int(r) in predictions:
+            errors.append(100.0 * (predictions[int(r)] / np.mean(v) - 1.0))
+    return errors
+
+
+def _summary(errors_by_series):
+    flat = np.abs(np.concatenate([np.asarray(e, float) for e in errors_by_series]))
+    worst = np.array([np.max(np.abs(e)) for e in errors_by_series])
+    return {
+        "series": len(errors_by_series),
+        "median": float(np.median(flat)),
+        "p90": float(np.percentile(flat, 90)),
+        "max": float(np.max(flat)),
+        f"off>{OFF:g}%": int(np.sum(worst > OFF)),
+    }
+
+
+def run(args):
+    executable = args.extrap or shutil.which("extrap")
+    if executable and not os.path.exists(executable):
+        executable = shutil.which(executable)
+    if not executable:
+        print("skip extrap: Extra-P is not installed (pass --extrap PATH)")
+    rows, details = [], []
+    for name in args.dataset:
+        series = DATASETS[name](args.data)
+        for holdout in args.holdout:
+            usable = [s for s in series if len(s.ranks) >= holdout + 3]
+            if not usable:
+                print(f"skip {name} holdout {holdout}: fewer than 3 training counts")
+                continue
+            start = time.perf_counter()
+            with ProcessPoolExecutor(args.jobs) as pool:
+                ours = list(
+                    pool.map(scaleprobe_predict, usable, [holdout] * len(usable))
+                )
+            seconds = time.perf_counter() - start
+            theirs = extrap_predict(usable, holdout, executable) if executable else None
+            methods = {"scaleprobe": [], "baseline": [], "extrap": []}
+            for i, s in enumerate(usable):
+                row = {"dataset": name, "holdout": holdout, "series": s.name}
+                row["model"] = ours[i]["model"]
+                row["refused"] = ours[i]["refused"]
+                for method in ("scaleprobe", "baseline"):
+                    errors = _errors(s, ours[i][method])
+                    methods[method].append(errors)
+                    row[method] = max(errors, key=abs)
+                if theirs is not None and theirs[i] is not None:
+                    errors = _errors(s, theirs[i])
+                    methods["extrap"].append(errors)
+                    row["extrap"] = max(errors, key=abs)
+                details.append(row)
+            refused = sum(o["refused"] for o in ours)
+            print(
+                f"\n{name}: train on {usable[0].ranks[:-holdout].tolist()}..., predict "
+                f"the {holdout} largest ({usable[0].ranks[-holdout:].tolist()}); "
+                f"scaleprobe selected nothing for {refused} of {len(usable)} series; "
+                f"{seconds:.0f} s for the scaleprobe fits"
+            )
+            table = []
+            for method, errors in methods.items():
+                if errors:
+                    table.append({"method": method, **_summary(errors)})
+                    rows.append({"dataset": name, "holdout": holdout, **table[-1]})
+            print(
+                pd.DataFrame(table).to_string(
+                    index=False, float_format=lambda v: f"{v:.1f}"
+                )
+            )
+    if args.csv:
+        pd.DataFrame(details).to_csv(args.csv, index=False)
+        print(f"\nper-series errors (percent, worst held-out count): {args.csv}")
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data",
+        default=os.environ.get("SCALEPROBE_EXTERNAL_DATA"),
+        help="directory of the external data sets (README there)",
+    )
+    parser.add_argument("--extrap", help="the extrap command (default: on PATH)")
+    parser.add_argument(
+        "--dataset", nargs="+", choices=sorted(DATASETS), default=list(DATASETS)
+    )
+    parser.add_argument("--holdout", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--jobs", type=int, default=1, help="parallel fits")
+    parser.add_argument("--csv", help="write per-series errors to this CSV")
+    args = parser.parse_args(argv)
+    if not args.data or not os.path.isdir(args.data):
+        print(
+            "skip: no external data directory (pass --data DIR or set "
+            "SCALEPROBE_EXTERNAL_DATA)"
+        )
+        return 0
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
