@@ -1,10 +1,11 @@
 """Extra-P's text, JSON and JSON Lines formats, on files written from its docs."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
-from scaleprobe.models import MeasurementFileError, load_measurements
+from scaleprobe.models import MeasurementFileError, load_measurements, make_features
 
 # The example of Extra-P's quick-start guide (docs/quick-start.md).
 QUICK_START = """PARAMETER p
@@ -323,3 +324,18 @@ DATA 8
         load_measurements(path, callpath="solve")
     with pytest.raises(ValueError, match="has no 'size'"):
         load_measurements(path, select={"size": 1})
+
+
+def test_a_real_extrap_file_relearn():
+    """RELeARN's main() from Extra-P's test data (BSD-3-Clause, notice in the file)."""
+    path = Path(__file__).parent / "data" / "relearn_main.txt"
+    ds = load_measurements(path, units="s")
+    assert dict(ds.sizes) == {"ranks": 5, "n": 5, "run": 2}
+    assert ds["ranks"].values.tolist() == [32, 64, 128, 256, 512]
+    assert ds["n"].values.tolist() == [5000, 6000, 7000, 8000, 9000]
+    assert ds["callpath"].item() == "main()"
+    assert ds["time"].sel(ranks=32, n=5000).values.tolist() == [406.498, 405.58]
+    assert ds["time"].sel(ranks=512, n=9000).values.tolist() == [2536.75, 2536.75]
+    X, y = make_features(ds.sel(n=7000))
+    assert sorted(set(X["ranks"])) == [32, 64, 128, 256, 512]
+    assert len(y) == 10
