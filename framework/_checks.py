@@ -156,11 +156,7 @@ def _throttle(raw) -> Throttle:
     if mode not in THROTTLE_MODES:
         _fail("throttle.mode", f"got {mode!r}; allowed: {', '.join(THROTTLE_MODES)}")
     if mode == "netns":
-        _fail(
-            "throttle.mode",
-            "'netns' (shaped links between network namespaces) is not "
-            "available yet; use 'none' (the real interconnect) or 'emulated'",
-        )
+        _check_netns(raw)
     slots = raw.get("core_slots", config.get("throttle.core-slots"))
     if slots is not None and (not _is_int(slots) or slots < 0):
         _fail(
@@ -188,6 +184,20 @@ def _throttle(raw) -> Throttle:
         except UnitError as exc:
             _fail(f"throttle.{key}", str(exc))
     return Throttle(mode=mode, core_slots=slots, **values)
+
+
+def _check_netns(raw: dict) -> None:
+    from .netns import netns_unavailable
+
+    reason = netns_unavailable()
+    if reason is not None:
+        _fail("throttle.mode", f"{reason}; use 'emulated' (no privileges) instead")
+    if "latency" in raw:
+        _fail(
+            "throttle.latency",
+            "mode 'netns' shapes bandwidth only and cannot add latency (no tc netem); "
+            "the link latency is that of the namespaces' veth pairs: remove the key",
+        )
 
 
 def _kernel(name, params: dict, mode: str, sweep_keys) -> None:

@@ -64,7 +64,7 @@ def provenance(spec: Spec, mpiexec: str) -> dict:
     """
     here = os.path.dirname(os.path.abspath(__file__))
     commit = _run(["git", "-C", here, "rev-parse", "HEAD"]) or "unknown"
-    return {
+    attrs = {
         "title": spec.name,
         "kernel": spec.kernel,
         "scaleprobe_version": _version("scaleprobe"),
@@ -83,3 +83,8 @@ def provenance(spec: Spec, mpiexec: str) -> dict:
         "spec": spec.text,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if spec.throttle.mode == "netns":
+        from .netns import shaping_provenance
+
+        attrs.update(shaping_provenance())
+    return attrs

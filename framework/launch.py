@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -23,6 +24,7 @@ import time
 from scaleprobe.kernels.record import RecordError, parse_record
 
 from . import config
+from .netns import NetnsError
 from .plan import Point
 from .spec import Spec
 
@@ -100,7 +102,9 @@ def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
     return args
 
 
-def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> list[str]:
+def build_command(
+    spec: Spec, point: Point, *, mpiexec: str | None = None, network=None
+) -> list[str]:
     """Return the command line that runs one point.
 
     Parameters
@@ -111,20 +115,36 @@ def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> li
         The point to run.
     mpiexec : str, optional
         The launcher; :func:`resolve_mpiexec` by default.
+    network : NamespaceNetwork, optional
+        The sweep's namespace network; required in throttle mode ``netns``.
 
     Returns
     -------
     list of str
         ``srun --mpi=pmi2 -n R ...`` inside a SLURM allocation, else
         ``mpiexec -n R python -m scaleprobe.kernels.<kernel> --param value ...``; for
-        ``kernel: external`` the user's command template, rendered.
+        ``kernel: external`` the user's command template, rendered. In throttle mode
+        ``netns`` ``mpiexec`` runs in the first node's namespace and starts
+        ``ppn`` ranks in each node's (:meth:`NamespaceNetwork.mpiexec_command`).
     """
     mpiexec = mpiexec or resolve_mpiexec()
+    nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
+    netns = spec.throttle.mode == "netns"
+    if netns:
+        if network is None:
+            raise LaunchError(
+                "throttle mode 'netns' launches into the sweep's namespace network, "
+                "and none was given"
+            )
+        launcher = network.mpiexec_command(mpiexec, nodes, ppn)
     if spec.kernel == "external":
         from scaleprobe.kernels.external import build_command as external_command
 
         return external_command(
-            spec.params, dict(point.coords), mpiexec=mpiexec, ranks=point.ranks
+            spec.params,
+            dict(point.coords),
+            mpiexec=shlex.join(launcher) if netns else mpiexec,
+            ranks=point.ranks,
         )
     program = [
         sys.executable,
@@ -134,8 +154,9 @@ def build_command(spec: Spec, point: Point, *, mpiexec: str | None = None) -> li
     ]
     # On real nodes (throttle none) ranks are placed ppn per node; in emulated mode
     # nodes are virtual and the ranks share whatever the allocation has.
+    if netns:
+        return [*launcher, "-n", str(point.ranks), *program]
     real_nodes = spec.throttle.mode == "none"
-    nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
     if config.get("launch.launcher") == "srun" or (
         config.get("launch.launcher") == "auto"
         and os.environ.get("SLURM_JOB_ID")
@@ -196,6 +217,10 @@ def launch_environment(spec: Spec, point: Point) -> dict:
         }
     )
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)
+    if throttle.mode == "netns":
+        from .netns import MPI_ENVIRONMENT
+
+        env.update(MPI_ENVIRONMENT)
     env.update(spec.env)
     return env
 
@@ -231,7 +256,7 @@ def _tail(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def launch_point(spec: Spec, point: Point) -> dict:
+def launch_point(spec: Spec, point: Point, network=None) -> dict:
     """Run one point to completion and describe what happened.
 
     Never raises for a kernel's failure: a crash, a non-zero exit, a missing or
@@ -244,6 +269,9 @@ def launch_point(spec: Spec, point: Point) -> dict:
         The campaign.
     point : Point
         The point to run.
+    network : NamespaceNetwork, optional
+        The sweep's namespace network (throttle mode ``netns``); its links are
+        shaped to the point's bandwidth before the launch.
 
     Returns
     -------
@@ -265,8 +293,13 @@ def launch_point(spec: Spec, point: Point) -> dict:
     started = time.time()
     stdout = stderr = ""
     try:
-        command = build_command(spec, point)
+        command = build_command(spec, point, network=network)
         result["command"] = command
+        if spec.throttle.mode == "netns":
+            network.shape(
+                int(point.coords["nodes"]),
+                spec.throttle.link_bandwidth * float(point.coords["bandwidth"]) / 100,
+            )
         # The guard makes the launch die with this process (see _guard.py).
         guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
         process = subprocess.Popen(
@@ -279,7 +312,7 @@ def launch_point(spec: Spec, point: Point) -> dict:
             text=True,
             errors="replace",
         )
-    except (OSError, LaunchError, ValueError) as exc:
+    except (OSError, LaunchError, ValueError, NetnsError) as exc:
         result.update(
             error=f"could not launch: {exc}",
             started=started,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -19,12 +20,14 @@ from .store import ResultStore
 __all__ = ["run_sweep"]
 
 
-def _run_point(spec: Spec, point: Point, semaphore: str, leases: int) -> dict:
+def _run_point(
+    spec: Spec, point: Point, semaphore: str, leases: int, network=None
+) -> dict:
     """The Dask task: wait for a launch slot, then run the point."""
     from distributed import get_worker
 
     with Semaphore(max_leases=leases, name=semaphore):
-        result = launch_point(spec, point)
+        result = launch_point(spec, point, network)
     result["worker"] = get_worker().address
     return result
 
@@ -62,6 +65,7 @@ def _execute(
     store: ResultStore,
     todo: list[Point],
     progress: Progress,
+    network=None,
 ) -> None:
     name = f"scaleprobe-launch-{os.path.abspath(store.path)}"
     futures = {}
@@ -72,6 +76,7 @@ def _execute(
             point,
             name,
             spec.max_concurrent_launches,
+            network,
             key=f"scaleprobe-point-{point.key}",
             pure=False,
             priority=len(todo) - rank,
@@ -141,13 +146,20 @@ def run_sweep(
     total = len(plan(spec))
     reporter = Progress(total=total, already=total - len(todo), enabled=progress)
     if todo:
-        if client is None:
-            from .cluster import cluster_client
+        with contextlib.ExitStack() as stack:
+            network = None
+            if spec.throttle.mode == "netns":
+                from .netns import namespace_network
 
-            with cluster_client(workers=workers, announce=progress) as own:
-                _execute(own, spec, store, todo, reporter)
-        else:
-            _execute(client, spec, store, todo, reporter)
+                nodes = max(point.coords["nodes"] for point in todo)
+                network = stack.enter_context(namespace_network(int(nodes)))
+            if client is None:
+                from .cluster import cluster_client
+
+                client = stack.enter_context(
+                    cluster_client(workers=workers, announce=progress)
+                )
+            _execute(client, spec, store, todo, reporter, network)
     reporter.close()
     ds = store.consolidate()
     if progress:

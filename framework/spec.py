@@ -193,6 +193,12 @@ def _parse(text: str, source: str) -> Spec:
     )
     if not _is_int(slots) or slots < 1:
         _fail("max_concurrent_launches", f"must be a positive integer, got {slots!r}")
+    if throttle.mode == "netns" and slots != 1:
+        _fail(
+            "max_concurrent_launches",
+            f"must be 1 in throttle mode 'netns' (launches share the shaped links), "
+            f"got {slots}",
+        )
     env = raw.get("env") or {}
     if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
         _fail("env", "must be a mapping of environment variable names to values")

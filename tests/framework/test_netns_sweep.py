@@ -1,0 +1,104 @@
+"""Sweeps in throttle mode netns: MPI over shaped links between 2 to 4 namespaces."""
+
+import sys
+
+import pytest
+from scaleprobe.framework import netns as netns_module
+from scaleprobe.framework import run_sweep
+from scaleprobe.framework.netns import netns_unavailable
+
+UNAVAILABLE = netns_unavailable()
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
+]
+LINK = 125e6  # 1 Gbit/s
+
+
+@pytest.fixture
+def networks(monkeypatch):
+    """Every network a sweep opens, to check afterwards that none is left."""
+    opened = []
+    real = netns_module.open_network
+
+    def recording(*args, **kwargs):
+        opened.append(real(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(netns_module, "open_network", recording)
+    return opened
+
+
+def _assert_removed(networks):
+    assert len(networks) == 1
+    assert networks[0].leftovers() == []
+
+
+def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
+    spec = {
+        "name": "netns-pingpong",
+        "kernel": "commbench.pingpong",
+        "params": {"iterations": 5, "msg_bytes": 262144},
+        "sweep": {"nodes": [2], "bandwidth": [4, 40]},
+        "throttle": {"mode": "netns", "link_bandwidth": "1 Gbit/s"},
+        "timeout": 120,
+        "output": str(tmp_path / "pp.zarr"),
+    }
+    ds = run_sweep(spec, client, progress=False)
+    _assert_removed(networks)
+    assert (ds.status.values == "ok").all(), ds.error.values
+    achieved = ds.achieved_bandwidth.squeeze(drop=True)
+    slow = float(achieved.sel(bandwidth=4))
+    # A shaped link never delivers more than its rate; a loaded host may deliver less.
+    assert 0.5 * 0.04 * LINK < slow < 1.05 * 0.04 * LINK
+    assert float(achieved.sel(bandwidth=40)) > 3 * slow
+    assert ds.attrs["throttle_mode"] == "netns"
+    assert "no tc netem" in ds.attrs["netns_latency"]
+    assert "FI_PROVIDER=tcp" in ds.attrs["netns_shaping"]
+
+
+def test_external_programs_are_shaped_and_failures_leave_nothing(
+    tmp_path, client, networks
+):
+    spec = {
+        "name": "netns-external",
+        "kernel": "external",
+        "params": {
+            "command": "{mpiexec} -n {ranks} {python} -m "
+            "scaleprobe.kernels.commbench.{program} --msg-bytes 262144 --iterations 5",
+            "parser": "json",
+            "python": sys.executable,
+        },
+        "sweep": {"nodes": [2], "bandwidth": [4], "program": ["pingpong", "nosuch"]},
+        "throttle": {"mode": "netns"},
+        "timeout": 120,
+        "output": str(tmp_path / "ext.zarr"),
+    }
+    ds = run_sweep(spec, client, progress=False)
+    _assert_removed(networks)
+    status = ds.status.squeeze(drop=True)
+    assert str(status.sel(program="pingpong").values) == "ok"
+    assert str(status.sel(program="nosuch").values) == "failed"
+    achieved = float(ds.achieved_bandwidth.sel(program="pingpong").squeeze())
+    assert 0.5 * 0.04 * LINK < achieved < 1.05 * 0.04 * LINK
+
+
+@pytest.mark.slow
+def test_graph500_over_four_namespaces(tmp_path, client, networks):
+    spec = {
+        "name": "netns-g500",
+        "kernel": "graph500",
+        "params": {"nbfs": 2, "variant": "simple", "scale": 10},
+        "sweep": {"nodes": [2, 4], "ppn": [1, 2], "bandwidth": [100]},
+        "throttle": {"mode": "netns"},
+        "timeout": 240,
+        "output": str(tmp_path / "g500.zarr"),
+    }
+    ds = run_sweep(spec, client, progress=False)
+    _assert_removed(networks)
+    assert networks[0].nodes == 4
+    assert (ds.status.values == "ok").all(), ds.error.values
+    assert (ds.valid == 1).all()
+    # ranks of different nodes talk over the links, ranks of one node do not
+    inter = ds.bytes_inter.squeeze(drop=True)
+    assert (inter > 0).all()
