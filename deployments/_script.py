@@ -135,8 +135,7 @@ def scheduler_file_lines(
         f'[ -s {quoted} ] || {{ echo "no scheduler file after 120 s" >&2; exit 1; }}',
         "status=0",
         f"{run} || status=$?",
-        'python -c "from distributed import Client; '
-        f'Client(scheduler_file={scheduler_file!r}, timeout=30).shutdown()" || true',
+        f"python -m scaleprobe.deployments.shutdown {quoted} || true",
         'wait "$cluster_pid" || true',
         'exit "$status"',
     ]

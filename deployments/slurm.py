@@ -2,9 +2,10 @@
 
 The job allocates the nodes the kernels run on. The Dask cluster is small (scheduler,
 client, one or more workers) and shares the first node: its ``srun`` step is started
-with ``--overlap`` so that the kernel launches -- ``srun --mpi=pmi2 --ntasks=R`` steps
-the worker starts inside the same allocation, one at a time by default -- still get
-every CPU of the allocation.
+with ``--overcommit`` (its ranks fit even in an allocation of one task per node) and
+``--overlap`` so that the kernel launches -- ``srun --mpi=pmi2 --ntasks=R`` steps the
+worker starts inside the same allocation, one at a time by default -- still get every
+CPU of the allocation.
 
 Two recipes:
 
@@ -105,7 +106,8 @@ def render_slurm_script(
     scheduler_file : str, optional
         Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
     dask_ranks : int, default=3
-        Tasks of the Dask step (scheduler, client, workers), all on the first node.
+        Tasks of the Dask step (scheduler, client, workers), all on the first node;
+        they may outnumber ``ntasks_per_node`` (the step overcommits).
     mpi : str, default="pmi2"
         ``srun --mpi`` plugin; ``pmi2`` works with the MPICH of the ``mpich`` wheel.
     overlap : bool, default=True
@@ -136,8 +138,15 @@ def render_slurm_script(
     ...                              time_limit="2 h", partition="batch")
     >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
     True
-    >>> script.splitlines()[-1]
-    'srun --mpi=pmi2 --overlap --nodes=1 --ntasks=3 scaleprobe run --dask-mpi g500.yaml'
+    >>> print(script.splitlines()[-1].replace(" --", "\n--"))
+    srun
+    --mpi=pmi2
+    --overlap
+    --overcommit
+    --nodes=1
+    --ntasks=3
+    --ntasks-per-node=3 scaleprobe run
+    --dask-mpi g500.yaml
     """
     dask_ranks = check_dask_ranks(dask_ranks)
     if not isinstance(mpi, str) or not mpi.isidentifier():
@@ -168,16 +177,19 @@ def render_slurm_script(
         *activation_lines(python_env, setup),
         "",
     ]
-    step = f"srun --mpi={mpi}{' --overlap' if overlap else ''} --nodes=1"
+    step = f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit --nodes=1"
     arguments = run_arguments(spec, output)
     if scheduler_file is None:
         lines.append(
-            f"{step} --ntasks={dask_ranks} scaleprobe run --dask-mpi {arguments}"
+            f"{step} --ntasks={dask_ranks} --ntasks-per-node={dask_ranks} "
+            f"scaleprobe run --dask-mpi {arguments}"
         )
     else:
+        ranks = dask_ranks - 1
         start = (
-            f"{step} --ntasks={dask_ranks - 1} dask-mpi --scheduler-file "
-            f"{shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}"
+            f"{step} --ntasks={ranks} --ntasks-per-node={ranks} dask-mpi "
+            f"--scheduler-file {shlex.quote(scheduler_file)} "
+            f"--worker-class {WORKER_CLASS}"
         )
         run = (
             f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"

@@ -152,8 +152,6 @@ def build_command(
         f"scaleprobe.kernels.{spec.kernel}",
         *_kernel_arguments(spec, point),
     ]
-    # On real nodes (throttle none) ranks are placed ppn per node; in emulated mode
-    # nodes are virtual and the ranks share whatever the allocation has.
     if netns:
         return [*launcher, "-n", str(point.ranks), *program]
     real_nodes = spec.throttle.mode == "none"
@@ -162,8 +160,14 @@ def build_command(
         and os.environ.get("SLURM_JOB_ID")
         and shutil.which("srun")
     ):
+        # Placement is always explicit, or SLURM spreads the ranks as it likes: on
+        # real nodes (throttle none) ppn per node; emulated nodes are virtual and
+        # live on one host (its core slots are host-wide), so every rank goes to one
+        # node, more ranks than CPUs allowed (virtual time charges CPU time).
         placement = (
-            [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"] if real_nodes else []
+            [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"]
+            if real_nodes
+            else ["--nodes=1", f"--ntasks-per-node={point.ranks}", "--overcommit"]
         )
         return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *placement, *program]
     hostfile = config.get("launch.hostfile")

@@ -11,6 +11,6 @@ for _ in $(seq 120); do [ -s scheduler.json ] && break; sleep 1; done
 [ -s scheduler.json ] || { echo "no scheduler file after 120 s" >&2; exit 1; }
 status=0
 scaleprobe run --scheduler-file scheduler.json campaign.yaml || status=$?
-python -c "from distributed import Client; Client(scheduler_file='scheduler.json', timeout=30).shutdown()" || true
+python -m scaleprobe.deployments.shutdown scheduler.json || true
 wait "$cluster_pid" || true
 exit "$status"

@@ -1,8 +1,5 @@
 """The sbatch script renderer, and an opt-in check against a real SLURM."""
 
-import shutil
-import subprocess
-
 import pytest
 from scaleprobe.deployments import render_slurm_script
 
@@ -41,8 +38,8 @@ def test_directives_and_dask_mpi_step(bash_syntax):
         ". /home/me/venv/bin/activate"
     )
     assert (
-        "srun --mpi=pmi2 --overlap --nodes=1 --ntasks=3 scaleprobe run --dask-mpi "
-        "campaigns/g500.yaml"
+        "srun --mpi=pmi2 --overlap --overcommit --nodes=1 --ntasks=3 "
+        "--ntasks-per-node=3 scaleprobe run --dask-mpi campaigns/g500.yaml"
     ) in lines
     bash_syntax(script)
 
@@ -68,15 +65,16 @@ def test_scheduler_file_recipe(bash_syntax):
         mpi="pmix",
     )
     assert (
-        "srun --mpi=pmix --nodes=1 --ntasks=3 dask-mpi --scheduler-file "
-        "/scratch/me/sched.json --worker-class distributed.Worker &"
+        "srun --mpi=pmix --overcommit --nodes=1 --ntasks=3 --ntasks-per-node=3 "
+        "dask-mpi --scheduler-file /scratch/me/sched.json "
+        "--worker-class distributed.Worker &"
     ) in script
     assert (
         "scaleprobe run --scheduler-file /scratch/me/sched.json s.yaml "
         "--output /scratch/me/out.zarr || status=$?"
     ) in script
     assert (
-        "Client(scheduler_file='/scratch/me/sched.json', timeout=30).shutdown()"
+        "python -m scaleprobe.deployments.shutdown /scratch/me/sched.json || true"
         in script
     )
     assert "--dask-mpi" not in script
@@ -132,29 +130,14 @@ def test_bad_parameters_are_named(kwargs, message):
         render_slurm_script("s.yaml", **arguments)
 
 
-def _slurm_available():
-    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return False
-    try:
-        return (
-            subprocess.run(["sinfo", "-h"], capture_output=True, timeout=10).returncode
-            == 0
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 @pytest.mark.slurm
-@pytest.mark.skipif(not _slurm_available(), reason="needs a working SLURM (sinfo)")
-def test_sbatch_accepts_the_script(tmp_path):
-    """Opt-in: sbatch --test-only parses the directives without queuing a job."""
+def test_sbatch_accepts_the_script(tmp_path, slurm):
+    """sbatch --test-only parses the directives without queuing a job."""
     path = tmp_path / "job.sbatch"
     path.write_text(
         render_slurm_script(
             str(tmp_path / "s.yaml"), nodes=1, ntasks_per_node=1, time_limit="5 min"
         )
     )
-    result = subprocess.run(
-        ["sbatch", "--test-only", str(path)], capture_output=True, text=True, timeout=30
-    )
+    result = slurm.run("sbatch", "--test-only", str(path))
     assert result.returncode == 0, result.stderr

@@ -1,6 +1,7 @@
 import json
 import subprocess
 
+import dask
 import pytest
 from scaleprobe.framework.launch import build_command, launch_environment, launch_point
 from scaleprobe.framework.plan import plan
@@ -126,4 +127,26 @@ def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
         "--ntasks=8",
         "--nodes=4",
         "--ntasks-per-node=2",
+    ]
+
+
+def test_emulated_nodes_share_one_node_of_an_allocation(monkeypatch):
+    spec = load_spec(
+        {
+            "name": "e",
+            "kernel": "commbench.compute",
+            "sweep": {"nodes": [4], "ppn": [2]},
+            "throttle": {"mode": "emulated"},
+        }
+    )
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
+        command = build_command(spec, plan(spec)[0])
+    assert command[:6] == [
+        "srun",
+        "--mpi=pmi2",
+        "--ntasks=8",
+        "--nodes=1",
+        "--ntasks-per-node=8",
+        "--overcommit",
     ]

@@ -1,0 +1,185 @@
+"""A private single-node SLURM (munged, slurmctld, slurmd) started for the tests.
+
+Everything lives in one directory: a generated ``slurm.conf`` and munge key, sockets,
+spool and state directories, logs. Ports are picked free, so several test sessions on
+one host do not meet, and nothing under ``/etc`` is touched: clients find the cluster
+through ``SLURM_CONF``. Needs the Debian packages ``slurmctld``, ``slurmd``,
+``slurm-client`` and ``munge`` (``.ci/slurm-up`` installs them) and root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo")
+
+CONF = """\
+ClusterName={name}
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={root}/munge.socket
+CredType=cred/munge
+StateSaveLocation={root}/state
+SlurmdSpoolDir={root}/spool
+SlurmctldPidFile={root}/slurmctld.pid
+SlurmdPidFile={root}/slurmd.pid
+SlurmctldLogFile={root}/slurmctld.log
+SlurmdLogFile={root}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+MpiDefault=none
+ReturnToService=2
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=2
+MinJobAge=600
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def unavailable() -> str | None:
+    """Why a private SLURM cannot start here, or None."""
+    missing = [d for d in DAEMONS if shutil.which(d) is None]
+    if missing:
+        return (
+            f"SLURM is not installed ({', '.join(missing)} missing; "
+            "apt-get install slurmctld slurmd slurm-client munge, as .ci/slurm-up does)"
+        )
+    if os.geteuid() != 0:
+        return "starting a private SLURM (munged, slurmctld, slurmd) needs root"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SlurmCluster:
+    """A single-node SLURM in ``directory`` with ``cpus`` CPUs in its one partition."""
+
+    def __init__(self, directory: str, cpus: int = 8):
+        self.root = os.path.abspath(directory)
+        self.cpus = cpus
+        self.host = socket.gethostname().split(".")[0]
+        self.conf = os.path.join(self.root, "slurm.conf")
+        self.env = {**os.environ, "SLURM_CONF": self.conf}
+        self.processes: list[subprocess.Popen] = []
+
+    def _daemon(self, *command: str) -> None:
+        log = open(os.path.join(self.root, f"{command[0]}.out"), "w")  # noqa: SIM115
+        self.processes.append(
+            subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                start_new_session=True,
+            )
+        )
+        log.close()
+
+    def start(self, timeout: float = 60) -> None:
+        """Start munged, slurmctld and slurmd; return when the node is idle."""
+        for sub in ("state", "spool"):
+            os.makedirs(os.path.join(self.root, sub), exist_ok=True)
+        key = os.path.join(self.root, "munge.key")
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o400)
+        os.chmod(self.root, 0o755)
+        with open(self.conf, "w") as f:
+            f.write(
+                CONF.format(
+                    name=f"sp{os.getpid()}",
+                    host=self.host,
+                    root=self.root,
+                    ctld_port=_free_port(),
+                    d_port=_free_port(),
+                    cpus=self.cpus,
+                )
+            )
+        self._daemon(
+            "munged", "-F", "-f", f"--socket={self.root}/munge.socket",
+            f"--key-file={key}", f"--pid-file={self.root}/munged.pid",
+            f"--log-file={self.root}/munged.log",
+            f"--seed-file={self.root}/munged.seed",
+        )  # fmt: skip
+        self._wait(lambda: os.path.exists(f"{self.root}/munge.socket"), 10, "munged")
+        self._daemon("slurmctld", "-D", "-i", "-f", self.conf)
+        self._daemon("slurmd", "-D", "-f", self.conf)
+        self._wait(self._idle, timeout, "an idle node")
+
+    def _idle(self) -> bool:
+        out = subprocess.run(
+            ["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=self.env
+        )
+        return out.returncode == 0 and out.stdout.strip() == "idle"
+
+    def _wait(self, condition, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            for process in self.processes:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"{process.args[0]} exited ({process.returncode}) before "
+                        f"{what}; logs in {self.root}"
+                    )
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {what} after {timeout} s; logs in {self.root}")
+            time.sleep(0.2)
+
+    def run(self, *command: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        """Run a SLURM client command against this cluster."""
+        return subprocess.run(
+            command, capture_output=True, text=True, env=self.env, timeout=timeout
+        )
+
+    def job_state(self, job: str) -> str:
+        """``PENDING``, ``RUNNING``, ``COMPLETED``, ``FAILED``... of a job."""
+        out = self.run("scontrol", "show", "job", job, "-o").stdout
+        for field in out.split():
+            if field.startswith("JobState="):
+                return field.split("=", 1)[1]
+        return "UNKNOWN"
+
+    def wait_job(self, job: str, timeout: float) -> str:
+        """Wait until a job has ended; return its final state."""
+        deadline = time.monotonic() + timeout
+        while (state := self.job_state(job)) in ("PENDING", "RUNNING", "CONFIGURING",
+                                                 "COMPLETING"):  # fmt: skip
+            if time.monotonic() > deadline:
+                self.run("scancel", job)
+                return f"TIMEOUT in the test ({state})"
+            time.sleep(0.5)
+        return state
+
+    def stop(self) -> None:
+        """Stop the daemons (slurmd first) and wait for them."""
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes.clear()
