@@ -12,6 +12,7 @@ from distributed import Client, Semaphore, as_completed
 from . import config
 from ._progress import Progress
 from ._provenance import provenance
+from .dashboard import TOPIC, attach_sweep_page
 from .launch import launch_point, resolve_mpiexec
 from .plan import Point, plan
 from .spec import Spec, load_spec
@@ -27,6 +28,15 @@ def _run_point(
     from distributed import get_worker
 
     with Semaphore(max_leases=leases, name=semaphore):
+        get_worker().log_event(
+            TOPIC,
+            {
+                "kind": "start",
+                "sweep": semaphore,
+                "key": point.key,
+                "time": time.time(),
+            },
+        )
         result = launch_point(spec, point, network)
     result["worker"] = get_worker().address
     return result
@@ -42,6 +52,37 @@ def _campaign(spec: Spec) -> dict:
         "sweep": {k: list(v) for k, v in spec.sweep.items()},
         "attrs": provenance(spec, resolve_mpiexec()),
     }
+
+
+def _metric(result: dict, name: str = "time"):
+    value = ((result.get("record") or {}).get("metrics") or {}).get(name)
+    return value if isinstance(value, (int, float)) else None
+
+
+def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress) -> None:
+    """Put the sweep on the dashboard's sweep page and print the page's address."""
+    link = attach_sweep_page(client)
+    if progress and link:
+        print(f"scaleprobe: sweep page at {link}", file=sys.stderr, flush=True)
+    pending = {point.key for point in todo}
+    client.log_event(
+        TOPIC,
+        {
+            "kind": "plan",
+            "sweep": sweep,
+            "name": spec.name,
+            "metric": "time",
+            "dims": {k: list(v) for k, v in spec.sweep.items()},
+            "points": [
+                {
+                    "key": p.key,
+                    "coords": p.coords,
+                    "status": "pending" if p.key in pending else "stored",
+                }
+                for p in plan(spec)
+            ],
+        },
+    )
 
 
 def _lost(point: Point, exc: BaseException) -> dict:
@@ -68,6 +109,7 @@ def _execute(
     network=None,
 ) -> None:
     name = f"scaleprobe-launch-{os.path.abspath(store.path)}"
+    _show_plan(client, spec, name, todo, progress.enabled)
     futures = {}
     for rank, point in enumerate(todo):
         future = client.submit(
@@ -91,6 +133,17 @@ def _execute(
             except Exception as exc:  # a lost worker must not stop the sweep
                 result = _lost(point, exc)
             store.write_point(result)
+            client.log_event(
+                TOPIC,
+                {
+                    "kind": "done",
+                    "sweep": name,
+                    "key": point.key,
+                    "status": result["status"],
+                    "value": _metric(result),
+                    "time": time.time(),
+                },
+            )
             progress.update(result["status"], point.label(), result.get("error", ""))
             if count % every == 0:
                 store.consolidate()
