@@ -25,6 +25,9 @@ def _run(args) -> int:
             address=args.address, scheduler_file=args.scheduler_file
         ) as client:
             ds = run_sweep(spec, client, output=args.output)
+    elif args.cluster:
+        with cluster_client(backend=args.cluster) as client:
+            ds = run_sweep(spec, client, output=args.output)
     else:
         ds = run_sweep(spec, output=args.output, workers=args.workers)
     from ._summary import summarize
@@ -80,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="boot the Dask cluster from this MPI job "
         "(mpiexec -n N scaleprobe run --dask-mpi SPEC)",
+    )
+    where.add_argument(
+        "--cluster",
+        choices=("local", "slurm"),
+        help="start this kind of cluster: local (LocalCluster) or slurm (Dask "
+        "workers as SLURM jobs, dask-jobqueue); default: scaleprobe.cluster.backend",
     )
     run.set_defaults(handler=_run)
 

@@ -30,6 +30,7 @@ def cluster_client(
     dask_mpi=False,
     dashboard_address=None,
     announce=True,
+    backend=None,
 ):
     """Yield a connected client, starting or joining a cluster as asked.
 
@@ -49,6 +50,10 @@ def cluster_client(
         Where the embedded cluster serves its dashboard (``":0"`` for any free port).
     announce : bool, default=True
         Print the dashboard link to standard error.
+    backend : {"local", "slurm"}, optional
+        Cluster to start when joining none (setting ``scaleprobe.cluster.backend``):
+        an embedded ``LocalCluster``, or dask-jobqueue's ``SLURMCluster`` whose jobs
+        run the points in their allocations (:mod:`scaleprobe.framework.jobqueue`).
 
     Yields
     ------
@@ -86,6 +91,16 @@ def cluster_client(
         return
     if address or scheduler_file:
         with Client(address, scheduler_file=scheduler_file) as client:
+            _announce(client, announce)
+            yield client
+        return
+    backend = config.resolve(backend, "cluster.backend")
+    if backend not in ("local", "slurm"):
+        raise ValueError(f"cluster backend must be 'local' or 'slurm', got {backend!r}")
+    if backend == "slurm":
+        from .jobqueue import slurm_cluster
+
+        with slurm_cluster() as cluster, Client(cluster) as client:
             _announce(client, announce)
             yield client
         return

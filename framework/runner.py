@@ -13,6 +13,7 @@ from . import config
 from ._progress import Progress
 from ._provenance import provenance
 from .dashboard import TOPIC, attach_sweep_page
+from .jobqueue import node_resources
 from .launch import launch_point, resolve_mpiexec
 from .plan import Point, plan
 from .spec import Spec, load_spec
@@ -110,6 +111,7 @@ def _execute(
 ) -> None:
     name = f"scaleprobe-launch-{os.path.abspath(store.path)}"
     _show_plan(client, spec, name, todo, progress.enabled)
+    resources = node_resources(client, spec)
     futures = {}
     for rank, point in enumerate(todo):
         future = client.submit(
@@ -122,6 +124,7 @@ def _execute(
             key=f"scaleprobe-point-{point.key}",
             pure=False,
             priority=len(todo) - rank,
+            resources=resources(point) if resources else None,
         )
         futures[future] = point
     every = max(1, int(config.get("store.consolidate-every")))

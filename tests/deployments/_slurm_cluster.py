@@ -48,7 +48,7 @@ SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
 MinJobAge=600
-NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=16000 State=UNKNOWN
 PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """
 
