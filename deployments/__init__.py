@@ -9,17 +9,35 @@ package hold ready-made copies and READMEs):
 ...                              time_limit="30 min", account="proj42")
 >>> "#SBATCH -N 4" in script and "#SBATCH -A proj42" in script
 True
+
+Names are imported on first use (:pep:`562`): rendering a script never loads Dask's
+scheduler or xarray.
 """
 
-from .local import render_local_script
-from .mpirun import dask_mpi_launch_line, render_mpirun_script
-from .pbs import render_pbs_script
-from .slurm import render_slurm_script
+from __future__ import annotations
 
-__all__ = [
-    "dask_mpi_launch_line",
-    "render_local_script",
-    "render_mpirun_script",
-    "render_pbs_script",
-    "render_slurm_script",
-]
+import importlib
+
+#: Public name -> submodule that defines it.
+_EXPORTS = {
+    "dask_mpi_launch_line": "mpirun",
+    "render_local_script": "local",
+    "render_mpirun_script": "mpirun",
+    "render_pbs_script": "pbs",
+    "render_slurm_script": "slurm",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

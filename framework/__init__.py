@@ -1,31 +1,66 @@
 """The sweep dataflow: spec, plan, MPI launches on Dask, and the result store.
 
+Names are imported on first use (:pep:`562`), so importing a light submodule such as
+:mod:`scaleprobe.framework.units` does not pull in Dask's distributed scheduler or
+xarray.
+
 Examples
 --------
 >>> from scaleprobe.framework import run_sweep, open_results   # doctest: +SKIP
 >>> ds = run_sweep("pingpong.yaml")                             # doctest: +SKIP
 """
 
-from .admissible import RuleError, compile_rule
-from .plan import Point, plan
-from .runner import run_sweep
-from .spec import Spec, SpecError, load_spec
-from .store import ResultStore, open_results
-from .units import UnitError, parse_bandwidth, parse_duration, parse_size
+from __future__ import annotations
 
-__all__ = [
-    "Point",
-    "ResultStore",
-    "RuleError",
-    "Spec",
-    "SpecError",
-    "UnitError",
-    "compile_rule",
-    "load_spec",
-    "open_results",
-    "parse_bandwidth",
-    "parse_duration",
-    "parse_size",
-    "plan",
-    "run_sweep",
-]
+import importlib
+import sys
+import types
+
+#: Public name -> submodule that defines it.
+_EXPORTS = {
+    "Point": "plan",
+    "ResultStore": "store",
+    "RuleError": "admissible",
+    "Spec": "spec",
+    "SpecError": "spec",
+    "UnitError": "units",
+    "compile_rule": "admissible",
+    "load_spec": "spec",
+    "open_results": "store",
+    "parse_bandwidth": "units",
+    "parse_duration": "units",
+    "parse_size": "units",
+    "plan": "plan",
+    "run_sweep": "runner",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """Keep ``plan`` the function when its submodule is imported.
+
+    Importing a submodule binds it as an attribute of its package; the function
+    ``plan`` shares its module's name and must not be shadowed by it.
+    """
+
+    def __setattr__(self, name, value):
+        if name == "plan" and isinstance(value, types.ModuleType):
+            value = value.plan
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scaleprobe.framework.units import (
+from scaleprobe.kernels.units import (
     UnitError,
     parse_bandwidth,
     parse_duration,

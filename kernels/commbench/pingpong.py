@@ -24,7 +24,7 @@ import statistics  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from scaleprobe.framework.units import UnitError, parse_size  # noqa: E402
+from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
 from scaleprobe.kernels.comm import (  # noqa: E402
     SUMMARY_UNITS,
     InstrumentedComm,
