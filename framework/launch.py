@@ -31,6 +31,7 @@ from .spec import Spec
 __all__ = [
     "LaunchError",
     "build_command",
+    "child_environment",
     "launch_environment",
     "launch_point",
     "resolve_mpiexec",
@@ -175,14 +176,47 @@ def build_command(
     return [mpiexec, "-n", str(point.ranks), *placement, *program]
 
 
+def child_environment(threads: int = 1, environ=None) -> dict:
+    """Return the environment for a child ``mpiexec``, free of the parent's MPI.
+
+    Inherited ``PMI_*``, ``PMIX_*``, ``HYDRA_*``, ``MPI_LOCAL*``, ``OMPI_*`` and
+    ``MPIEXEC_*`` variables are removed (a child ``mpiexec`` started from a process
+    that MPI itself started would otherwise try to join the parent's job and hang),
+    BLAS/OpenMP threads are pinned, and the Python environment's ``bin`` comes first
+    on ``PATH`` (so the ranks' ``python`` and tools are this environment's).
+
+    Parameters
+    ----------
+    threads : int, default=1
+        BLAS/OpenMP threads per rank.
+    environ : mapping, optional
+        The environment to start from; :data:`os.environ` by default.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> env = child_environment(2, {"PMI_FD": "7", "HOME": "/root", "PATH": "/bin"})
+    >>> "PMI_FD" in env, env["OMP_NUM_THREADS"], env["HOME"]
+    (False, '2', '/root')
+    """
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items() if not k.startswith(STRIPPED_PREFIXES)}
+    for name in THREAD_VARIABLES:
+        env[name] = str(threads)
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    return env
+
+
 def launch_environment(spec: Spec, point: Point) -> dict:
     """Return the environment of a launch.
 
-    Inherited ``PMI_*``, ``PMIX_*``, ``HYDRA_*``, ``MPI_LOCAL*``, ``OMPI_*`` variables are
-    removed (a child ``mpiexec`` started from a process that MPI itself started would
-    otherwise try to join the parent's job and hang), BLAS/OpenMP threads are pinned to
-    the configured count, the Python environment's ``bin`` comes first on ``PATH``, and
-    ``SCALEPROBE_COMM`` carries the throttle settings as JSON.
+    The :func:`child_environment` with the configured threads per rank, plus
+    ``SCALEPROBE_COMM`` (the throttle settings as JSON), ``SCALEPROBE_POINT`` (the
+    point's coordinates) and the spec's ``env``.
 
     Parameters
     ----------
@@ -196,12 +230,7 @@ def launch_environment(spec: Spec, point: Point) -> dict:
     dict
         The environment for :class:`subprocess.Popen`.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(STRIPPED_PREFIXES)}
-    threads = str(config.get("launch.threads-per-rank"))
-    for name in THREAD_VARIABLES:
-        env[name] = threads
-    bindir = os.path.dirname(sys.executable)
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    env = child_environment(int(config.get("launch.threads-per-rank")))
     throttle = spec.throttle
     slots = (
         throttle.core_slots

@@ -1,16 +1,15 @@
-"""Shared fixtures: one real two-worker Dask cluster for the whole test session."""
+"""Shared fixtures: one real two-worker Dask cluster and one way to run MPI programs."""
 
 from __future__ import annotations
 
 import copy
-import os
+import subprocess
 import sys
 
 import dask
 import distributed  # noqa: F401 - its config defaults must be in every snapshot below
 import pytest
-
-MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +43,45 @@ def _isolate_dask_config():
     yield
     dask.config.config.clear()
     dask.config.config.update(saved)
+
+
+@pytest.fixture(scope="session")
+def mpiexec() -> str:
+    """The ``mpiexec`` sweeps launch with (:func:`launch.resolve_mpiexec`).
+
+    Never the first one on ``PATH``: a system Open MPI there refuses to run as root
+    and speaks another process-manager protocol than the MPICH mpi4py links against.
+    """
+    return resolve_mpiexec()
+
+
+@pytest.fixture(scope="session")
+def mpi_run(mpiexec):
+    """Run a command on ``ranks`` MPI ranks, as a launch would.
+
+    ``mpi_run(ranks, *command, env=None, timeout=240, check=True)`` returns the
+    :class:`subprocess.CompletedProcess` (text output); ``command`` starting with
+    ``-m`` runs a module of this Python. The environment is the launch's
+    (:func:`launch.child_environment`) without an inherited ``SCALEPROBE_COMM``, plus
+    ``env``. With ``check`` a non-zero exit fails the test with the error output.
+    """
+
+    def run(ranks, *command, env=None, timeout=240, check=True):
+        environment = child_environment(threads=1)
+        environment.pop("SCALEPROBE_COMM", None)
+        environment.update(env or {})
+        argv = [str(part) for part in command]
+        if argv and argv[0] == "-m":
+            argv.insert(0, sys.executable)
+        done = subprocess.run(
+            [mpiexec, "-n", str(ranks), *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
+        )
+        if check:
+            assert done.returncode == 0, done.stderr[-3000:]
+        return done
+
+    return run

@@ -61,11 +61,28 @@ class RankClock:
         Time base: virtual for ``"emulated"``, wall clock otherwise.
     slots : CoreSlots or None
         Host-wide compute token, held between calls.
+    cpu_time, wall_time : callable, optional
+        The process CPU clock and the wall clock, seconds (:func:`time.process_time`
+        and :func:`time.perf_counter` by default); tests inject their own.
+
+    Examples
+    --------
+    >>> cpu = [0.0]                 # a CPU clock the example advances by hand
+    >>> clock = RankClock("emulated", cpu_time=lambda: cpu[0])
+    >>> cpu[0] += 0.5               # half a second of computation ...
+    >>> clock.enter()               # ... then a call
+    0.5
+    >>> clock.leave(extend(clock.stamp(), 2.0, PATH_KEYS.index("bandwidth")))
+    >>> cpu[0] += 0.25              # the call took 2 s on the wire
+    >>> clock.time(), clock.snapshot()["comm_time"]
+    (2.75, 2.0)
     """
 
-    def __init__(self, mode: str, slots=None):
+    def __init__(self, mode: str, slots=None, *, cpu_time=None, wall_time=None):
         self.mode = mode
         self.slots = slots
+        self._cpu_time = time.process_time if cpu_time is None else cpu_time
+        self._wall_time = time.perf_counter if wall_time is None else wall_time
         self.emulated = mode == "emulated"
         self.counts = dict.fromkeys(COUNTER_KEYS, 0)
         self.counts["comp_time"] = 0.0
@@ -86,18 +103,18 @@ class RankClock:
         """
         if acquire and self.slots is not None:
             self.slots.acquire()
-        self.wall_start = time.perf_counter()
+        self.wall_start = self._wall_time()
         self.now = 0.0
         self.path = np.zeros(len(PATH_KEYS))
         self._entered = 0.0
         self._mark = self._read()
 
     def _read(self) -> float:
-        return time.process_time() if self.emulated else time.perf_counter()
+        return self._cpu_time() if self.emulated else self._wall_time()
 
     def wall(self) -> float:
         """Wall seconds since time zero."""
-        return time.perf_counter() - self.wall_start
+        return self._wall_time() - self.wall_start
 
     def flush(self) -> None:
         """Charge the computation burst since the last mark."""

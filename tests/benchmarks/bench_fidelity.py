@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 
-MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+MPIEXEC = resolve_mpiexec()
 CONFIGS = {  # column name -> SCALEPROBE_COMM (slot_dir filled in per run)
     "slots off": {"mode": "emulated", "core_slots": 0},
     "1 slot": {"mode": "emulated", "core_slots": 1},
@@ -39,7 +39,7 @@ def run_compute(ranks: int, work: str, units: int, comm: dict) -> dict:
     """One launch of the compute kernel; returns its metrics."""
     with tempfile.TemporaryDirectory(prefix="scaleprobe-bench-slots-") as slot_dir:
         config = json.dumps({**comm, "slot_dir": slot_dir})
-        env = dict(os.environ, SCALEPROBE_COMM=config)
+        env = dict(child_environment(), SCALEPROBE_COMM=config)
         done = subprocess.run(
             [MPIEXEC, "-n", str(ranks), sys.executable, "-m",
              "scaleprobe.kernels.commbench.compute", "--work", work,

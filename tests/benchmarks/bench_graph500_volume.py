@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models.analytic import graph500_comm_volume
 
@@ -52,7 +52,7 @@ CASES = (
 
 
 def measure(variant, flags, scale, ranks, nbfs):
-    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    mpiexec = resolve_mpiexec()
     command = [
         mpiexec,
         "-n",
@@ -69,7 +69,8 @@ def measure(variant, flags, scale, ranks, nbfs):
         "--no-validate",
         *flags,
     ]
-    env = dict(os.environ, SCALEPROBE_COMM=json.dumps({"mode": "none", "ppn": 1}))
+    env = child_environment()
+    env["SCALEPROBE_COMM"] = json.dumps({"mode": "none", "ppn": 1})
     out = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     record = parse_record(out.stdout)
     levels = sum(t["levels"] for t in record["trials"]) / len(record["trials"])

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from scaleprobe.framework.launch import STRIPPED_PREFIXES, resolve_mpiexec
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 
 BARE = """
 import resource
@@ -54,10 +54,7 @@ FRAMEWORK = "import scaleprobe.framework.runner, scaleprobe.framework.store"
 
 
 def _environment(mode: str, slot_dir: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(STRIPPED_PREFIXES)}
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[name] = "1"
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env = child_environment(threads=1)
     # Private core slots: other launches on a shared host must not hold ours.
     env["SCALEPROBE_COMM"] = json.dumps({"mode": mode, "ppn": 1, "slot_dir": slot_dir})
     return env

@@ -23,9 +23,11 @@ import sys
 import tempfile
 import time
 
+from scaleprobe.framework.launch import resolve_mpiexec
+
 
 def bare(points: int, sleep: float) -> float:
-    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    mpiexec = resolve_mpiexec()
     command = [
         mpiexec,
         "-n",

@@ -7,6 +7,8 @@
    emulated mode and wall time per iteration without throttling.
 3. Peak memory per rank, all-to-all versus pipeline, 4 and 8 ranks.
 4. The complexity model (Eqs. 4-16) fitted on 1-4 ranks and its prediction at 8.
+5. Template preparation (splitting, complexity, automorphisms) of large templates:
+   milliseconds each; it runs in every rank before counting starts.
 
 Run: ``python tests/benchmarks/subgraph.py [--sections 1 2 3] [--templates ...]``.
 On a shared machine wall times are inflated by other processes; CPU time (process
@@ -17,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 
 import numpy as np
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.subgraph import Template, colorful_count, coloring, erdos_renyi
 
@@ -62,13 +64,9 @@ def single_process(templates):
 
 
 def _launch(ranks, arguments, throttle, ppn=1):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
-    }
+    env = child_environment()
     env["SCALEPROBE_COMM"] = json.dumps({"mode": throttle, "ppn": ppn, "core_slots": 2})
-    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    mpiexec = resolve_mpiexec()
     command = [
         mpiexec,
         "-n",
@@ -175,9 +173,25 @@ def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
         print(f"| {mode} | constants | | {coef} | | |", flush=True)
 
 
+def template_preparation(names=("u12-2", "binary-15", "spider-7-2", "star-15")):
+    print("\n## 5. Template preparation (median ms of 5)\n")
+    print("| template | k | automorphisms | ms |")
+    print("|---|---|---|---|")
+    for name in names:
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            template = Template.by_name(name)
+            template.complexity()
+            automorphisms = template.automorphisms()
+            samples.append(time.perf_counter() - start)
+        ms = 1e3 * float(np.median(samples))
+        print(f"| {name} | {template.k} | {automorphisms} | {ms:.1f} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", nargs="+", type=int, default=[1, 2, 3, 4])
+    parser.add_argument("--sections", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     parser.add_argument("--templates", nargs="+", default=list(FASCIA_MS))
     parser.add_argument(
         "--large",
@@ -194,6 +208,8 @@ def main():
         memory(args.large)
     if 4 in args.sections:
         fitted_model()
+    if 5 in args.sections:
+        template_preparation()
 
 
 if __name__ == "__main__":

@@ -3,11 +3,11 @@
 import os
 import shlex
 import subprocess
-import sys
 import time
 
 import pytest
 from scaleprobe.deployments import dask_mpi_launch_line, render_mpirun_script
+from scaleprobe.framework.launch import child_environment
 
 
 def test_in_job_recipe(bash_syntax):
@@ -49,21 +49,13 @@ def test_launch_line_errors():
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_launch_line_boots_a_real_cluster(tmp_path):
+def test_launch_line_boots_a_real_cluster(tmp_path, mpiexec):
     """Run the rendered dask-mpi line: one scheduler and one plain worker appear."""
     from distributed import Client
 
-    bindir = os.path.dirname(sys.executable)
     scheduler_file = tmp_path / "sched.json"
-    line = dask_mpi_launch_line(
-        str(scheduler_file), ranks=2, mpiexec=os.path.join(bindir, "mpiexec")
-    )
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
-    }
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    line = dask_mpi_launch_line(str(scheduler_file), ranks=2, mpiexec=mpiexec)
+    env = child_environment()
     env["DASK_DISTRIBUTED__DASHBOARD__ADDRESS"] = ":0"
     argv = [*shlex.split(line), "--dashboard-address", ":0"]
     process = subprocess.Popen(

@@ -8,6 +8,7 @@ import time
 import pytest
 import yaml
 from scaleprobe.framework import open_results, run_sweep
+from scaleprobe.framework.launch import child_environment
 from scaleprobe.framework.store import ResultStore
 
 pytestmark = pytest.mark.mpi
@@ -121,13 +122,12 @@ def test_kill_9_mid_sweep_then_resume_gives_every_point_once(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_same_spec_runs_under_dask_mpi(tmp_path):
+def test_the_same_spec_runs_under_dask_mpi(tmp_path, mpiexec):
     spec = _spec(tmp_path, sweep={"nodes": [1, 2], "ppn": 2, "run": 2}, timeout=60)
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
-    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = dict(
-        os.environ,
+        child_environment(),
         DASK_SCALEPROBE__CLUSTER__DASK_MPI_INTERFACE="lo",
         DASK_SCALEPROBE__CLUSTER__DASHBOARD_ADDRESS=":0",
     )

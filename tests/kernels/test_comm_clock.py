@@ -2,45 +2,74 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
 from scaleprobe.kernels.comm._slots import CoreSlots
 
 
-def _burn(seconds: float) -> None:
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
+class FakeClock:
+    """A clock that moves only when the test says so."""
+
+    def __init__(self):
+        self.now = 100.0  # not zero: the rank clock must measure from its own start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _clocks(mode, slots=None):
+    cpu, wall = FakeClock(), FakeClock()
+    return RankClock(mode, slots, cpu_time=cpu, wall_time=wall), cpu, wall
 
 
 def test_emulated_clock_charges_cpu_bursts_and_call_completions():
-    clock = RankClock("emulated")
-    _burn(0.05)
-    arrival = clock.enter()
-    assert arrival == pytest.approx(0.05, abs=0.01)
-    _burn(0.05)  # CPU burnt inside a call (polling) is not charged
+    clock, cpu, wall = _clocks("emulated")
+    cpu.advance(0.05)
+    wall.advance(7.0)  # a busy host: wall time never enters virtual time
+    assert clock.enter() == pytest.approx(0.05)
+    cpu.advance(0.05)  # CPU burnt inside a call (polling) is not charged
     clock.leave(extend(clock.stamp(), 1.0, PATH_KEYS.index("latency")))
     counts = clock.snapshot()
     assert counts["comm_time"] == pytest.approx(1.0)
-    assert counts["comp_time"] == pytest.approx(0.05, abs=0.01)
-    assert clock.time() == pytest.approx(1.05, abs=0.01)
+    assert counts["comp_time"] == pytest.approx(0.05)
+    assert clock.time() == pytest.approx(1.05)
     clock.enter()
     clock.leave([0.0, 0.0, 0.0, 0.0, 0.0])  # a completion in the past is ignored
-    assert clock.time() == pytest.approx(1.05, abs=0.01)
+    assert clock.time() == pytest.approx(1.05)
+    assert clock.wall() == pytest.approx(7.0)
 
 
 def test_none_clock_is_wall_time_split_by_calls():
-    clock = RankClock("none")
-    time.sleep(0.05)
+    clock, cpu, wall = _clocks("none")
+    wall.advance(0.05)
+    cpu.advance(3.0)  # CPU time plays no part in wall-clock mode
     clock.enter()
-    time.sleep(0.05)
+    wall.advance(0.02)
     clock.leave([123.0, 0, 123.0, 0, 0])  # ignored in wall-clock mode
     counts = clock.snapshot()
-    assert counts["comp_time"] == pytest.approx(0.05, abs=0.03)
-    assert counts["comm_time"] == pytest.approx(0.05, abs=0.03)
-    assert clock.time() == pytest.approx(0.1, abs=0.05)
+    assert counts["comp_time"] == pytest.approx(0.05)
+    assert counts["comm_time"] == pytest.approx(0.02)
+    assert clock.time() == pytest.approx(0.07)
+
+
+def test_strong_scaling_in_virtual_time_is_the_split_cpu_work():
+    """n ranks sharing fixed work finish n times sooner, however busy the host is."""
+    work, times = 8.0, {}
+    for ranks in (1, 2, 8):
+        finish = []
+        for _ in range(ranks):
+            clock, cpu, wall = _clocks("emulated")
+            cpu.advance(work / ranks)
+            wall.advance(work)  # co-scheduled ranks wait for the cores
+            clock.enter()
+            clock.leave(extend(clock.stamp(), 1e-3, PATH_KEYS.index("latency")))
+            finish.append(clock.time())
+        times[ranks] = max(finish)
+    assert times[1] / times[8] == pytest.approx((work + 1e-3) / (1 + 1e-3))
+    assert times[2] == pytest.approx(work / 2 + 1e-3)
 
 
 def test_counters_split_inter_and_intra():
@@ -94,27 +123,27 @@ def test_negative_slot_count_is_rejected():
 
 
 def test_nested_calls_keep_the_inner_completion():
-    clock = RankClock("emulated")
+    clock, _, _ = _clocks("emulated")
     outer = clock.enter()
     clock.enter()
     clock.leave(extend(clock.stamp(), 2.0, 1))  # an inner call completes later ...
     clock.leave(None)  # ... and the outer call ends there
     assert clock.snapshot()["comm_time"] == pytest.approx(2.0)
-    assert clock.time() == pytest.approx(outer + 2.0, abs=0.01)
+    assert clock.time() == pytest.approx(outer + 2.0)
 
 
 def test_critical_path_follows_what_the_rank_waited_for():
     """A completion later than the rank's own time brings the waited-for path along."""
-    clock = RankClock("emulated")
-    _burn(0.02)
+    clock, cpu, _ = _clocks("emulated")
+    cpu.advance(0.02)
     clock.enter()
     mine = clock.stamp()
     assert mine[0] == pytest.approx(mine[1:].sum())
     # A message whose sender computed 5 s, then 1 s latency and 2 s on the wire.
     sender = extend(extend(extend([0.0] * 5, 5.0, 0), 2.0, 2), 1.0, 1)
     clock.leave(sender)
-    assert clock.time() == pytest.approx(8.0, abs=1e-3)
-    assert clock.path.tolist()[1:] == [1.0, 2.0, 0.0]
-    _burn(0.02)  # own computation after the receive joins the path
+    assert clock.time() == pytest.approx(8.0)
+    assert clock.path.tolist() == [5.0, 1.0, 2.0, 0.0]
+    cpu.advance(0.02)  # own computation after the receive joins the path
     assert clock.time() == pytest.approx(clock.path.sum())
-    assert clock.path[0] > 5.0
+    assert clock.path[0] == pytest.approx(5.02)

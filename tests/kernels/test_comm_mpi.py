@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -12,7 +10,6 @@ import pytest
 from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
 
-MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 LINK = {"link_bandwidth": 1e7, "bandwidth": 100, "latency": 1e-4,
         "memory_bandwidth": 1e9, "memory_latency": 1e-6}
 NODES = [0, 0, 1, 1]
@@ -158,26 +155,24 @@ comm.close()
 '''
 
 
-def _run(tmp_path, mode):
+def _run(mpi_run, tmp_path, mode):
     script = tmp_path / "comm_script.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, SCALEPROBE_COMM=json.dumps(
-        {"mode": mode, "ppn": 2, "core_slots": 0, **LINK}))
-    done = subprocess.run([MPIEXEC, "-n", "4", sys.executable, str(script)],
-                          capture_output=True, text=True, env=env, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
+    env = {"SCALEPROBE_COMM": json.dumps(
+        {"mode": mode, "ppn": 2, "core_slots": 0, **LINK})}
+    done = mpi_run(4, sys.executable, script, env=env, timeout=180)
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
 
 @pytest.fixture(scope="module")
-def emulated(tmp_path_factory):
-    return _run(tmp_path_factory.mktemp("emulated"), "emulated")
+def emulated(mpi_run, tmp_path_factory):
+    return _run(mpi_run, tmp_path_factory.mktemp("emulated"), "emulated")
 
 
 @pytest.fixture(scope="module")
-def wallclock(tmp_path_factory):
-    return _run(tmp_path_factory.mktemp("none"), "none")
+def wallclock(mpi_run, tmp_path_factory):
+    return _run(mpi_run, tmp_path_factory.mktemp("none"), "none")
 
 
 EXPECTED_PATTERN = {  # Isend 1000 B to rank+1, Allreduce 8 B, Alltoall 100 B per pair

@@ -3,35 +3,28 @@
 from __future__ import annotations
 
 import json
-import os
-import statistics
-import subprocess
-import sys
 
 import pytest
-
 from scaleprobe.kernels.record import parse_record
 
-MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 GBIT = 1.25e8
 
 
-def _kernel(name, ranks, args, comm, tmp_path=None):
-    env = dict(os.environ, SCALEPROBE_COMM=json.dumps(comm))
-    done = subprocess.run(
-        [MPIEXEC, "-n", str(ranks), sys.executable, "-m",
-         f"scaleprobe.kernels.commbench.{name}", *args],
-        capture_output=True, text=True, env=env, timeout=240,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return parse_record(done.stdout)
+@pytest.fixture
+def kernel(mpi_run):
+    def run(name, ranks, args, comm):
+        done = mpi_run(ranks, "-m", f"scaleprobe.kernels.commbench.{name}", *args,
+                       env={"SCALEPROBE_COMM": json.dumps(comm)})
+        return parse_record(done.stdout)
+
+    return run
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("msg_bytes", ["1 MiB", "16 MiB"])
 @pytest.mark.parametrize("bandwidth", [100, 50, 25, 10])
-def test_pingpong_achieves_the_throttled_bandwidth(bandwidth, msg_bytes):
-    record = _kernel("pingpong", 2, ["--msg-bytes", msg_bytes, "--iterations", "3",
+def test_pingpong_achieves_the_throttled_bandwidth(kernel, bandwidth, msg_bytes):
+    record = kernel("pingpong", 2, ["--msg-bytes", msg_bytes, "--iterations", "3",
                                      "--warmup", "1"],
                      {"mode": "emulated", "link_bandwidth": "1 Gbit/s",
                       "bandwidth": bandwidth, "latency": "5 us", "core_slots": 0})
@@ -44,8 +37,8 @@ def test_pingpong_achieves_the_throttled_bandwidth(bandwidth, msg_bytes):
 
 
 @pytest.mark.mpi
-def test_pingpong_on_one_node_uses_memory_bandwidth():
-    record = _kernel("pingpong", 2, ["--msg-bytes", "4 MiB", "--iterations", "3"],
+def test_pingpong_on_one_node_uses_memory_bandwidth(kernel):
+    record = kernel("pingpong", 2, ["--msg-bytes", "4 MiB", "--iterations", "3"],
                      {"mode": "emulated", "ppn": 2, "memory_bandwidth": "1 GB/s",
                       "memory_latency": 0, "core_slots": 0})
     metrics = record["metrics"]
@@ -55,9 +48,9 @@ def test_pingpong_on_one_node_uses_memory_bandwidth():
 
 
 @pytest.mark.mpi
-def test_pingpong_goes_to_the_next_node_and_accepts_flags():
+def test_pingpong_goes_to_the_next_node_and_accepts_flags(kernel):
     # 4 ranks, 2 per node: rank 0 talks to rank 2; flags override the environment
-    record = _kernel("pingpong", 4, ["--msg-bytes", "1048576", "--iterations", "2",
+    record = kernel("pingpong", 4, ["--msg-bytes", "1048576", "--iterations", "2",
                                      "--throttle", "emulated", "--bandwidth-percent",
                                      "50", "--ppn", "2", "--core-slots", "0"],
                      {"mode": "none", "link_bandwidth": GBIT, "latency": 0})
@@ -68,49 +61,44 @@ def test_pingpong_goes_to_the_next_node_and_accepts_flags():
 
 
 @pytest.mark.mpi
-def test_pingpong_in_wall_clock_mode_and_needs_two_ranks():
-    record = _kernel("pingpong", 2, ["--msg-bytes", "64 KiB", "--iterations", "5",
+def test_pingpong_in_wall_clock_mode_and_needs_two_ranks(kernel):
+    record = kernel("pingpong", 2, ["--msg-bytes", "64 KiB", "--iterations", "5",
                                      "--trials"], {"mode": "none"})
     assert record["metrics"]["rtt"] > 0
     assert len(record["trials"]) == 5
     rtts = sorted(trial["rtt"] for trial in record["trials"])
     assert record["metrics"]["rtt"] == rtts[2]
     assert record["metrics"]["wall_time"] >= record["metrics"]["time"] * 0.99
-    alone = _kernel("pingpong", 1, [], {"mode": "none"})
+    alone = kernel("pingpong", 1, [], {"mode": "none"})
     assert alone["status"] == "invalid"
     assert "2 ranks" in alone["reason"]
 
 
 @pytest.mark.mpi
-@pytest.mark.slow
-def test_compute_scales_in_virtual_time(tmp_path):
-    # default core slots (one per core), in a private directory so that other
-    # kernels running on this host do not take turns with this test
+def test_compute_splits_the_work_and_times_it_virtually(kernel, tmp_path):
+    # Private core slots, so that other kernels running on this host do not take
+    # turns with this test. The speedups themselves are measured and printed by
+    # tests/benchmarks/bench_fidelity.py; RankClock's tests check virtual time.
     comm = {"mode": "emulated", "latency": "5 us", "slot_dir": str(tmp_path)}
-    times = {}
-    # 1 and 8 ranks twice, interleaved (medians), 2 and 4 once
-    for ranks in (1, 8, 2, 4, 1, 8):
-        record = _kernel("compute", ranks, ["--work", "cache", "--total-work", "400"],
-                         comm)
-        metrics = record["metrics"]
-        assert metrics["work_units"] == 400
+    for ranks in (1, 4):
+        metrics = kernel("compute", ranks, ["--work", "cache", "--total-work", "40"],
+                          comm)["metrics"]
+        assert metrics["work_units"] == 40
         assert metrics["comp_time_max"] <= metrics["time"]
-        times.setdefault(ranks, []).append(metrics["time"])
-    base = statistics.median(times[1])
-    speedup = {ranks: base / statistics.median(value) for ranks, value in times.items()}
-    # CPU times of co-scheduled ranks are a little inflated (shared caches), so
-    # the bar is below ideal; the 6.5x acceptance bar at 8 ranks is checked on five
-    # runs in tests/framework/test_acceptance.py, this one guards against regressions
-    assert speedup[2] >= 1.6, speedup
-    assert speedup[4] >= 3.0, speedup
-    assert speedup[8] >= 6.0, speedup
+        parts = ("cp_comp_time", "cp_latency_time", "cp_bandwidth_time",
+                 "cp_intra_time")
+        assert sum(metrics[k] for k in parts) == pytest.approx(metrics["time"])
+        assert metrics["checksum"] > 0
+        # one rank sends nothing; four exchange the checksums (Allreduce) and pay
+        # the link's latency for it
+        assert (metrics["bytes_sent"] > 0) == (ranks > 1)
+        assert (metrics["cp_latency_time"] > 0) == (ranks > 1)
 
 
 @pytest.mark.mpi
-def test_compute_memory_work_with_one_core_slot(tmp_path):
-    record = _kernel("compute", 3, ["--work", "memory", "--total-work", "12"],
+def test_compute_memory_work_with_one_core_slot(kernel, tmp_path):
+    record = kernel("compute", 3, ["--work", "memory", "--total-work", "12"],
                      {"mode": "emulated", "core_slots": 1, "slot_dir": str(tmp_path)})
     metrics = record["metrics"]
     assert metrics["slot_wait_time"] > 0  # ranks took turns on the single slot
-    assert metrics["time"] < metrics["wall_time"]
     assert metrics["checksum"] > 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scaleprobe.framework.launch import child_environment
 from scaleprobe.kernels.external import (
     PARSERS,
     build_command,
@@ -104,11 +105,8 @@ def test_bad_templates_name_the_key(command, message):
 
 
 @pytest.mark.mpi
-def test_real_mpi_program_through_the_adapter(tmp_path):
+def test_real_mpi_program_through_the_adapter(tmp_path, mpiexec):
     """Render a template, launch it with mpiexec on 2 ranks, parse with a regex."""
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
-    if mpiexec is None:
-        pytest.skip("no mpiexec beside the running Python")
     script = tmp_path / "prog.py"
     script.write_text(
         "import sys\n"
@@ -128,13 +126,13 @@ def test_real_mpi_program_through_the_adapter(tmp_path):
     }
     validate_params(params, sweep_keys=["nodes", "scale"])
     argv = build_command(params, {"nodes": 2, "scale": 7}, mpiexec=mpiexec, ranks=2)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
-    }
     out = subprocess.run(
-        argv, capture_output=True, text=True, timeout=60, env=env, check=True
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=child_environment(),
+        check=True,
     ).stdout
     record = parse_output(out, params)
     assert record["metrics"] == {"sum": 21.0, "size": 2.0}
@@ -149,9 +147,8 @@ REFERENCE = os.environ.get("SCALEPROBE_GRAPH500_REFERENCE", "")
     not os.access(REFERENCE, os.X_OK),
     reason="set SCALEPROBE_GRAPH500_REFERENCE to a built reference binary",
 )
-def test_real_graph500_reference_binary():
+def test_real_graph500_reference_binary(mpiexec):
     """Opt-in: run a Graph500 reference binary at SCALE 10 on 2 ranks and parse it."""
-    mpiexec = shutil.which("mpiexec", path=os.path.dirname(sys.executable))
     argv = build_command(
         {
             **G500,

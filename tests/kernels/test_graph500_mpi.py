@@ -2,55 +2,33 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-
 import pytest
 from scaleprobe.kernels.record import parse_record
 
 pytestmark = pytest.mark.mpi
 
 VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")
-MPIEXEC = shutil.which("mpiexec") or os.path.join(
-    os.path.dirname(sys.executable), "mpiexec"
-)
-
-
-def run(ranks, *args, check=True):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
-    }
-    env.pop("SCALEPROBE_COMM", None)
-    command = [
-        MPIEXEC,
-        "-n",
-        str(ranks),
-        sys.executable,
-        "-m",
-        "scaleprobe.kernels.graph500",
-        *map(str, args),
-    ]
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=240, env=env
-    )
-    if check:
-        assert result.returncode == 0, result.stderr[-2000:]
-    return result
 
 
 @pytest.fixture(scope="module")
-def one_rank_nedges():
+def run(mpi_run):
+    def graph500(ranks, *args, check=True):
+        return mpi_run(ranks, "-m", "scaleprobe.kernels.graph500", *args, check=check)
+
+    return graph500
+
+
+@pytest.fixture(scope="module")
+def one_rank_nedges(run):
     record = parse_record(run(1, "--scale", 11, "--nbfs", 6, "--seed", 4).stdout)
     return [t["nedge"] for t in record["trials"]]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_four_ranks_validate_and_traverse_the_same_edges(variant, one_rank_nedges):
+def test_four_ranks_validate_and_traverse_the_same_edges(
+    run, variant, one_rank_nedges
+):
     out = run(4, "--scale", 11, "--nbfs", 6, "--seed", 4, "--variant", variant).stdout
     record = parse_record(out)
     assert record["status"] == "ok", record["reason"]
@@ -64,7 +42,7 @@ def test_four_ranks_validate_and_traverse_the_same_edges(variant, one_rank_nedge
 
 
 @pytest.mark.slow
-def test_emulated_bandwidth_throttle_slows_communication():
+def test_emulated_bandwidth_throttle_slows_communication(run):
     records = {}
     for percent in (100, 5):
         out = run(
@@ -96,7 +74,7 @@ def test_emulated_bandwidth_throttle_slows_communication():
     assert sum(slow_levels) > sum(fast_levels)
 
 
-def test_command_line_flags_and_reference_block():
+def test_command_line_flags_and_reference_block(run):
     result = run(
         1,
         "--scale",

@@ -1,9 +1,6 @@
 """Real MPI runs of the subgraph kernel: every mode gives the one-process estimate."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from scaleprobe.kernels.record import parse_record
@@ -12,7 +9,6 @@ from scaleprobe.kernels.subgraph.graphs import write_edge_list
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
-MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 EMULATED = {
     "mode": "emulated",
     "ppn": 1,
@@ -23,25 +19,14 @@ EMULATED = {
 }
 
 
-def _launch(ranks, arguments, environment=None):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PMI_", "HYDRA_", "MPI_LOCAL"))
-    }
-    env.update(environment or {})
-    command = [
-        MPIEXEC,
-        "-n",
-        str(ranks),
-        sys.executable,
-        "-m",
-        "scaleprobe.kernels.subgraph",
-        *arguments,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return parse_record(done.stdout)
+@pytest.fixture
+def launch(mpi_run):
+    def run(ranks, arguments, environment=None):
+        done = mpi_run(ranks, "-m", "scaleprobe.kernels.subgraph", *arguments,
+                       env=environment)
+        return parse_record(done.stdout)
+
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +45,10 @@ def graph_file(tmp_path_factory):
         ("adaptive", ["--threshold", "5", "--task-size", "3"]),
     ],
 )
-def test_four_ranks_match_one_process(graph_file, mode, extra):
+def test_four_ranks_match_one_process(launch, graph_file, mode, extra):
     path, graph = graph_file
     expected = count_subgraphs(graph, Template.by_name("u7-2"), iterations=4, seed=3)
-    record = _launch(
+    record = launch(
         4,
         [
             "--graph",
@@ -122,10 +107,10 @@ def test_four_ranks_match_one_process(graph_file, mode, extra):
         assert pipelined == 2
 
 
-def test_two_ranks_float32_generator_spec():
+def test_two_ranks_float32_generator_spec(launch):
     graph = erdos_renyi(300, 900, seed=5)
     expected = count_subgraphs(graph, Template.by_name("u5-2"), iterations=3, seed=1)
-    record = _launch(
+    record = launch(
         2,
         [
             "--graph",

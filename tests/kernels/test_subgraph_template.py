@@ -2,7 +2,6 @@
 
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -66,14 +65,13 @@ def test_generated_trees(name, k, automorphisms):
     assert template.automorphisms() == automorphisms
 
 
-def test_large_templates_are_instant():
-    start = time.perf_counter()
+def test_large_templates_are_prepared():
+    # Their preparation time is printed by tests/benchmarks/subgraph.py --sections 5.
     for name in ("u12-2", "binary-15", "spider-7-2", "star-15"):
-        template = Template.by_name(name)
-        template.complexity()
-        template.automorphisms()
+        memory, computation = Template.by_name(name).complexity()
+        assert 0 < memory < computation
     assert Template.by_name("star-15").automorphisms() == math.factorial(14)
-    assert time.perf_counter() - start < 1.0
+    assert Template.by_name("spider-7-2").automorphisms() == math.factorial(7)
 
 
 def test_splitting_rule_on_u5_2():
