@@ -1,0 +1,167 @@
+"""Netns sweeps leave no namespace, veth, bridge, qdisc or rank behind.
+
+After a normal run, a run whose launches fail or hang, and a ``kill -9`` of the sweep
+in the middle of a launch (removed by the next netns sweep), through the CLI a user
+types.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from scaleprobe.framework import open_results
+from scaleprobe.framework.launch import child_environment
+from scaleprobe.framework.netns import netns_unavailable
+
+UNAVAILABLE = netns_unavailable()
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.slow,
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
+]
+SCALEPROBE = str(Path(sys.executable).with_name("scaleprobe"))
+
+
+def _environment(state: Path) -> dict:
+    return dict(
+        child_environment(),
+        DASK_SCALEPROBE__NETNS__STATE_DIR=str(state),
+        DASK_SCALEPROBE__CLUSTER__DASHBOARD_ADDRESS=":0",
+    )
+
+
+def _write(tmp_path: Path, name: str, **spec) -> Path:
+    spec = {"name": name, "output": str(tmp_path / f"{name}.zarr"), **spec}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def _traces(tag: str) -> list[str]:
+    """Everything of network ``tag`` the host still has: namespaces, links, qdiscs."""
+    found = []
+    commands = (["ip", "netns", "list"], ["ip", "-o", "link", "show"],
+                ["tc", "qdisc", "show"])  # fmt: skip
+    for command in commands:
+        out = subprocess.run(command, capture_output=True, text=True).stdout
+        found += [f"{command[1]}: {line}" for line in out.splitlines() if tag in line]
+    return found
+
+
+def _tags(state: Path) -> list[str]:
+    return sorted(p.stem for p in state.glob("sp*.json"))
+
+
+def _pids_inside(namespace: str) -> list[str]:
+    out = subprocess.run(
+        ["ip", "netns", "pids", namespace], capture_output=True, text=True
+    )
+    return out.stdout.split()
+
+
+def _alive(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except FileNotFoundError:
+        return False
+
+
+def test_failed_and_hanging_launches_leave_nothing(tmp_path):
+    state = tmp_path / "state"
+    spec = _write(
+        tmp_path,
+        "faults",
+        kernel="commbench.fault",
+        sweep={"nodes": [2], "behaviour": ["crash", "hang", "ok"]},
+        throttle={"mode": "netns"},
+        timeout=15,
+    )
+    tags = []
+    done = subprocess.Popen(
+        [SCALEPROBE, "run", str(spec), "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environment(state),
+    )
+    # the network's record names it while the sweep runs
+    deadline = time.time() + 120
+    while not tags and done.poll() is None and time.time() < deadline:
+        tags = _tags(state)
+        time.sleep(0.05)
+    stderr = done.communicate(timeout=300)[1]
+    assert done.returncode == 0, stderr
+    assert len(tags) == 1, stderr
+    ds = open_results(tmp_path / "faults.zarr")
+    status = ds.status.squeeze(drop=True)
+    assert str(status.sel(behaviour="ok").values) == "ok"
+    assert str(status.sel(behaviour="crash").values) == "failed"
+    assert str(status.sel(behaviour="hang").values) == "timeout"
+    assert _traces(tags[0]) == []
+    assert _tags(state) == []
+
+
+def test_a_sweep_killed_mid_launch_is_cleaned_by_the_next_sweep(tmp_path):
+    state = tmp_path / "state"
+    # about a minute of ping-pong over a 5 MB/s link: killed while its ranks run
+    slow = _write(
+        tmp_path,
+        "slow",
+        kernel="commbench.pingpong",
+        params={"iterations": 200, "msg_bytes": 1048576},
+        sweep={"nodes": [2], "bandwidth": [4]},
+        throttle={"mode": "netns", "link_bandwidth": "1 Gbit/s"},
+        timeout=600,
+    )
+    env = _environment(state)
+    killed = subprocess.Popen(
+        [SCALEPROBE, "run", str(slow), "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
+    ranks, tags = [], []
+    try:
+        deadline = time.time() + 120
+        while not ranks and killed.poll() is None and time.time() < deadline:
+            tags = _tags(state)
+            ranks = _pids_inside(f"{tags[0]}-n1") if tags else []
+            time.sleep(0.05)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+    assert ranks, "the sweep never started its ranks in the second namespace"
+    (tag,) = tags
+    # the sweep's owner is dead; its network, record and remote ranks are not
+    assert _traces(tag), "nothing left to clean: the kill came too late"
+    assert (state / f"{tag}.json").exists()
+    assert any(_alive(pid) for pid in ranks)
+
+    quick = _write(
+        tmp_path,
+        "quick",
+        kernel="commbench.pingpong",
+        params={"iterations": 3, "msg_bytes": 65536},
+        sweep={"nodes": [2], "bandwidth": [50]},
+        throttle={"mode": "netns"},
+        timeout=120,
+    )
+    done = subprocess.run(
+        [SCALEPROBE, "run", str(quick), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (open_results(tmp_path / "quick.zarr").status.values == "ok").all()
+    assert _traces(tag) == []
+    assert not any(_alive(pid) for pid in ranks)
+    assert sorted(p.name for p in state.iterdir()) == [".lock"]
