@@ -1,5 +1,6 @@
 """Sweeps in throttle mode netns: MPI over shaped links between 2 to 4 namespaces."""
 
+import os
 import sys
 
 import pytest
@@ -102,3 +103,33 @@ def test_graph500_over_four_namespaces(tmp_path, client, networks):
     # ranks of different nodes talk over the links, ranks of one node do not
     inter = ds.bytes_inter.squeeze(drop=True)
     assert (inter > 0).all()
+
+
+REFERENCE = os.environ.get("SCALEPROBE_GRAPH500_REFERENCE", "")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.access(REFERENCE, os.X_OK),
+    reason="set SCALEPROBE_GRAPH500_REFERENCE to a built Graph500 reference binary",
+)
+def test_graph500_reference_binary_under_netns(tmp_path, client, networks):
+    spec = {
+        "name": "netns-reference",
+        "kernel": "external",
+        "params": {
+            "command": "{mpiexec} -n {ranks} {binary} {scale} 16",
+            "parser": "graph500",
+            "binary": REFERENCE,
+        },
+        "sweep": {"nodes": [2, 4], "bandwidth": [10, 100], "scale": [10]},
+        "throttle": {"mode": "netns"},
+        "timeout": 300,
+        "output": str(tmp_path / "ref.zarr"),
+    }
+    ds = run_sweep(spec, client, progress=False)
+    _assert_removed(networks)
+    assert (ds.status.values == "ok").all(), ds.error.values
+    ranks = ds.num_mpi_processes.squeeze(drop=True)
+    assert (ranks.sel(nodes=4) == 4).all()
+    assert (ds.teps > 0).all()
