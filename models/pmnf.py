@@ -20,7 +20,7 @@ from ._pmnf_search import (
     forward_folds,
     usable_terms,
 )
-from ._terms import Term
+from ._terms import Term, parse_term
 from ._warnings import InsufficientDataWarning, quiet, warn
 from .scaling_law import ScalingLaw, _search_alpha
 
@@ -106,6 +106,9 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         Exponents ``i`` of the growing terms (fractions as strings); falling terms
         use those not above 1.
     log_exponents : sequence of int, default=(0, 1, 2)
+    falling : sequence of str, default=None
+        The falling terms allowed (e.g. ``["1/p"]``); default every ``p^-i`` with
+        ``0 < i <= 1`` and ``log2(p)/p``.
     data : bool, default=False
         Multiply every term by the data size ``D`` (as Eq. 3 of seed 000).
     bandwidth : bool, default=False
@@ -149,6 +152,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         constant=True,
         exponents=PMNF_EXPONENTS,
         log_exponents=(0, 1, 2),
+        falling=None,
         data=False,
         bandwidth=False,
         tol=0.1,
@@ -161,6 +165,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         self.constant = constant
         self.exponents = exponents
         self.log_exponents = log_exponents
+        self.falling = falling
         self.data = data
         self.bandwidth = bandwidth
         self.tol = tol
@@ -289,6 +294,15 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         cap = max(1, min(wanted, distinct - 2))
         folds = forward_folds(p, cap + 1)
         candidates = candidate_terms(self.exponents, self.log_exponents, self.data)
+        if self.falling is not None:
+            names = {parse_term(t).name for t in self.falling}
+            candidates = [
+                t
+                for t in candidates
+                if t.p_exponent >= 0
+                or t.name.replace("D*", "") in names
+                or t.name in names
+            ]
         if not self.constant:
             candidates = candidates[1:]  # the constant comes first
         groups = [c for c in ("D", "bandwidth") if c in table]
@@ -309,9 +323,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         }
         alphas = _SEARCH_ALPHAS if self.bandwidth and "bandwidth" in var else [None]
         sigma = (
-            max(replicate, _envelope.NOISE_FLOOR)
-            if np.isfinite(replicate)
-            else (np.nan)
+            max(replicate, _envelope.NOISE_FLOOR) if np.isfinite(replicate) else np.nan
         )
         errors, chis = {}, {}
 
@@ -491,20 +503,17 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
         table = self.training_
-        distinct = np.unique(table["p"]).size
-        forms = _envelope.family_forms(
-            max(distinct - 1, 1), data=bool(self.data), extra=[self.terms_]
-        )
         limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
-        low = high = self.best_estimator_.predict(array)
-        for form in _envelope.parse_forms(forms):
-            if self.bandwidth and "bandwidth" in table:
-                form = _envelope.with_bandwidth(form)
-            lo, hi = _envelope.law_range(
-                form, table, var, limit, alphas=_envelope.alpha_grid(self.alpha_)
-            )
-            low, high = np.fmin(low, lo), np.fmax(high, hi)
-        return low, high
+        return _envelope.family_range(
+            table,
+            var,
+            self.best_estimator_.predict(array),
+            limit,
+            own=self.terms_,
+            data=bool(self.data),
+            bandwidth=bool(self.bandwidth) and "bandwidth" in table,
+            alpha=self.alpha_,
+        )
 
     def crossover_nodes(self, **kwargs):
         """Smallest node count where communication >= computation.

@@ -49,9 +49,14 @@ TRAFFIC_COLUMNS = (
 #: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
 LINK_COLUMNS = ("link_bandwidth", "latency")
 
-#: Exponents of the part laws: counts come from algorithms whose costs are built
-#: of ``1``, ``log2 p``, ``sqrt p``, ``p`` and ``p log2 p`` (and their inverses).
+#: Terms of the count laws: counts come from algorithms whose costs are built of
+#: ``1``, ``log2 p``, ``sqrt p``, ``p`` and ``p log2 p`` (and their inverses).
 COUNT_EXPONENTS = ("1/2", "1")
+COUNT_LAWS = {"exponents": COUNT_EXPONENTS, "log_exponents": (0, 1)}
+
+#: Terms of the computation law: a serial part, the divided work ``1/p`` (nothing
+#: falls faster) and overheads growing as ``log2 p``, ``p`` or ``p log2 p``.
+COMPUTATION_LAWS = {"exponents": ("1",), "log_exponents": (0, 1), "falling": ("1/p",)}
 
 _PARTS = ("computation", "latency", "bandwidth", "intra")
 _GROUP_COLUMNS = ("scale", "ppn")
@@ -222,8 +227,7 @@ class TrafficModel(RegressorMixin, BaseEstimator):
                 laws[part] = PMNFSearch(
                     parameter="ranks",
                     max_terms=self.max_terms,
-                    exponents=COUNT_EXPONENTS,
-                    log_exponents=(0, 1),
+                    **(COMPUTATION_LAWS if part == "computation" else COUNT_LAWS),
                 ).fit(variable[rows].reshape(-1, 1), values[rows])
         return laws
 
