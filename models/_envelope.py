@@ -260,3 +260,31 @@ def with_bandwidth(terms):
         else t
         for t in terms
     ]
+
+
+def family_range(
+    table, var, prediction, loss_budget, *, own, data, bandwidth, alpha=None
+):
+    """Range of the fitted law ``own`` and of every plausible law of the family.
+
+    The interval of a projection should not depend on which law was selected: it
+    holds every law of :data:`ENVELOPE_FAMILY` (with the data-size factor when
+    ``data``, the bandwidth factor on communication terms when ``bandwidth``) and
+    the fitted one, each with at most one coefficient fewer than there are distinct
+    process counts, whose fit is not rejected.
+
+    Returns
+    -------
+    low, high : ndarray
+        Never narrower than ``prediction``.
+    """
+    distinct = np.unique(table["p"]).size
+    forms = family_forms(max(distinct - 1, 1), data=data, extra=[own])
+    low = high = np.asarray(prediction, dtype=float)
+    alphas = alpha_grid(alpha) if bandwidth else None
+    for form in parse_forms(forms):
+        if bandwidth and tuple(t.name for t in form) != tuple(own):
+            form = with_bandwidth(form)
+        lo, hi = law_range(form, table, var, loss_budget, alphas=alphas)
+        low, high = np.fmin(low, lo), np.fmax(high, hi)
+    return low, high

@@ -339,12 +339,18 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
             nan = np.full(len(var["p"]), np.nan)
             return nan, nan
         limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
-        bounds = tuple(float(b) for b in self.alpha_bounds)
-        alphas = _envelope.alpha_grid(self.alpha_, bounds)
-        low, high = _envelope.law_range(terms, table, var, limit, alphas=alphas)
-        prediction = self.predict(X)
-        # The fitted law itself is consistent by construction of the noise level.
-        return np.fmin(low, prediction), np.fmax(high, prediction)
+        # Model uncertainty belongs in the interval: the plausible laws the data
+        # cannot tell from this one count as much as its own coefficients.
+        return _envelope.family_range(
+            table,
+            var,
+            self.predict(X),
+            limit,
+            own=self.terms_,
+            data=any(t.data for t in terms),
+            bandwidth=any(t.bandwidth for t in terms),
+            alpha=self.alpha_,
+        )
 
     # -- prediction -----------------------------------------------------------------
     def _variables(self, X):
