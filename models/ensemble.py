@@ -32,10 +32,19 @@ from .scaling_law import PRESETS, ScalingLaw
 from .splitters import ExtrapolationSplit
 from .traffic import TrafficModel
 
-__all__ = ["RELIABLE_SMAPE", "default_ensemble", "fit_ensemble"]
+__all__ = ["BASELINE_MARGIN", "RELIABLE_SMAPE", "default_ensemble", "fit_ensemble"]
 
 #: Extrapolation SMAPE (percent) above which no model is presented as a winner.
 RELIABLE_SMAPE = 50.0
+
+#: A model whose extrapolation SMAPE is within this factor of the selected one's is
+#: a plausible alternative: its interval joins the selected model's.
+PLAUSIBLE_FACTOR = 2.0
+
+#: Share by which a time-only law must beat the naive baseline's extrapolation SMAPE
+#: to be trusted over it (a law's extra assumptions have to earn their keep), and by
+#: which the baseline must beat the traffic-informed model to be trusted over that.
+BASELINE_MARGIN = 0.1
 
 
 def default_ensemble(X, *, forms=None, search=True, traffic=None, s0=25):
@@ -232,8 +241,11 @@ def fit_ensemble(
             warnings.simplefilter("always")
             fitted[name] = clone(model).fit(X, y)
         _reemit(caught, name)
-        lost = [str(w.message) for w in caught
-                if issubclass(w.category, DegenerateFitWarning)]
+        lost = [
+            str(w.message)
+            for w in caught
+            if issubclass(w.category, DegenerateFitWarning)
+        ]
         if lost:
             degenerate[name] = lost[0]
     fit = EnsembleFit(
@@ -271,8 +283,9 @@ def _floor_violation(fit, name):
     scales = ranges.get("scale")
     for scale in sorted(set(scales)) if scales else [None]:
         try:
-            frame = fit.frame(nodes=nodes, bandwidth=ranges.get("bandwidth", [100])[1],
-                              scale=scale)
+            frame = fit.frame(
+                nodes=nodes, bandwidth=ranges.get("bandwidth", [100])[1], scale=scale
+            )
             if "scale" in frame and scales:
                 frame = frame.assign(scale=scale)
             below = np.flatnonzero(
@@ -299,8 +312,12 @@ def _select(fit, X, splitters, degenerate):
                 f"falls below the latency floor of the measured traffic from "
                 f"{nodes:g} nodes"
             )
-    sound = [n for n in fit.models if n not in excluded and n not in degenerate
-             and n != BASELINE]
+    sound = [
+        n
+        for n in fit.models
+        if n not in excluded and n not in degenerate and n != BASELINE
+    ]
+    physics = dict(excluded)  # what cannot be right, whatever the scores say
     if sound:  # a degenerate law is only the answer when nothing else is left
         for name, message in degenerate.items():
             excluded.setdefault(name, f"degenerate fit ({message.split(':')[0]})")
@@ -323,10 +340,27 @@ def _select(fit, X, splitters, degenerate):
     smape = float(table.get((best, cv_name), np.nan))
     baseline = float(table.get((BASELINE, cv_name), np.nan))
     what = (
-        "extrapolation to held-out node counts"
+        f"extrapolation to held-out {fit.training['column'][:-1]} counts"
         if cv_name == "extrapolation"
         else (f"{cv_name} cross-validation")
     )
+    trend = BASELINE not in excluded and np.isfinite(baseline)
+    worse = None
+    if trend and best == "traffic":
+        # Measured counts priced by the link model carry the physics (floors, one
+        # node without traffic): the bare trend has to beat them clearly instead.
+        prefer_trend = baseline < (1 - BASELINE_MARGIN) * smape
+        why = f"the naive baseline beats it by more than {BASELINE_MARGIN:.0%}"
+    else:
+        prefer_trend = trend and not smape < (1 - BASELINE_MARGIN) * baseline
+        why = f"it does not beat the naive baseline by {BASELINE_MARGIN:.0%}"
+    if prefer_trend:
+        fit.notes.append(
+            f"{best} is not selected: SMAPE {smape:.1f} % on {what} against "
+            f"{baseline:.1f} % for the naive baseline; {why}"
+        )
+        worse = (best, smape) if smape > baseline else None
+        best, smape = BASELINE, baseline
     if not smape <= RELIABLE_SMAPE:
         fit.verdict = (
             f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
@@ -337,6 +371,31 @@ def _select(fit, X, splitters, degenerate):
         warn(fit.verdict, UnreliableModelWarning, stacklevel=3)
         return
     fit.selected = best
+    fit.training["plausible"] = [
+        name
+        for name in fit.models
+        if name != best
+        and name not in physics
+        and float(table.get((name, cv_name), np.inf)) <= PLAUSIBLE_FACTOR * smape
+    ]
+    if best == BASELINE:
+        fit.verdict = (
+            f"no model beats the naive trend by a clear margin, so scaleprobe projects "
+            f"the trend: a power law through the two largest measured "
+            f"{fit.training['column'][:-1]} counts of each configuration (SMAPE "
+            f"{smape:.1f} % on {what}). It knows no physics: no latency floor, no "
+            "unmeasured bandwidth or scale — read far projections as the local trend "
+            "continued, and measure larger counts to know more"
+        )
+        if worse is not None:
+            warn(
+                f"{worse[0]}, the best law, extrapolates worse than the naive baseline "
+                f"(SMAPE {worse[1]:.1f} % against {baseline:.1f} %): scaleprobe "
+                "projects the naive trend instead",
+                UnreliableModelWarning,
+                stacklevel=3,
+            )
+        return
     reason = (
         f"scaleprobe trusts {best}: SMAPE {smape:.1f} % on {what} "
         f"(naive baseline {baseline:.1f} %)"
@@ -356,7 +415,7 @@ def _select(fit, X, splitters, degenerate):
 
 def _calibrate(fit, models, X, y, level, column):
     cv = ExtrapolationSplit(column=column, n_splits=3)
-    for name, model in models.items():
+    for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._warnings import quiet
 from .features import prediction_frame
 from .projection import project, resolve_ppn
 
@@ -60,7 +61,8 @@ def describe_model(model):
     if getattr(model, "mode_", None) == "time":
         return describe_model(model.time_law_)
     if hasattr(model, "lines_"):
-        return "power law through the two largest node counts of each group"
+        column = getattr(model, "process_column_", None) or "nodes"
+        return f"power law through the two largest {column[:-1]} counts of each group"
     return type(model).__name__
 
 
@@ -131,7 +133,7 @@ class EnsembleFit:
             raise ValueError(
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
             )
-        interval = None if name == "baseline" else self.intervals.get(name)
+        interval = self.intervals.get(name)
         floor_model = self.floor_model()
         out = project(
             self.models[name],
@@ -147,7 +149,47 @@ class EnsembleFit:
         )
         out.attrs["model_name"] = name
         out.attrs["law"] = describe_model(self.models[name])
+        if name == self.selected and interval is not None:
+            self._widen_by_alternatives(out, name, nodes, bandwidth, scale, ppn, link)
         return out
+
+    def _widen_by_alternatives(self, out, name, nodes, bandwidth, scale, ppn, link):
+        """Join the intervals of the plausible alternatives to the selected model's.
+
+        Model uncertainty belongs in the interval: a law that extrapolated almost as
+        well in cross-validation is as likely to be right far out.
+        """
+        target = self.training.get("target", "time")
+        lower, upper = out[f"{target}_lower"], out[f"{target}_upper"]
+        joined = []
+        for other in self.training.get("plausible", []):
+            if other not in self.models or other not in self.intervals:
+                continue
+            try:
+                with quiet():
+                    alt = project(
+                        self.models[other],
+                        nodes=nodes,
+                        bandwidth=bandwidth,
+                        scale=scale,
+                        ppn=ppn,
+                        interval=self.intervals[other],
+                        link=link,
+                        training=self.training,
+                        target=target,
+                    )
+            except (ValueError, KeyError, TypeError):
+                continue  # it cannot project there (e.g. an unmeasured bandwidth)
+            lower = np.fmin(lower, alt[f"{target}_lower"].transpose(*lower.dims))
+            upper = np.fmax(upper, alt[f"{target}_upper"].transpose(*upper.dims))
+            joined.append(other)
+        if f"{target}_floor" in out:  # no time below what the link model allows
+            lower = np.fmax(lower, out[f"{target}_floor"].transpose(*lower.dims))
+            lower = np.fmin(lower, out[f"{target}_predicted"].transpose(*lower.dims))
+        out[f"{target}_lower"] = lower.assign_attrs(out[f"{target}_lower"].attrs)
+        if joined:
+            out[f"{target}_upper"] = upper.assign_attrs(out[f"{target}_upper"].attrs)
+            out.attrs["interval_models"] = ", ".join([name, *joined])
 
     def score_table(self, cv="extrapolation"):
         """Mean scores per model under ``cv`` (all splitters when absent), baseline

@@ -99,7 +99,7 @@ def test_no_model_within_fifty_percent_is_said_plainly():
 
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
-def test_a_model_worse_than_the_naive_baseline_is_flagged():
+def test_a_law_worse_than_the_naive_baseline_gives_way_to_the_trend():
     X = _frame([2, 3, 4, 6, 8, 12])
     y = _times(X, lambda X: 1 + 0.2 * np.log2(X["nodes"]), noise=0.005)
     # One power law without a constant cannot bend like 1 + log p; the local slope
@@ -109,7 +109,29 @@ def test_a_model_worse_than_the_naive_baseline_is_flagged():
     )
     with pytest.warns(UnreliableModelWarning, match="worse than the naive baseline"):
         fit = fit_ensemble((X, y), models={"power": power})
-    assert fit.selected == "power"
+    assert fit.selected == "baseline"
+    assert "naive trend" in fit.verdict
+    assert "no latency floor" in fit.verdict
+    assert any(n.startswith("power is not selected") for n in fit.notes)
+    projected = fit.project(nodes=[24, 48])
+    truth = 1 + 0.2 * np.log2([24, 48])
+    centre = projected["time_predicted"].values.ravel()
+    assert np.all(np.abs(centre / truth - 1) < 0.05)
+    centre = centre.reshape(projected["time_lower"].shape)
+    assert np.all(projected["time_lower"].values <= centre)
+    assert np.all(projected["time_upper"].values >= centre)
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
+def test_a_law_that_beats_the_baseline_by_the_margin_is_trusted():
+    X = _frame([2, 3, 4, 6, 8, 12])
+    y = _times(X, lambda X: 8 / X["nodes"] + 0.5, noise=0.01)
+    # The local slope of the last two points misses the constant; the law has it.
+    fit = fit_ensemble((X, y), models={"law": PMNFSearch(parameter="nodes")})
+    table = fit.summary.set_index(["model", "cv"])["smape"]
+    assert table[("law", "extrapolation")] < 0.9 * table[("baseline", "extrapolation")]
+    assert fit.selected == "law"
 
 
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
@@ -145,3 +167,27 @@ def test_describe_reads_every_score_against_the_baseline():
     assert set(fit.score_table()["model"]) == {"pmnf", "baseline"}
     assert fit.training["configurations"] == 7
     assert fit.training["measurements"] == 21
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ExtrapolationWarning")
+def test_the_interval_holds_every_plausible_alternative():
+    X = _frame([2, 3, 4, 6, 8, 12])
+    y = _times(X, lambda X: 100 / X["nodes"] + 2 / np.sqrt(X["nodes"]), noise=0.05)
+    fit = fit_ensemble((X, y))
+    assert fit.selected is not None
+    plausible = fit.training["plausible"]
+    assert plausible, fit.describe()
+    nodes = [64, 256, 1024]
+    projected = fit.project(nodes=nodes)
+    assert projected.attrs["interval_models"].split(", ")[0] == fit.selected
+    lower = projected["time_lower"].values.ravel()
+    upper = projected["time_upper"].values.ravel()
+    for other in plausible:
+        alternative = fit.project(other, nodes=nodes)
+        centre = alternative["time_predicted"].values.ravel()
+        assert np.all(lower <= centre * (1 + 1e-12)), other
+        assert np.all(upper >= centre * (1 - 1e-12)), other
+    # Projecting a model by name keeps its own interval: the join is the default's.
+    assert "interval_models" not in fit.project(plausible[0], nodes=nodes).attrs
