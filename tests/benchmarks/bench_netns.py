@@ -5,7 +5,11 @@ Three tables, every number measured in this one run through ``run_sweep`` (root 
 1. **Fidelity**: ping-pong between two namespaces over a 1 Gbit/s link shaped to 10, 25,
    50 and 100 %; achieved bandwidth (``2 * msg_bytes / rtt``, median over runs) divided
    by the shaped rate, per message size. 1.00 is a perfect shaper; the small-message
-   row gives the one-way latency of the namespaces' TCP path (no latency is injected).
+   row gives the one-way latency of the namespaces' TCP path (no latency is injected),
+   and the last column the bandwidth of that path itself (a 100 Gbit/s link, which the
+   host cannot fill): what TCP, the veth pairs and the bridge cost per byte on this
+   host, the share of a fast link's time that no shaper can remove. The host's load
+   average is printed with the table: on a busy host the ranks wait for a core.
 2. **netns vs emulated**: the same ping-pong and a small Graph500 sweep (same nodes, ppn
    and bandwidths) in both modes; medians of ``time`` (ping-pong: round trip; Graph500:
    BFS time over the searches).
@@ -60,13 +64,22 @@ def fidelity(workdir: str, runs: int) -> None:
     _ok(ds)
     bw = ds.achieved_bandwidth.squeeze(drop=True).median("run")
     rtt = ds.rtt.squeeze(drop=True).median("run")
+    fast = {**spec, "name": "host-path", "sweep": {**spec["sweep"], "bandwidth": [100]},
+            "throttle": {"mode": "netns", "link_bandwidth": "100 Gbit/s"}}  # fmt: skip
+    host = _sweep(fast, workdir)
+    _ok(host)
+    host = host.achieved_bandwidth.squeeze(drop=True).median("run")
     print("\n1. Fidelity: achieved / shaped bandwidth, ping-pong between 2 namespaces,")
-    print(f"   link 1 Gbit/s, median of {runs} runs x 20 round trips")
-    print("   message   " + "".join(f"{p:>9d} %" for p in PERCENTS))
+    print(f"   link 1 Gbit/s, median of {runs} runs x 20 round trips; load average "
+          + "/".join(f"{x:.1f}" for x in os.getloadavg()))  # fmt: skip
+    print("   message   " + "".join(f"{p:>9d} %" for p in PERCENTS)
+          + "   host path MB/s")  # fmt: skip
     for size in SIZES:
         ratios = [float(bw.sel(msg_bytes=size, bandwidth=p)) / (LINK * p / 100)
                   for p in PERCENTS]  # fmt: skip
-        print(f"   {size // 1024:>5d} KiB " + "".join(f"{r:>11.3f}" for r in ratios))
+        path = float(host.sel(msg_bytes=size)) / 1e6
+        print(f"   {size // 1024:>5d} KiB " + "".join(f"{r:>11.3f}" for r in ratios)
+              + f"{path:>18.0f}")  # fmt: skip
     latency = [float(rtt.sel(msg_bytes=8, bandwidth=p)) / 2 * 1e6 for p in PERCENTS]
     print("   one-way latency of 8 B (us): "
           + ", ".join(f"{x:.0f}" for x in latency))  # fmt: skip
