@@ -53,15 +53,18 @@ def forward_folds(p, first):
 
 
 def term_cost(term):
-    """How unusual a term is for a scaling law (0 for ``1``, ``1/p`` and ``p``).
+    """How unusual a term is for a scaling law (0 for the four common shapes).
 
-    Each logarithm costs 1, a fractional exponent 1, and growth beyond linear 2 per
-    unit of exponent: ``log2(p)``, ``sqrt(p)``, ``p log2(p)`` and ``1/sqrt(p)`` cost
-    1, ``p^2`` costs 2, ``p^(2/3) log2(p)^2`` costs 3, ``p^3`` costs 4. The common
-    shapes of parallel programs (perfect scaling ``1/p``, tree collectives
-    ``log2(p)``, linear collectives ``p``, serial parts ``1``) are the cheapest.
+    The common shapes of parallel programs (perfect scaling ``1/p``, tree
+    collectives ``log2(p)``, linear collectives ``p``, serial parts ``1``) cost
+    nothing. Otherwise each logarithm costs 1, a fractional exponent 1, and growth
+    beyond linear 2 per unit of exponent: ``sqrt(p)``, ``p log2(p)`` and
+    ``1/sqrt(p)`` cost 1, ``p^2`` costs 2, ``p^(2/3) log2(p)^2`` costs 3, ``p^3``
+    costs 4.
     """
     exponent = term.p_exponent
+    if exponent == 0 and term.log_exponent == 1:
+        return 0.0
     cost = term.log_exponent + (0 if exponent in (-1, 0, 1) else 1)
     return cost + 2 * max(float(exponent) - 1, 0.0)
 
