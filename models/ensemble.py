@@ -205,7 +205,7 @@ def fit_ensemble(
     if np.any(y <= 0):
         raise ValueError(f"{target!r} must be positive to be modelled (times, counts)")
     column = "nodes" if "nodes" in X.columns else "ranks"
-    X_all = X
+    X_all, y_all = X, y
     X, y, dropped = _multi_node(X, y, column)
     notes = []
     if dropped:
@@ -239,7 +239,11 @@ def fit_ensemble(
     for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fitted[name] = clone(model).fit(X, y)
+            if isinstance(model, TrafficModel):
+                # It models one node as its own regime: give it the single-node runs.
+                fitted[name] = clone(model).fit(X_all, y_all)
+            else:
+                fitted[name] = clone(model).fit(X, y)
         _reemit(caught, name)
         lost = [
             str(w.message)
@@ -274,7 +278,7 @@ def fit_ensemble(
 def _floor_violation(fit, name):
     """Smallest projected node count where ``name`` falls below the latency floor."""
     floor_model = fit.floor_model()
-    if floor_model is None or name in ("traffic", BASELINE):
+    if floor_model is None or name == "traffic":
         return None
     ranges = fit.training["feature_ranges"]
     largest = ranges.get("nodes", [1, 1])[1]
@@ -322,8 +326,7 @@ def _select(fit, X, splitters, degenerate):
         for name, message in degenerate.items():
             excluded.setdefault(name, f"degenerate fit ({message.split(':')[0]})")
     for name, reason in excluded.items():
-        if name != BASELINE:
-            fit.notes.append(f"{name} is not selected: {reason}")
+        fit.notes.append(f"{name} is not selected: {reason}")
     blind = list(excluded)
     table = fit.summary.set_index(["model", "cv"])["smape"]
     try:
@@ -337,30 +340,14 @@ def _select(fit, X, splitters, degenerate):
         )
         warn(fit.verdict, InsufficientDataWarning, stacklevel=3)
         return
-    smape = float(table.get((best, cv_name), np.nan))
     baseline = float(table.get((BASELINE, cv_name), np.nan))
     what = (
         f"extrapolation to held-out {fit.training['column'][:-1]} counts"
         if cv_name == "extrapolation"
         else (f"{cv_name} cross-validation")
     )
-    trend = BASELINE not in excluded and np.isfinite(baseline)
-    worse = None
-    if trend and best == "traffic":
-        # Measured counts priced by the link model carry the physics (floors, one
-        # node without traffic): the bare trend has to beat them clearly instead.
-        prefer_trend = baseline < (1 - BASELINE_MARGIN) * smape
-        why = f"the naive baseline beats it by more than {BASELINE_MARGIN:.0%}"
-    else:
-        prefer_trend = trend and not smape < (1 - BASELINE_MARGIN) * baseline
-        why = f"it does not beat the naive baseline by {BASELINE_MARGIN:.0%}"
-    if prefer_trend:
-        fit.notes.append(
-            f"{best} is not selected: SMAPE {smape:.1f} % on {what} against "
-            f"{baseline:.1f} % for the naive baseline; {why}"
-        )
-        worse = (best, smape) if smape > baseline else None
-        best, smape = BASELINE, baseline
+    best, worse = _prefer(fit, table, cv_name, best, excluded, blind, what)
+    smape = float(table.get((best, cv_name), np.nan))
     if not smape <= RELIABLE_SMAPE:
         fit.verdict = (
             f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
@@ -411,6 +398,62 @@ def _select(fit, X, splitters, degenerate):
             UnreliableModelWarning,
             stacklevel=3,
         )
+
+
+def _prefer(fit, table, cv_name, best, excluded, blind, what):
+    """Pick among the traffic model, the naive trend and the best time-only law.
+
+    In that order of preference: the traffic-informed model carries the physics
+    (floors, one node without traffic), the trend assumes least, a time-only law
+    assumes a shape. A less preferred candidate is trusted only when it beats every
+    more preferred one by :data:`BASELINE_MARGIN`.
+    """
+
+    def smape(name):
+        return float(table.get((name, cv_name), np.nan))
+
+    law = best
+    if best == "traffic":
+        try:
+            law = select_model(fit.scores, cv=cv_name, exclude=[*blind, "traffic"])
+        except ValueError:
+            law = None
+    order = [
+        name
+        for name in ("traffic", BASELINE)
+        if name in fit.models and name not in excluded and np.isfinite(smape(name))
+    ]
+    if law is not None and np.isfinite(smape(law)):
+        order.append(law)
+    if not order:
+        return best, None
+    chosen = order[0]
+    for i, name in enumerate(order[1:], start=1):
+        if all(smape(name) < (1 - BASELINE_MARGIN) * smape(p) for p in order[:i]):
+            chosen = name
+    position = order.index(chosen)
+    for i, name in enumerate(order):
+        if i < position:
+            fit.notes.append(
+                f"{name} is not selected: {chosen} beats its SMAPE on {what} by more "
+                f"than {BASELINE_MARGIN:.0%} ({smape(chosen):.1f} % against "
+                f"{smape(name):.1f} %)"
+            )
+        elif i > position:
+            rival = next(
+                p
+                for p in order[:i]
+                if not smape(name) < (1 - BASELINE_MARGIN) * smape(p)
+            )
+            fit.notes.append(
+                f"{name} is not selected: SMAPE {smape(name):.1f} % on {what} does not "
+                f"beat {rival} ({smape(rival):.1f} %) by {BASELINE_MARGIN:.0%}"
+            )
+    baseline = smape(BASELINE)
+    worse = None
+    if chosen == BASELINE and law is not None and smape(law) > baseline:
+        worse = (law, smape(law))
+    return chosen, worse
 
 
 def _calibrate(fit, models, X, y, level, column):
