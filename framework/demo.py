@@ -58,7 +58,7 @@ def _projection(ds, scale: float) -> str:
         others.append(f"{other} {value:.3g} s")
     if others:
         lines.append(
-            f"time-only laws at {PROJECT_TO[-1]} nodes, 100 % bandwidth: "
+            f"the other models at {PROJECT_TO[-1]} nodes, 100 % bandwidth: "
             + ", ".join(others)
         )
     return "\n".join(lines)

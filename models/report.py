@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ._configs import reduce_configurations
+from ._warnings import quiet
 from .ensemble import fit_ensemble
 from .features import make_features
 from .fitted import describe_model
@@ -194,9 +195,10 @@ def _projection_parts(fit, measured, X, project_to):
             )
         ]
     projection = fit.project(name, nodes=nodes, bandwidth=bandwidths, scale=scale)
-    baseline = fit.project(
-        "baseline", nodes=nodes, bandwidth=bandwidths[:1], scale=scale
-    )
+    with quiet():  # a reference line in a figure, not a projection anyone trusts
+        baseline = fit.project(
+            "baseline", nodes=nodes, bandwidth=bandwidths[:1], scale=scale
+        )
     shown = measured
     if scale is not None and "scale" in shown:
         shown = shown[shown["scale"] == scale]

@@ -120,6 +120,15 @@ def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
     )
     floor = float(proj["time_floor"].squeeze())
     assert floor == pytest.approx(6 * 1023 * 5e-6, rel=0.25)
+    # The time-only laws leave one node out; the traffic model keeps it as its own
+    # regime, so the projection at one node is the measured one, not a law's guess.
+    assert any("single-node points are left out" in note for note in fit.notes)
+    assert fit.models["traffic"].laws_[(1,)]["single_node"] == pytest.approx(
+        2.01, rel=0.03
+    )
+    one = fit.project(nodes=[1], bandwidth=[100.0])["time_predicted"].item()
+    measured = traffic["time"].sel(nodes=1).median().item()
+    assert one == pytest.approx(measured, rel=0.05)
 
 
 def xr_concat(parts):
