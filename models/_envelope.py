@@ -263,7 +263,16 @@ def with_bandwidth(terms):
 
 
 def family_range(
-    table, var, prediction, loss_budget, *, own, data, bandwidth, alpha=None
+    table,
+    var,
+    prediction,
+    loss_budget,
+    *,
+    own,
+    data,
+    bandwidth,
+    alpha=None,
+    family=True,
 ):
     """Range of the fitted law ``own`` and of every plausible law of the family.
 
@@ -273,6 +282,8 @@ def family_range(
     the fitted one, each with at most one coefficient fewer than there are distinct
     process counts, whose fit is not rejected.
 
+    With ``family=False`` only the fitted law's own consistent range.
+
     Returns
     -------
     low, high : ndarray
@@ -280,6 +291,8 @@ def family_range(
     """
     distinct = np.unique(table["p"]).size
     forms = family_forms(max(distinct - 1, 1), data=data, extra=[own])
+    if not family:
+        forms = [list(own)]
     low = high = np.asarray(prediction, dtype=float)
     alphas = alpha_grid(alpha) if bandwidth else None
     for form in parse_forms(forms):

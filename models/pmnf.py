@@ -120,6 +120,12 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     ppn, s0, features
         As in :class:`ScalingLaw`.
 
+    family_interval : bool, default=True
+        :meth:`predict_interval` spans the plausible laws of the whole family (model
+        uncertainty for a law found by search); False keeps to the chosen law's own
+        consistent coefficients (for nearly deterministic series such as traffic
+        counts, whose laws a calibration on held-out counts checks instead).
+
     Attributes
     ----------
     best_estimator_ : ScalingLaw
@@ -159,6 +165,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         ppn=None,
         s0=25,
         features=None,
+        family_interval=True,
     ):
         self.parameter = parameter
         self.max_terms = max_terms
@@ -172,6 +179,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         self.ppn = ppn
         self.s0 = s0
         self.features = features
+        self.family_interval = family_interval
 
     def _probe(self):
         return [Term(data=bool(self.data), bandwidth=bool(self.bandwidth))]
@@ -513,6 +521,7 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
             data=bool(self.data),
             bandwidth=bool(self.bandwidth) and "bandwidth" in table,
             alpha=self.alpha_,
+            family=self.family_interval,
         )
 
     def crossover_nodes(self, **kwargs):

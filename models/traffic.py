@@ -227,6 +227,7 @@ class TrafficModel(RegressorMixin, BaseEstimator):
                 laws[part] = PMNFSearch(
                     parameter="ranks",
                     max_terms=self.max_terms,
+                    family_interval=False,
                     **(COMPUTATION_LAWS if part == "computation" else COUNT_LAWS),
                 ).fit(variable[rows].reshape(-1, 1), values[rows])
         return laws
