@@ -297,6 +297,9 @@ def _project(args) -> int:
         .reset_index()
         .to_string(index=False, float_format=lambda v: f"{v:.4g}")
     )
+    horizon = fit.cannot_tell_message(result)
+    if horizon:
+        print(horizon)
     if args.output:
         output = Path(args.output)
         if output.suffix == ".zarr":

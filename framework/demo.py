@@ -45,6 +45,8 @@ def _projection(ds, scale: float) -> str:
                 f"floor {floor:.2g} {point.teps_predicted.item() / 1e9:5.3f}"
             )
         lines.append(f"{n:>6} " + " ".join(f"{c:>44}" for c in cells))
+    if fit.cannot_tell_message(proj):
+        lines.append(fit.cannot_tell_message(proj))
     others = []
     for other in fit.models:
         if other in (name, "baseline"):

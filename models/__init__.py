@@ -33,7 +33,7 @@ from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
-from .projection import project
+from .projection import cannot_tell_from, project
 from .readers import (
     MEASUREMENT_FORMATS,
     MeasurementFileError,
@@ -73,6 +73,7 @@ __all__ = [
     "UnreliableModelWarning",
     "bandwidth_demand",
     "calibrate_interval",
+    "cannot_tell_from",
     "completion_time_increment",
     "crossover_nodes",
     "data_size",

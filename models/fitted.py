@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._warnings import quiet
 from .features import prediction_frame
-from .projection import project, resolve_ppn
+from .projection import CANNOT_TELL_RATIO, cannot_tell_from, project, resolve_ppn
 
 __all__ = ["EnsembleFit", "describe_model"]
 
@@ -151,7 +151,33 @@ class EnsembleFit:
         out.attrs["law"] = describe_model(self.models[name])
         if name == self.selected and interval is not None:
             self._widen_by_alternatives(out, name, nodes, bandwidth, scale, ppn, link)
+        horizon = cannot_tell_from(out)
+        if horizon is not None:
+            out.attrs["cannot_tell_from"] = horizon
         return out
+
+    def cannot_tell_message(self, projection):
+        """One line on where the projection's interval stops being an answer, or ''.
+
+        Parameters
+        ----------
+        projection : xarray.Dataset
+            Output of :meth:`project`.
+
+        Returns
+        -------
+        str
+        """
+        horizon = projection.attrs.get("cannot_tell_from")
+        if horizon is None:
+            return ""
+        level = projection.attrs.get("interval_level", 0.9)
+        return (
+            f"from {horizon:g} nodes on, the {level:.0%} interval spans more than "
+            f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
+            f"{self.training.get('target', 'time')} there — measure larger node "
+            "counts to know more"
+        )
 
     def _widen_by_alternatives(self, out, name, nodes, bandwidth, scale, ppn, link):
         """Join the intervals of the plausible alternatives to the selected model's.

@@ -11,7 +11,7 @@ from ._warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
 from .derived import EDGEFACTOR, teps
 from .features import prediction_frame
 
-__all__ = ["project", "resolve_ppn"]
+__all__ = ["CANNOT_TELL_RATIO", "cannot_tell_from", "project", "resolve_ppn"]
 
 _COORD_ATTRS = {
     "nodes": {"units": "1", "long_name": "nodes"},
@@ -295,3 +295,53 @@ def project(
         out = out.assign_coords(nodes=out["nodes"].values.astype(int))
         out["nodes"].attrs.update(_COORD_ATTRS["nodes"])
     return out
+
+
+#: Upper/lower ratio beyond which an interval no longer tells a time: an order of
+#: magnitude.
+CANNOT_TELL_RATIO = 10.0
+
+
+def cannot_tell_from(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
+    """Smallest projected node count whose interval spans more than ``ratio``.
+
+    Past that count the interval is honest but no longer an answer: the data cannot
+    tell the time there (the laws they allow part too far).
+
+    Parameters
+    ----------
+    projection : xarray.Dataset
+        Output of :func:`project` (with ``<target>_lower`` / ``<target>_upper``).
+    target : str, default=None
+        Default: the projection's ``target`` attribute, else ``time``.
+    ratio : float, default=CANNOT_TELL_RATIO
+
+    Returns
+    -------
+    float or None
+        None when every interval is narrower (or there is no interval).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> proj = xr.Dataset(
+    ...     {"time_lower": ("nodes", [1.0, 1.0, 1.0]),
+    ...      "time_upper": ("nodes", [2.0, 12.0, 90.0])},
+    ...     coords={"nodes": [16, 64, 256]})
+    >>> cannot_tell_from(proj)
+    64.0
+    """
+    target = target or projection.attrs.get("target", "time")
+    lower = projection.get(f"{target}_lower")
+    upper = projection.get(f"{target}_upper")
+    if lower is None or upper is None or "nodes" not in lower.dims:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = upper / lower
+    others = [d for d in spread.dims if d != "nodes"]
+    wide = (spread > ratio) | (lower <= 0)
+    wide = wide.any(dim=others) if others else wide
+    finite = np.isfinite(lower).all(dim=others) if others else np.isfinite(lower)
+    wide = wide & finite
+    nodes = wide["nodes"].values[wide.values]
+    return float(nodes.min()) if nodes.size else None

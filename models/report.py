@@ -236,6 +236,9 @@ def _projection_parts(fit, measured, X, project_to):
     if scale is not None:
         heading += f", scale {scale:g}"
     sections.append((heading, table))
+    horizon = fit.cannot_tell_message(projection)
+    if horizon:
+        sections.append(("Where the data cannot tell", horizon))
     return figures, sections
 
 

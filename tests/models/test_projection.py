@@ -235,3 +235,22 @@ def test_speedup_efficiency_and_diminishing_returns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         crossover_nodes(model, max_nodes=64)
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_the_projection_says_where_the_data_cannot_tell():
+    rng = np.random.default_rng(5)
+    nodes = np.repeat([2.0, 3.0, 4.0, 6.0, 8.0], 3)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes})
+    X["run"] = np.tile([0.0, 1.0, 2.0], 5)
+    y = (10 / nodes + 0.1 * np.log2(nodes)) * np.exp(0.05 * rng.standard_normal(15))
+    fit = fit_ensemble((X, y))
+    assert fit.selected is not None
+    near = fit.project(nodes=[12])
+    assert "cannot_tell_from" not in near.attrs
+    assert fit.cannot_tell_message(near) == ""
+    far = fit.project(nodes=[12, 2**16])
+    ratio = (far["time_upper"] / far["time_lower"]).squeeze().values
+    assert ratio[0] <= 10 < ratio[1]
+    assert far.attrs["cannot_tell_from"] == 2**16
+    assert "the data cannot tell the time there" in fit.cannot_tell_message(far)
