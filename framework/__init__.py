@@ -24,6 +24,8 @@ _EXPORTS = {
     "Spec": "spec",
     "SpecError": "spec",
     "UnitError": "units",
+    "LaunchSettings": "settings",
+    "SettingsError": "settings",
     "compile_rule": "admissible",
     "load_spec": "spec",
     "open_results": "store",

@@ -140,6 +140,7 @@ def main(argv=None) -> int:
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
     """
     from .admissible import RuleError
+    from .settings import SettingsError
     from .spec import SpecError
     from .store import StoreError
     from .units import UnitError
@@ -148,7 +149,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (SpecError, RuleError, UnitError, StoreError, FileNotFoundError) as exc:
+    except (
+        SpecError,
+        SettingsError,
+        RuleError,
+        UnitError,
+        StoreError,
+        FileNotFoundError,
+    ) as exc:
         print(f"scaleprobe: error: {exc}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:

@@ -26,6 +26,7 @@ from scaleprobe.kernels.record import RecordError, parse_record
 from . import config
 from .netns import NetnsError
 from .plan import Point
+from .settings import LaunchSettings
 from .spec import Spec
 
 __all__ = [
@@ -57,9 +58,11 @@ class LaunchError(RuntimeError):
 def resolve_mpiexec() -> str:
     """Return the ``mpiexec`` to launch with.
 
-    The setting ``scaleprobe.launch.mpiexec`` wins; otherwise the ``mpiexec`` beside
-    the running Python (the MPICH wheel puts it in the environment's ``bin/``), then
-    the first one on ``PATH``.
+    The setting ``scaleprobe.launch.mpiexec`` (a path, or a name looked up on
+    ``PATH``) wins; otherwise the ``mpiexec`` beside the running Python (the MPICH
+    wheel puts it in the environment's ``bin/``), then the first one on ``PATH``.
+    This is the one place that decides; a sweep calls it once, on the client (see
+    :class:`~scaleprobe.framework.settings.LaunchSettings`).
 
     Returns
     -------
@@ -69,11 +72,22 @@ def resolve_mpiexec() -> str:
     Raises
     ------
     LaunchError
-        If no ``mpiexec`` can be found.
+        If no ``mpiexec`` can be found, or the configured one is not executable.
     """
     configured = config.get("launch.mpiexec")
     if configured:
-        return configured
+        found = (
+            shutil.which(configured)
+            if isinstance(configured, str) and os.sep not in configured
+            else configured
+        )
+        usable = isinstance(found, str) and os.path.isfile(found)
+        if not (usable and os.access(found, os.X_OK)):
+            raise LaunchError(
+                f"setting 'scaleprobe.launch.mpiexec': {configured!r} is not an "
+                "executable file (nor the name of one on PATH)"
+            )
+        return os.path.abspath(found)
     beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     if os.access(beside, os.X_OK):
         return beside
@@ -104,7 +118,7 @@ def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
 
 
 def build_command(
-    spec: Spec, point: Point, *, mpiexec: str | None = None, network=None
+    spec: Spec, point: Point, *, network=None, settings: LaunchSettings | None = None
 ) -> list[str]:
     """Return the command line that runs one point.
 
@@ -114,10 +128,10 @@ def build_command(
         The campaign.
     point : Point
         The point to run.
-    mpiexec : str, optional
-        The launcher; :func:`resolve_mpiexec` by default.
     network : NamespaceNetwork, optional
         The sweep's namespace network; required in throttle mode ``netns``.
+    settings : LaunchSettings, optional
+        Launcher, ``mpiexec`` and host file; this process's configuration by default.
 
     Returns
     -------
@@ -128,7 +142,8 @@ def build_command(
         ``netns`` ``mpiexec`` runs in the first node's namespace and starts
         ``ppn`` ranks in each node's (:meth:`NamespaceNetwork.mpiexec_command`).
     """
-    mpiexec = mpiexec or resolve_mpiexec()
+    settings = settings or LaunchSettings.from_config()
+    mpiexec = settings.mpiexec
     nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
     netns = spec.throttle.mode == "netns"
     if netns:
@@ -156,8 +171,8 @@ def build_command(
     if netns:
         return [*launcher, "-n", str(point.ranks), *program]
     real_nodes = spec.throttle.mode == "none"
-    if config.get("launch.launcher") == "srun" or (
-        config.get("launch.launcher") == "auto"
+    if settings.launcher == "srun" or (
+        settings.launcher == "auto"
         and os.environ.get("SLURM_JOB_ID")
         and shutil.which("srun")
     ):
@@ -171,7 +186,7 @@ def build_command(
             else ["--nodes=1", f"--ntasks-per-node={point.ranks}", "--overcommit"]
         )
         return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *placement, *program]
-    hostfile = config.get("launch.hostfile")
+    hostfile = settings.hostfile
     placement = ["-f", hostfile, "-ppn", str(ppn)] if hostfile and real_nodes else []
     return [mpiexec, "-n", str(point.ranks), *placement, *program]
 
@@ -211,7 +226,9 @@ def child_environment(threads: int = 1, environ=None) -> dict:
     return env
 
 
-def launch_environment(spec: Spec, point: Point) -> dict:
+def launch_environment(
+    spec: Spec, point: Point, settings: LaunchSettings | None = None
+) -> dict:
     """Return the environment of a launch.
 
     The :func:`child_environment` with the configured threads per rank, plus
@@ -224,13 +241,16 @@ def launch_environment(spec: Spec, point: Point) -> dict:
         The campaign.
     point : Point
         The point to run.
+    settings : LaunchSettings, optional
+        Threads per rank; this process's configuration by default.
 
     Returns
     -------
     dict
         The environment for :class:`subprocess.Popen`.
     """
-    env = child_environment(int(config.get("launch.threads-per-rank")))
+    settings = settings or LaunchSettings.from_config()
+    env = child_environment(settings.threads_per_rank)
     throttle = spec.throttle
     slots = (
         throttle.core_slots
@@ -289,7 +309,9 @@ def _tail(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def launch_point(spec: Spec, point: Point, network=None) -> dict:
+def launch_point(
+    spec: Spec, point: Point, network=None, *, settings: LaunchSettings | None = None
+) -> dict:
     """Run one point to completion and describe what happened.
 
     Never raises for a kernel's failure: a crash, a non-zero exit, a missing or
@@ -305,6 +327,9 @@ def launch_point(spec: Spec, point: Point, network=None) -> dict:
     network : NamespaceNetwork, optional
         The sweep's namespace network (throttle mode ``netns``); its links are
         shaped to the point's bandwidth before the launch.
+    settings : LaunchSettings, optional
+        How to launch (resolved once per sweep on the client); this process's
+        configuration by default.
 
     Returns
     -------
@@ -326,7 +351,8 @@ def launch_point(spec: Spec, point: Point, network=None) -> dict:
     started = time.time()
     stdout = stderr = ""
     try:
-        command = build_command(spec, point, network=network)
+        settings = settings or LaunchSettings.from_config()
+        command = build_command(spec, point, network=network, settings=settings)
         result["command"] = command
         if spec.throttle.mode == "netns":
             network.shape(
@@ -340,12 +366,12 @@ def launch_point(spec: Spec, point: Point, network=None) -> dict:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env=launch_environment(spec, point),
+            env=launch_environment(spec, point, settings),
             start_new_session=True,
             text=True,
             errors="replace",
         )
-    except (OSError, LaunchError, ValueError, NetnsError) as exc:
+    except (OSError, LaunchError, ValueError, NetnsError) as exc:  # incl. SettingsError
         result.update(
             error=f"could not launch: {exc}",
             started=started,
@@ -358,7 +384,7 @@ def launch_point(spec: Spec, point: Point, network=None) -> dict:
     try:
         stdout, stderr = process.communicate(timeout=spec.timeout)
     except subprocess.TimeoutExpired:
-        _terminate(process, float(config.get("launch.kill-grace")))
+        _terminate(process, settings.kill_grace)
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
         result["error"] = (
@@ -379,9 +405,8 @@ def launch_point(spec: Spec, point: Point, network=None) -> dict:
     if result["status"] == "timeout":
         return result
     if process.returncode != 0:
-        result["error"] = (
-            f"exit code {process.returncode}: {_tail(stderr, 1000) or 'no error output'}"
-        )
+        detail = _tail(stderr, 1000) or "no error output"
+        result["error"] = f"exit code {process.returncode}: {detail}"
         return result
     try:
         record = _parse(spec, stdout)

@@ -1,8 +1,10 @@
-"""Run a sweep on Dask: one task per point, launches serialized, results stored as they land."""
+"""Run a sweep on Dask: one task per point, one launch at a time, results kept."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import sys
 import time
@@ -14,36 +16,47 @@ from ._progress import Progress
 from ._provenance import provenance
 from .dashboard import TOPIC, attach_sweep_page
 from .jobqueue import node_resources
-from .launch import launch_point, resolve_mpiexec
+from .launch import launch_point
 from .plan import Point, plan
-from .spec import Spec, load_spec
+from .settings import LaunchSettings
+from .spec import Spec, SpecError, load_spec
 from .store import ResultStore
 
 __all__ = ["run_sweep"]
 
 
+#: The one launch semaphore of a cluster: every sweep on the cluster shares it.
+LAUNCH_SEMAPHORE = "scaleprobe-launch"
+
+
 def _run_point(
-    spec: Spec, point: Point, semaphore: str, leases: int, network=None
+    spec: Spec,
+    point: Point,
+    settings: LaunchSettings,
+    sweep: str,
+    network=None,
 ) -> dict:
-    """The Dask task: wait for a launch slot, then run the point."""
+    """The Dask task: wait for the cluster's launch slot, then run the point."""
     from distributed import get_worker
 
-    with Semaphore(max_leases=leases, name=semaphore):
+    with Semaphore(max_leases=spec.max_concurrent_launches, name=LAUNCH_SEMAPHORE):
         get_worker().log_event(
             TOPIC,
             {
                 "kind": "start",
-                "sweep": semaphore,
+                "sweep": sweep,
                 "key": point.key,
                 "time": time.time(),
             },
         )
-        result = launch_point(spec, point, network)
+        result = launch_point(spec, point, network, settings=settings)
     result["worker"] = get_worker().address
     return result
 
 
-def _campaign(spec: Spec) -> dict:
+def _campaign(spec: Spec, settings: LaunchSettings) -> dict:
+    attrs = provenance(spec, settings.mpiexec)
+    attrs["launch_settings"] = json.dumps(settings.as_dict())
     return {
         "identity": {
             "kernel": spec.kernel,
@@ -51,7 +64,7 @@ def _campaign(spec: Spec) -> dict:
             "throttle": spec.throttle.as_dict(),
         },
         "sweep": {k: list(v) for k, v in spec.sweep.items()},
-        "attrs": provenance(spec, resolve_mpiexec()),
+        "attrs": attrs,
     }
 
 
@@ -101,15 +114,41 @@ def _lost(point: Point, exc: BaseException) -> dict:
     }
 
 
+def _claim_launch_slots(client: Client, spec: Spec) -> None:
+    """Register the cluster's launch semaphore, or refuse a second, different limit."""
+    leases = spec.max_concurrent_launches
+    semaphore = Semaphore(
+        max_leases=leases,
+        name=LAUNCH_SEMAPHORE,
+        scheduler_rpc=client.scheduler,
+        loop=client.loop,
+    )
+    try:
+        semaphore.register()
+    except ValueError:
+        raise SpecError(
+            f"spec key 'max_concurrent_launches': {leases} launches at once asked, "
+            "but an earlier sweep set a different limit on this cluster (one limit "
+            "per cluster keeps sweeps from disturbing each other's measurements); "
+            "use that sweep's value or a new cluster"
+        ) from None
+
+
 def _execute(
     client: Client,
     spec: Spec,
+    settings: LaunchSettings,
     store: ResultStore,
     todo: list[Point],
     progress: Progress,
     network=None,
 ) -> None:
-    name = f"scaleprobe-launch-{os.path.abspath(store.path)}"
+    where = os.path.abspath(store.path)
+    name = f"scaleprobe-sweep-{where}"
+    # Task keys name the sweep too: two sweeps of the same points on one cluster are
+    # two measurements, not one task Dask would compute once for both.
+    sweep_id = hashlib.sha1(where.encode()).hexdigest()[:10]
+    _claim_launch_slots(client, spec)
     _show_plan(client, spec, name, todo, progress.enabled)
     resources = node_resources(client, spec)
     futures = {}
@@ -118,10 +157,10 @@ def _execute(
             _run_point,
             spec,
             point,
+            settings,
             name,
-            spec.max_concurrent_launches,
             network,
-            key=f"scaleprobe-point-{point.key}",
+            key=f"scaleprobe-point-{sweep_id}-{point.key}",
             pure=False,
             priority=len(todo) - rank,
             resources=resources(point) if resources else None,
@@ -167,7 +206,10 @@ def run_sweep(
 
     Every admissible point not yet in the store becomes one Dask task that launches
     the kernel under MPI; at most ``max_concurrent_launches`` run at once across the
-    cluster (a distributed semaphore), so measurements do not disturb each other.
+    cluster (one distributed semaphore per cluster, shared by every sweep on it), so
+    measurements do not disturb each other. The ``scaleprobe.launch`` settings are
+    read here, on the client, validated, recorded in the provenance
+    (``launch_settings``) and sent with every point.
     Results are stored as they arrive; a sweep that is killed and run again
     continues with the points that are missing.
 
@@ -190,14 +232,23 @@ def run_sweep(
     xarray.Dataset
         Every point of the campaign, labelled by the sweep dimensions.
 
+    Raises
+    ------
+    SpecError
+        The spec is invalid, or asks for a launch limit other than the one already
+        set on the cluster by an earlier sweep.
+    SettingsError
+        A ``scaleprobe.launch`` setting is invalid.
+
     Examples
     --------
     >>> ds = run_sweep("pingpong.yaml")                      # doctest: +SKIP
     >>> ds.achieved_bandwidth.mean("run").to_pandas()         # doctest: +SKIP
     """
     spec = load_spec(spec_or_path)
+    settings = LaunchSettings.from_config()
     store = ResultStore(output if output is not None else spec.output)
-    store.start(_campaign(spec))
+    store.start(_campaign(spec, settings))
     todo = plan(spec, done=store.done_keys())
     total = len(plan(spec))
     reporter = Progress(total=total, already=total - len(todo), enabled=progress)
@@ -215,7 +266,7 @@ def run_sweep(
                 client = stack.enter_context(
                     cluster_client(workers=workers, announce=progress)
                 )
-            _execute(client, spec, store, todo, reporter, network)
+            _execute(client, spec, settings, store, todo, reporter, network)
     reporter.close()
     ds = store.consolidate()
     if progress:

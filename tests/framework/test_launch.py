@@ -5,6 +5,7 @@ import dask
 import pytest
 from scaleprobe.framework.launch import build_command, launch_environment, launch_point
 from scaleprobe.framework.plan import plan
+from scaleprobe.framework.settings import LaunchSettings
 from scaleprobe.framework.spec import load_spec
 
 pytestmark = pytest.mark.mpi
@@ -115,9 +116,17 @@ def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
     point = plan(spec)[0]
     hosts = tmp_path / "hosts"
     hosts.write_text("a\nb\nc\nd\n")
-    with dask.config.set({"scaleprobe.launch.hostfile": str(hosts)}):
-        command = build_command(spec, point, mpiexec="mpiexec")
-    assert command[:7] == ["mpiexec", "-n", "8", "-f", str(hosts), "-ppn", "2"]
+    settings = LaunchSettings(mpiexec="/opt/mpich/bin/mpiexec", hostfile=str(hosts))
+    command = build_command(spec, point, settings=settings)
+    assert command[:7] == [
+        "/opt/mpich/bin/mpiexec",
+        "-n",
+        "8",
+        "-f",
+        str(hosts),
+        "-ppn",
+        "2",
+    ]
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
         command = build_command(spec, point)

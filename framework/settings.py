@@ -1,0 +1,143 @@
+"""Launch settings: read from ``dask.config`` once, on the client, shipped with tasks.
+
+A sweep's launches happen in Dask workers, which are other processes (often on other
+machines) with their own copy of the configuration. So that what a user sets on the
+client — in a config file, a ``DASK_SCALEPROBE__LAUNCH__...`` variable or
+``dask.config.set`` in a script — is what every launch uses, :func:`run_sweep
+<scaleprobe.framework.run_sweep>` builds one frozen :class:`LaunchSettings` from the
+client's configuration, validates it, records it in the Dataset's provenance and sends
+it with every point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from . import config
+from ._names import did_you_mean
+
+__all__ = ["LAUNCHERS", "LaunchSettings", "SettingsError"]
+
+#: Values of ``scaleprobe.launch.launcher``.
+LAUNCHERS = ("auto", "mpiexec", "srun")
+
+
+class SettingsError(ValueError):
+    """A setting is invalid; the message names the key and what is allowed."""
+
+
+def _fail(key: str, message: str):
+    raise SettingsError(f"setting 'scaleprobe.launch.{key}': {message}")
+
+
+def _number(key: str, value, *, integer: bool, minimum: float) -> float:
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, str):
+        try:
+            value = int(value) if integer else float(value)
+        except ValueError:
+            _fail(key, f"must be {kind} >= {minimum:g}, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (integer and not float(value).is_integer())
+        or not value >= minimum
+    ):
+        _fail(key, f"must be {kind} >= {minimum:g}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchSettings:
+    """How points are launched, resolved and validated once on the client.
+
+    Parameters
+    ----------
+    launcher : {"auto", "mpiexec", "srun"}, default="auto"
+        ``auto`` launches with ``srun`` where the launch runs inside a SLURM allocation
+        (decided in the worker, which may hold an allocation the client has not) and
+        with ``mpiexec`` elsewhere.
+    mpiexec : str
+        Absolute path of the ``mpiexec`` to launch with.
+    hostfile : str or None, default=None
+        Hydra host file, for throttle mode ``none`` on real nodes.
+    threads_per_rank : int, default=1
+        BLAS/OpenMP threads of each rank.
+    kill_grace : float, default=2.0
+        Seconds between SIGTERM and SIGKILL of a launch that ran out of time.
+
+    Examples
+    --------
+    >>> import dask
+    >>> with dask.config.set({"scaleprobe.launch.threads-per-rank": 2}):
+    ...     settings = LaunchSettings.from_config()
+    >>> settings.threads_per_rank, settings.launcher
+    (2, 'auto')
+    >>> with dask.config.set({"scaleprobe.launch.launcher": "sruun"}):
+    ...     LaunchSettings.from_config()
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework.settings.SettingsError: setting 'scaleprobe.launch.launcher': got 'sruun'; allowed: auto, mpiexec, srun (did you mean 'srun'?)
+    """  # noqa: E501
+
+    mpiexec: str
+    launcher: str = "auto"
+    hostfile: str | None = None
+    threads_per_rank: int = 1
+    kill_grace: float = 2.0
+
+    @classmethod
+    def from_config(cls) -> LaunchSettings:
+        """Read and validate the ``scaleprobe.launch`` settings of this process.
+
+        Returns
+        -------
+        LaunchSettings
+
+        Raises
+        ------
+        SettingsError
+            A one-line message naming the setting, the value and what is allowed.
+        """
+        from .launch import LaunchError, resolve_mpiexec
+
+        launcher = config.get("launch.launcher")
+        if launcher not in LAUNCHERS:
+            _fail(
+                "launcher",
+                f"got {launcher!r}; allowed: {', '.join(LAUNCHERS)}"
+                + did_you_mean(launcher, LAUNCHERS),
+            )
+        try:
+            mpiexec = resolve_mpiexec()
+        except LaunchError as exc:
+            raise SettingsError(str(exc)) from None
+        hostfile = config.get("launch.hostfile")
+        if hostfile is not None:
+            if not isinstance(hostfile, str) or not os.path.isfile(hostfile):
+                _fail("hostfile", f"{hostfile!r} is not a file")
+            hostfile = os.path.abspath(hostfile)
+        return cls(
+            mpiexec=mpiexec,
+            launcher=launcher,
+            hostfile=hostfile,
+            threads_per_rank=_number(
+                "threads-per-rank",
+                config.get("launch.threads-per-rank"),
+                integer=True,
+                minimum=1,
+            ),
+            kill_grace=_number(
+                "kill-grace", config.get("launch.kill-grace"), integer=False, minimum=0
+            ),
+        )
+
+    def as_dict(self) -> dict:
+        """The settings as a plain dict (for provenance).
+
+        Returns
+        -------
+        dict
+        """
+        return dataclasses.asdict(self)
