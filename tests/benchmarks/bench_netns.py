@@ -2,14 +2,15 @@
 
 Three tables, every number measured in this one run through ``run_sweep`` (root needed):
 
-1. **Fidelity**: ping-pong between two namespaces over a 1 Gbit/s link shaped to 10, 25,
-   50 and 100 %; achieved bandwidth (``2 * msg_bytes / rtt``, median over runs) divided
-   by the shaped rate, per message size. 1.00 is a perfect shaper; the small-message
-   row gives the one-way latency of the namespaces' TCP path (no latency is injected),
-   and the last column the bandwidth of that path itself (a 100 Gbit/s link, which the
-   host cannot fill): what TCP, the veth pairs and the bridge cost per byte on this
-   host, the share of a fast link's time that no shaper can remove. The host's load
-   average is printed with the table: on a busy host the ranks wait for a core.
+1. **Fidelity**: ping-pong between two namespaces over a 1 Gbit/s link (``--link``)
+   shaped to 10, 25, 50 and 100 %; achieved bandwidth (``2 * msg_bytes / rtt``,
+   median over runs) divided by the shaped rate, per message size. 1.00 is a perfect
+   shaper; the small-message row gives the one-way latency of the namespaces' TCP
+   path (no latency is injected), and the last column the bandwidth of that path
+   itself (a 100 Gbit/s link, which the host cannot fill): what TCP, the veth pairs
+   and the bridge cost per byte on this host, the share of a fast link's time that no
+   shaper can remove. The host's load average is printed with the table: on a busy
+   host the ranks wait for a core.
 2. **netns vs emulated**: the same ping-pong and a small Graph500 sweep (same nodes, ppn
    and bandwidths) in both modes; medians of ``time`` (ping-pong: round trip; Graph500:
    BFS time over the searches).
@@ -20,7 +21,8 @@ Three tables, every number measured in this one run through ``run_sweep`` (root 
 
 Usage::
 
-    sudo python tests/benchmarks/bench_netns.py [--runs 3] [--reference PATH]
+    sudo python tests/benchmarks/bench_netns.py [--runs 3] [--link '1 Gbit/s']
+        [--reference PATH] [--skip 1 2 3]
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ import tempfile
 
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework.netns import netns_unavailable
+from scaleprobe.kernels.units import parse_bandwidth
 
-LINK = 125e6  # 1 Gbit/s in bytes/s
 SIZES = [65536, 262144, 1048576, 4194304]
 PERCENTS = [10, 25, 50, 100]
 
@@ -50,14 +52,15 @@ def _ok(ds) -> None:
         raise SystemExit(f"{bad} points failed: {errors}")
 
 
-def fidelity(workdir: str, runs: int) -> None:
+def fidelity(workdir: str, runs: int, link: str) -> None:
+    rate = parse_bandwidth(link)
     spec = {
         "name": "fidelity",
         "kernel": "commbench.pingpong",
         "params": {"iterations": 20},
         "sweep": {"nodes": [2], "bandwidth": PERCENTS, "msg_bytes": [8, *SIZES],
                   "run": runs},
-        "throttle": {"mode": "netns", "link_bandwidth": "1 Gbit/s"},
+        "throttle": {"mode": "netns", "link_bandwidth": link},
         "timeout": 300,
     }  # fmt: skip
     ds = _sweep(spec, workdir)
@@ -70,12 +73,12 @@ def fidelity(workdir: str, runs: int) -> None:
     _ok(host)
     host = host.achieved_bandwidth.squeeze(drop=True).median("run")
     print("\n1. Fidelity: achieved / shaped bandwidth, ping-pong between 2 namespaces,")
-    print(f"   link 1 Gbit/s, median of {runs} runs x 20 round trips; load average "
+    print(f"   link {link}, median of {runs} runs x 20 round trips; load average "
           + "/".join(f"{x:.1f}" for x in os.getloadavg()))  # fmt: skip
     print("   message   " + "".join(f"{p:>9d} %" for p in PERCENTS)
           + "   host path MB/s")  # fmt: skip
     for size in SIZES:
-        ratios = [float(bw.sel(msg_bytes=size, bandwidth=p)) / (LINK * p / 100)
+        ratios = [float(bw.sel(msg_bytes=size, bandwidth=p)) / (rate * p / 100)
                   for p in PERCENTS]  # fmt: skip
         path = float(host.sel(msg_bytes=size)) / 1e6
         print(f"   {size // 1024:>5d} KiB " + "".join(f"{r:>11.3f}" for r in ratios)
@@ -155,6 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--reference", help="Graph500 reference BFS binary")
+    parser.add_argument("--link", default="1 Gbit/s", help="link of table 1")
     parser.add_argument("--skip", nargs="*", default=[], choices=["1", "2", "3"])
     args = parser.parse_args()
     reason = netns_unavailable()
@@ -162,7 +166,7 @@ def main() -> None:
         sys.exit(reason)
     with tempfile.TemporaryDirectory(prefix="scaleprobe-bench-netns-") as workdir:
         if "1" not in args.skip:
-            fidelity(workdir, args.runs)
+            fidelity(workdir, args.runs, args.link)
         if "2" not in args.skip:
             side_by_side(workdir, args.runs)
         if args.reference and "3" not in args.skip:
