@@ -7,8 +7,6 @@ what is allowed.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import os
 import re
 
 from . import config
@@ -200,7 +198,7 @@ def _check_netns(raw: dict) -> None:
         )
 
 
-def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
+def _kernel(name, params: dict, mode: str, sweep: dict) -> None:
     if not isinstance(name, str) or not re.match(
         r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name
     ):
@@ -219,55 +217,26 @@ def _kernel(name, params: dict, mode: str, sweep_keys) -> None:
                 "or 'netns'",
             )
         try:
-            validate_params(params, sweep_keys=sweep_keys)
+            validate_params(params, sweep_keys=list(sweep))
         except ValueError as exc:
             key, _, message = str(exc).partition(": ")
             if not key.startswith("params"):
                 key, message = "params", str(exc)
             _fail(key, message)
         return
-    module = f"scaleprobe.kernels.{name}"
-    try:
-        found = importlib.util.find_spec(module)
-    except ModuleNotFoundError:
-        found = None
-    if (
-        found is None
-        or name.split(".")[-1].startswith("_")
-        or name in ("record", "comm")
-    ):
-        _fail(
-            "kernel",
-            f"unknown kernel {name!r}; available: {', '.join(available_kernels())}, external",
-        )
+    from ._kernel_check import check_kernel
+
+    check_kernel(name, params, sweep, _fail)
 
 
 def available_kernels() -> list[str]:
-    """List the kernels shipped in :mod:`scaleprobe.kernels`.
+    """List the registered kernels (entry-point group ``scaleprobe.kernels``).
 
     Returns
     -------
     list of str
         Names usable as a spec's ``kernel`` (``external`` is always allowed too).
     """
-    import scaleprobe.kernels as pkg
+    from scaleprobe.kernels.registry import kernel_names
 
-    names = []
-    for root in pkg.__path__:
-        for entry in sorted(os.listdir(root)):
-            path = os.path.join(root, entry)
-            if entry.startswith(("_", ".")) or entry in (
-                "comm",
-                "external",
-                "record.py",
-            ):
-                continue
-            if os.path.isfile(os.path.join(path, "__main__.py")):
-                names.append(entry)
-            elif os.path.isdir(path):
-                names += [
-                    f"{entry}.{m[:-3]}"
-                    for m in sorted(os.listdir(path))
-                    if m.endswith(".py") and not m.startswith("_")
-                ]
-    return names
+    return kernel_names()

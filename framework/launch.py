@@ -22,6 +22,7 @@ import sys
 import time
 
 from scaleprobe.kernels.record import RecordError, parse_record
+from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 
 from . import config
 from .netns import NetnsError
@@ -103,18 +104,7 @@ def resolve_mpiexec() -> str:
 def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
     params = dict(spec.params)
     params.update({k: point.coords[k] for k in spec.kernel_axes})
-    args = []
-    for key, value in params.items():
-        flag = "--" + key.replace("_", "-")
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            args.append(flag if value else "--no-" + key.replace("_", "-"))
-        elif isinstance(value, list):
-            args += [flag, *map(str, value)]
-        else:
-            args += [flag, str(value)]
-    return args
+    return kernel_arguments(params)
 
 
 def build_command(
@@ -165,7 +155,7 @@ def build_command(
     program = [
         sys.executable,
         "-m",
-        f"scaleprobe.kernels.{spec.kernel}",
+        kernel_module(spec.kernel),
         *_kernel_arguments(spec, point),
     ]
     if netns:

@@ -153,7 +153,8 @@ def _parse(text: str, source: str) -> Spec:
         if key in params:
             _fail(f"params.{key}", "is also a sweep axis; give it in one place only")
     throttle = _throttle(raw.get("throttle"))
-    _kernel(raw["kernel"], params, throttle.mode, list(sweep))
+    _kernel(raw["kernel"], params, throttle.mode, sweep)
+    _bandwidth_acts(throttle.mode, sweep["bandwidth"])
     rule = raw.get("admissible", "any")
     try:
         predicate = compile_rule(rule)
@@ -217,6 +218,17 @@ def _parse(text: str, source: str) -> Spec:
         env={k: str(v) for k, v in env.items()},
         text=text,
     )
+
+
+def _bandwidth_acts(mode: str, bandwidths) -> None:
+    shaped = [b for b in bandwidths if b != 100]
+    if shaped and mode not in ("emulated", "netns"):
+        _fail(
+            "sweep.bandwidth",
+            f"{shaped[0]:g} % asked, but throttle mode {mode!r} does not shape the "
+            "interconnect, so every bandwidth would measure the same full link; use "
+            "throttle mode 'emulated' or 'netns', or sweep bandwidth: 100 only",
+        )
 
 
 def load_spec(spec: str | os.PathLike | dict | Spec) -> Spec:

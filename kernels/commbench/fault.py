@@ -16,9 +16,26 @@ import time
 
 from scaleprobe.kernels.record import MARKER, emit
 
-__all__ = ["BEHAVIOURS", "main"]
+__all__ = ["BEHAVIOURS", "build_parser", "main"]
 
 BEHAVIOURS = ("ok", "crash", "exit", "hang", "norecord", "badrecord", "invalid")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the fault kernel's argument parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m scaleprobe.kernels.commbench.fault", description=__doc__
+    )
+    parser.add_argument("--behaviour", choices=BEHAVIOURS, default="ok")
+    parser.add_argument(
+        "--sleep", type=float, default=0.0, help="seconds to work first"
+    )
+    return parser
 
 
 def main(argv=None) -> int:
@@ -34,14 +51,7 @@ def main(argv=None) -> int:
     int
         The process exit code.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m scaleprobe.kernels.commbench.fault", description=__doc__
-    )
-    parser.add_argument("--behaviour", choices=BEHAVIOURS, default="ok")
-    parser.add_argument(
-        "--sleep", type=float, default=0.0, help="seconds to work first"
-    )
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
 
     from mpi4py import MPI
 

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="timed round trips (default 20)")
     parser.add_argument("--warmup", type=int, default=2,
                         help="untimed round trips first (default 2)")
-    parser.add_argument("--trials", action="store_true",
+    parser.add_argument("--trials", action=argparse.BooleanOptionalAction,
+                        default=False,
                         help="also record every timed round trip as a trial")
     add_comm_arguments(parser)
     return parser

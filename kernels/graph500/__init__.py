@@ -37,6 +37,7 @@ not, inside the BFS component: half the degree sum of the reached vertices, as t
 reference 3.0 counts them. Importing this package never imports mpi4py.
 """
 
+from .cli import build_parser
 from .construction import Graph1D, Graph2D, build_1d, build_2d
 from .generator import kronecker_edges
 from .roots import select_roots
@@ -53,6 +54,7 @@ __all__ = [
     "ValidationResult",
     "build_1d",
     "build_2d",
+    "build_parser",
     "format_block",
     "kronecker_edges",
     "run_graph500",

@@ -19,6 +19,7 @@ over ``subtemplate`` (``comp_time``, ``comm_time``, ``bytes_sent``, ``intensity`
 transfer and the overlap ratio of Eq. 14) and ``rank`` (per-rank peak memory).
 """
 
+from scaleprobe.kernels.subgraph._cli import build_parser
 from scaleprobe.kernels.subgraph.counting import (
     CountResult,
     colorful_count,
@@ -51,6 +52,7 @@ __all__ = [
     "SubTemplate",
     "Template",
     "TemplateError",
+    "build_parser",
     "colorful_count",
     "coloring",
     "count_subgraphs",

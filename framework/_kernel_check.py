@@ -1,0 +1,91 @@
+"""Spec checks of a kernel: registered, and every point's arguments accepted."""
+
+from __future__ import annotations
+
+from scaleprobe.kernels.registry import (
+    KernelNotFoundError,
+    kernel_arguments,
+    kernel_names,
+    kernel_parser,
+)
+
+from ._names import did_you_mean
+
+__all__ = ["check_kernel"]
+
+
+class _RejectedError(Exception):
+    pass
+
+
+def _raise(message):
+    raise _RejectedError(message)
+
+
+def _parameters(parser) -> list[str]:
+    names = []
+    for action in parser._actions:
+        for option in action.option_strings:
+            if option.startswith("--") and option != "--help":
+                name = option[2:].replace("-", "_")
+                if not name.startswith("no_") or name[3:] not in names:
+                    names.append(name)
+    return names
+
+
+def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
+    """Refuse an unregistered kernel, or arguments its parser rejects.
+
+    Parameters
+    ----------
+    name : str
+        The spec's ``kernel`` (not ``external``).
+    params : dict
+        The spec's ``params``.
+    sweep : dict
+        The sweep axes; those the kernel takes as parameters are checked value by
+        value, so that every point's arguments are.
+    fail : callable
+        ``fail(key, message)`` raises the spec error.
+    """
+    try:
+        parser = kernel_parser(name)
+    except KernelNotFoundError as exc:
+        known = kernel_names()
+        if str(exc) != name:  # the registry itself is unusable
+            fail("kernel", str(exc))
+        fail(
+            "kernel",
+            f"unknown kernel {name!r}; available: {', '.join(known)}, external"
+            + did_you_mean(name, known),
+        )
+    parser.error = _raise
+    parser.exit = lambda status=0, message=None: _raise(message or "exit")
+    valid = _parameters(parser)
+    axes = {k: v for k, v in sweep.items() if k not in ("nodes", "ppn", "bandwidth")}
+    axes.pop("run", None)
+    first = {k: v[0] for k, v in axes.items()}
+    cases = [("params", {**params, **first})]
+    cases += [
+        (f"sweep.{k}", {**params, **first, k: value})
+        for k, values in axes.items()
+        for value in values[1:]
+    ]
+    for key, arguments in cases:
+        argv = kernel_arguments(arguments)
+        try:
+            _, extra = parser.parse_known_args(argv)
+        except _RejectedError as exc:
+            fail(key, f"kernel {name!r} rejects {' '.join(argv)!r}: {exc}")
+        for word in extra:
+            if word.startswith("--"):
+                wrong = word[2:].replace("-", "_")
+                where = f"sweep.{wrong}" if wrong in axes else f"params.{wrong}"
+                fail(
+                    where,
+                    f"kernel {name!r} has no parameter {wrong!r}"
+                    + did_you_mean(wrong, valid)
+                    + f"; its parameters: {', '.join(valid)}",
+                )
+        if extra:
+            fail(key, f"kernel {name!r} rejects {' '.join(extra)!r}")
