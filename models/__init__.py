@@ -17,6 +17,7 @@ from ._warnings import (
     UnreliableModelWarning,
 )
 from .baseline import PowerLawBaseline
+from .commpredictor import CommunicationPredictor
 from .derived import (
     bandwidth_demand,
     completion_time_increment,
@@ -53,6 +54,7 @@ __all__ = [
     "PMNF_EXPONENTS",
     "PRESETS",
     "RELIABLE_SMAPE",
+    "CommunicationPredictor",
     "DegenerateFitWarning",
     "EnsembleFit",
     "ExtrapolationSplit",

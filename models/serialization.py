@@ -45,6 +45,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .baseline import PowerLawBaseline
+from .commpredictor import CommunicationPredictor
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
@@ -59,7 +60,9 @@ VERSION = 2
 #: Estimator classes a model file may hold, by name.
 ESTIMATORS = {
     cls.__name__: cls
-    for cls in (ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline)
+    for cls in (
+        ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline, CommunicationPredictor
+    )
 }
 
 

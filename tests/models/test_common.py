@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from scaleprobe.models import PMNFSearch, PowerLawBaseline, ScalingLaw, TrafficModel
+from scaleprobe.models import (
+    CommunicationPredictor,
+    PMNFSearch,
+    PowerLawBaseline,
+    ScalingLaw,
+    TrafficModel,
+)
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted
@@ -85,6 +91,7 @@ class WeightedProcessCounts(ProcessCounts):
         WeightedProcessCounts(PMNFSearch(max_terms=2)),
         ProcessCounts(TrafficModel()),
         ProcessCounts(PowerLawBaseline()),
+        CommunicationPredictor(loss="absolute"),
     ]
 )
 def test_sklearn_contract(estimator, check):

@@ -1,0 +1,211 @@
+"""Communication patterns and their descriptive metrics, known ahead of execution.
+
+A :class:`CommPattern` says who sends how many bytes to whom in one point-to-point
+phase (every message of a phase is in flight at once). Together with the mapping —
+``ppn`` consecutive ranks per node, and the place of each node on a two-level machine
+(``nodes_per_switch`` nodes per switch, ``switches_per_rack`` switches per rack) —
+it gives the metrics of Papadopoulou, Goumas and Koziris without running anything:
+
+=======  ===============================================================
+``S``    message size, bytes (the mean over messages)
+``M``    messages sent per process (the mean over processes)
+``PPN``  processes per node
+``N``    nodes
+``I``    share of messages that cross nodes
+``PT``   process traffic ``S * M``, bytes
+``NT``   node traffic ``PT * PPN * I``, bytes
+``V``    total volume ``NT * N``, bytes
+``NI``   messages injected per node ``M * I * PPN``
+``VI``   total injected messages ``NI * N``
+``SW``   switches the allocation touches
+``R``    racks the allocation touches
+``SWR``  ``SW / R``
+=======  ===============================================================
+
+:func:`place_nodes` puts an allocation of ``N`` nodes on a machine of
+``machine_nodes`` nodes, compactly (consecutive nodes) or at random (seeded), as a
+busy batch system does. This module imports only numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
+
+#: The descriptive metrics, in the order :meth:`CommPattern.metric_vector` uses.
+METRICS = ("S", "M", "PPN", "N", "I", "PT", "NT", "V", "NI", "VI", "SW", "R", "SWR")
+
+#: Units of the metrics.
+METRIC_UNITS = {"S": "bytes", "M": "1", "PPN": "1", "N": "1", "I": "1",
+                "PT": "bytes", "NT": "bytes", "V": "bytes", "NI": "1", "VI": "1",
+                "SW": "1", "R": "1", "SWR": "1"}
+
+ALLOCATIONS = ("compact", "random")
+
+
+def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
+    """Machine node index of each node of an allocation.
+
+    Parameters
+    ----------
+    nodes : int
+        Nodes in the allocation (>= 1).
+    allocation : {"compact", "random"}, default="compact"
+        ``"compact"`` takes machine nodes ``0 .. nodes-1``; ``"random"`` draws
+        ``nodes`` distinct machine nodes with ``numpy.random.default_rng(seed)``.
+    machine_nodes : int, optional
+        Size of the machine (default ``nodes``: the allocation is the machine).
+    seed : int, default=0
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Sorted machine node indices, one per allocated node.
+
+    Examples
+    --------
+    >>> place_nodes(3).tolist()
+    [0, 1, 2]
+    >>> len(set(place_nodes(4, allocation="random", machine_nodes=72, seed=1)))
+    4
+    """
+    nodes = int(nodes)
+    machine_nodes = nodes if machine_nodes is None else int(machine_nodes)
+    if nodes < 1 or machine_nodes < nodes:
+        raise ValueError(
+            f"need 1 <= nodes <= machine_nodes, got nodes={nodes}, "
+            f"machine_nodes={machine_nodes}"
+        )
+    if allocation == "compact":
+        return np.arange(nodes)
+    if allocation == "random":
+        rng = np.random.default_rng(seed)
+        return np.sort(rng.choice(machine_nodes, size=nodes, replace=False))
+    raise ValueError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
+
+
+@dataclass(frozen=True)
+class CommPattern:
+    """One point-to-point phase: ``sizes[i, j]`` bytes sent by rank i to rank j.
+
+    Parameters
+    ----------
+    sizes : array_like of shape (ranks, ranks)
+        Bytes per message; 0 means no message. A rank sends at most one message to
+        each peer per phase (several messages to one peer: add their sizes).
+
+    Examples
+    --------
+    Four ranks on two nodes exchanging 1 KiB with their neighbour across nodes:
+
+    >>> pattern = CommPattern.from_partners([[2], [3], [0], [1]], 1024)
+    >>> m = pattern.metrics(ppn=2)
+    >>> m["I"], m["NT"], m["V"]
+    (1.0, 2048.0, 4096.0)
+    """
+
+    sizes: np.ndarray
+
+    def __post_init__(self):
+        sizes = np.asarray(self.sizes, dtype=float)
+        if sizes.ndim != 2 or sizes.shape[0] != sizes.shape[1] or sizes.shape[0] < 1:
+            raise ValueError(
+                f"sizes must be a square (ranks, ranks) matrix, got shape {sizes.shape}"
+            )
+        if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
+            raise ValueError("sizes must be finite and >= 0 bytes")
+        object.__setattr__(self, "sizes", sizes)
+
+    @classmethod
+    def from_partners(cls, partners, message_bytes):
+        """Pattern in which rank i sends ``message_bytes`` to each of ``partners[i]``.
+
+        Parameters
+        ----------
+        partners : sequence of sequences of int
+        message_bytes : float
+
+        Returns
+        -------
+        CommPattern
+        """
+        ranks = len(partners)
+        sizes = np.zeros((ranks, ranks))
+        for rank, peers in enumerate(partners):
+            for peer in peers:
+                if not 0 <= int(peer) < ranks or int(peer) == rank:
+                    raise ValueError(
+                        f"rank {rank} lists partner {peer}; partners must be other "
+                        f"ranks in 0..{ranks - 1}"
+                    )
+                sizes[rank, int(peer)] += float(message_bytes)
+        return cls(sizes)
+
+    @property
+    def ranks(self) -> int:
+        """Number of ranks."""
+        return self.sizes.shape[0]
+
+    def metrics(self, *, ppn=1, placement=None, nodes_per_switch=18,
+                switches_per_rack=None):
+        """The descriptive metrics of this pattern under a mapping.
+
+        Parameters
+        ----------
+        ppn : int, default=1
+            Consecutive ranks per node (rank r is on node ``r // ppn``).
+        placement : array_like of int, optional
+            Machine node index of each node (:func:`place_nodes`); default compact.
+        nodes_per_switch : int, default=18
+        switches_per_rack : int, optional
+            Default: one rack holds every switch.
+
+        Returns
+        -------
+        dict
+            ``{name: float}`` for every name in :data:`METRICS`.
+        """
+        ppn = int(ppn)
+        if ppn < 1 or self.ranks % ppn:
+            raise ValueError(
+                f"ppn must be >= 1 and divide the {self.ranks} ranks, got {ppn}"
+            )
+        nodes = self.ranks // ppn
+        placement = (np.arange(nodes) if placement is None
+                     else np.asarray(placement, dtype=int))
+        if placement.shape != (nodes,):
+            raise ValueError(
+                f"placement must give one machine node per node ({nodes}), got "
+                f"{placement.shape[0] if placement.ndim else 'a scalar'}"
+            )
+        if int(nodes_per_switch) < 1 or (switches_per_rack is not None
+                                         and int(switches_per_rack) < 1):
+            raise ValueError("nodes_per_switch and switches_per_rack must be >= 1")
+        sent = self.sizes > 0
+        messages = int(sent.sum())
+        node = np.arange(self.ranks) // ppn
+        inter = sent & (node[:, None] != node[None, :])
+        share = float(inter.sum()) / messages if messages else 0.0
+        size = float(self.sizes[sent].mean()) if messages else 0.0
+        per_process = messages / self.ranks
+        switch = placement // int(nodes_per_switch)
+        switches = len(np.unique(switch))
+        rack = (np.zeros_like(switch) if switches_per_rack is None
+                else switch // int(switches_per_rack))
+        racks = len(np.unique(rack))
+        process_traffic = size * per_process
+        node_traffic = process_traffic * ppn * share
+        node_messages = per_process * share * ppn
+        return {"S": size, "M": per_process, "PPN": float(ppn), "N": float(nodes),
+                "I": share, "PT": process_traffic, "NT": node_traffic,
+                "V": node_traffic * nodes, "NI": node_messages,
+                "VI": node_messages * nodes, "SW": float(switches),
+                "R": float(racks), "SWR": switches / racks}
+
+    def metric_vector(self, **mapping):
+        """:meth:`metrics` as an array in the order of :data:`METRICS`."""
+        values = self.metrics(**mapping)
+        return np.array([values[name] for name in METRICS])

@@ -1,0 +1,299 @@
+"""Communication time of a point-to-point phase from metrics known ahead of execution.
+
+:class:`CommunicationPredictor` is the predictor of Papadopoulou, Goumas and Koziris:
+trained once on a benchmark (``commbench.random_pingpong``), it predicts the
+communication time of a program's phase from the descriptive metrics of its pattern
+and mapping (:mod:`scaleprobe.kernels.comm.pattern`), without running it.
+
+Procedure (all of it deterministic, so a refit on the same data gives the same model)
+    1. Pearson correlation of every metric with the time over all training rows
+       (``correlations_``, the paper's variable-selection table).
+    2. Areas: Ia (``NT <= node_traffic_threshold`` and ``S <= size_threshold``), Ib
+       (``NT <= node_traffic_threshold``, ``S > size_threshold``), II (``NT >
+       node_traffic_threshold``); the paper's 128 kB and 4 kB by default. Without
+       ``NT`` and ``S`` columns all rows form one area ``"all"``.
+    3. Terms per area, in place of the paper's clustering: the ``candidates`` metrics
+       most correlated with the time inside the area and their pairwise products;
+       forward selection adds the term that most lowers the mean absolute relative
+       error of the robust fit, while it lowers it by at least ``min_gain`` (relative)
+       and there are fewer than ``max_terms`` terms.
+    4. Robust regression per area: a Huber M-estimator (IRLS, MAD scale) on relative
+       residuals ``(t - prediction) / t``, so short and long phases weigh alike and
+       outliers (OS noise, a slow allocation) lose their pull.
+
+An area with fewer than ``min_area_samples`` training rows is predicted by the model
+of all rows, with a :class:`~scaleprobe.models.DegenerateFitWarning`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scaleprobe.kernels.comm.pattern import METRICS
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._robust import HUBER_K, huber_fit
+from ._warnings import DegenerateFitWarning, PhysicalLimitWarning, warn
+
+__all__ = ["AREAS", "CommunicationPredictor"]
+
+#: Area names, in the order of :meth:`CommunicationPredictor.area_of` codes.
+AREAS = ("Ia", "Ib", "II")
+
+
+def _names(estimator, width):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(name) for name in names]
+    return list(METRICS) if width == len(METRICS) else [f"x{i}" for i in range(width)]
+
+
+def _term(X, names, term):
+    column = np.ones(X.shape[0])
+    for part in term.split("*"):
+        column = column * X[:, names.index(part)]
+    return column
+
+
+class CommunicationPredictor(RegressorMixin, BaseEstimator):
+    """Robust per-area regression of communication time on descriptive metrics.
+
+    Parameters
+    ----------
+    node_traffic_threshold : float, default=131072
+        Bytes of node traffic ``NT`` separating areas I and II.
+    size_threshold : float, default=4096
+        Message size ``S`` (bytes) separating areas Ia and Ib.
+    max_terms : int, default=4
+        Most terms (besides the intercept) in an area's model.
+    candidates : int, default=5
+        Metrics most correlated with the time that, with their pairwise products,
+        form the candidate terms of an area.
+    min_gain : float, default=0.02
+        A term is added only if it lowers the mean absolute relative error by at
+        least this fraction.
+    min_area_samples : int, default=8
+    huber_k : float, default=1.345
+        Huber tuning constant (in robust standard deviations).
+    loss : {"relative", "absolute"}, default="relative"
+        Residuals the robust fit and the term selection weigh: ``(t - fit) / t``
+        (times must be positive) or ``t - fit``.
+
+    Attributes
+    ----------
+    correlations_ : dict
+        Pearson correlation of each metric with the time (nan for constant metrics).
+    areas_ : dict
+        Per area: ``terms``, ``coef`` (intercept first, on standardised terms),
+        ``center``, ``spread``, ``samples``, ``error`` (training mean |relative
+        error|, or mean |error| with ``loss="absolute"``) and ``fallback`` (True
+        when the area uses the all-rows model).
+    feature_names_ : list of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"S": 2.0 ** rng.integers(7, 24, 200),
+    ...                   "M": rng.integers(1, 5, 200).astype(float)})
+    >>> X["NT"] = X["S"] * X["M"]
+    >>> y = 1e-5 + X["NT"] / 1e9
+    >>> model = CommunicationPredictor().fit(X, y)
+    >>> bool(np.allclose(model.predict(X), y, rtol=1e-3))
+    True
+    """
+
+    def __init__(self, *, node_traffic_threshold=131072.0, size_threshold=4096.0,
+                 max_terms=4, candidates=5, min_gain=0.02, min_area_samples=8,
+                 huber_k=HUBER_K, loss="relative"):
+        self.node_traffic_threshold = node_traffic_threshold
+        self.size_threshold = size_threshold
+        self.max_terms = max_terms
+        self.candidates = candidates
+        self.min_gain = min_gain
+        self.min_area_samples = min_area_samples
+        self.huber_k = huber_k
+        self.loss = loss
+
+    def _check_params(self):
+        for name in ("node_traffic_threshold", "size_threshold", "min_gain"):
+            if not np.isfinite(getattr(self, name)) or getattr(self, name) < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got "
+                                 f"{getattr(self, name)!r}")
+        for name in ("max_terms", "candidates", "min_area_samples"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.loss not in ("relative", "absolute"):
+            raise ValueError(
+                f"loss must be 'relative' or 'absolute', got {self.loss!r}"
+            )
+        if not self.huber_k > 0:
+            raise ValueError(f"huber_k must be > 0, got {self.huber_k!r}")
+
+    def area_of(self, X):
+        """Area code of each row: index into :data:`AREAS`, or 0 for area ``"all"``.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of int
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self._areas(X)
+
+    def _areas(self, X):
+        names = self.feature_names_
+        if "NT" not in names or "S" not in names:
+            return np.zeros(X.shape[0], dtype=int)
+        traffic = X[:, names.index("NT")]
+        size = X[:, names.index("S")]
+        return np.where(traffic > self.node_traffic_threshold, 2,
+                        np.where(size > self.size_threshold, 1, 0))
+
+    def area_names(self, X):
+        """Area name (``"Ia"``, ``"Ib"``, ``"II"`` or ``"all"``) of each row."""
+        codes = self.area_of(X)
+        if "all" in self.areas_:
+            return np.array(["all"] * len(codes), dtype=object)
+        return np.array(AREAS, dtype=object)[codes]
+
+    def fit(self, X, y):
+        """Fit one robust model per area.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n_samples, n_features)
+            Descriptive metrics (named columns, or the 13 of ``METRICS`` in order).
+        y : array_like of shape (n_samples,)
+            Communication time, s.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, y_numeric=True)
+        y = np.asarray(y, dtype=float)
+        if self.loss == "relative" and np.any(y <= 0):
+            raise ValueError(
+                f"loss='relative' needs positive communication times, got "
+                f"{int(np.sum(y <= 0))} values <= 0 (min {y.min()!r}); use "
+                "loss='absolute' for other targets"
+            )
+        self.feature_names_ = _names(self, X.shape[1])
+        self.correlations_ = {name: _pearson(X[:, i], y)
+                              for i, name in enumerate(self.feature_names_)}
+        everything = self._fit_area(X, y)
+        if "NT" not in self.feature_names_ or "S" not in self.feature_names_:
+            warn("no NT and S columns: the predictor fits one area for all rows",
+                 DegenerateFitWarning)
+            self.areas_ = {"all": everything}
+            return self
+        codes = self._areas(X)
+        self.areas_ = {}
+        for code, name in enumerate(AREAS):
+            rows = codes == code
+            if rows.sum() >= self.min_area_samples:
+                self.areas_[name] = self._fit_area(X[rows], y[rows])
+            else:
+                if rows.any():
+                    warn(f"area {name} has {int(rows.sum())} training rows (fewer "
+                         f"than {self.min_area_samples}): it is predicted by the "
+                         "model of all rows", DegenerateFitWarning)
+                self.areas_[name] = {**everything, "samples": int(rows.sum()),
+                                     "fallback": True}
+        return self
+
+    def _fit_area(self, X, y):
+        scale = y if self.loss == "relative" else np.ones(len(y))
+        names = self.feature_names_
+        ranked = sorted(range(len(names)),
+                        key=lambda i: -np.nan_to_num(abs(_pearson(X[:, i], y))))
+        ranked = [i for i in ranked if np.ptp(X[:, i]) > 0][: self.candidates]
+        pool = [names[i] for i in ranked]
+        pool += [f"{a}*{b}" for a, b in itertools.combinations(pool, 2)]
+        chosen = []
+        best = self._fit_terms(X, y, scale, chosen)
+        while pool and len(chosen) < self.max_terms:
+            trials = [(self._fit_terms(X, y, scale, [*chosen, term]), term)
+                      for term in pool]
+            fit, term = min(trials, key=lambda trial: trial[0]["error"])
+            if fit["error"] > best["error"] * (1.0 - self.min_gain):
+                break
+            best = fit
+            chosen.append(term)
+            pool.remove(term)
+        return best
+
+    def _fit_terms(self, X, y, scale, terms):
+        names = self.feature_names_
+        columns = np.column_stack([_term(X, names, t) for t in terms]
+                                  or [np.empty((len(y), 0))])
+        center = columns.mean(axis=0)
+        spread = np.where(columns.std(axis=0) > 0, columns.std(axis=0), 1.0)
+        design = np.column_stack([np.ones(len(y)), (columns - center) / spread])
+        coef, _ = huber_fit(design, y, scale, k=self.huber_k)
+        # the selection criterion: mean |relative error| (or mean |error|)
+        error = float(np.mean(np.abs(y - design @ coef) / scale))
+        return {"terms": list(terms), "coef": coef.tolist(),
+                "center": center.tolist(), "spread": spread.tolist(),
+                "samples": len(y), "error": error, "fallback": False}
+
+    def predict(self, X):
+        """Predicted communication time of each row, s.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        codes = self._areas(X)
+        names = list(self.areas_) if "all" in self.areas_ else list(AREAS)
+        prediction = np.empty(X.shape[0])
+        for code, name in enumerate(names):
+            rows = codes == code
+            if not rows.any():
+                continue
+            area = self.areas_[name]
+            columns = np.column_stack(
+                [_term(X[rows], self.feature_names_, t) for t in area["terms"]]
+                or [np.empty((int(rows.sum()), 0))])
+            design = np.column_stack(
+                [np.ones(int(rows.sum())),
+                 (columns - np.asarray(area["center"])) / np.asarray(area["spread"])])
+            prediction[rows] = design @ np.asarray(area["coef"])
+        if np.any(prediction <= 0):
+            warn(f"{int(np.sum(prediction <= 0))} predicted communication times are "
+                 "not positive: these metrics lie outside what the training "
+                 "benchmark covered", PhysicalLimitWarning)
+        return prediction
+
+    def describe(self):
+        """One line per area: its terms and training error."""
+        check_is_fitted(self)
+        lines = []
+        for name, area in self.areas_.items():
+            terms = " + ".join(["1", *area["terms"]])
+            note = " (model of all rows)" if area["fallback"] else ""
+            lines.append(f"area {name}: t ~ {terms}; {area['samples']} rows, mean "
+                         f"|relative error| {100 * area['error']:.1f} %{note}")
+        return "\n".join(lines)
+
+
+def _pearson(x, y):
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])

@@ -1,0 +1,67 @@
+"""Descriptive metrics of hand-worked communication patterns."""
+
+import numpy as np
+import pytest
+from scaleprobe.kernels.comm.pattern import METRICS, CommPattern, place_nodes
+
+
+def test_ring_on_two_nodes_by_hand():
+    # 4 ranks, ppn 2: rank r sends 1000 B to r+1 and r-1 (mod 4).
+    partners = [[(r + 1) % 4, (r - 1) % 4] for r in range(4)]
+    m = CommPattern.from_partners(partners, 1000).metrics(ppn=2)
+    # 8 messages; 0->1, 1->0, 2->3, 3->2 stay on a node, the other 4 cross.
+    assert m["S"] == 1000 and m["M"] == 2 and m["PPN"] == 2 and m["N"] == 2
+    assert m["I"] == pytest.approx(0.5)
+    assert m["PT"] == 2000
+    assert m["NT"] == pytest.approx(2000 * 2 * 0.5)
+    assert m["V"] == pytest.approx(4000)
+    assert m["NI"] == pytest.approx(2 * 0.5 * 2)
+    assert m["VI"] == pytest.approx(4)
+    assert (m["SW"], m["R"], m["SWR"]) == (1, 1, 1)
+
+
+def test_switches_and_racks_from_placement():
+    pattern = CommPattern.from_partners([[1], [0], [3], [2]], 64)
+    m = pattern.metrics(ppn=1, placement=[0, 5, 18, 40], nodes_per_switch=18,
+                        switches_per_rack=2)
+    # switches 0, 0, 1, 2 -> 3 switches; racks 0, 0, 0, 1 -> 2 racks
+    assert (m["SW"], m["R"], m["SWR"]) == (3, 2, 1.5)
+    assert m["I"] == 1.0
+
+
+def test_all_on_one_node_has_no_node_traffic():
+    m = CommPattern.from_partners([[1], [0]], 4096).metrics(ppn=2)
+    assert m["I"] == 0 and m["NT"] == 0 and m["V"] == 0 and m["PT"] == 4096
+
+
+def test_metric_vector_order():
+    pattern = CommPattern.from_partners([[1], [0]], 10)
+    vector = pattern.metric_vector(ppn=1)
+    assert vector.tolist() == [pattern.metrics(ppn=1)[n] for n in METRICS]
+
+
+def test_random_placement_is_seeded_and_spreads():
+    a = place_nodes(16, allocation="random", machine_nodes=1404, seed=3)
+    b = place_nodes(16, allocation="random", machine_nodes=1404, seed=3)
+    assert a.tolist() == b.tolist() and len(set(a.tolist())) == 16
+    pattern = CommPattern.from_partners([[(r + 1) % 16] for r in range(16)], 1)
+    compact = pattern.metrics(placement=place_nodes(16))
+    spread = pattern.metrics(placement=a, switches_per_rack=4)
+    assert compact["SW"] == 1 and spread["SW"] > compact["SW"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: CommPattern(np.zeros((2, 3))), "square"),
+        (lambda: CommPattern([[0, -1], [0, 0]]), ">= 0"),
+        (lambda: CommPattern.from_partners([[0]], 8), "other ranks"),
+        (lambda: CommPattern.from_partners([[1], [0], [0]], 8).metrics(ppn=2),
+         "divide"),
+        (lambda: place_nodes(4, machine_nodes=2), "machine_nodes"),
+        (lambda: place_nodes(4, allocation="scatter"), "compact"),
+    ],
+)
+def test_bad_input_says_what_is_allowed(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

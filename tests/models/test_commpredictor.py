@@ -1,0 +1,134 @@
+"""CommunicationPredictor: known-answer fits per area, robustness, round trip."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scaleprobe.kernels.comm.pattern import METRICS, CommPattern, place_nodes
+from scaleprobe.models import (
+    CommunicationPredictor,
+    DegenerateFitWarning,
+    fit_ensemble,
+    load_models,
+    save_models,
+)
+
+KIB = 1024
+
+
+def _metrics(samples, seed):
+    """Metrics of random ping-pong-like patterns: real patterns, not invented rows."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(samples):
+        nodes = int(rng.integers(2, 17))
+        ppn = int(rng.integers(1, 5))
+        ranks = nodes * ppn
+        messages = int(rng.integers(1, 5))
+        size = float(2 ** rng.integers(7, 25))
+        partners = [[] for _ in range(ranks)]
+        for _ in range(messages):
+            order = rng.permutation(ranks)
+            for i in range(0, ranks - 1, 2):
+                a, b = int(order[i]), int(order[i + 1])
+                partners[a].append(b)
+                partners[b].append(a)
+        placement = place_nodes(nodes, allocation="random", machine_nodes=200,
+                                seed=int(rng.integers(1 << 30)))
+        pattern = CommPattern.from_partners(
+            [p or [(r + 1) % ranks] for r, p in enumerate(partners)], size)
+        rows.append(pattern.metrics(ppn=ppn, placement=placement,
+                                    switches_per_rack=4))
+    return pd.DataFrame(rows, columns=list(METRICS))
+
+
+def _law(X):
+    """A known time per area, linear in the metrics (and one interaction)."""
+    ia = 2e-6 + X["PT"] / 4e9
+    ib = 5e-6 + X["PT"] / 2e9
+    ii = 1e-5 + X["NT"] / 1e9 + X["V"] * X["SWR"] / 1e12
+    return np.where(X["NT"] > 128 * KIB, ii, np.where(X["S"] > 4 * KIB, ib, ia))
+
+
+@pytest.fixture(scope="module")
+def data():
+    X = _metrics(700, seed=1)
+    rng = np.random.default_rng(2)
+    y = _law(X) * rng.normal(1.0, 0.01, len(X))
+    outliers = rng.random(len(X)) < 0.05
+    y = np.where(outliers, 3.0 * y, y)  # OS noise: a few runs three times slower
+    return X, y, outliers
+
+
+def test_known_law_recovered_per_area_despite_outliers(data):
+    X, y, _ = data
+    model = CommunicationPredictor().fit(X, y)
+    test = _metrics(300, seed=9)
+    truth = _law(test)
+    error = np.abs(model.predict(test) - truth) / truth
+    names = model.area_names(test)
+    for area in ("Ia", "Ib", "II"):
+        assert (names == area).sum() > 10
+        assert np.median(error[names == area]) < 0.02, model.describe()
+    assert np.mean(error) < 0.05, model.describe()
+    assert "NT" in model.areas_["II"]["terms"]
+    assert not any(area["fallback"] for area in model.areas_.values())
+
+
+def test_robust_fit_beats_least_squares_on_outliers(data):
+    X, y, _ = data
+    test = _metrics(200, seed=5)
+    truth = _law(test)
+    robust = CommunicationPredictor().fit(X, y)
+    # huber_k large: every residual is in the quadratic zone, i.e. least squares
+    plain = CommunicationPredictor(huber_k=1e9).fit(X, y)
+    err_robust = np.mean(np.abs(robust.predict(test) - truth) / truth)
+    err_plain = np.mean(np.abs(plain.predict(test) - truth) / truth)
+    assert err_robust < 0.5 * err_plain
+
+
+def test_pearson_table_ranks_node_traffic_high(data):
+    X, y, _ = data
+    model = CommunicationPredictor().fit(X, y)
+    assert set(model.correlations_) == set(METRICS)
+    assert model.correlations_["V"] > 0.8
+    assert model.correlations_["V"] > abs(model.correlations_["SWR"])
+
+
+def test_area_assignment_at_the_thresholds():
+    X = pd.DataFrame({"S": [4096.0, 4097.0, 100.0, 1e6],
+                      "NT": [131072.0, 131072.0, 131073.0, 10.0]})
+    model = CommunicationPredictor(min_area_samples=1).fit(X, [1.0, 2.0, 3.0, 4.0])
+    assert model.area_names(X).tolist() == ["Ia", "Ib", "II", "Ib"]
+    shifted = CommunicationPredictor(size_threshold=5000, node_traffic_threshold=2e5,
+                                     min_area_samples=1).fit(X, [1.0, 2.0, 3.0, 4.0])
+    assert shifted.area_names(X).tolist() == ["Ia", "Ia", "Ia", "Ib"]
+
+
+def test_sparse_area_falls_back_with_a_warning(data):
+    X, y, _ = data
+    keep = (X["NT"] > 128 * KIB) | (np.arange(len(X)) < 3)
+    with pytest.warns(DegenerateFitWarning, match="rows"):
+        model = CommunicationPredictor().fit(X[keep], y[keep])
+    assert any(area["fallback"] for area in model.areas_.values())
+
+
+def test_bad_parameters_and_times():
+    X = pd.DataFrame({"S": [1.0, 2.0], "NT": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="positive communication times"):
+        CommunicationPredictor().fit(X, [1.0, -1.0])
+    with pytest.raises(ValueError, match="loss must be"):
+        CommunicationPredictor(loss="squared").fit(X, [1.0, 2.0])
+    with pytest.raises(ValueError, match="max_terms"):
+        CommunicationPredictor(max_terms=0).fit(X, [1.0, 2.0])
+
+
+def test_round_trip_through_fit_ensemble_and_a_model_file(data, tmp_path):
+    X, y, _ = data
+    frame = X.assign(nodes=X["N"]).iloc[:240]
+    fit = fit_ensemble((frame, y[:240]), models={"comm": CommunicationPredictor()})
+    path = tmp_path / "models.json"
+    save_models(path, fit)
+    loaded = load_models(path).models["comm"]
+    test = _metrics(50, seed=11).assign(nodes=lambda f: f["N"])
+    assert np.allclose(loaded.predict(test), fit.models["comm"].predict(test))
+    assert loaded.describe() == fit.models["comm"].describe()
