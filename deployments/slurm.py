@@ -138,7 +138,7 @@ def render_slurm_script(
     ...                              time_limit="2 h", partition="batch")
     >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
     True
-    >>> print(script.splitlines()[-1].replace(" --", "\n--"))
+    >>> print(script.splitlines()[-1].replace(" --", "\\n--"))
     srun
     --mpi=pmi2
     --overlap

@@ -51,12 +51,21 @@ def _demo(args) -> int:
     return 0
 
 
+def _version() -> str:
+    import scaleprobe
+
+    return scaleprobe.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``scaleprobe`` command."""
     parser = argparse.ArgumentParser(
         prog="scaleprobe",
         description="Measure MPI programs over sweeps with a throttled interconnect, "
         "model them, and project them to large clusters.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -126,7 +126,9 @@ def parse_duration(text: str | float | int) -> float:
         raise UnitError(
             f"unknown duration unit in {text!r}; allowed units: s, ms, us, ns, min, h"
         )
-    result = value * _DURATION[unit]
+    scale = _DURATION[unit]
+    # 5 us is 5 / 1e6 s: dividing by the exact power of ten keeps "5 us" == 5e-06
+    result = value / round(1 / scale) if scale < 1 else value * scale
     if result < 0:
         raise UnitError(f"a duration must not be negative, got {text!r}")
     return result

@@ -146,8 +146,8 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
     >>> import numpy as np
     >>> p = np.repeat(2.0 ** np.arange(1, 11), 3)
     >>> y = 50 / p + 3 / np.sqrt(p)
-    >>> PMNFSearch().fit(p.reshape(-1, 1), y).terms_
-    ('1/p', '1/sqrt(p)')
+    >>> sorted(PMNFSearch().fit(p.reshape(-1, 1), y).terms_)
+    ['1/p', '1/sqrt(p)']
     """
 
     def __init__(

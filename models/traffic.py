@@ -110,7 +110,10 @@ class TrafficModel(RegressorMixin, BaseEstimator):
     >>> new = pd.DataFrame({"nodes": [1024.0], "ppn": 1, "bandwidth": 100.0})
     >>> parts = model.predict_components(new).round(6)
     >>> parts[["computation", "latency"]].to_numpy().tolist()
-    [[0.000977, 0.003069]]
+    [[0.000977, 0.003293]]
+
+    (The latency law is chosen from five node counts; 64 times further out it
+    lies 7 % above the true 3.069 ms.)
     """
 
     def __init__(self, *, over="nodes", max_terms=2, level=0.9):
