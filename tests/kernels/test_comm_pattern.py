@@ -10,7 +10,10 @@ def test_ring_on_two_nodes_by_hand():
     partners = [[(r + 1) % 4, (r - 1) % 4] for r in range(4)]
     m = CommPattern.from_partners(partners, 1000).metrics(ppn=2)
     # 8 messages; 0->1, 1->0, 2->3, 3->2 stay on a node, the other 4 cross.
-    assert m["S"] == 1000 and m["M"] == 2 and m["PPN"] == 2 and m["N"] == 2
+    assert m["S"] == 1000
+    assert m["M"] == 2
+    assert m["PPN"] == 2
+    assert m["N"] == 2
     assert m["I"] == pytest.approx(0.5)
     assert m["PT"] == 2000
     assert m["NT"] == pytest.approx(2000 * 2 * 0.5)
@@ -31,7 +34,10 @@ def test_switches_and_racks_from_placement():
 
 def test_all_on_one_node_has_no_node_traffic():
     m = CommPattern.from_partners([[1], [0]], 4096).metrics(ppn=2)
-    assert m["I"] == 0 and m["NT"] == 0 and m["V"] == 0 and m["PT"] == 4096
+    assert m["I"] == 0
+    assert m["NT"] == 0
+    assert m["V"] == 0
+    assert m["PT"] == 4096
 
 
 def test_metric_vector_order():
@@ -43,11 +49,13 @@ def test_metric_vector_order():
 def test_random_placement_is_seeded_and_spreads():
     a = place_nodes(16, allocation="random", machine_nodes=1404, seed=3)
     b = place_nodes(16, allocation="random", machine_nodes=1404, seed=3)
-    assert a.tolist() == b.tolist() and len(set(a.tolist())) == 16
+    assert a.tolist() == b.tolist()
+    assert len(set(a.tolist())) == 16
     pattern = CommPattern.from_partners([[(r + 1) % 16] for r in range(16)], 1)
     compact = pattern.metrics(placement=place_nodes(16))
     spread = pattern.metrics(placement=a, switches_per_rack=4)
-    assert compact["SW"] == 1 and spread["SW"] > compact["SW"]
+    assert compact["SW"] == 1
+    assert spread["SW"] > compact["SW"]
 
 
 @pytest.mark.parametrize(
