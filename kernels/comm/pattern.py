@@ -94,8 +94,10 @@ class CommPattern:
     Parameters
     ----------
     sizes : array_like of shape (ranks, ranks)
-        Bytes per message; 0 means no message. A rank sends at most one message to
-        each peer per phase (several messages to one peer: add their sizes).
+        Bytes rank i sends to rank j in the phase; 0 means no message.
+    counts : array_like of shape (ranks, ranks), optional
+        Messages rank i sends to rank j (default one wherever ``sizes > 0``); ``S`` is
+        the mean size of a message.
 
     Examples
     --------
@@ -108,6 +110,7 @@ class CommPattern:
     """
 
     sizes: np.ndarray
+    counts: np.ndarray | None = None
 
     def __post_init__(self):
         sizes = np.asarray(self.sizes, dtype=float)
@@ -117,7 +120,13 @@ class CommPattern:
             )
         if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
             raise ValueError("sizes must be finite and >= 0 bytes")
+        counts = (sizes > 0).astype(float) if self.counts is None else np.asarray(
+            self.counts, dtype=float)
+        if counts.shape != sizes.shape or np.any((counts > 0) != (sizes > 0)):
+            raise ValueError("counts must have the shape of sizes and be > 0 exactly "
+                             "where sizes are")
         object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "counts", counts)
 
     @classmethod
     def from_partners(cls, partners, message_bytes):
@@ -134,6 +143,7 @@ class CommPattern:
         """
         ranks = len(partners)
         sizes = np.zeros((ranks, ranks))
+        counts = np.zeros((ranks, ranks))
         for rank, peers in enumerate(partners):
             for peer in peers:
                 if not 0 <= int(peer) < ranks or int(peer) == rank:
@@ -142,7 +152,8 @@ class CommPattern:
                         f"ranks in 0..{ranks - 1}"
                     )
                 sizes[rank, int(peer)] += float(message_bytes)
-        return cls(sizes)
+                counts[rank, int(peer)] += 1
+        return cls(sizes, counts)
 
     @property
     def ranks(self) -> int:
@@ -184,12 +195,11 @@ class CommPattern:
         if int(nodes_per_switch) < 1 or (switches_per_rack is not None
                                          and int(switches_per_rack) < 1):
             raise ValueError("nodes_per_switch and switches_per_rack must be >= 1")
-        sent = self.sizes > 0
-        messages = int(sent.sum())
+        messages = float(self.counts.sum())
         node = np.arange(self.ranks) // ppn
-        inter = sent & (node[:, None] != node[None, :])
-        share = float(inter.sum()) / messages if messages else 0.0
-        size = float(self.sizes[sent].mean()) if messages else 0.0
+        crossing = node[:, None] != node[None, :]
+        share = float(self.counts[crossing].sum()) / messages if messages else 0.0
+        size = float(self.sizes.sum()) / messages if messages else 0.0
         per_process = messages / self.ranks
         switch = placement // int(nodes_per_switch)
         switches = len(np.unique(switch))

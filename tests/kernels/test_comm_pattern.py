@@ -40,6 +40,13 @@ def test_all_on_one_node_has_no_node_traffic():
     assert m["PT"] == 4096
 
 
+def test_repeated_partners_are_separate_messages():
+    m = CommPattern.from_partners([[1, 1, 1], [0, 0, 0]], 100).metrics(ppn=1)
+    assert m["M"] == 3
+    assert m["S"] == 100
+    assert m["NT"] == 300
+
+
 def test_metric_vector_order():
     pattern = CommPattern.from_partners([[1], [0]], 10)
     vector = pattern.metric_vector(ppn=1)
@@ -63,6 +70,7 @@ def test_random_placement_is_seeded_and_spreads():
     [
         (lambda: CommPattern(np.zeros((2, 3))), "square"),
         (lambda: CommPattern([[0, -1], [0, 0]]), ">= 0"),
+        (lambda: CommPattern([[0, 1], [1, 0]], [[0, 0], [1, 0]]), "counts"),
         (lambda: CommPattern.from_partners([[0]], 8), "other ranks"),
         (lambda: CommPattern.from_partners([[1], [0], [0]], 8).metrics(ppn=2),
          "divide"),
