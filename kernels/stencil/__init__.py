@@ -1,0 +1,1 @@
+"""Stencil kernels on a 3D Cartesian process grid (halo exchange)."""

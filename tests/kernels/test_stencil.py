@@ -1,0 +1,94 @@
+"""stencil.jacobi3d: process grid, halo pattern by hand, halos against serial code."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.stencil.grid import (
+    block,
+    halo_pattern,
+    jacobi_reference,
+    neighbour,
+    process_grid,
+)
+
+
+@pytest.mark.parametrize(("ranks", "dims"), [(1, (1, 1, 1)), (4, (2, 2, 1)),
+                                             (8, (2, 2, 2)), (16, (4, 2, 2)),
+                                             (6, (3, 2, 1))])
+def test_process_grid_is_balanced(ranks, dims):
+    assert process_grid(ranks) == dims
+
+
+def test_blocks_tile_the_domain():
+    dims, shape = (3, 2, 1), (10, 7, 5)
+    covered = np.zeros(shape, dtype=int)
+    for rank in range(6):
+        (x0, x1), (y0, y1), (z0, z1) = block(rank, dims, shape)
+        covered[x0:x1, y0:y1, z0:z1] += 1
+    assert np.all(covered == 1)
+
+
+def test_neighbours_are_mutual_and_stop_at_the_boundary():
+    dims = (2, 2, 1)
+    assert neighbour(0, dims, (-1, 0, 0)) is None
+    assert neighbour(0, dims, (1, 0, 0)) == 2
+    assert neighbour(2, dims, (-1, 0, 0)) == 0
+    assert neighbour(0, dims, (0, 0, 1)) is None
+
+
+def test_halo_pattern_by_hand():
+    # 4 ranks as 2x2x1 over 8x6x5 doubles: blocks 4x3x5; an x-face is 3*5 points,
+    # a y-face 4*5; every rank has one x and one y neighbour.
+    m = halo_pattern((8, 6, 5), 4).metrics(ppn=2)
+    assert m["M"] == 2
+    assert m["S"] == pytest.approx(8 * (15 + 20) / 2)
+    # ranks 0,1 on node 0: 0<->2 (x) crosses, 0<->1 (y) stays: half the messages
+    assert m["I"] == pytest.approx(0.5)
+    assert m["NT"] == pytest.approx(m["PT"] * 2 * 0.5)
+
+
+def test_reference_keeps_zero_outside():
+    field = jacobi_reference((3, 3, 3), 1)
+    assert field.shape == (3, 3, 3)
+    assert np.all(np.isfinite(field))
+    assert field[1, 1, 1] > 0
+
+
+@pytest.fixture
+def run(mpi_run):
+    def launch(ranks, args, comm):
+        done = mpi_run(ranks, "-m", "scaleprobe.kernels.stencil.jacobi3d", *args,
+                       env={"SCALEPROBE_COMM": json.dumps(comm)})
+        return parse_record(done.stdout)["metrics"]
+
+    return launch
+
+
+EMULATED = {"mode": "emulated", "link_bandwidth": 1.25e8, "latency": 5e-6,
+            "core_slots": 0}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(("ranks", "ppn"), [(4, 1), (8, 2)])
+def test_halos_match_the_serial_reference(run, ranks, ppn):
+    metrics = run(ranks, ["--nx", "11", "--ny", "9", "--nz", "7", "--iterations", "4",
+                          "--check"], {**EMULATED, "ppn": ppn})
+    assert metrics["max_error"] < 1e-12
+    expected = halo_pattern((11, 9, 7), ranks).metrics(ppn=ppn)
+    assert metrics["NT"] == pytest.approx(expected["NT"])
+    assert metrics["exchange_time"] > 0
+
+
+@pytest.mark.mpi
+def test_allocation_changes_switch_counts_not_traffic(run):
+    common = ["--nx", "16", "--ny", "16", "--nz", "16", "--iterations", "2",
+              "--nodes-per-switch", "2", "--machine-nodes", "64", "--seed", "3"]
+    compact = run(8, [*common, "--allocation", "compact"], {**EMULATED, "ppn": 1})
+    spread = run(8, [*common, "--allocation", "random"], {**EMULATED, "ppn": 1})
+    assert compact["SW"] == 4
+    assert spread["SW"] > compact["SW"]
+    assert spread["NT"] == compact["NT"]
