@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import xarray as xr
+
+from ._linkcheck import bandwidth_attrs
 
 __all__ = ["assemble"]
 
@@ -26,6 +30,14 @@ DEFAULT_ATTRS = {
     "status": ("", "point status: ok, failed, timeout, invalid (empty: not run)"),
     "error": ("", "error text of a failed, timed-out or invalid point"),
 }
+
+
+def _json(text) -> dict | None:
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _axes(campaign: dict, results: list[dict]) -> dict:
@@ -167,8 +179,9 @@ def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
         unit, long_name = DEFAULT_ATTRS.get(base, ("", base.replace("_", " ")))
         var.attrs["units"] = units.get(base, unit)
         var.attrs["long_name"] = long_names.get(base, long_name)
+    attrs = ds.attrs
     ds["bandwidth"].attrs.update(
-        units="percent", long_name="share of the link bandwidth"
+        bandwidth_attrs(attrs.get("throttle_mode"), _json(attrs.get("link_model")))
     )
     ds["nodes"].attrs.update(units="1", long_name="nodes")
     ds["ppn"].attrs.update(units="1", long_name="ranks per node")

@@ -25,6 +25,7 @@ from scaleprobe.kernels.record import RecordError, parse_record
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 
 from . import config
+from ._linkcheck import link_mismatch
 from .netns import NetnsError
 from .plan import Point
 from .settings import LaunchSettings
@@ -409,4 +410,7 @@ def launch_point(
     status = record.get("status", "ok")
     result["status"] = status if status in STATUSES else "invalid"
     result["error"] = str(record.get("reason", "")) if result["status"] != "ok" else ""
+    mismatch = link_mismatch(spec.throttle, point.coords, record.get("link"))
+    if result["status"] == "ok" and mismatch:
+        result.update(status="invalid", error=mismatch)
     return result

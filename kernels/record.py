@@ -15,13 +15,18 @@ The JSON object has this shape (every key but ``metrics`` is optional)::
                   "profiles": {"level": {"frontier": [1, 40, 900]}}}],
       "profiles": {"level": {"frontier": [1, 40, 900]}},      # arrays over a new dim
       "units": {"time": "s", "teps": "edges/s"},
-      "long_names": {"teps": "traversed edges per second"}
+      "long_names": {"teps": "traversed edges per second"},
+      "link": {"mode": "emulated", "ppn": 1, "bandwidth": 50.0,  # the link model
+               "link_bandwidth": 1.25e8, "latency": 5e-06, ...}  # it applied
     }
 
 Scalars in ``metrics`` become variables over the sweep dimensions; keys of ``trials``
 become variables over the sweep dimensions plus ``trial``; each ``profiles`` entry adds
 a dimension named by its key (``level`` above), padded with NaN where points differ in
-length. This module never imports mpi4py.
+length. ``link`` (:meth:`InstrumentedComm.link_record
+<scaleprobe.kernels.comm.InstrumentedComm.link_record>`) is checked against the
+point's coordinates; a point whose kernel applied another link is stored as
+``invalid``. This module never imports mpi4py.
 """
 
 from __future__ import annotations

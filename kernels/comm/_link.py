@@ -10,7 +10,7 @@ from scaleprobe.kernels.units import (
     parse_duration,
 )
 
-__all__ = ["LinkModel"]
+__all__ = ["LinkModel", "applied_link"]
 
 _NIC_SHARING = ("fair", "exclusive")
 
@@ -236,3 +236,36 @@ class LinkModel:
         if config.get("nic_sharing") is not None:
             values["nic_sharing"] = str(config["nic_sharing"])
         return cls(**values)
+
+
+def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
+    """Describe the link model a kernel applied, for the ``link`` key of its record.
+
+    Parameters
+    ----------
+    mode : {"none", "emulated", "netns"}
+        Throttle mode of the communicator.
+    ppn : int
+        Ranks per node.
+    link : LinkModel
+        The communicator's link model.
+
+    Returns
+    -------
+    dict
+        ``mode`` and ``ppn``; in modes ``emulated`` (the kernel charges the model in
+        virtual time) and ``netns`` (the network is shaped to it) also the model in SI
+        units (:meth:`LinkModel.to_config`) and ``effective_bandwidth`` (bytes/s). In
+        mode ``none`` no model acts, so none is reported.
+
+    Examples
+    --------
+    >>> applied_link("none", 2, LinkModel())
+    {'mode': 'none', 'ppn': 2}
+    >>> applied_link("emulated", 1, LinkModel(bandwidth=50.0))["effective_bandwidth"]
+    62500000.0
+    """
+    record = {"mode": mode, "ppn": int(ppn)}
+    if mode != "none":
+        record.update(link.to_config(), effective_bandwidth=link.effective_bandwidth)
+    return record

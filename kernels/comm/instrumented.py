@@ -11,7 +11,7 @@ import numpy as np
 from ._args import MODES, resolve_config
 from ._clock import COUNTER_KEYS, PATH_KEYS, RankClock
 from ._collcalls import CollectiveMixin
-from ._link import LinkModel
+from ._link import LinkModel, applied_link
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
 from ._slots import CoreSlots
@@ -424,6 +424,16 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
                 np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))
             )
         return result
+
+    def link_record(self) -> dict:
+        """The link model this communicator applies, for the ``link`` key of a record.
+
+        Returns
+        -------
+        dict
+            See :func:`~scaleprobe.kernels.comm._link.applied_link`.
+        """
+        return applied_link(self.mode, self.ppn, self.link)
 
     def close(self) -> None:
         """Give back the core slot for good (call before leaving the kernel)."""

@@ -133,6 +133,7 @@ def main(argv=None) -> int:
         units_of = {**SUMMARY_UNITS, "elapsed": "s", "work_units": "1",
                     "max_cpu_per_unit": "s", "checksum": "1"}
         emit({"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units_of,
+              "link": comm.link_record(),
               "long_names": {"elapsed": "time of the work phase (max over ranks)",
                              "max_cpu_per_unit": "largest CPU seconds per unit"}})
     comm.close()

@@ -117,6 +117,7 @@ def main(argv=None) -> int:
         units = {"rtt": "s", "achieved_bandwidth": "bytes/s", "msg_bytes": "bytes",
                  "inter_node": "1", **SUMMARY_UNITS}
         record = {"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units,
+                  "link": comm.link_record(),
                   "long_names": {"rtt": "median round-trip time",
                                  "achieved_bandwidth": "2 * msg_bytes / rtt"}}
         if args.trials:

@@ -195,7 +195,7 @@ def main(argv=None) -> int:
         metrics = pattern.metrics(ppn=comm.ppn, placement=placement,
                                   nodes_per_switch=args.nodes_per_switch,
                                   switches_per_rack=args.switches_per_rack)
-        emit({"kernel": KERNEL, "status": "ok",
+        emit({"kernel": KERNEL, "status": "ok", "link": comm.link_record(),
               "metrics": {"exchange_time": max(kept), **metrics, **summary},
               "units": {"exchange_time": "s", **METRIC_UNITS, **SUMMARY_UNITS},
               "long_names": {"exchange_time": "largest third-quartile iteration time "

@@ -245,6 +245,7 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> dict:
         },
         "metrics": metrics,
         "trials": trials,
+        "link": comm.link_record(),
         "units": {
             **UNITS,
             **dict.fromkeys(PATH_LONG_NAMES, "s"),

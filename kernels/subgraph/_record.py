@@ -166,6 +166,7 @@ def assemble_record(
         "metrics": metrics,
         "profiles": profiles,
         "units": units,
+        "link": comm.link_record(),
         "long_names": {
             "estimate": "estimated number of non-induced embeddings (median of means)",
             "time": "completion time of the counting iterations",

@@ -32,6 +32,8 @@ def test_pingpong_sweep_achieves_the_throttled_bandwidth(tmp_path, client):
     ratio = (achieved / expected).values
     assert np.all(np.abs(ratio - 1) <= 0.05), ratio
     assert ds.achieved_bandwidth.attrs["units"] == "bytes/s"
+    assert ds.bandwidth.attrs["link_bandwidth"] == pytest.approx(1.25e8)
+    assert ds.bandwidth.attrs["latency"] == pytest.approx(5e-6)
 
 
 def test_virtual_time_sweep_on_more_ranks_than_cores(tmp_path, client):
