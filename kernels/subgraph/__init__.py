@@ -15,8 +15,9 @@ It prints one record (:mod:`scaleprobe.kernels.record`): ``metrics`` with
 the iterations), ``time_per_iteration``, ``peak_rss``, the communicator's summary and
 the template's complexity; ``trials`` with one estimate per colouring; ``profiles``
 over ``subtemplate`` (``comp_time``, ``comm_time``, ``bytes_sent``, ``intensity``,
-``pipelined``...), ``step`` (the pipeline's ring steps: computation, wait, modelled
-transfer and the overlap ratio of Eq. 14) and ``rank`` (per-rank peak memory).
+``pipelined``...), ``step`` (the pipeline's ring steps: computation, wait and, where a
+link model acts, ``modelled_transfer_time`` and the overlap ratio of Eq. 14,
+``modelled_overlap``) and ``rank`` (per-rank peak memory).
 """
 
 from scaleprobe.kernels.subgraph._cli import build_parser

@@ -117,7 +117,8 @@ def memory(templates, rank_counts=(4, 8)):
     )
     print(
         "| template | ranks | mode | peak RSS max (MiB) | growth while counting, max "
-        "(MiB) | exchange buffers (MiB) | virtual s/iter | overlap | estimate |"
+        "(MiB) | exchange buffers (MiB) | virtual s/iter | modelled overlap | "
+        "estimate |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in templates:
@@ -134,7 +135,8 @@ def memory(templates, rank_counts=(4, 8)):
                     f"| {name} | {ranks} | {mode} | {rss.max():.0f} | "
                     f"{metrics['counting_rss'] / 2**20:.0f} | "
                     f"{metrics['exchange_peak_bytes'] / 2**20:.1f} | "
-                    f"{metrics['time_per_iteration']:.3f} | {metrics['overlap']:.2f} | "
+                    f"{metrics['time_per_iteration']:.3f} | "
+                    f"{metrics['modelled_overlap']:.2f} | "
                     f"{metrics['estimate']:.6g} |",
                     flush=True,
                 )

@@ -89,18 +89,18 @@ def test_four_ranks_match_one_process(launch, graph_file, mode, extra):
     if mode == "alltoall":
         assert pipelined == 0
         assert "step" not in record["profiles"]
-        assert metrics["overlap"] == 0
+        assert metrics["modelled_overlap"] == 0
     else:
         assert pipelined == (
             4 if mode == "pipeline" else sum(subtemplates["pipelined"])
         )
         assert pipelined > 0
         steps = record["profiles"]["step"]
-        assert len(steps["overlap"]) == 3
-        assert all(0 <= rho <= 1 for rho in steps["overlap"])
+        assert len(steps["modelled_overlap"]) == 3
+        assert all(0 <= rho <= 1 for rho in steps["modelled_overlap"])
         # Eq. 14: every step's transfer runs while the previous step is summed.
-        assert metrics["overlap"] > 0
-        assert all(t > 0 for t in steps["transfer_time"])
+        assert metrics["modelled_overlap"] > 0
+        assert all(t > 0 for t in steps["modelled_transfer_time"])
     if mode == "adaptive":
         assert metrics["task_size"] == 3
         assert metrics["max_task"] <= 3
@@ -130,3 +130,8 @@ def test_two_ranks_float32_generator_spec(launch):
     assert record["metrics"]["estimate"] == expected.estimate
     assert record["settings"]["dtype"] == "float32"
     assert record["settings"]["throttle"] == "none"
+    # No link model acts on the real interconnect: nothing modelled is reported.
+    assert record["link"] == {"mode": "none", "ppn": 1}
+    assert "modelled_overlap" not in record["metrics"]
+    steps = record["profiles"]["step"]
+    assert sorted(steps) == ["comp_time", "wait_time"]
