@@ -65,8 +65,11 @@ def block(rank, dims, shape):
     return spans
 
 
-def halo_pattern(shape, ranks, itemsize=8):
+def halo_pattern(shape, ranks, itemsize=8, *, downstream=False):
     """:class:`CommPattern` of one halo exchange of a 3D domain over ``ranks``.
+
+    With ``downstream=True`` a rank sends only to its neighbours in the +x, +y and
+    +z directions: the pattern of one step of a wavefront (``stencil.advection3d``).
 
     Examples
     --------
@@ -75,12 +78,16 @@ def halo_pattern(shape, ranks, itemsize=8):
     >>> m = halo_pattern((8, 8, 8), 8).metrics(ppn=1)
     >>> m["M"], m["S"]
     (3.0, 128.0)
+    >>> halo_pattern((8, 8, 8), 8, downstream=True).metrics(ppn=1)["M"]
+    1.5
     """
     dims = process_grid(ranks)
     sizes = np.zeros((ranks, ranks))
     for rank in range(ranks):
         extent = [stop - start for start, stop in block(rank, dims, shape)]
         for direction in DIRECTIONS:
+            if downstream and min(direction) < 0:
+                continue
             peer = neighbour(rank, dims, direction)
             if peer is not None:
                 axis = next(i for i, d in enumerate(direction) if d)
