@@ -71,7 +71,7 @@ def link_mismatch(throttle, coords: dict, link) -> str:
             "latency": (throttle.latency, "s"),
         }
         for key, (value, unit) in asked.items():
-            if value is not None and _differs(link.get(key), value):
+            if key in link and value is not None and _differs(link[key], value):
                 problems.append(
                     f"{key.replace('_', ' ')} {_show(link.get(key))} {unit} "
                     f"but the point asks {_show(value)} {unit}"
@@ -102,8 +102,9 @@ def bandwidth_attrs(mode: str | None, link_model: dict | None) -> dict:
     dict
         ``units``, ``long_name`` and ``throttle_mode``; where a link model acts
         (modes ``emulated`` and ``netns``) also ``link_bandwidth`` (bytes/s, the rate
-        of 100 %) and ``latency`` (s). In mode ``none`` the interconnect is the real
-        one and its rate unknown, so neither is given.
+        of 100 %), and in mode ``emulated`` ``latency`` (s; ``netns`` shapes the
+        bandwidth only, its latency is the host's). In mode ``none`` the interconnect
+        is the real one and its rate unknown, so neither is given.
 
     Examples
     --------
@@ -112,13 +113,16 @@ def bandwidth_attrs(mode: str | None, link_model: dict | None) -> dict:
     (125000000.0, 5e-06)
     >>> "link_bandwidth" in bandwidth_attrs("none", {"link_bandwidth": 1.25e8})
     False
+    >>> sorted(bandwidth_attrs("netns", {"link_bandwidth": 1e9, "latency": 5e-6}))
+    ['link_bandwidth', 'link_bandwidth_units', 'long_name', 'throttle_mode', 'units']
     """
     attrs = {"units": "percent", "long_name": "share of the link bandwidth"}
     if mode is None:
         return attrs
     attrs["throttle_mode"] = mode
     if mode in ("emulated", "netns") and link_model:
-        for key, unit in (("link_bandwidth", "bytes/s"), ("latency", "s")):
+        keys = [("link_bandwidth", "bytes/s"), ("latency", "s")]
+        for key, unit in keys[: 2 if mode == "emulated" else 1]:
             if link_model.get(key) is not None:
                 attrs[key] = float(link_model[key])
                 attrs[f"{key}_units"] = unit

@@ -253,10 +253,12 @@ def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
     Returns
     -------
     dict
-        ``mode`` and ``ppn``; in modes ``emulated`` (the kernel charges the model in
-        virtual time) and ``netns`` (the network is shaped to it) also the model in SI
-        units (:meth:`LinkModel.to_config`) and ``effective_bandwidth`` (bytes/s). In
-        mode ``none`` no model acts, so none is reported.
+        ``mode`` and ``ppn``; in mode ``emulated`` (the kernel charges the model in
+        virtual time) also the model in SI units (:meth:`LinkModel.to_config`) and
+        ``effective_bandwidth`` (bytes/s); in mode ``netns`` (the network shapes the
+        bandwidth, the latency is the host's) ``bandwidth``, ``link_bandwidth`` and
+        ``effective_bandwidth`` only. In mode ``none`` no model acts, so none is
+        reported.
 
     Examples
     --------
@@ -266,6 +268,10 @@ def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
     62500000.0
     """
     record = {"mode": mode, "ppn": int(ppn)}
+    if mode == "emulated":
+        record.update(link.to_config())
+    elif mode == "netns":
+        record.update(bandwidth=link.bandwidth, link_bandwidth=link.link_bandwidth)
     if mode != "none":
-        record.update(link.to_config(), effective_bandwidth=link.effective_bandwidth)
+        record["effective_bandwidth"] = link.effective_bandwidth
     return record

@@ -68,6 +68,19 @@ def test_bandwidth_coordinate_carries_the_absolute_link_where_it_acts():
     assert "latency" not in attrs
     assert attrs["throttle_mode"] == "none"
     assert "link_bandwidth" not in bandwidth_attrs("netns", None)
+    # netns shapes the bandwidth only: no latency is claimed for it.
+    netns = bandwidth_attrs("netns", link)
+    assert netns["link_bandwidth"] == 1e9
+    assert "latency" not in netns
+
+
+def test_netns_echo_is_checked_on_what_it_shapes():
+    netns = SimpleNamespace(mode="netns", link_bandwidth=1.25e8, latency=5e-6)
+    link = {"mode": "netns", "ppn": 1, "bandwidth": 50.0, "link_bandwidth": 1.25e8}
+    assert link_mismatch(netns, {"bandwidth": 50, "ppn": 1}, link) == ""
+    assert "bandwidth 50 % but the point asks 10 %" in link_mismatch(
+        netns, {"bandwidth": 10, "ppn": 1}, link
+    )
 
 
 @pytest.mark.mpi
