@@ -11,6 +11,18 @@ BAD_INPUT = 2
 FAILURE = 1
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of at least 1, got {text!r}"
+        )
+    return value
+
+
 def _run(args) -> int:
     from .cluster import cluster_client
     from .runner import run_sweep
@@ -64,9 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure MPI programs over sweeps with a throttled interconnect, "
         "model them, and project them to large clusters.",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {_version()}"
-    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -85,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler-file", help="scheduler file of an existing Dask cluster"
     )
     where.add_argument(
-        "--workers", type=int, help="workers of the embedded LocalCluster"
+        "--workers", type=_positive_int, help="workers of the embedded LocalCluster"
     )
     where.add_argument(
         "--dask-mpi",
@@ -122,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the spec and results (default: ./scaleprobe-demo)",
     )
     demo.add_argument(
-        "--workers", type=int, help="workers of the embedded LocalCluster"
+        "--workers", type=_positive_int, help="workers of the embedded LocalCluster"
     )
     demo.set_defaults(handler=_demo)
 
@@ -148,6 +158,7 @@ def main(argv=None) -> int:
     int
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
     """
+    from ._connect import ClusterError
     from .admissible import RuleError
     from .settings import SettingsError
     from .spec import SpecError
@@ -168,6 +179,9 @@ def main(argv=None) -> int:
     ) as exc:
         print(f"scaleprobe: error: {exc}", file=sys.stderr)
         return BAD_INPUT
+    except ClusterError as exc:
+        print(f"scaleprobe: error: {exc}", file=sys.stderr)
+        return BAD_INPUT if isinstance(exc, ValueError) else FAILURE
     except KeyboardInterrupt:
         print(
             "scaleprobe: interrupted; run the same command again to resume",

@@ -17,8 +17,16 @@ import sys
 from distributed import Client, LocalCluster
 
 from . import config
+from ._connect import (
+    ClusterError,
+    ClusterSizeError,
+    check_workers,
+    connect,
+    connect_timeout,
+)
+from ._connect import scheduler_address as _scheduler_address
 
-__all__ = ["cluster_client"]
+__all__ = ["ClusterError", "cluster_client"]
 
 
 @contextlib.contextmanager
@@ -31,6 +39,7 @@ def cluster_client(
     dashboard_address=None,
     announce=True,
     backend=None,
+    timeout=None,
 ):
     """Yield a connected client, starting or joining a cluster as asked.
 
@@ -54,11 +63,22 @@ def cluster_client(
         Cluster to start when joining none (setting ``scaleprobe.cluster.backend``):
         an embedded ``LocalCluster``, or dask-jobqueue's ``SLURMCluster`` whose jobs
         run the points in their allocations (:mod:`scaleprobe.framework.jobqueue`).
+    timeout : float, optional
+        Seconds to wait for an existing cluster's scheduler file, its scheduler and
+        its first worker (setting ``scaleprobe.cluster.connect-timeout``).
 
     Yields
     ------
     distributed.Client
         The client; closed (and an embedded cluster shut down) on exit.
+
+    Raises
+    ------
+    ClusterError
+        An existing cluster's scheduler file, scheduler or workers did not answer
+        within ``timeout``, or an MPI job is too small for ``dask_mpi``.
+    SettingsError
+        ``workers`` (or the setting) is not a whole number of at least 1.
     """
     if sum(bool(x) for x in (address, scheduler_file, dask_mpi)) > 1:
         raise ValueError("give at most one of address, scheduler_file and dask_mpi")
@@ -66,6 +86,15 @@ def cluster_client(
         import logging
 
         import dask_mpi as dm
+        from mpi4py import MPI
+
+        size = MPI.COMM_WORLD.Get_size()
+        if size < 3:
+            raise ClusterSizeError(
+                f"--dask-mpi needs at least 3 MPI ranks (one scheduler, one client, "
+                f"one or more workers), this job has {size}: "
+                "mpiexec -n 3 scaleprobe run --dask-mpi SPEC"
+            )
 
         # At shutdown the ranks see each other's connections close; that is not news.
         for name in (
@@ -90,7 +119,10 @@ def cluster_client(
             yield client
         return
     if address or scheduler_file:
-        with Client(address, scheduler_file=scheduler_file) as client:
+        timeout = connect_timeout(timeout)
+        if scheduler_file:
+            address = _scheduler_address(scheduler_file, timeout)
+        with connect(address, timeout) as client:
             _announce(client, announce)
             yield client
         return
@@ -106,7 +138,7 @@ def cluster_client(
         return
     with (
         LocalCluster(
-            n_workers=config.resolve(workers, "cluster.workers"),
+            n_workers=check_workers(config.resolve(workers, "cluster.workers")),
             threads_per_worker=config.get("cluster.threads-per-worker"),
             dashboard_address=dashboard_address
             or config.get("cluster.dashboard-address"),
