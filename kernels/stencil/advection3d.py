@@ -191,7 +191,7 @@ def main(argv=None) -> int:
                 whole[x[0]:x[1], y[0]:y[1], z[0]:z[1]] = values
             extra["max_error"] = float(
                 np.abs(whole - advection_reference(shape, args.iterations)).max())
-        emit({"kernel": KERNEL, "status": "ok",
+        emit({"kernel": KERNEL, "status": "ok", "link": comm.link_record(),
               "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
               "units": {"exchange_time": "s", "max_error": "1", **METRIC_UNITS,
                         **SUMMARY_UNITS},

@@ -135,7 +135,9 @@ def test_advection_wavefront_matches_the_serial_sweep(mpi_run, ranks, ppn, alloc
                    "--allocation", allocation, "--machine-nodes", 64,
                    "--nodes-per-switch", 2, "--seed", 3,
                    env={"SCALEPROBE_COMM": json.dumps({**EMULATED, "ppn": ppn})})
-    metrics = parse_record(done.stdout)["metrics"]
+    record = parse_record(done.stdout)
+    assert (record["link"]["mode"], record["link"]["ppn"]) == ("emulated", ppn)
+    metrics = record["metrics"]
     # bit-identical: each point sees the same upstream values in the same order
     assert metrics["max_error"] == 0.0
     assert np.ptp(advection_reference(shape, 4)) > 0.1  # a field worth comparing
