@@ -15,8 +15,10 @@ Procedure (all of it deterministic, so a refit on the same data gives the same m
     3. Terms per area, in place of the paper's clustering: the ``candidates`` metrics
        most correlated with the time inside the area and their pairwise products;
        forward selection adds the term that most lowers the mean absolute relative
-       error of the robust fit, while it lowers it by at least ``min_gain`` (relative)
-       and there are fewer than ``max_terms`` terms.
+       error of the robust fit on held-out rows (``folds``-fold cross-validation
+       with a fixed shuffle; in-sample when the area has fewer than ``2 * folds``
+       rows), while it lowers it by at least ``min_gain`` (relative) and there are
+       fewer than ``max_terms`` terms.
     4. Robust regression per area: a Huber M-estimator (IRLS, MAD scale) on relative
        residuals ``(t - prediction) / t``, so short and long phases weigh alike and
        outliers (OS noise, a slow allocation) lose their pull.
@@ -80,6 +82,8 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     loss : {"relative", "absolute"}, default="relative"
         Residuals the robust fit and the term selection weigh: ``(t - fit) / t``
         (times must be positive) or ``t - fit``.
+    folds : int, default=5
+        Cross-validation folds of the term selection.
 
     Attributes
     ----------
@@ -108,7 +112,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
 
     def __init__(self, *, node_traffic_threshold=131072.0, size_threshold=4096.0,
                  max_terms=4, candidates=5, min_gain=0.02, min_area_samples=8,
-                 huber_k=HUBER_K, loss="relative"):
+                 huber_k=HUBER_K, loss="relative", folds=5):
         self.node_traffic_threshold = node_traffic_threshold
         self.size_threshold = size_threshold
         self.max_terms = max_terms
@@ -117,13 +121,14 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         self.min_area_samples = min_area_samples
         self.huber_k = huber_k
         self.loss = loss
+        self.folds = folds
 
     def _check_params(self):
         for name in ("node_traffic_threshold", "size_threshold", "min_gain"):
             if not np.isfinite(getattr(self, name)) or getattr(self, name) < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got "
                                  f"{getattr(self, name)!r}")
-        for name in ("max_terms", "candidates", "min_area_samples"):
+        for name in ("max_terms", "candidates", "min_area_samples", "folds"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
@@ -220,18 +225,29 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         ranked = [i for i in ranked if np.ptp(X[:, i]) > 0][: self.candidates]
         pool = [names[i] for i in ranked]
         pool += [f"{a}*{b}" for a, b in itertools.combinations(pool, 2)]
+        fold = np.random.default_rng(0).permutation(len(y)) % self.folds
         chosen = []
-        best = self._fit_terms(X, y, scale, chosen)
+        best = self._held_out_error(X, y, scale, chosen, fold)
         while pool and len(chosen) < self.max_terms:
-            trials = [(self._fit_terms(X, y, scale, [*chosen, term]), term)
-                      for term in pool]
-            fit, term = min(trials, key=lambda trial: trial[0]["error"])
-            if fit["error"] > best["error"] * (1.0 - self.min_gain):
+            error, term = min((self._held_out_error(X, y, scale, [*chosen, t], fold), t)
+                              for t in pool)
+            if error > best * (1.0 - self.min_gain):
                 break
-            best = fit
+            best = error
             chosen.append(term)
             pool.remove(term)
-        return best
+        return {**self._fit_terms(X, y, scale, chosen), "selection_error": best}
+
+    def _held_out_error(self, X, y, scale, terms, fold):
+        if len(y) < 2 * self.folds:
+            return self._fit_terms(X, y, scale, terms)["error"]
+        errors = np.empty(len(y))
+        for k in range(self.folds):
+            test = fold == k
+            fit = self._fit_terms(X[~test], y[~test], scale[~test], terms)
+            errors[test] = np.abs(y[test] - _evaluate(fit, X[test], self.feature_names_)
+                                  ) / scale[test]
+        return float(np.mean(errors))
 
     def _fit_terms(self, X, y, scale, terms):
         names = self.feature_names_
@@ -267,14 +283,8 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             rows = codes == code
             if not rows.any():
                 continue
-            area = self.areas_[name]
-            columns = np.column_stack(
-                [_term(X[rows], self.feature_names_, t) for t in area["terms"]]
-                or [np.empty((int(rows.sum()), 0))])
-            design = np.column_stack(
-                [np.ones(int(rows.sum())),
-                 (columns - np.asarray(area["center"])) / np.asarray(area["spread"])])
-            prediction[rows] = design @ np.asarray(area["coef"])
+            prediction[rows] = _evaluate(self.areas_[name], X[rows],
+                                         self.feature_names_)
         if np.any(prediction <= 0):
             warn(f"{int(np.sum(prediction <= 0))} predicted communication times are "
                  "not positive: these metrics lie outside what the training "
@@ -291,6 +301,15 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             lines.append(f"area {name}: t ~ {terms}; {area['samples']} rows, mean "
                          f"|relative error| {100 * area['error']:.1f} %{note}")
         return "\n".join(lines)
+
+
+def _evaluate(area, X, names):
+    columns = np.column_stack([_term(X, names, t) for t in area["terms"]]
+                              or [np.empty((X.shape[0], 0))])
+    design = np.column_stack(
+        [np.ones(X.shape[0]),
+         (columns - np.asarray(area["center"])) / np.asarray(area["spread"])])
+    return design @ np.asarray(area["coef"])
 
 
 def _pearson(x, y):

@@ -124,8 +124,8 @@ def test_bad_parameters_and_times():
 
 def test_round_trip_through_fit_ensemble_and_a_model_file(data, tmp_path):
     X, y, _ = data
-    frame = X.assign(nodes=X["N"]).iloc[:240]
-    fit = fit_ensemble((frame, y[:240]), models={"comm": CommunicationPredictor()})
+    frame = X.assign(nodes=X["N"]).iloc[:120]
+    fit = fit_ensemble((frame, y[:120]), models={"comm": CommunicationPredictor()})
     path = tmp_path / "models.json"
     save_models(path, fit)
     loaded = load_models(path).models["comm"]
