@@ -1,6 +1,8 @@
 """Kernels echo the link model they applied; the framework checks it and labels it."""
 
+import importlib.util
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -10,6 +12,7 @@ from scaleprobe.framework.launch import launch_point
 from scaleprobe.framework.plan import plan
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.registry import kernel_module, kernel_names
 
 THROTTLE = SimpleNamespace(mode="emulated", link_bandwidth=1.25e8, latency=5e-6)
 APPLIED = {
@@ -131,4 +134,20 @@ def test_a_point_whose_kernel_applied_another_link_is_invalid():
     assert result["status"] == "invalid"
     assert result["error"] == (
         "the kernel applied bandwidth 50 % but the point asks 100 %"
+    )
+
+
+def _sources(module: str) -> str:
+    origin = Path(importlib.util.find_spec(module).origin)
+    files = origin.parent.rglob("*.py") if origin.name == "__init__.py" else [origin]
+    return "".join(path.read_text() for path in files)
+
+
+@pytest.mark.parametrize("name", kernel_names())
+def test_every_kernel_on_the_instrumented_communicator_echoes_its_link(name):
+    source = _sources(kernel_module(name))
+    if "InstrumentedComm" not in source:
+        pytest.skip(f"{name} does not talk through the instrumented communicator")
+    assert "link_record()" in source, (
+        f"kernel {name!r} applies a link model but its record has no 'link'"
     )
