@@ -26,6 +26,7 @@ from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 
 from . import config
 from ._linkcheck import link_mismatch
+from ._replay import replay_line
 from .netns import NetnsError
 from .plan import Point
 from .settings import LaunchSettings
@@ -328,7 +329,8 @@ def launch_point(
         ``key``, ``coords``, ``status`` (ok / failed / timeout / invalid), ``error``,
         ``record`` (the kernel's record or None), ``returncode``, ``launch_time``
         (wall seconds of the whole launch), ``started`` and ``finished`` (epoch
-        seconds), ``host``, ``command``, ``stdout`` and ``stderr``.
+        seconds), ``host``, ``command``, ``replay`` (a shell line rerunning the launch
+        with the environment scaleprobe set), ``stdout`` and ``stderr``.
     """
     result = {
         "key": point.key,
@@ -350,6 +352,8 @@ def launch_point(
                 int(point.coords["nodes"]),
                 spec.throttle.link_bandwidth * float(point.coords["bandwidth"]) / 100,
             )
+        env = launch_environment(spec, point, settings)
+        result["replay"] = replay_line(command, env, cwd=os.getcwd())
         # The guard makes the launch die with this process (see _guard.py).
         guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
         process = subprocess.Popen(
@@ -357,7 +361,7 @@ def launch_point(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env=launch_environment(spec, point, settings),
+            env=env,
             start_new_session=True,
             text=True,
             errors="replace",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import time
 
@@ -135,8 +136,9 @@ class ResultStore:
         stdout, stderr = result.pop("stdout", ""), result.pop("stderr", "")
         log = os.path.join(self.logs_dir, f"{result['key']}.log")
         with open(log, "w", encoding="utf-8") as f:
-            f.write(f"# point: {json.dumps(result['coords'])}\n")
-            f.write(f"# command: {' '.join(result.get('command', []))}\n")
+            # First line: the shell line that reruns the launch as measured.
+            f.write(result.get("replay") or shlex.join(result.get("command", [])))
+            f.write(f"\n# point: {json.dumps(result['coords'])}\n")
             f.write(f"# status: {result['status']} {result.get('error', '')}\n")
             f.write(
                 "# ---- stderr ----\n"
