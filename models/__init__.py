@@ -33,6 +33,7 @@ from .features import data_size, link_of, make_features, prediction_frame
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
+from .patterns import build_pattern, pattern_metrics
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
 from .projection import cannot_tell_from, project
 from .readers import (
@@ -74,6 +75,7 @@ __all__ = [
     "TrafficModel",
     "UnreliableModelWarning",
     "bandwidth_demand",
+    "build_pattern",
     "calibrate_interval",
     "cannot_tell_from",
     "completion_time_increment",
@@ -92,6 +94,7 @@ __all__ = [
     "measurement_format",
     "parallel_efficiency",
     "parse_term",
+    "pattern_metrics",
     "prediction_frame",
     "project",
     "save_models",
