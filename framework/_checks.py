@@ -161,6 +161,8 @@ def _throttle(raw) -> Throttle:
             "throttle.core_slots",
             f"must be a non-negative integer or null, got {slots!r}",
         )
+    for key, example in _UNIT_EXAMPLES.items():
+        _require_unit(raw, key, example)
     try:
         values = {
             "link_bandwidth": parse_bandwidth(
@@ -182,6 +184,30 @@ def _throttle(raw) -> Throttle:
         except UnitError as exc:
             _fail(f"throttle.{key}", str(exc))
     return Throttle(mode=mode, core_slots=slots, **values)
+
+
+_UNIT_EXAMPLES = {
+    "link_bandwidth": "10 Gbit/s",
+    "memory_bandwidth": "5 GB/s",
+    "latency": "5 us",
+    "memory_latency": "0.5 us",
+}
+
+
+def _require_unit(raw: dict, key: str, example: str) -> None:
+    """Refuse a dimensioned throttle value given as a bare number (other than 0)."""
+    value = raw.get(key)
+    if isinstance(value, bool) or value is None:
+        return
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return  # has a unit (or is garbage the unit parser names)
+    if number != 0:
+        if key.endswith("latency"):
+            example = f"{number:g} {example.split()[1]}"
+        _fail(f"throttle.{key}", f"{text} needs a unit, e.g. '{example}'")
 
 
 def _check_netns(raw: dict) -> None:

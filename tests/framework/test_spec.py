@@ -101,6 +101,19 @@ BAD = [
         dict(**{"throttle.latency": "5 parsecs"}),
         "spec key 'throttle.latency': unknown duration unit",
     ),
+    (
+        dict(**{"throttle.latency": 5}),
+        "spec key 'throttle.latency': 5 needs a unit, e.g. '5 us'",
+    ),
+    (
+        dict(**{"throttle.memory_latency": "0.5"}),
+        "spec key 'throttle.memory_latency': 0.5 needs a unit, e.g. '0.5 us'",
+    ),
+    (
+        dict(**{"throttle.link_bandwidth": 1.25e8}),
+        "spec key 'throttle.link_bandwidth': 125000000.0 needs a unit, "
+        "e.g. '10 Gbit/s'",
+    ),
     (dict(**{"throttle.mode": "warp"}), "spec key 'throttle.mode': got 'warp'"),
     (dict(**{"throttle.speed": 3}), "spec key 'throttle.speed': unknown key"),
     (
@@ -151,6 +164,10 @@ def test_cli_exits_2_with_one_line(tmp_path, capsys, changes, message):
     err = capsys.readouterr().err.strip()
     assert err.startswith("scaleprobe: error: " + message)
     assert len(err.splitlines()) == 1
+
+
+def test_a_zero_latency_needs_no_unit():
+    assert load_spec(_spec(**{"throttle.latency": 0})).throttle.latency == 0.0
 
 
 def test_external_programs_are_checked_at_load_time(monkeypatch):
