@@ -33,6 +33,32 @@ def _parameters(parser) -> list[str]:
     return names
 
 
+#: Flags of the instrumented communicator that every launch sets from the spec, and
+#: where in the spec they come from; a kernel parameter of the same name would make
+#: the kernel apply another link than the point's coordinates say.
+_SET_BY_SPEC = {
+    "throttle": "throttle.mode",
+    "ppn": "sweep.ppn",
+    "bandwidth_percent": "sweep.bandwidth",
+    "link_bandwidth": "throttle.link_bandwidth",
+    "latency": "throttle.latency",
+    "core_slots": "throttle.core_slots",
+}
+
+
+def _refuse_link_flags(params: dict, axes: dict, valid: list, fail) -> None:
+    for where, keys in (("params", params), ("sweep", axes)):
+        for key in keys:
+            flag = str(key).replace("-", "_")
+            if flag in _SET_BY_SPEC and flag in valid:
+                fail(
+                    f"{where}.{key}",
+                    f"the launch sets --{flag.replace('_', '-')} from the spec's "
+                    f"{_SET_BY_SPEC[flag]} for every point; set it there, not as a "
+                    "kernel parameter",
+                )
+
+
 def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
     """Refuse an unregistered kernel, or arguments its parser rejects.
 
@@ -64,6 +90,7 @@ def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
     valid = _parameters(parser)
     axes = {k: v for k, v in sweep.items() if k not in ("nodes", "ppn", "bandwidth")}
     axes.pop("run", None)
+    _refuse_link_flags(params, axes, valid, fail)
     first = {k: v[0] for k, v in axes.items()}
     cases = [("params", {**params, **first})]
     cases += [

@@ -1,5 +1,6 @@
 """Kernels echo the link model they applied; the framework checks it and labels it."""
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -10,7 +11,7 @@ from scaleprobe.framework._assemble import assemble
 from scaleprobe.framework._linkcheck import bandwidth_attrs, link_mismatch
 from scaleprobe.framework.launch import launch_point
 from scaleprobe.framework.plan import plan
-from scaleprobe.framework.spec import load_spec
+from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.registry import kernel_module, kernel_names
 
@@ -114,13 +115,44 @@ def _pingpong(params):
         {
             "name": "p",
             "kernel": "commbench.pingpong",
-            "params": {"iterations": 2, "msg-bytes": 1024, **params},
+            "params": {"iterations": 2, "msg-bytes": 1024},
             "sweep": {"nodes": [2], "ppn": [1], "bandwidth": [100]},
             "throttle": {"mode": "emulated", "core_slots": 0},
             "timeout": 60,
         }
     )
+    # Built past the spec checks, which refuse a throttle flag as a kernel parameter.
+    spec = dataclasses.replace(spec, params={**spec.params, **params})
     return spec, plan(spec)[0]
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "source"),
+    [
+        ("params", "bandwidth-percent", "sweep.bandwidth"),
+        ("params", "latency", "throttle.latency"),
+        ("params", "core-slots", "throttle.core_slots"),
+        ("params", "throttle", "throttle.mode"),
+        ("sweep", "link_bandwidth", "throttle.link_bandwidth"),
+    ],
+)
+def test_a_throttle_flag_as_kernel_parameter_is_refused_at_spec_load(
+    where, key, source
+):
+    spec = {
+        "name": "p",
+        "kernel": "commbench.pingpong",
+        "params": {},
+        "sweep": {"nodes": [2], "bandwidth": [100]},
+        "throttle": {"mode": "emulated"},
+    }
+    spec[where][key] = 2 if where == "params" else [1e8, 1e9]
+    with pytest.raises(SpecError) as error:
+        load_spec(spec)
+    message = str(error.value)
+    assert f"'{where}.{key}'" in message
+    assert source in message
+    assert "\n" not in message
 
 
 @pytest.mark.mpi
