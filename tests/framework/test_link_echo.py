@@ -7,8 +7,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 from scaleprobe.framework._assemble import assemble
 from scaleprobe.framework._linkcheck import bandwidth_attrs, link_mismatch
+from scaleprobe.framework.cli import main
 from scaleprobe.framework.launch import launch_point
 from scaleprobe.framework.plan import plan
 from scaleprobe.framework.spec import SpecError, load_spec
@@ -137,7 +139,7 @@ def _pingpong(params):
     ],
 )
 def test_a_throttle_flag_as_kernel_parameter_is_refused_at_spec_load(
-    where, key, source
+    where, key, source, tmp_path, capsys
 ):
     spec = {
         "name": "p",
@@ -152,7 +154,12 @@ def test_a_throttle_flag_as_kernel_parameter_is_refused_at_spec_load(
     message = str(error.value)
     assert f"'{where}.{key}'" in message
     assert source in message
-    assert "\n" not in message
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"scaleprobe: error: {message}"
+    assert len(err.splitlines()) == 1
 
 
 @pytest.mark.mpi
