@@ -37,7 +37,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._robust import HUBER_K, huber_fit
-from ._warnings import DegenerateFitWarning, PhysicalLimitWarning, warn
+from ._warnings import (
+    DegenerateFitWarning,
+    ExtrapolationWarning,
+    PhysicalLimitWarning,
+    warn,
+)
 
 __all__ = ["AREAS", "CommunicationPredictor"]
 
@@ -87,6 +92,9 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
+    feature_ranges_ : dict
+        ``(min, max)`` of each metric in training; :meth:`predict` warns
+        (:class:`~scaleprobe.models.ExtrapolationWarning`) beyond them.
     correlations_ : dict
         Pearson correlation of each metric with the time (nan for constant metrics).
     areas_ : dict
@@ -194,6 +202,8 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 "loss='absolute' for other targets"
             )
         self.feature_names_ = _names(self, X.shape[1])
+        self.feature_ranges_ = {name: (float(X[:, i].min()), float(X[:, i].max()))
+                                for i, name in enumerate(self.feature_names_)}
         self.correlations_ = {name: _pearson(X[:, i], y)
                               for i, name in enumerate(self.feature_names_)}
         everything = self._fit_area(X, y)
@@ -276,6 +286,13 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        outside = [name for i, name in enumerate(self.feature_names_)
+                   if np.any(X[:, i] < self.feature_ranges_[name][0] * (1 - 1e-9))
+                   or np.any(X[:, i] > self.feature_ranges_[name][1] * (1 + 1e-9))]
+        if outside:
+            warn(f"{', '.join(outside)} outside the trained range: the benchmark "
+                 "did not measure such phases, the prediction extrapolates",
+                 ExtrapolationWarning)
         codes = self._areas(X)
         names = list(self.areas_) if "all" in self.areas_ else list(AREAS)
         prediction = np.empty(X.shape[0])

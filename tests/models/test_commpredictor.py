@@ -7,12 +7,18 @@ from scaleprobe.kernels.comm.pattern import METRICS, CommPattern, place_nodes
 from scaleprobe.models import (
     CommunicationPredictor,
     DegenerateFitWarning,
+    ExtrapolationWarning,
     fit_ensemble,
     load_models,
     save_models,
 )
 
 KIB = 1024
+
+# fresh random patterns fall slightly outside the training ranges; that warning is
+# tested on its own below
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::scaleprobe.models.ExtrapolationWarning")
 
 
 def _metrics(samples, seed):
@@ -110,6 +116,16 @@ def test_sparse_area_falls_back_with_a_warning(data):
     with pytest.warns(DegenerateFitWarning, match="rows"):
         model = CommunicationPredictor().fit(X[keep], y[keep])
     assert any(area["fallback"] for area in model.areas_.values())
+
+
+@pytest.mark.filterwarnings("error::scaleprobe.models.ExtrapolationWarning")
+def test_warns_beyond_the_trained_metrics():
+    X = pd.DataFrame({"S": [1e3, 2e3, 4e3, 8e3], "NT": [1e3, 2e3, 4e3, 8e3]})
+    y = 1e-6 + X["NT"] / 1e9
+    model = CommunicationPredictor(min_area_samples=1).fit(X, y)
+    model.predict(X)  # inside: no warning
+    with pytest.warns(ExtrapolationWarning, match="NT"):
+        model.predict(pd.DataFrame({"S": [4e3], "NT": [1e5]}))
 
 
 def test_bad_parameters_and_times():
