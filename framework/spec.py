@@ -239,6 +239,8 @@ def load_spec(spec: str | os.PathLike | dict | Spec) -> Spec:
     spec : str, path-like, dict or Spec
         A path to a YAML file, YAML text (a string containing a newline), a dict with
         the same keys, or an already validated :class:`Spec` (returned unchanged).
+        A relative ``output`` of a spec file is resolved against the file's folder;
+        of YAML text or a dict, against the current directory.
 
     Returns
     -------
@@ -269,4 +271,8 @@ def load_spec(spec: str | os.PathLike | dict | Spec) -> Spec:
             text = f.read()
     except OSError as exc:
         raise SpecError(f"cannot read spec file {path!r}: {exc.strerror}") from None
-    return _parse(text, path)
+    parsed = _parse(text, path)
+    output = os.path.expanduser(parsed.output)
+    # A relative output belongs beside its spec, wherever the command is run from.
+    folder = os.path.dirname(os.path.abspath(path))
+    return dataclasses.replace(parsed, output=os.path.join(folder, output))

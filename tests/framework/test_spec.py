@@ -195,3 +195,18 @@ def test_external_programs_are_checked_at_load_time(monkeypatch):
         load_spec({**base, "params": {"command": "./bfs", "parser": "nope"}})
     monkeypatch.setattr("scaleprobe.framework.netns.netns_unavailable", lambda: None)
     assert load_spec({**base, "throttle": {"mode": "netns"}}).throttle.mode == "netns"
+
+
+def test_a_relative_output_lives_beside_its_spec_file(tmp_path, monkeypatch):
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(GOOD)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    spec = load_spec(folder / "spec.yaml")
+    assert spec.output == str(folder / "results" / "pingpong.zarr")
+    absolute = GOOD.replace("results/pingpong.zarr", str(tmp_path / "abs.zarr"))
+    (folder / "abs.yaml").write_text(absolute)
+    assert load_spec(folder / "abs.yaml").output == str(tmp_path / "abs.zarr")
+    assert load_spec(yaml.safe_load(GOOD)).output == "results/pingpong.zarr"
