@@ -52,7 +52,20 @@ def _show(args) -> int:
     from ._summary import summarize
     from .store import open_results
 
-    print(summarize(open_results(args.path), metric=args.metric))
+    ds = open_results(args.path)
+    if args.metric is not None and args.metric not in ds.data_vars:
+        import difflib
+
+        names = sorted(str(v) for v in ds.data_vars if v != "status")
+        close = difflib.get_close_matches(args.metric, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        print(
+            f"scaleprobe: error: {args.path} has no metric {args.metric!r}; {hint}"
+            f"metrics: {', '.join(names) or 'none'}",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
+    print(summarize(ds, metric=args.metric))
     return 0
 
 

@@ -120,3 +120,26 @@ def test_point_files_are_complete_json_and_netcdf_works(tmp_path):
 def test_missing_results_are_reported(tmp_path):
     with pytest.raises(FileNotFoundError, match="no scaleprobe results"):
         open_results(tmp_path / "nothing.zarr")
+
+
+def _small_store(tmp_path):
+    store = ResultStore(tmp_path / "c.zarr")
+    store.start(_campaign())
+    store.write_point(_result(1, 100))
+    store.consolidate()
+    return str(tmp_path / "c.zarr")
+
+
+def test_show_answers_an_unknown_metric_with_one_line(tmp_path, capsys):
+    from scaleprobe.framework.cli import main
+
+    path = _small_store(tmp_path)
+    assert main(["show", path, "--metric", "tme"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1
+    assert "has no metric 'tme'; did you mean 'time'?" in lines[0]
+    assert "bytes_sent" in lines[0]
+    assert main(["show", path, "--metric", "bytes_sent"]) == 0
+    assert "median bytes_sent" in capsys.readouterr().out
