@@ -65,9 +65,14 @@ def data():
     return X, y, outliers
 
 
-def test_known_law_recovered_per_area_despite_outliers(data):
+@pytest.fixture(scope="module")
+def fitted(data):
     X, y, _ = data
-    model = CommunicationPredictor().fit(X, y)
+    return CommunicationPredictor().fit(X, y)
+
+
+def test_known_law_recovered_per_area_despite_outliers(fitted):
+    model = fitted
     test = _metrics(300, seed=9)
     truth = _law(test)
     error = np.abs(model.predict(test) - truth) / truth
@@ -80,11 +85,11 @@ def test_known_law_recovered_per_area_despite_outliers(data):
     assert not any(area["fallback"] for area in model.areas_.values())
 
 
-def test_robust_fit_beats_least_squares_on_outliers(data):
+def test_robust_fit_beats_least_squares_on_outliers(data, fitted):
     X, y, _ = data
     test = _metrics(200, seed=5)
     truth = _law(test)
-    robust = CommunicationPredictor().fit(X, y)
+    robust = fitted
     # huber_k large: every residual is in the quadratic zone, i.e. least squares
     plain = CommunicationPredictor(huber_k=1e9).fit(X, y)
     err_robust = np.mean(np.abs(robust.predict(test) - truth) / truth)
@@ -92,9 +97,8 @@ def test_robust_fit_beats_least_squares_on_outliers(data):
     assert err_robust < 0.5 * err_plain
 
 
-def test_pearson_table_ranks_node_traffic_high(data):
-    X, y, _ = data
-    model = CommunicationPredictor().fit(X, y)
+def test_pearson_table_ranks_node_traffic_high(fitted):
+    model = fitted
     assert set(model.correlations_) == set(METRICS)
     assert model.correlations_["V"] > 0.8
     assert model.correlations_["V"] > abs(model.correlations_["SWR"])
@@ -140,8 +144,9 @@ def test_bad_parameters_and_times():
 
 def test_round_trip_through_fit_ensemble_and_a_model_file(data, tmp_path):
     X, y, _ = data
-    frame = X.assign(nodes=X["N"]).iloc[:120]
-    fit = fit_ensemble((frame, y[:120]), models={"comm": CommunicationPredictor()})
+    frame = X.assign(nodes=X["N"]).iloc[:60]
+    light = CommunicationPredictor(max_terms=2, candidates=3)  # the file is tested
+    fit = fit_ensemble((frame, y[:60]), models={"comm": light})
     path = tmp_path / "models.json"
     save_models(path, fit)
     loaded = load_models(path).models["comm"]
