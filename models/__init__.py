@@ -30,6 +30,7 @@ from .derived import (
 from .ensemble import RELIABLE_SMAPE, default_ensemble, fit_ensemble
 from .evaluation import BASELINE, default_cv, evaluate, select_model, summarize
 from .features import data_size, link_of, make_features, prediction_frame
+from .fim_cal import FiMCal
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
@@ -60,6 +61,7 @@ __all__ = [
     "EnsembleFit",
     "ExtrapolationSplit",
     "ExtrapolationWarning",
+    "FiMCal",
     "InsufficientDataWarning",
     "LeaveOneBandwidthOut",
     "LeaveOneScaleOut",

@@ -46,6 +46,7 @@ from sklearn.base import BaseEstimator
 
 from .baseline import PowerLawBaseline
 from .commpredictor import CommunicationPredictor
+from .fim_cal import FiMCal
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
@@ -61,7 +62,8 @@ VERSION = 2
 ESTIMATORS = {
     cls.__name__: cls
     for cls in (
-        ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline, CommunicationPredictor
+        ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline, CommunicationPredictor,
+        FiMCal,
     )
 }
 

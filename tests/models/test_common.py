@@ -14,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 from scaleprobe.models import (
     CommunicationPredictor,
+    FiMCal,
     PMNFSearch,
     PowerLawBaseline,
     ScalingLaw,
@@ -92,6 +93,7 @@ class WeightedProcessCounts(ProcessCounts):
         ProcessCounts(TrafficModel()),
         ProcessCounts(PowerLawBaseline()),
         CommunicationPredictor(loss="absolute"),
+        ProcessCounts(FiMCal()),
     ]
 )
 def test_sklearn_contract(estimator, check):

@@ -1,0 +1,236 @@
+r"""FiM-Cal: computation time from hardware parameters regressed on the application.
+
+FiM-Cal (Bhimani et al., Section 2.2) learns the hardware parameters utilisation
+:math:`U`, total cycles :math:`TC` and stall cycles :math:`SC` as linear functions of
+the application parameters (Eq. 11), scales all three by one sensitivity :math:`\alpha`
+(Eq. 12) calibrated so that the Markov model of :mod:`scaleprobe.models.fim_markov`
+reproduces the measured computation times, and predicts a time for any process count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._warnings import DegenerateFitWarning, warn
+from .fim_markov import calculation_time, synchronized_time
+
+__all__ = ["FiMCal"]
+
+_VARIANTS = {"published": calculation_time, "synchronized": synchronized_time}
+_ALPHA = ("optimize", "published")
+
+
+class FiMCal(RegressorMixin, BaseEstimator):
+    r"""FiM-Cal as one estimator: Eq. 11 regression, Eq. 12 calibration, Eq. 1-10.
+
+    ``X`` holds the application parameters (e.g. N, K, I) and, in column
+    ``processes``, the process count :math:`t`; ``y`` the measured computation time
+    in seconds. ``fit(X, y, hardware=H)`` takes the measured hardware parameters
+    ``H[:, 0:3] = (U, TC, SC)`` per point (TC the cycles of the whole computation).
+    Without them FiM-Cal derives what it honestly can: :math:`TC = y\,t\,F` (CPU
+    time times clock rate), :math:`SC = 0`, :math:`U = 1 - 1/TC`; the published
+    model does not depend on :math:`U` or :math:`SC` (its Eq. 9 reduces to
+    :math:`1 - (1 - 1/TC)^t`), the synchronized variant does.
+
+    Parameters
+    ----------
+    frequency : float, default=1e9
+        :math:`F`, clock rate in Hz.
+    processes : int, default=-1
+        Column of ``X`` holding the process count (positive, rounded to the
+        nearest integer, at least 1).
+    stages : int, default=1
+        Stages of the computation (iterations of an iterative kernel).
+    variant : {"published", "synchronized"}, default="published"
+        Markov model: as published (Eq. 9-10) or with a barrier at every stage.
+    alpha : {"optimize", "published"}, default="optimize"
+        Calibration of :math:`\alpha`: a bounded 1-D optimiser of the relative RMS
+        error, or Algorithm 1's fixed steps of ``epsilon`` (from 1) until the relative
+        RMS error drops below ``tau`` or stops falling.
+    epsilon : float, default=1e-3
+        Step of Algorithm 1.
+    tau : float, default=0.01
+        Threshold of Algorithm 1.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (3, n_features_in_)
+        :math:`\vec\beta_i` of Eq. 11 for U, TC, SC: intercept, then one coefficient
+        per application parameter (the process column excluded).
+    alpha_ : float
+        Calibrated :math:`\alpha` of Eq. 12.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n = np.array([1e6, 2e6, 4e6, 1e6, 2e6, 4e6])
+    >>> t = np.array([1, 1, 1, 4, 4, 4])
+    >>> seconds = 50 * n / 1e9 / t  # 50 cycles per point, ideal speedup
+    >>> model = FiMCal().fit(np.column_stack([n, t]), seconds)
+    >>> round(float(model.predict([[8e6, 8]])[0]), 4)
+    0.05
+    """
+
+    def __init__(
+        self,
+        *,
+        frequency=1e9,
+        processes=-1,
+        stages=1,
+        variant="published",
+        alpha="optimize",
+        epsilon=1e-3,
+        tau=0.01,
+    ):
+        self.frequency = frequency
+        self.processes = processes
+        self.stages = stages
+        self.variant = variant
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.tau = tau
+
+    def _check_params(self):
+        if self.variant not in _VARIANTS:
+            raise ValueError(
+                f"variant must be one of {sorted(_VARIANTS)}, got {self.variant!r}"
+            )
+        if self.alpha not in _ALPHA:
+            raise ValueError(f"alpha must be one of {list(_ALPHA)}, got {self.alpha!r}")
+        if not (isinstance(self.frequency, int | float) and self.frequency > 0):
+            raise ValueError(f"frequency must be positive, got {self.frequency!r}")
+
+    def _split(self, X):
+        column = self.processes % X.shape[1] if X.shape[1] else 0
+        if np.any(X[:, column] <= 0):
+            raise ValueError(
+                f"the process count (column {self.processes}) must be positive, got "
+                f"{X[:, column].min()}"
+            )
+        counts = np.maximum(np.rint(X[:, column]), 1.0)
+        design = np.delete(X, column, axis=1)
+        return np.column_stack([np.ones(len(X)), design]), counts.astype(int)
+
+    def fit(self, X, y, hardware=None):
+        """Regress U, TC, SC on the application parameters and calibrate alpha.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Measured computation time in seconds.
+        hardware : array-like of shape (n_samples, 3), optional
+            Measured ``(U, TC, SC)`` per point.
+
+        Returns
+        -------
+        self : FiMCal
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, y_numeric=True)
+        design, counts = self._split(X)
+        if hardware is None:
+            total = np.maximum(y * counts * self.frequency, 2.0)
+            hardware = np.column_stack([1.0 - 1.0 / total, total, np.zeros_like(y)])
+        else:
+            hardware = np.asarray(hardware, dtype=float)
+            if hardware.shape != (len(y), 3):
+                raise ValueError(
+                    f"hardware must have shape ({len(y)}, 3) for (U, TC, SC), got "
+                    f"{hardware.shape}"
+                )
+        self.coef_ = np.linalg.lstsq(design, hardware, rcond=None)[0].T
+        self.alpha_ = 1.0
+        positive = y > 0
+        if not positive.any():
+            warn(
+                "no positive computation time to calibrate alpha", DegenerateFitWarning
+            )
+            return self
+
+        def error(alpha):
+            predicted = self._times(design[positive], counts[positive], alpha)
+            return float(np.sqrt(np.mean((predicted / y[positive] - 1.0) ** 2)))
+
+        if self.alpha == "optimize":
+            best = minimize_scalar(
+                lambda log_a: error(math.exp(log_a)),
+                bounds=(-12.0, 12.0),
+                method="bounded",
+                options={"xatol": 1e-6},
+            )
+            self.alpha_ = math.exp(best.x)
+        else:
+            self.alpha_ = self._algorithm1(error, design, counts, y)
+        return self
+
+    def _algorithm1(self, error, design, counts, y):
+        alpha, current = 1.0, error(1.0)
+        predicted = self._times(design, counts, 1.0)
+        direction = 1.0 if np.mean(y - predicted) > 0 else -1.0
+        for _ in range(100_000):
+            if current < self.tau:
+                return alpha
+            step = alpha + direction * self.epsilon
+            if step <= 0 or error(step) >= current:
+                break
+            alpha, current = step, error(step)
+        warn(
+            f"Algorithm 1 stopped at alpha={alpha:.6g} with relative RMS error "
+            f"{current:.3g} > tau={self.tau}",
+            DegenerateFitWarning,
+        )
+        return alpha
+
+    def _hardware(self, design, alpha):
+        u, tc, sc = (alpha * design @ self.coef_.T).T
+        tc = np.maximum(tc, 1.0 + 1e-9)
+        u = np.clip(u, 0.0, 1.0 - 1.0 / tc)
+        sc = np.clip(sc, 0.0, tc * (1.0 - 1e-12))
+        return u, tc, sc
+
+    def _times(self, design, counts, alpha):
+        model = _VARIANTS[self.variant]
+        u, tc, sc = self._hardware(design, alpha)
+        return np.array(
+            [
+                model(float(a), float(b), float(c), self.frequency, int(t), self.stages)
+                for a, b, c, t in zip(u, tc, sc, counts, strict=True)
+            ]
+        )
+
+    def predict(self, X):
+        """Predicted computation time in seconds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        design, counts = self._split(X)
+        return self._times(design, counts, self.alpha_)
+
+    def predict_hardware(self, X):
+        """Extrapolated ``(U, TC, SC)`` per row (Eq. 12), as an (n, 3) array."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        design, _ = self._split(X)
+        return np.column_stack(self._hardware(design, self.alpha_))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.target_tags.positive_only = True
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,0 +1,90 @@
+"""FiM-Cal known answers: hardware laws of known coefficients are recovered and a
+large data set at many processes is predicted from small ones at 1, 2, 4."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scaleprobe.models import ScaleprobeWarning
+from scaleprobe.models.fim_cal import FiMCal
+from scaleprobe.models.fim_markov import calculation_time
+
+F = 2e9
+
+
+def _training(cycles_per_point=80.0, overhead=1e6):
+    sizes = np.repeat([1e5, 2e5, 4e5], 3)
+    procs = np.tile([1, 2, 4], 3)
+    total = overhead + cycles_per_point * sizes
+    hardware = np.column_stack([np.full(9, 0.7), total, 0.1 * total])
+    seconds = np.array(
+        [
+            calculation_time(0.7, c, 0.1 * c, F, int(t))
+            for c, t in zip(total, procs, strict=True)
+        ]
+    )
+    return np.column_stack([sizes, procs]), seconds, hardware
+
+
+def test_recovers_the_hardware_law_and_extrapolates():
+    X, y, hardware = _training()
+    model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    np.testing.assert_allclose(model.coef_[1], [1e6, 80.0], rtol=1e-8)
+    assert model.alpha_ == pytest.approx(1.0, abs=1e-5)
+    big = np.array([[1e7, 8], [1e7, 32]])
+    expected = (1e6 + 80.0 * 1e7) / F / big[:, 1]
+    np.testing.assert_allclose(model.predict(big), expected, rtol=1e-5)
+    np.testing.assert_allclose(model.predict_hardware(big)[:, 1], 1e6 + 8e8, rtol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", ["optimize", "published"])
+def test_alpha_corrects_a_biased_counter(alpha):
+    X, y, hardware = _training()
+    hardware = hardware * [1.0, 0.8, 0.8]  # counters that miss a fifth of the cycles
+    model = FiMCal(frequency=F, alpha=alpha, epsilon=1e-4).fit(X, y, hardware=hardware)
+    assert model.alpha_ == pytest.approx(1.25, rel=0.02)
+    np.testing.assert_allclose(model.predict(X), y, rtol=0.02)
+
+
+def test_without_counters_tc_comes_from_cpu_time():
+    X, y, _ = _training()
+    model = FiMCal(frequency=F).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), y, rtol=1e-4)
+
+
+def test_synchronized_variant_predicts_slower_than_published():
+    X, y, hardware = _training()
+    published = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    synced = FiMCal(frequency=F, variant="synchronized", alpha="published", tau=10.0)
+    synced.fit(X, y, hardware=hardware)
+    big = np.array([[1e6, 16]])
+    assert synced.predict(big)[0] > published.predict(big)[0]
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"variant": "x"}, "variant"),
+        ({"alpha": 0}, "alpha"),
+        ({"frequency": 0}, "freq"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X, y, _ = _training()
+    with pytest.raises(ValueError, match=match):
+        FiMCal(**params).fit(X, y)
+
+
+def test_bad_hardware_and_counts():
+    X, y, _ = _training()
+    with pytest.raises(ValueError, match="hardware must have shape"):
+        FiMCal().fit(X, y, hardware=np.ones((9, 2)))
+    with pytest.raises(ValueError, match="process count"):
+        FiMCal().fit(X * [1, 0], y)
+
+
+def test_published_algorithm_warns_when_it_cannot_reach_tau():
+    X, y, hardware = _training()
+    noisy = y * np.tile([1.0, 1.5, 0.7], 3)
+    with pytest.warns(ScaleprobeWarning, match="Algorithm 1"):
+        FiMCal(frequency=F, alpha="published").fit(X, noisy, hardware=hardware)
