@@ -143,7 +143,7 @@ def _ensemble(names, X, s0):
         return ensemble
     from scaleprobe.models import PRESETS, ScalingLaw
 
-    allowed = sorted({*PRESETS, "pmnf", "traffic"})
+    allowed = sorted({*PRESETS, "pmnf", "traffic", "rbasp"})
     unknown = [n for n in names if n not in allowed]
     if unknown:
         raise _BadInputError(
@@ -156,6 +156,10 @@ def _ensemble(names, X, s0):
             chosen[name] = ensemble[name]
         elif name in PRESETS:
             chosen[name] = ScalingLaw(form=name, over=over, s0=s0)
+        elif name == "rbasp":
+            from scaleprobe.models import RBASP
+
+            chosen[name] = RBASP(over="ranks" if "ranks" in X.columns else over)
         else:
             raise _BadInputError(
                 f"model {name!r} does not apply to these data (the traffic model "
@@ -361,7 +365,7 @@ def _common(parser):
         action="append",
         metavar="NAME",
         help="ensemble member (repeatable): base, generalized, bandwidth, "
-        "refined, generalized_refined, pmnf, traffic (default: every model "
+        "refined, generalized_refined, pmnf, traffic, rbasp (default: every model "
         "the data identify)",
     )
     parser.add_argument(

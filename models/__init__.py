@@ -37,6 +37,7 @@ from .metrics import METRICS, score_predictions
 from .patterns import build_pattern, pattern_metrics
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
 from .projection import cannot_tell_from, project
+from .rbasp import RBASP
 from .readers import (
     MEASUREMENT_FORMATS,
     MeasurementFileError,
@@ -55,6 +56,7 @@ __all__ = [
     "METRICS",
     "PMNF_EXPONENTS",
     "PRESETS",
+    "RBASP",
     "RELIABLE_SMAPE",
     "CommunicationPredictor",
     "DegenerateFitWarning",

@@ -50,6 +50,7 @@ from .fim_cal import FiMCal
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
+from .rbasp import RBASP
 from .scaling_law import ScalingLaw
 from .traffic import TrafficModel
 
@@ -62,8 +63,13 @@ VERSION = 2
 ESTIMATORS = {
     cls.__name__: cls
     for cls in (
-        ScalingLaw, PMNFSearch, TrafficModel, PowerLawBaseline, CommunicationPredictor,
+        ScalingLaw,
+        PMNFSearch,
+        TrafficModel,
+        PowerLawBaseline,
+        CommunicationPredictor,
         FiMCal,
+        RBASP,
     )
 }
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scaleprobe.models import (
+    RBASP,
     CommunicationPredictor,
     FiMCal,
     PMNFSearch,
@@ -94,6 +95,7 @@ class WeightedProcessCounts(ProcessCounts):
         ProcessCounts(PowerLawBaseline()),
         CommunicationPredictor(loss="absolute"),
         ProcessCounts(FiMCal()),
+        RBASP(),  # linear in log2(y): any finite X is in its domain
     ]
 )
 def test_sklearn_contract(estimator, check):
