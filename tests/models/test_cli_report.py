@@ -95,6 +95,16 @@ def test_fit_then_project(results_file, tmp_path, capsys):
     assert ds.sizes["nodes"] == 9
     assert ds.sizes["bandwidth"] == 3
     assert np.isfinite(ds["time_upper"]).all()
+    # Where the interval spans more than an order of magnitude, the output says so.
+    wide = (ds["time_upper"] / ds["time_lower"] > 10).any(
+        [d for d in ds["time_upper"].dims if d != "nodes"]
+    )
+    if wide.any():
+        first = int(ds["nodes"].values[wide.values].min())
+        assert f"from {first} nodes on" in table
+        assert "the data cannot tell the time there" in table
+    else:
+        assert "cannot tell" not in table
     ds.close()
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
