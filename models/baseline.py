@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._tags import PerformanceModelTags
 
 __all__ = ["PowerLawBaseline"]
 
@@ -15,7 +16,7 @@ __all__ = ["PowerLawBaseline"]
 _NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
 
 
-class PowerLawBaseline(RegressorMixin, BaseEstimator):
+class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """Power law ``a * p**b`` through the two largest measured process counts.
 
     The simplest extrapolation anyone would draw by hand: the local slope on a
@@ -139,10 +140,3 @@ class PowerLawBaseline(RegressorMixin, BaseEstimator):
             with np.errstate(all="ignore"):
                 out[i] = np.exp(np.log(a) + b * np.log(p[i]))
         return out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.target_tags.positive_only = True
-        tags.regressor_tags.poor_score = True
-        return tags

@@ -20,6 +20,7 @@ from ._pmnf_search import (
     forward_folds,
     usable_terms,
 )
+from ._tags import PerformanceModelTags
 from ._terms import Term, parse_term
 from ._warnings import InsufficientDataWarning, quiet, warn
 from .scaling_law import ScalingLaw, _search_alpha
@@ -59,7 +60,7 @@ _REFINED = 30
 _PAIRS_EXTENDED = 20
 
 
-class PMNFSearch(RegressorMixin, BaseEstimator):
+class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """Find a scaling law ``c0 + sum_k C_k p^i_k log2(p)^j_k`` by extrapolation.
 
     Candidate terms are ``p^i log2(p)^j`` for ``i`` in :data:`PMNF_EXPONENTS` and
@@ -532,13 +533,6 @@ class PMNFSearch(RegressorMixin, BaseEstimator):
         from .derived import crossover_nodes
 
         return crossover_nodes(self, **kwargs)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.target_tags.positive_only = True
-        tags.regressor_tags.poor_score = True
-        return tags
 
 
 def _fit_alpha(terms, var, y, weights):

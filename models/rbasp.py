@@ -24,6 +24,7 @@ from sklearn.utils.validation import (
 )
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._tags import PerformanceModelTags
 from ._warnings import ExtrapolationWarning, warn
 
 __all__ = ["RBASP"]
@@ -34,7 +35,7 @@ _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
 _G_FORMS = ("linear", "quadratic")
 
 
-class RBASP(RegressorMixin, BaseEstimator):
+class RBASP(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """Eq. 17 of seed 003: ``log2(y) = beta_0 + sum_i beta_i x_i + g(q)``.
 
     Parameters
@@ -183,10 +184,3 @@ class RBASP(RegressorMixin, BaseEstimator):
             )
         with np.errstate(over="ignore"):
             return np.exp2(self.intercept_ + self._design(q, x) @ self.coef_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.target_tags.positive_only = True
-        tags.regressor_tags.poor_score = True
-        return tags

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _design, _envelope
 from ._lsq import weighted_nnls
+from ._tags import PerformanceModelTags
 from ._terms import parse_term
 from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 
@@ -26,7 +27,7 @@ PRESETS = {
 _OVER = ("nodes", "ranks")
 
 
-class ScalingLaw(RegressorMixin, BaseEstimator):
+class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """Completion time as a non-negative combination of named terms.
 
     ``CT = sum_k C_k * term_k(p, D, bw)`` with ``C_k >= 0`` solved by non-negative
@@ -421,14 +422,6 @@ class ScalingLaw(RegressorMixin, BaseEstimator):
         from .derived import crossover_nodes
 
         return crossover_nodes(self, **kwargs)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.target_tags.positive_only = True
-        # Scaling laws are not meant to fit arbitrary random data.
-        tags.regressor_tags.poor_score = True
-        return tags
 
 
 def _check_weights(sample_weight, n):

@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from ._configs import collapse_trials
+from ._tags import PerformanceModelTags
 from ._warnings import quiet
 from .pmnf import PMNFSearch
 
@@ -62,7 +63,7 @@ _PARTS = ("computation", "latency", "bandwidth", "intra")
 _GROUP_COLUMNS = ("scale", "ppn")
 
 
-class TrafficModel(RegressorMixin, BaseEstimator):
+class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """Completion time from laws of computation and traffic, priced by a link model.
 
     Parameters
@@ -445,10 +446,3 @@ class TrafficModel(RegressorMixin, BaseEstimator):
         if self.mode_ == "time":
             return np.full(len(X), np.nan)
         return self._priced(X, method="interval")["latency"][0]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.positive_only = True
-        tags.target_tags.positive_only = True
-        tags.regressor_tags.poor_score = True
-        return tags
