@@ -1,8 +1,8 @@
 """scaleprobe settings in :mod:`dask.config`, under the ``scaleprobe`` namespace.
 
 Defaults live in the packaged ``scaleprobe.yaml``; users override them in any Dask
-config file (``~/.config/dask/scaleprobe.yaml``), in ``DASK_SCALEPROBE__...`` environment
-variables, or with ``dask.config.set({"scaleprobe.launch.timeout": 60})``.
+config file (``~/.config/dask/scaleprobe.yaml``), in ``DASK_SCALEPROBE__...``
+environment variables, or with ``dask.config.set({"scaleprobe.launch.timeout": 60})``.
 """
 
 from __future__ import annotations
@@ -11,13 +11,21 @@ import os
 
 import dask.config
 import yaml
+from scaleprobe.kernels.comm._link import LINK_DEFAULTS
 
 __all__ = ["get", "resolve"]
 
 _DEFAULTS = os.path.join(os.path.dirname(__file__), "scaleprobe.yaml")
 
 with open(_DEFAULTS, encoding="utf-8") as _f:
-    dask.config.update_defaults(yaml.safe_load(_f))
+    _defaults = yaml.safe_load(_f)
+# The link's defaults have one source, the kernels' link model, which cannot read
+# Dask's config; the throttle settings take theirs from it.
+_defaults["scaleprobe"]["throttle"] = {
+    **LINK_DEFAULTS,
+    **_defaults["scaleprobe"]["throttle"],
+}
+dask.config.update_defaults(_defaults)
 
 
 def get(key: str):
@@ -37,6 +45,8 @@ def get(key: str):
     --------
     >>> get("launch.max-concurrent-launches")
     1
+    >>> get("throttle.latency")
+    '5 us'
     """
     return dask.config.get(f"scaleprobe.{key}")
 

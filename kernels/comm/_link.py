@@ -10,9 +10,20 @@ from scaleprobe.kernels.units import (
     parse_duration,
 )
 
-__all__ = ["LinkModel", "applied_link"]
+__all__ = ["LINK_DEFAULTS", "LinkModel", "applied_link"]
 
 _NIC_SHARING = ("fair", "exclusive")
+
+#: The emulated link when nothing else is set, as a spec or the Dask config
+#: (``scaleprobe.throttle.<key>``) writes it. The one source of these defaults:
+#: :class:`LinkModel` parses its field defaults from here, and
+#: :mod:`scaleprobe.framework.config` installs them as the ``throttle`` defaults.
+LINK_DEFAULTS = {
+    "link-bandwidth": "1 Gbit/s",
+    "latency": "5 us",
+    "memory-bandwidth": "5 GB/s",
+    "memory-latency": "0.5 us",
+}
 
 
 def _duration(value, key: str) -> float:
@@ -39,6 +50,9 @@ class LinkModel:
     An inter-node message of ``n`` bytes costs ``latency + n / effective_bandwidth``
     with ``effective_bandwidth = link_bandwidth * bandwidth / 100``; an intra-node
     message costs ``memory_latency + n / memory_bandwidth``.
+
+    The defaults are :data:`LINK_DEFAULTS`, the same as the framework's
+    ``scaleprobe.throttle`` settings.
 
     Parameters
     ----------
@@ -71,11 +85,11 @@ class LinkModel:
     1.0
     """
 
-    link_bandwidth: float = 1.25e8
+    link_bandwidth: float = parse_bandwidth(LINK_DEFAULTS["link-bandwidth"])
     bandwidth: float = 100.0
-    latency: float = 5e-6
-    memory_bandwidth: float = 5e9
-    memory_latency: float = 5e-7
+    latency: float = parse_duration(LINK_DEFAULTS["latency"])
+    memory_bandwidth: float = parse_bandwidth(LINK_DEFAULTS["memory-bandwidth"])
+    memory_latency: float = parse_duration(LINK_DEFAULTS["memory-latency"])
     nic_sharing: str = "fair"
 
     def __post_init__(self):
