@@ -2,6 +2,9 @@
 
 They are collected from the installed ``scaleprobe`` packages (so each module is
 imported under its real name, once) and run as part of the ordinary test command.
+The root package's folder sits inside ``framework/`` (``pyproject.toml`` maps it), where
+an editable install also finds it as ``scaleprobe.framework._root``: it runs once, as
+``scaleprobe``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pytest
 import scaleprobe
 
 PACKAGES = ("framework", "kernels", "models", "deployments")
+ROOT_FOLDER = "scaleprobe.framework._root"
 
 
 def _modules() -> list[str]:
@@ -24,7 +28,7 @@ def _modules() -> list[str]:
         names += [
             info.name
             for info in pkgutil.walk_packages(pkg.__path__, f"{pkg.__name__}.")
-            if not info.name.endswith("__main__")
+            if not info.name.endswith("__main__") and info.name != ROOT_FOLDER
         ]
     return sorted(names)
 
