@@ -14,7 +14,6 @@ import importlib
 import pkgutil
 
 import pytest
-import scaleprobe
 
 PACKAGES = ("framework", "kernels", "models", "deployments")
 ROOT_FOLDER = "scaleprobe.framework._root"

@@ -1,9 +1,10 @@
 """scaleprobe: measure MPI programs on a small cluster, project them to a large one.
 
-The subpackages are :mod:`scaleprobe.framework` (sweeps on Dask), :mod:`scaleprobe.kernels`
-(the MPI kernels), :mod:`scaleprobe.models` (performance models and projections) and
-:mod:`scaleprobe.deployments` (launch recipes). Importing this package imports none of
-them: MPI ranks that import a kernel pay for the kernel alone.
+The subpackages are :mod:`scaleprobe.framework` (sweeps on Dask),
+:mod:`scaleprobe.kernels` (the MPI kernels), :mod:`scaleprobe.models` (performance
+models and projections) and :mod:`scaleprobe.deployments` (launch recipes).
+Importing this package imports none of them: MPI ranks that import a kernel pay for
+the kernel alone.
 
 Examples
 --------
