@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -103,19 +104,41 @@ def parse_cv(specs, column="nodes"):
 def _load(path, args=None):
     from scaleprobe.models import load_measurements, measurement_format
 
-    from .store import open_results
+    from .store import ResultStore, StoreError, open_results
 
-    if not Path(path).exists():
+    if not Path(path).exists() and not ResultStore(path).exists():
         raise _BadInputError(f"no results at {path}")
     if measurement_format(path) is not None:
         return load_measurements(path, **_measurement_options(args))
+    if Path(path).suffix.lower() in (".yaml", ".yml"):
+        raise _BadInputError(
+            f"{path} is a YAML file (a spec?), not results: give the results of "
+            "'scaleprobe run' (.zarr, .nc) or a measurement file (.csv, .parquet, "
+            "Extra-P .txt, .json, .jsonl)"
+        )
     try:
         return open_results(path)
+    except StoreError as error:
+        raise _BadInputError(str(error)) from None
     except (OSError, ValueError, KeyError) as error:
         raise _BadInputError(
             f"cannot read {path} as scaleprobe results ({type(error).__name__}: "
             f"{str(error).splitlines()[0] if str(error) else ''})"
         ) from None
+
+
+def _writable(path, option):
+    """Refuse an output file that cannot be written, before any work is done."""
+    if not path:
+        return
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise _BadInputError(f"{option} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _BadInputError(
+            f"{option} {path}: cannot write in {folder} (read-only file system or "
+            "no permission)"
+        )
 
 
 def _measurement_options(args):
@@ -224,6 +247,7 @@ def _features(args):
 def _fit(args) -> int:
     from scaleprobe.models import fit_ensemble, save_models
 
+    _writable(args.output, "--output")
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
@@ -267,6 +291,8 @@ def _project(args) -> int:
 
     if not Path(args.model_file).exists():
         raise _BadInputError(f"no model file at {args.model_file}")
+    _writable(args.output, "--output")
+    _writable(args.plot, "--plot")
     fit = load_models(args.model_file)
     name = args.name or fit.selected
     if name is None:
@@ -320,6 +346,7 @@ def _project(args) -> int:
 def _report(args) -> int:
     from scaleprobe.models.report import write_report
 
+    _writable(args.output, "--output")
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
@@ -350,6 +377,8 @@ def _guarded(handler):
             print(f"scaleprobe: error: {str(error).splitlines()[0]}", file=sys.stderr)
             return BAD_INPUT
         except Exception as error:
+            if getattr(args, "debug", False):
+                raise
             print(
                 f"scaleprobe: failed: {type(error).__name__}: {error}", file=sys.stderr
             )
