@@ -16,23 +16,50 @@ Virtual time
     Communication advances the clock by the link model below.
 
 Link model (:class:`LinkModel`)
-    An inter-node message of ``n`` bytes takes ``latency + n / B`` with
-    ``B = link_bandwidth * bandwidth / 100``; an intra-node one takes
-    ``memory_latency + n / memory_bandwidth``.
+    An inter-node message of ``n`` bytes alone on the network takes
+    ``latency + n / B`` with ``B = link_bandwidth * bandwidth / 100``; an intra-node
+    one takes ``memory_latency + n / memory_bandwidth``.
+
+The emulated machine (``topology``, ``allocation``; :mod:`._topology`)
+    The job's ``N`` nodes (node of world rank ``r`` = ``r // ppn``) are placed on a
+    machine of ``machine_nodes`` nodes, compactly or at random (seeded), as a batch
+    system on a busy machine does; machine nodes hang ``nodes_per_switch`` (18) to
+    a leaf switch, leaves ``switches_per_rack`` to a rack. Every node has an
+    injection and an ejection link of ``B``; with an ``oversubscription`` above 1
+    each leaf has an uplink and a downlink of ``nodes_per_switch * B /
+    oversubscription`` (racks likewise with ``rack_oversubscription``), and each
+    switch a message crosses beyond the first adds ``hop_latency``. The record's
+    ``link`` echoes the machine and the placement, and :meth:`summary` reports the
+    allocation's switches ``SW``, racks ``R`` and ``SWR``.
+
+Contention (``nic_sharing="flows"``, the default)
+    Concurrent inter-node messages are flows that share every link they cross
+    max-min fairly, rates changing whenever a flow starts or ends
+    (:mod:`._fluid`): a message alone gets the whole NIC, ``k`` messages leaving
+    one node at once ``B / k`` each, ``k`` arriving at one node (incast) ``B / k``
+    each, and messages crossing an oversubscribed uplink share it. A message
+    arrives one latency after its last byte left. Because a rank cannot know in
+    real time what the other ranks will send in virtual time, point-to-point
+    calls return *provisional* times (each rank's sends leave its NIC one after
+    the other at ``B``, as if alone) and log every send and wait; the next
+    collective on all ranks replays the logs as a deterministic discrete-event
+    simulation (:mod:`._replay`, :mod:`._resolve`) and sets every clock to its
+    exact value. Times read with :meth:`~InstrumentedComm.clock` between two such
+    collectives are provisional; :meth:`~InstrumentedComm.mark` and
+    :meth:`~InstrumentedComm.marked` give exact times of instants in between.
+    Sends are buffered (a sender never waits for its receiver); ``Test`` decides
+    on the provisional time. ``nic_sharing="fair"`` keeps the earlier static
+    model (each of a node's ranks ``B / ppn`` for its sends, receivers unmodelled,
+    no replay) and ``"exclusive"`` gives each rank ``B``.
 
 Point-to-point
-    The sender's modelled arrival time travels with the message (an 8-byte header in
-    the same real message, so ``ANY_SOURCE`` works). A send starts when the rank's
-    egress queue is free, keeps it busy for ``n / B_rank`` and completes (also
-    ``Isend``'s Wait) when the bytes have left; the receive completes at
-    ``max(post time, start + n / B_rank + latency)``. Sends are modelled as buffered:
-    a sender never waits for the receiver. NIC sharing: one interface per node; with
-    ``nic_sharing="fair"`` (default) each of the node's ``ppn`` ranks gets
-    ``B_rank = B / ppn`` for point-to-point traffic whether or not its neighbours
-    send; ``"exclusive"`` gives every rank ``B``. Receivers' ingress is not
-    modelled for point-to-point. Non-blocking transfers proceed while the rank
-    computes; ``Wait`` completes at ``max(now, modelled completion)`` and ``Test``
-    reports completion only once the rank's clock has reached it.
+    The sender's modelled arrival time travels with the message (a header in the
+    same real message, so ``ANY_SOURCE`` works). A send starts when the rank's
+    egress queue is free and completes (also ``Isend``'s Wait) when the bytes have
+    left; the receive completes at ``max(post time, arrival)``. Non-blocking
+    transfers proceed while the rank computes; ``Wait`` completes at
+    ``max(now, modelled completion)`` and ``Test`` reports completion only once the
+    rank's clock has reached it.
 
 Critical path
     In emulated mode each rank's clock carries the decomposition of its time into
@@ -42,7 +69,11 @@ Critical path
     :meth:`InstrumentedComm.critical_path_since` and :meth:`InstrumentedComm.summary`
     report it (``cp_*_time``, summing to the elapsed time); the latency and
     bandwidth parts scale exactly with the link's latency and inverse bandwidth, so
-    a model can re-price the recorded traffic on another network.
+    a model can re-price the recorded traffic on another network. With contention
+    the bandwidth part of a message is its whole transfer at the shared rates
+    (``n / B`` alone, ``k n / B`` when ``k`` equal messages share a NIC): it still
+    scales exactly with ``1 / B``, since every link's capacity is a multiple of
+    ``B``.
     :meth:`InstrumentedComm.collective_calls` counts collective calls by kind.
 
 Collectives
@@ -50,7 +81,8 @@ Collectives
     exchanges arrival times and sizes. The call completes on every rank at the
     latest arrival plus the cost of an explicit algorithm schedule, in which each
     step's inter-node bytes are summed per node and direction (so per-node NIC
-    contention is charged): dissemination barrier; binomial bcast, reduce, scatter(v),
+    contention is charged) and, with oversubscribed uplinks, per switch link:
+    dissemination barrier; binomial bcast, reduce, scatter(v),
     gather(v); recursive doubling / Bruck / ring allgather(v) by size; recursive
     doubling (< 2 KiB) or ring allreduce; pairwise-exchange alltoall(v) from the full
     count matrix. See :mod:`scaleprobe.kernels.comm._collectives` for the exact
@@ -69,9 +101,11 @@ What is approximate
     - computation is charged as CPU time, which co-scheduled ranks inflate for each
       other (shared caches, memory bandwidth): see the fidelity benchmark
       ``tests/benchmarks/bench_fidelity.py``;
-    - point-to-point sends are buffered (no rendezvous wait), the receiver's
-      interface (incast) is not modelled, and the per-rank share of a node's
-      interface is static (``nic_sharing``);
+    - point-to-point sends are buffered (no rendezvous wait); the fluid model has
+      no packets, routing choices or congestion control (flows share max-min
+      fairly, as SimGrid's flow model does); flows still in flight at a
+      collective are finished without the next epoch's flows; collectives on a
+      sub-communicator and ``Test`` see provisional times;
     - collectives ignore pending point-to-point traffic, skew between ranks inside
       the algorithm (all ranks leave together) and reduction arithmetic; one
       latency is charged per algorithm step;
@@ -85,6 +119,7 @@ Importing this package does not import mpi4py.
 
 from ._args import add_comm_arguments, resolve_config
 from ._link import LinkModel
+from ._topology import Allocation, Network, Topology
 from .instrumented import (
     PATH_LONG_NAMES,
     PATH_RECORD_KEYS,
@@ -97,9 +132,12 @@ __all__ = [
     "PATH_LONG_NAMES",
     "PATH_RECORD_KEYS",
     "SUMMARY_UNITS",
+    "Allocation",
     "InstrumentedComm",
     "LinkModel",
+    "Network",
     "Request",
+    "Topology",
     "add_comm_arguments",
     "resolve_config",
 ]

@@ -6,15 +6,35 @@ import json
 import os
 
 from ._link import LinkModel
+from ._topology import Allocation, Topology
 
 __all__ = ["ENVIRONMENT_VARIABLE", "MODES", "add_comm_arguments", "resolve_config"]
 
 ENVIRONMENT_VARIABLE = "SCALEPROBE_COMM"
 MODES = ("none", "emulated", "netns")
 _KNOWN = {
-    "mode", "ppn", "bandwidth", "link_bandwidth", "latency", "memory_bandwidth",
-    "memory_latency", "core_slots", "slot_dir", "nic_sharing",
+    "mode",
+    "ppn",
+    "bandwidth",
+    "link_bandwidth",
+    "latency",
+    "memory_bandwidth",
+    "memory_latency",
+    "core_slots",
+    "slot_dir",
+    "nic_sharing",
+    "topology",
+    "allocation",
 }
+#: Command-line flags of the emulated machine: (flag, config section, key).
+_MACHINE_FLAGS = (
+    ("allocation", "allocation", "placement"),
+    ("machine_nodes", "allocation", "machine_nodes"),
+    ("allocation_seed", "allocation", "seed"),
+    ("nodes_per_switch", "topology", "nodes_per_switch"),
+    ("switches_per_rack", "topology", "switches_per_rack"),
+    ("oversubscription", "topology", "oversubscription"),
+)
 
 
 def add_comm_arguments(parser) -> None:
@@ -36,18 +56,70 @@ def add_comm_arguments(parser) -> None:
     2
     """
     group = parser.add_argument_group("interconnect")
-    group.add_argument("--throttle", choices=MODES, default=None,
-                       help="none: real interconnect and wall time; "
-                            "emulated: throttled link in virtual time; "
-                            "netns: link shaped by the network, wall time")
+    group.add_argument(
+        "--throttle",
+        choices=MODES,
+        default=None,
+        help="none: real interconnect and wall time; "
+        "emulated: throttled link in virtual time; "
+        "netns: link shaped by the network, wall time",
+    )
     group.add_argument("--ppn", type=int, default=None, help="ranks per node")
-    group.add_argument("--bandwidth-percent", type=float, default=None,
-                       help="percent of the link bandwidth (throttle)")
-    group.add_argument("--link-bandwidth", default=None,
-                       help='link bandwidth, e.g. "1 Gbit/s" or bytes/s')
+    group.add_argument(
+        "--bandwidth-percent",
+        type=float,
+        default=None,
+        help="percent of the link bandwidth (throttle)",
+    )
+    group.add_argument(
+        "--link-bandwidth",
+        default=None,
+        help='link bandwidth, e.g. "1 Gbit/s" or bytes/s',
+    )
     group.add_argument("--latency", default=None, help='link latency, e.g. "5 us"')
-    group.add_argument("--core-slots", type=int, default=None,
-                       help="ranks of this host computing at once (0 = no limit)")
+    group.add_argument(
+        "--core-slots",
+        type=int,
+        default=None,
+        help="ranks of this host computing at once (0 = no limit)",
+    )
+    machine = parser.add_argument_group("emulated machine")
+    machine.add_argument(
+        "--allocation",
+        choices=("compact", "random"),
+        default=None,
+        help="placement of the job's nodes on the machine",
+    )
+    machine.add_argument(
+        "--machine-nodes",
+        type=int,
+        default=None,
+        help="nodes of the machine (default: the job's)",
+    )
+    machine.add_argument(
+        "--allocation-seed",
+        type=int,
+        default=None,
+        help="seed of a random allocation (default 0)",
+    )
+    machine.add_argument(
+        "--nodes-per-switch",
+        type=int,
+        default=None,
+        help="nodes per leaf switch (default 18)",
+    )
+    machine.add_argument(
+        "--switches-per-rack",
+        type=int,
+        default=None,
+        help="leaf switches per rack (default: no racks)",
+    )
+    machine.add_argument(
+        "--oversubscription",
+        type=float,
+        default=None,
+        help="down/up bandwidth ratio of a leaf switch (default 1)",
+    )
 
 
 def resolve_config(args=None, environ=None) -> dict:
@@ -64,7 +136,8 @@ def resolve_config(args=None, environ=None) -> dict:
     -------
     dict
         ``mode``, ``ppn``, ``link`` (:class:`LinkModel`), ``core_slots`` (int or None
-        for the mode's default) and ``slot_dir`` (str or None).
+        for the mode's default), ``slot_dir`` (str or None), ``topology``
+        (:class:`Topology`) and ``allocation`` (:class:`Allocation`).
 
     Raises
     ------
@@ -108,6 +181,13 @@ def resolve_config(args=None, environ=None) -> dict:
             "core_slots": getattr(args, "core_slots", None),
         }
         config.update({k: v for k, v in flags.items() if v is not None})
+        for flag, section, key in _MACHINE_FLAGS:
+            value = getattr(args, flag, None)
+            if value is not None:
+                current = config.get(section) or {}
+                if isinstance(current, str):
+                    current = {"placement": current}
+                config[section] = {**current, key: value}
     mode = config.get("mode") or "none"
     if mode not in MODES:
         raise ValueError(f"comm mode must be one of {MODES}, got {mode!r}")
@@ -124,10 +204,17 @@ def resolve_config(args=None, environ=None) -> dict:
             f"comm setting 'core_slots' must be an integer >= 0 (0 = off), "
             f"got {core_slots!r}"
         )
+    try:
+        topology = Topology.from_config(config.get("topology") or {})
+        allocation = Allocation.from_config(config.get("allocation") or {})
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"comm setting: {error}") from None
     return {
         "mode": mode,
         "ppn": ppn,
         "link": LinkModel.from_config(config),
         "core_slots": core_slots,
         "slot_dir": config.get("slot_dir"),
+        "topology": topology,
+        "allocation": allocation,
     }

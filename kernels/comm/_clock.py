@@ -91,6 +91,14 @@ class RankClock:
         self.path = np.zeros(len(PATH_KEYS))
         self.collectives = {}
         self._depth = 0
+        # Replay of point-to-point traffic with contention (see _replay): set by the
+        # communicator when its link shares the network between flows.
+        self.replaying = False
+        self.world_size = 1
+        self.sequence = 0
+        self.marks = []
+        self.unresolved = set()
+        self.known = {}  # completions kept between replays (rank 0 only)
         self.restart(acquire=False)
 
     def restart(self, acquire: bool = True) -> None:
@@ -106,8 +114,34 @@ class RankClock:
         self.wall_start = self._wall_time()
         self.now = 0.0
         self.path = np.zeros(len(PATH_KEYS))
+        self.begin_epoch()
         self._entered = 0.0
         self._mark = self._read()
+
+    def begin_epoch(self) -> None:
+        """Start a new replay log at the current stamp (its times are exact here)."""
+        self.log = []
+        self.delta = np.zeros(1 + len(PATH_KEYS))
+        self.base = self.stamp()
+
+    def record(self, code: int, a: float = 0.0, b: float = 0.0, c: float = 0.0):
+        """Append a replay row (see :mod:`scaleprobe.kernels.comm._replay`).
+
+        The row carries the time that passed since the previous row without a
+        point-to-point wait (the stamp delta), which the replay adds back.
+        """
+        if self.replaying:
+            self.log.append([float(code), *self.delta, float(a), float(b), float(c)])
+            self.delta[:] = 0.0
+
+    def mark(self) -> int:
+        """Remember this instant; return its index into :attr:`marks`."""
+        self.marks.append(self.time())
+        index = len(self.marks) - 1
+        if self.replaying:
+            self.record(5, index)  # _replay.MARK
+            self.unresolved.add(index)
+        return index
 
     def _read(self) -> float:
         return self._cpu_time() if self.emulated else self._wall_time()
@@ -127,6 +161,8 @@ class RankClock:
         if self.emulated:
             self.now += burst
             self.path[0] += burst
+            self.delta[0] += burst
+            self.delta[1] += burst
 
     def time(self) -> float:
         """Current time of this rank, seconds since time zero."""
@@ -153,7 +189,7 @@ class RankClock:
         """``[now, *path]`` (see :func:`extend`); call inside a communication call."""
         return np.concatenate(([self.now], self.path))
 
-    def leave(self, done=None) -> None:
+    def leave(self, done=None, p2p=False) -> None:
         """End a communication call that completes at stamp ``done`` (or None).
 
         Parameters
@@ -162,8 +198,13 @@ class RankClock:
             ``[time, comp, latency, bandwidth, intra]``: when the call completes and
             the critical path that led there. Ignored unless emulated and later than
             the rank's own time.
+        p2p : bool, default=False
+            The call waited for point-to-point transfers, which the replay times
+            again; any other call's wait is kept in the replay log as it is.
         """
         if self.emulated and done is not None and done[0] > self.now:
+            if not p2p:
+                self.delta += np.asarray(done, dtype=np.float64) - self.stamp()
             self.now = float(done[0])
             self.path = np.array(done[1:], dtype=np.float64)
         self._depth -= 1

@@ -39,6 +39,7 @@ class CollectiveMixin:
         sizes = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
         if not self._clock.emulated and not need_sizes:
             return None, None
+        self._resolve()
         here = self._clock.stamp()
         mine = np.concatenate((here, sizes))
         table = np.empty((self.size, len(mine)), dtype=np.float64)
@@ -53,7 +54,7 @@ class CollectiveMixin:
         if cached is None:
             schedule = build()
             latency, bandwidth, intra = algo.schedule_cost_parts(
-                schedule, self._nodes, self.link
+                schedule, self._nodes, self.link, self.network
             )
             cached = (
                 np.array([latency + bandwidth + intra, 0.0, latency, bandwidth, intra]),
@@ -158,8 +159,9 @@ class CollectiveMixin:
         root : int, default=0
             Broadcasting rank.
         """
-        self._uniform("bcast", lambda: message_bytes(buf),
-                      lambda: self.mpi.Bcast(buf, root), root)
+        self._uniform(
+            "bcast", lambda: message_bytes(buf), lambda: self.mpi.Bcast(buf, root), root
+        )
 
     def Scatter(self, sendbuf, recvbuf, root=0) -> None:  # noqa: N802
         """Binomial-tree scatter of equal blocks.
@@ -173,6 +175,7 @@ class CollectiveMixin:
         root : int, default=0
             Scattering rank.
         """
+
         def size_of():
             if recvbuf is _mpi().IN_PLACE:
                 return message_bytes(sendbuf) // self.size
@@ -213,8 +216,12 @@ class CollectiveMixin:
         root : int, default=0
             Gathering rank.
         """
-        self._uniform("gather", lambda: self._block_bytes(sendbuf, recvbuf),
-                      lambda: self.mpi.Gather(sendbuf, recvbuf, root), root)
+        self._uniform(
+            "gather",
+            lambda: self._block_bytes(sendbuf, recvbuf),
+            lambda: self.mpi.Gather(sendbuf, recvbuf, root),
+            root,
+        )
 
     def Gatherv(self, sendbuf, recvbuf, root=0) -> None:  # noqa: N802
         """Binomial-tree gather of blocks of varying size.
@@ -228,6 +235,7 @@ class CollectiveMixin:
         root : int, default=0
             Gathering rank.
         """
+
         def sizes_of():
             if sendbuf is _mpi().IN_PLACE:
                 return [vector_bytes(recvbuf, self.size)[self.rank]]
@@ -250,8 +258,11 @@ class CollectiveMixin:
         recvbuf : numpy.ndarray or list
             All blocks.
         """
-        self._uniform("allgather", lambda: self._block_bytes(sendbuf, recvbuf),
-                      lambda: self.mpi.Allgather(sendbuf, recvbuf))
+        self._uniform(
+            "allgather",
+            lambda: self._block_bytes(sendbuf, recvbuf),
+            lambda: self.mpi.Allgather(sendbuf, recvbuf),
+        )
 
     def Allgatherv(self, sendbuf, recvbuf) -> None:  # noqa: N802 - mpi4py naming
         """Allgather of blocks of varying size.
@@ -296,6 +307,7 @@ class CollectiveMixin:
         recvbuf : list
             ``[array, counts(, displs)(, datatype)]``: what comes from each rank.
         """
+
         def sizes_of():
             if sendbuf is _mpi().IN_PLACE:
                 return vector_bytes(recvbuf, self.size)
@@ -321,8 +333,11 @@ class CollectiveMixin:
             Reduction operation.
         """
         op = _mpi().SUM if op is None else op
-        self._uniform("allreduce", lambda: self._own_bytes(sendbuf, recvbuf),
-                      lambda: self.mpi.Allreduce(sendbuf, recvbuf, op))
+        self._uniform(
+            "allreduce",
+            lambda: self._own_bytes(sendbuf, recvbuf),
+            lambda: self.mpi.Allreduce(sendbuf, recvbuf, op),
+        )
 
     def Reduce(self, sendbuf, recvbuf, op=None, root=0) -> None:  # noqa: N802
         """Binomial-tree reduction to ``root``.
@@ -339,5 +354,9 @@ class CollectiveMixin:
             Receiving rank.
         """
         op = _mpi().SUM if op is None else op
-        self._uniform("reduce", lambda: self._own_bytes(sendbuf, recvbuf),
-                      lambda: self.mpi.Reduce(sendbuf, recvbuf, op, root), root)
+        self._uniform(
+            "reduce",
+            lambda: self._own_bytes(sendbuf, recvbuf),
+            lambda: self.mpi.Reduce(sendbuf, recvbuf, op, root),
+            root,
+        )

@@ -12,7 +12,7 @@ from scaleprobe.kernels.units import (
 
 __all__ = ["LINK_DEFAULTS", "LinkModel", "applied_link"]
 
-_NIC_SHARING = ("fair", "exclusive")
+_NIC_SHARING = ("flows", "fair", "exclusive")
 
 #: The emulated link when nothing else is set, as a spec or the Dask config
 #: (``scaleprobe.throttle.<key>``) writes it. The one source of these defaults:
@@ -66,10 +66,15 @@ class LinkModel:
         Bandwidth of a message between two ranks of one node, bytes/s.
     memory_latency : float, default=5e-7
         Per-message latency between two ranks of one node, seconds.
-    nic_sharing : {"fair", "exclusive"}, default="fair"
-        How the ranks of a node share its interface for point-to-point traffic:
-        ``"fair"`` gives each of the ``ppn`` ranks ``1/ppn`` of the bandwidth,
-        ``"exclusive"`` gives each rank the whole interface (an optimistic bound).
+    nic_sharing : {"flows", "fair", "exclusive"}, default="flows"
+        How concurrent point-to-point messages share the network: ``"flows"``
+        shares every NIC (sending and receiving) and switch link max-min fairly
+        between the transfers crossing it at each moment, so a message alone gets
+        the whole interface and ``k`` at once ``1/k`` each (see
+        :mod:`scaleprobe.kernels.comm._replay`); ``"fair"`` gives each of a node's
+        ``ppn`` ranks a fixed ``1/ppn`` of its sending bandwidth whether or not the
+        others send (the model before ``"flows"``), ``"exclusive"`` each rank the
+        whole interface (an optimistic bound).
 
     Attributes
     ----------
@@ -90,7 +95,7 @@ class LinkModel:
     latency: float = parse_duration(LINK_DEFAULTS["latency"])
     memory_bandwidth: float = parse_bandwidth(LINK_DEFAULTS["memory-bandwidth"])
     memory_latency: float = parse_duration(LINK_DEFAULTS["memory-latency"])
-    nic_sharing: str = "fair"
+    nic_sharing: str = "flows"
 
     def __post_init__(self):
         for name in ("link_bandwidth", "memory_bandwidth"):
@@ -128,10 +133,12 @@ class LinkModel:
         Returns
         -------
         float
-            ``effective_bandwidth / ppn`` with ``nic_sharing="fair"``, else
-            ``effective_bandwidth``.
+            ``effective_bandwidth / ppn`` with ``nic_sharing="fair"`` (and with
+            ``"flows"``, where it is the share of each rank when all the node's
+            ranks send at once: an estimate, the replay charges the real sharing),
+            else ``effective_bandwidth``.
         """
-        if self.nic_sharing == "fair":
+        if self.nic_sharing in ("fair", "flows"):
             return self.effective_bandwidth / max(int(ppn), 1)
         return self.effective_bandwidth
 
@@ -252,7 +259,7 @@ class LinkModel:
         return cls(**values)
 
 
-def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
+def applied_link(mode: str, ppn: int, link: LinkModel, network=None) -> dict:
     """Describe the link model a kernel applied, for the ``link`` key of its record.
 
     Parameters
@@ -263,6 +270,10 @@ def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
         Ranks per node.
     link : LinkModel
         The communicator's link model.
+    network : Network, optional
+        The emulated machine; in mode ``emulated`` its ``topology`` and
+        ``allocation`` (as dicts) and ``placement`` (machine node of each node)
+        are echoed too.
 
     Returns
     -------
@@ -284,6 +295,12 @@ def applied_link(mode: str, ppn: int, link: LinkModel) -> dict:
     record = {"mode": mode, "ppn": int(ppn)}
     if mode == "emulated":
         record.update(link.to_config())
+        if network is not None:
+            record.update(
+                topology=network.topology.to_config(),
+                allocation=network.allocation.to_config(),
+                placement=network.placement.tolist(),
+            )
     elif mode == "netns":
         record.update(bandwidth=link.bandwidth, link_bandwidth=link.link_bandwidth)
     if mode != "none":

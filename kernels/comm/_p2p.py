@@ -1,10 +1,17 @@
 """Point-to-point calls of :class:`InstrumentedComm` and their request wrapper.
 
 In emulated mode every message travels as one real MPI message of raw bytes: a
-40-byte header of five float64 holding the modelled arrival at the receiver as a
+56-byte header of seven float64 holding the modelled arrival at the receiver as a
 stamp (time, then the critical path that led to it: computation, latency, bandwidth
-and intra-node seconds; see :mod:`scaleprobe.kernels.comm._clock`), then the payload.
-Matching (``ANY_SOURCE``, tags) is therefore exactly MPI's.
+and intra-node seconds; see :mod:`scaleprobe.kernels.comm._clock`) and the sender's
+world rank and sequence number (the transfer's name in the replay log), then the
+payload. Matching (``ANY_SOURCE``, tags) is therefore exactly MPI's.
+
+With a shared network (``nic_sharing="flows"``) the times a call returns are
+provisional: a rank's own transfers leave its NIC one after the other at the full
+bandwidth, as if no other rank used the network. Every send and every wait is logged
+(:meth:`RankClock.record`), and the next collective on all ranks replays them with
+contention (:mod:`scaleprobe.kernels.comm._replay`) and corrects the clocks.
 """
 
 from __future__ import annotations
@@ -13,13 +20,15 @@ import numpy as np
 
 from ._buffers import byte_view
 from ._clock import PATH_KEYS, extend
+from ._replay import SEND, WAIT, WAIT_RECV, WAIT_SEND
 
 __all__ = ["PointToPointMixin", "Request"]
 
 STAMP = 1 + len(PATH_KEYS)
-HEADER = 8 * STAMP
-_LATENCY, _BANDWIDTH, _INTRA = (PATH_KEYS.index(k) for k in ("latency", "bandwidth",
-                                                              "intra"))
+HEADER = 8 * (STAMP + 2)
+_LATENCY, _BANDWIDTH, _INTRA = (
+    PATH_KEYS.index(k) for k in ("latency", "bandwidth", "intra")
+)
 
 
 def _later(a, b):
@@ -40,8 +49,10 @@ def _mpi():
 def _any(source, tag):
     """Resolve None to ``MPI.ANY_SOURCE`` / ``MPI.ANY_TAG``."""
     mpi = _mpi()
-    return (mpi.ANY_SOURCE if source is None else source,
-            mpi.ANY_TAG if tag is None else tag)
+    return (
+        mpi.ANY_SOURCE if source is None else source,
+        mpi.ANY_TAG if tag is None else tag,
+    )
 
 
 class Request:
@@ -64,7 +75,7 @@ class Request:
         For receives: the user's bytes to copy the payload into.
     """
 
-    def __init__(self, comm, real, done=None, staging=None, target=None):
+    def __init__(self, comm, real, done=None, staging=None, target=None, key=None):
         self._comm = comm
         self._real = real
         self._done = done
@@ -72,6 +83,8 @@ class Request:
         self._target = target
         self._status = None
         self.completed = False
+        # replay name: (WAIT_SEND, own sequence, 0) or (WAIT_RECV, sender, sequence)
+        self._key = key
 
     def _finish(self, status) -> None:
         """Unpack a really completed transfer (no clock handling)."""
@@ -85,10 +98,18 @@ class Request:
             status.Set_elements(_mpi().BYTE, 0)
             self._status = status
             return
-        self._done = self._staging[:HEADER].view(np.float64).copy()
+        header = self._staging[:HEADER].view(np.float64)
+        self._done = header[:STAMP].copy()
+        if header[STAMP + 1] >= 0:
+            self._key = (WAIT_RECV, float(header[STAMP]), float(header[STAMP + 1]))
         self._target[:count] = self._staging[HEADER : HEADER + count]
         status.Set_elements(_mpi().BYTE, count)
         self._status = status
+
+    def _log_wait(self) -> None:
+        """Log this transfer as one item of the wait being made (replay)."""
+        if self._key is not None:
+            self._comm._clock.record(*self._key)
 
     def _copy_status(self, status) -> None:
         if status is not None and self._status is not None:
@@ -126,8 +147,10 @@ class Request:
                 self._status = real_status
                 self._finish(real_status)
             self._copy_status(status)
+            self._log_wait()
+            clock.record(WAIT)
         finally:
-            clock.leave(self._done)
+            clock.leave(self._done, p2p=True)
 
     def Test(self, status=None) -> bool:  # noqa: N802 - mpi4py naming
         """Whether the transfer has completed, in the rank's own time.
@@ -158,6 +181,8 @@ class Request:
             )
             if done:
                 self._copy_status(status)
+                self._log_wait()
+                clock.record(WAIT)
             return done
         finally:
             clock.leave(None)
@@ -179,25 +204,39 @@ class PointToPointMixin:
         link = self.link
         here = clock.stamp()
         if inter:
-            bandwidth = link.rank_bandwidth(self.ppn)
+            # provisional with a shared network: the whole NIC, as if alone on it
+            bandwidth = (
+                link.effective_bandwidth
+                if clock.replaying
+                else link.rank_bandwidth(self.ppn)
+            )
             start = max(now, clock.egress_free)
             finish = start + nbytes / bandwidth
             clock.egress_free = finish
             # Waiting for the egress queue is bandwidth-bound too.
             done = extend(here, finish - now, _BANDWIDTH)
-            return done, extend(done, link.latency, _LATENCY)
+            latency = self.network.latency(self.node, int(self._nodes[dest]))
+            return done, extend(done, latency, _LATENCY)
         done = extend(here, nbytes / link.memory_bandwidth, _INTRA)
         return done, extend(done, link.memory_latency, _INTRA)
 
     def _pack(self, buf, dest):
+        """Staged message with its header, the send's done stamp and replay key."""
         payload = byte_view(buf)
         done, arrival = self._route(dest, len(payload))
         if arrival is None:
-            return buf, None
+            return buf, None, None
+        clock = self._clock
+        sequence, key = -1.0, None
+        if clock.replaying:
+            sequence = clock.sequence
+            clock.sequence += 1
+            clock.record(SEND, int(self._world_ranks[dest]), len(payload), sequence)
+            key = (WAIT_SEND, sequence, 0.0)
         staging = np.empty(HEADER + len(payload), dtype=np.uint8)
-        staging[:HEADER].view(np.float64)[:] = arrival
+        staging[:HEADER].view(np.float64)[:] = [*arrival, self.world_rank, sequence]
         staging[HEADER:] = payload
-        return [staging, _mpi().BYTE], done
+        return [staging, _mpi().BYTE], done, key
 
     def _staging_for(self, buf):
         if not self._clock.emulated:
@@ -218,13 +257,17 @@ class PointToPointMixin:
         tag : int, default=0
             Message tag.
         """
-        self._clock.enter()
+        clock = self._clock
+        clock.enter()
         done = None
         try:
-            message, done = self._pack(buf, dest)
+            message, done, key = self._pack(buf, dest)
             self.mpi.Send(message, dest, tag)
+            if key is not None:
+                clock.record(*key)
+                clock.record(WAIT)
         finally:
-            self._clock.leave(done)
+            clock.leave(done, p2p=True)
 
     def Recv(self, buf, source=None, tag=None, status=None) -> None:  # noqa: N802
         """Blocking receive; completes at max(post time, modelled arrival).
@@ -264,10 +307,10 @@ class PointToPointMixin:
         """
         self._clock.enter()
         try:
-            message, done = self._pack(buf, dest)
+            message, done, key = self._pack(buf, dest)
             real = self.mpi.Isend(message, dest, tag)
             staging = message[0] if done is not None else None
-            return Request(self, real, done=done, staging=staging)
+            return Request(self, real, done=done, staging=staging, key=key)
         finally:
             self._clock.leave(None)
 
@@ -325,11 +368,19 @@ class PointToPointMixin:
                 if statuses is not None:
                     request._copy_status(statuses[index])
                 latest = _later(latest, request._done)
+                request._log_wait()
+            clock.record(WAIT)
         finally:
-            clock.leave(latest)
+            clock.leave(latest, p2p=True)
 
     def Sendrecv(  # noqa: N802 - mpi4py naming
-        self, sendbuf, dest, sendtag=0, recvbuf=None, source=None, recvtag=None,
+        self,
+        sendbuf,
+        dest,
+        sendtag=0,
+        recvbuf=None,
+        source=None,
+        recvtag=None,
         status=None,
     ) -> None:
         """Send and receive at once; completes when both parts have.
@@ -355,18 +406,22 @@ class PointToPointMixin:
         clock.enter()
         latest = None
         try:
-            message, sent = self._pack(sendbuf, dest)
+            message, sent, key = self._pack(sendbuf, dest)
             incoming, staging, target = self._staging_for(recvbuf)
             real_status = _mpi().Status()
             source, recvtag = _any(source, recvtag)
-            self.mpi.Sendrecv(message, dest, sendtag, incoming, source, recvtag,
-                              real_status)
+            self.mpi.Sendrecv(
+                message, dest, sendtag, incoming, source, recvtag, real_status
+            )
             request = Request(self, None, staging=staging, target=target)
             request._status = real_status
             request._finish(real_status)
             request._copy_status(status)
             if sent is not None:
                 latest = _later(sent, request._done)
+            if key is not None:
+                clock.record(*key)
+            request._log_wait()
+            clock.record(WAIT)
         finally:
-            clock.leave(latest)
-
+            clock.leave(latest, p2p=True)

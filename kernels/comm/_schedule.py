@@ -60,7 +60,7 @@ def is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def schedule_cost(schedule: Schedule, nodes, link) -> float:
+def schedule_cost(schedule: Schedule, nodes, link, network=None) -> float:
     """Modelled duration of a schedule, seconds (see the module docstring).
 
     Parameters
@@ -71,6 +71,9 @@ def schedule_cost(schedule: Schedule, nodes, link) -> float:
         Node of every rank of the communicator.
     link : LinkModel
         Link and memory parameters.
+    network : Network, optional
+        Switch uplinks and hop latencies of the machine (see
+        :func:`schedule_cost_parts`).
 
     Returns
     -------
@@ -87,14 +90,19 @@ def schedule_cost(schedule: Schedule, nodes, link) -> float:
     >>> schedule_cost(alltoall_schedule(np.full((4, 4), 100.0)), [0, 0, 1, 1], link)
     4.0
     """
-    return float(sum(schedule_cost_parts(schedule, nodes, link)))
+    return float(sum(schedule_cost_parts(schedule, nodes, link, network)))
 
 
-def schedule_cost_parts(schedule: Schedule, nodes, link) -> tuple[float, float, float]:
+def schedule_cost_parts(
+    schedule: Schedule, nodes, link, network=None
+) -> tuple[float, float, float]:
     """Split a schedule's duration into latency, bandwidth and intra-node parts.
 
     Every step costs ``max(inter, intra)`` with ``inter = latency + busiest / B`` (the
     busiest node interface of the step) and ``intra`` the slowest intra-node message.
+    With a ``network`` whose switch uplinks can be the bottleneck, ``busiest / B`` is
+    the largest bytes over capacity of any link the step's messages cross, and the
+    latency the largest of its messages' (extra switch hops included).
     A step whose inter-node part is the larger contributes its ``latency`` to the
     latency part and ``busiest / B`` to the bandwidth part; otherwise its intra-node
     time goes to the intra part. The three parts sum to :func:`schedule_cost`, and the
@@ -145,6 +153,18 @@ def schedule_cost_parts(schedule: Schedule, nodes, link) -> tuple[float, float, 
         active = np.bincount(step, minlength=steps) > 0
         latency = np.where(active, link.latency, 0.0)
         transfer = np.where(active, busiest / link.effective_bandwidth, 0.0)
+        if network is not None and network.uplinks:
+            sources, targets = src_node[inter], dst_node[inter]
+            for index in np.flatnonzero(active):
+                mine = step == index
+                load = network.loads(sources[mine], targets[mine], weights[mine])
+                transfer[index] = float(np.max(load / network.capacity))
+                latency[index] = max(
+                    network.latency(a, b)
+                    for a, b in zip(
+                        sources[mine].tolist(), targets[mine].tolist(), strict=True
+                    )
+                )
     slowest = np.zeros(steps)
     if (~inter).any():
         intra = link.memory_latency + schedule.nbytes[~inter] / link.memory_bandwidth

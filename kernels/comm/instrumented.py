@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import resource
 
 import numpy as np
 
@@ -14,7 +13,10 @@ from ._collcalls import CollectiveMixin
 from ._link import LinkModel, applied_link
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
+from ._resolve import ResolutionMixin
 from ._slots import CoreSlots
+from ._summary import PATH_LONG_NAMES, PATH_RECORD_KEYS, SUMMARY_UNITS, SummaryMixin
+from ._topology import Allocation, Network, Topology
 
 __all__ = [
     "PATH_LONG_NAMES",
@@ -24,30 +26,14 @@ __all__ = [
     "Request",
 ]
 
-#: Units of the keys of :meth:`InstrumentedComm.summary`, for a record's ``units``.
-SUMMARY_UNITS = {
-    "time": "s", "wall_time": "s", "comp_time": "s", "comm_time": "s",
-    "comp_time_max": "s", "comm_time_max": "s", "bytes_sent": "bytes",
-    "bytes_inter": "bytes", "bytes_intra": "bytes", "messages": "1",
-    "messages_inter": "1", "peak_rss": "bytes", "slot_wait_time": "s",
-    "slot_timeouts": "1", "cp_comp_time": "s", "cp_latency_time": "s",
-    "cp_bandwidth_time": "s", "cp_intra_time": "s", "wait_time": "s",
-}
 
-#: Record keys of the critical-path parts (:data:`PATH_KEYS` order).
-PATH_RECORD_KEYS = tuple(f"cp_{key}_time" for key in PATH_KEYS)
-
-#: Long names of the critical-path parts, for a record's ``long_names``.
-PATH_LONG_NAMES = {
-    "cp_comp_time": "computation on the modelled critical path",
-    "cp_latency_time": "modelled inter-node latency on the critical path",
-    "cp_bandwidth_time": "modelled inter-node transfer time on the critical path",
-    "cp_intra_time": "modelled intra-node transfer time on the critical path",
-    "wait_time": "mean time a rank waited for other ranks' computation (modelled)",
-}
-
-
-class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin):
+class InstrumentedComm(
+    PointToPointMixin,
+    CollectiveMixin,
+    ObjectCollectiveMixin,
+    ResolutionMixin,
+    SummaryMixin,
+):
     """An mpi4py communicator that counts traffic and can throttle it in virtual time.
 
     Construction is collective (it ends with a barrier that sets time zero).
@@ -71,6 +57,10 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         ``os.cpu_count()`` in emulated mode, 0 in none mode.
     slot_dir : str, optional
         Directory of the slot lock files.
+    topology : Topology, optional
+        Switches and racks of the emulated machine (default ``Topology()``).
+    allocation : Allocation, optional
+        Where the job's nodes sit on it (default compact).
 
     Attributes
     ----------
@@ -86,6 +76,8 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         Throttle mode.
     link : LinkModel
         The link model.
+    network : Network
+        Links, routes and placement of the job's nodes on the emulated machine.
     mpi : mpi4py.MPI.Comm
         The wrapped communicator; do not communicate through it directly.
 
@@ -96,8 +88,17 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
     >>> t0 = comm.sync()  # doctest: +SKIP
     """
 
-    def __init__(self, mpi_comm, mode="none", ppn=1, link=None, core_slots=None,
-                 slot_dir=None):
+    def __init__(
+        self,
+        mpi_comm,
+        mode="none",
+        ppn=1,
+        link=None,
+        core_slots=None,
+        slot_dir=None,
+        topology=None,
+        allocation=None,
+    ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < 1:
@@ -111,16 +112,27 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         if slots is not None:
             atexit.register(slots.close)
         clock = RankClock(mode, slots)
-        world_ranks = np.arange(mpi_comm.Get_size())
-        self._setup(mpi_comm, mode, ppn, link or LinkModel(), clock, world_ranks)
+        size = mpi_comm.Get_size()
+        link = link or LinkModel()
+        clock.replaying = mode == "emulated" and link.nic_sharing == "flows"
+        clock.world_size = size
+        network = Network(
+            -(-size // ppn),
+            link.effective_bandwidth,
+            link.latency,
+            topology or Topology(),
+            allocation or Allocation(),
+        )
+        self._setup(mpi_comm, mode, ppn, link, clock, np.arange(size), network)
         mpi_comm.Barrier()
         clock.restart()
 
-    def _setup(self, mpi_comm, mode, ppn, link, clock, world_ranks):
+    def _setup(self, mpi_comm, mode, ppn, link, clock, world_ranks, network):
         self.mpi = mpi_comm
         self.mode = mode
         self.ppn = ppn
         self.link = link
+        self.network = network
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
         self._clock = clock
@@ -170,9 +182,16 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
 
     @classmethod
     def _from_config(cls, mpi_comm, config):
-        return cls(mpi_comm, mode=config["mode"], ppn=config["ppn"],
-                   link=config["link"], core_slots=config["core_slots"],
-                   slot_dir=config["slot_dir"])
+        return cls(
+            mpi_comm,
+            mode=config["mode"],
+            ppn=config["ppn"],
+            link=config["link"],
+            core_slots=config["core_slots"],
+            slot_dir=config["slot_dir"],
+            topology=config["topology"],
+            allocation=config["allocation"],
+        )
 
     # -- mpi4py look-alikes -----------------------------------------------------
 
@@ -215,7 +234,9 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         finally:
             self._clock.leave(None)
         child = object.__new__(type(self))
-        child._setup(new, self.mode, self.ppn, self.link, self._clock, members)
+        child._setup(
+            new, self.mode, self.ppn, self.link, self._clock, members, self.network
+        )
         return child
 
     def Free(self) -> None:  # noqa: N802 - mpi4py naming
@@ -252,6 +273,7 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
 
     def _stamps(self):
         """Every rank's stamp ``[time, *path]`` (one real Allgather, no cost)."""
+        self._resolve()
         mine = self._clock.stamp()
         table = np.empty((self.size, mine.size), dtype=np.float64)
         self.mpi.Allgather(mine, table)
@@ -273,6 +295,8 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
 
         now = self._clock.enter()
         try:
+            self._resolve()
+            now = self._clock.now if self._clock.emulated else now
             return self.mpi.allreduce(now, op=MPI.MAX) - start
         finally:
             self._clock.leave(None)
@@ -324,8 +348,9 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         latest = table[int(np.argmax(table[:, 0])), 1:]
         return {
             name: float(latest[i] - start.get(key, 0.0))
-            for i, (name, key) in enumerate(zip(PATH_RECORD_KEYS, PATH_KEYS,
-                                                strict=True))
+            for i, (name, key) in enumerate(
+                zip(PATH_RECORD_KEYS, PATH_KEYS, strict=True)
+            )
         }
 
     def collective_calls(self) -> dict:
@@ -367,64 +392,6 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         now = self.counters()
         return {key: now[key] - snapshot.get(key, 0) for key in COUNTER_KEYS}
 
-    def summary(self) -> dict:
-        """Whole-run metrics, identical on every rank (collective, costs nothing).
-
-        Returns
-        -------
-        dict
-            ``time`` (max clock), ``wall_time`` (max wall seconds), ``comp_time`` and
-            ``comm_time`` (means; ``*_max`` maxima), ``bytes_sent``, ``bytes_inter``,
-            ``bytes_intra``, ``messages``, ``messages_inter`` (sums), ``peak_rss``
-            (max, bytes), ``slot_wait_time`` (max wall seconds waiting for a core
-            slot), ``slot_timeouts`` (sum; waits that gave up, see
-            :class:`~scaleprobe.kernels.comm._slots.CoreSlots`). In emulated mode
-            also the critical path of the rank that finished last (``cp_comp_time``,
-            ``cp_latency_time``, ``cp_bandwidth_time``, ``cp_intra_time``, summing
-            to ``time``) and ``wait_time``, the mean over ranks of the computation
-            of other ranks they waited for. Units in :data:`SUMMARY_UNITS`.
-        """
-        clock = self._clock
-        now = clock.enter()
-        try:
-            counts = dict(clock.counts)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-            slots = clock.slots
-            wait = slots.wait_time if slots is not None else 0.0
-            timeouts = slots.timeouts if slots is not None else 0
-            row = [now, clock.wall(), rss, wait, timeouts, *clock.path]
-            row += [counts[key] for key in COUNTER_KEYS]
-            mine = np.array(row, dtype=np.float64)
-            table = np.empty((self.size, len(mine)), dtype=np.float64)
-            self.mpi.Allgather(mine, table)
-        finally:
-            clock.leave(None)
-        names = ["time", "wall_time", "peak_rss", "slot_wait_time", "slot_timeouts",
-                 *PATH_RECORD_KEYS]
-        column = dict(zip([*names, *COUNTER_KEYS], table.T, strict=True))
-        result = {
-            "time": float(column["time"].max()),
-            "wall_time": float(column["wall_time"].max()),
-            "comp_time": float(column["comp_time"].mean()),
-            "comm_time": float(column["comm_time"].mean()),
-            "comp_time_max": float(column["comp_time"].max()),
-            "comm_time_max": float(column["comm_time"].max()),
-            "peak_rss": int(column["peak_rss"].max()),
-            "slot_wait_time": float(column["slot_wait_time"].max()),
-        }
-        for key in ("bytes_sent", "bytes_inter", "bytes_intra", "messages",
-                    "messages_inter", "slot_timeouts"):
-            result[key] = int(column[key].sum())
-        if self._clock.emulated:
-            last = int(np.argmax(column["time"]))
-            for key in PATH_RECORD_KEYS:
-                result[key] = float(column[key][last])
-            # What each rank spent waiting for others' computation, on average.
-            result["wait_time"] = float(
-                np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))
-            )
-        return result
-
     def link_record(self) -> dict:
         """The link model this communicator applies, for the ``link`` key of a record.
 
@@ -433,7 +400,7 @@ class InstrumentedComm(PointToPointMixin, CollectiveMixin, ObjectCollectiveMixin
         dict
             See :func:`~scaleprobe.kernels.comm._link.applied_link`.
         """
-        return applied_link(self.mode, self.ppn, self.link)
+        return applied_link(self.mode, self.ppn, self.link, self.network)
 
     def close(self) -> None:
         """Give back the core slot for good (call before leaving the kernel)."""

@@ -8,12 +8,16 @@ number of ranks one rank sits out that index). In one iteration every rank posts
 pair travel together — and waits for all of them; the clocks are aligned before each
 iteration (``comm.sync()``, free in virtual time, where the original used a barrier).
 
-Each rank drops the 25 % slowest of its ``--iterations`` timed iterations, so its time
-is the largest of the rest (the third quartile); the reported ``exchange_time`` is the
-largest over ranks. The record carries the descriptive metrics of the pattern and the
-mapping (:mod:`scaleprobe.kernels.comm.pattern`): the allocation's nodes are placed
-on a machine of ``--machine-nodes`` nodes, ``--nodes-per-switch`` per switch,
-``--switches-per-rack`` per rack, compactly or at random (``--allocation``).
+An iteration of a rank lasts from the aligned start to the end of its ``Waitall``
+(:meth:`~scaleprobe.kernels.comm.InstrumentedComm.mark`, exact once the next
+alignment has replayed the exchange with contention). Each rank drops the 25 %
+slowest of its ``--iterations`` timed iterations, so its time is the largest of the
+rest (the third quartile); the reported ``exchange_time`` is the largest over ranks.
+The record carries the descriptive metrics of the pattern and the mapping
+(:mod:`scaleprobe.kernels.comm.pattern`) on the emulated machine the communicator
+applies: the job's nodes placed on a machine of ``--machine-nodes`` nodes,
+``--nodes-per-switch`` per switch, ``--switches-per-rack`` per rack, compactly or at
+random (``--allocation``, ``--allocation-seed``).
 
 Run as ``mpiexec -n 8 python -m scaleprobe.kernels.commbench.random_pingpong
 --messages 2 --msg-bytes "64 KiB" --ppn 2 --throttle emulated``.
@@ -32,11 +36,7 @@ import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
-from scaleprobe.kernels.comm.pattern import (  # noqa: E402
-    METRIC_UNITS,
-    CommPattern,
-    place_nodes,
-)
+from scaleprobe.kernels.comm.pattern import METRIC_UNITS, CommPattern  # noqa: E402
 from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
 
 __all__ = ["build_parser", "kept_maximum", "main", "random_partners"]
@@ -108,37 +108,44 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(prog=f"python -m scaleprobe.kernels.{KERNEL}",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=1,
-                        help="partners (messages) per rank, M (default 1)")
-    parser.add_argument("--msg-bytes", type=_size, default=1 << 16,
-                        help='message size S, bytes or e.g. "64 KiB" (default 64 KiB)')
-    parser.add_argument("--iterations", type=int, default=200,
-                        help="timed iterations (default 200)")
-    parser.add_argument("--warmup", type=int, default=2,
-                        help="untimed iterations first (default 2)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the matchings and of a random allocation")
-    parser.add_argument("--allocation", choices=("compact", "random"),
-                        default="compact", help="placement of the nodes on the machine")
-    parser.add_argument("--machine-nodes", type=int, default=None,
-                        help="nodes of the machine (default: the allocation's)")
-    parser.add_argument("--nodes-per-switch", type=int, default=18,
-                        help="nodes per switch (default 18)")
-    parser.add_argument("--switches-per-rack", type=int, default=None,
-                        help="switches per rack (default: one rack)")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m scaleprobe.kernels.{KERNEL}",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--messages",
+        type=int,
+        default=1,
+        help="partners (messages) per rank, M (default 1)",
+    )
+    parser.add_argument(
+        "--msg-bytes",
+        type=_size,
+        default=1 << 16,
+        help='message size S, bytes or e.g. "64 KiB" (default 64 KiB)',
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=200, help="timed iterations (default 200)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=2, help="untimed iterations first (default 2)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the matchings")
     add_comm_arguments(parser)
     return parser
 
 
 def _check(args):
     if args.messages < 1 or args.msg_bytes < 1:
-        raise SystemExit(f"--messages and --msg-bytes must be >= 1, got "
-                         f"{args.messages} and {args.msg_bytes}")
+        raise SystemExit(
+            f"--messages and --msg-bytes must be >= 1, got "
+            f"{args.messages} and {args.msg_bytes}"
+        )
     if args.iterations < 1 or args.warmup < 0:
-        raise SystemExit(f"--iterations must be >= 1 and --warmup >= 0, got "
-                         f"{args.iterations} and {args.warmup}")
+        raise SystemExit(
+            f"--iterations must be >= 1 and --warmup >= 0, got "
+            f"{args.iterations} and {args.warmup}"
+        )
 
 
 def main(argv=None) -> int:
@@ -162,44 +169,60 @@ def main(argv=None) -> int:
     comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     if comm.size < 2 or comm.size % comm.ppn:
         if comm.rank == 0:
-            emit({"kernel": KERNEL, "status": "invalid", "metrics": {},
-                  "reason": f"needs >= 2 ranks and a multiple of ppn={comm.ppn}, "
-                            f"got {comm.size}"})
+            emit(
+                {
+                    "kernel": KERNEL,
+                    "status": "invalid",
+                    "metrics": {},
+                    "reason": f"needs >= 2 ranks and a multiple of ppn={comm.ppn}, "
+                    f"got {comm.size}",
+                }
+            )
         return 0
-    nodes = comm.size // comm.ppn
-    try:
-        placement = place_nodes(nodes, allocation=args.allocation,
-                                machine_nodes=args.machine_nodes, seed=args.seed)
-    except ValueError as error:
-        raise SystemExit(str(error)) from None
     partners = random_partners(comm.size, args.messages, args.seed)
     mine = [(m, p) for m, p in enumerate(partners[comm.rank]) if p >= 0]
     outgoing = np.ones(args.msg_bytes, dtype=np.uint8)
     incoming = [np.empty(args.msg_bytes, dtype=np.uint8) for _ in mine]
-    times = []
+    spans = []
     for iteration in range(args.warmup + args.iterations):
         comm.sync()
-        start = comm.clock()
-        requests = [comm.Irecv(buffer, peer, tag=m)
-                    for buffer, (m, peer) in zip(incoming, mine, strict=True)]
+        start = comm.mark()
+        requests = [
+            comm.Irecv(buffer, peer, tag=m)
+            for buffer, (m, peer) in zip(incoming, mine, strict=True)
+        ]
         requests += [comm.Isend(outgoing, peer, tag=m) for m, peer in mine]
         comm.Waitall(requests)
         if iteration >= args.warmup:
-            times.append(comm.clock() - start)
+            spans.append((start, comm.mark()))
+    comm.sync()  # resolves the last exchange
+    times = [comm.marked(end) - comm.marked(start) for start, end in spans]
     mine_kept = kept_maximum(times) if times else 0.0
     kept = comm.gather(mine_kept, root=0)
     summary = comm.summary()
     if comm.rank == 0:
         pattern = CommPattern.from_partners(
-            [[p for p in row if p >= 0] for row in partners], args.msg_bytes)
-        metrics = pattern.metrics(ppn=comm.ppn, placement=placement,
-                                  nodes_per_switch=args.nodes_per_switch,
-                                  switches_per_rack=args.switches_per_rack)
-        emit({"kernel": KERNEL, "status": "ok", "link": comm.link_record(),
-              "metrics": {"exchange_time": max(kept), **metrics, **summary},
-              "units": {"exchange_time": "s", **METRIC_UNITS, **SUMMARY_UNITS},
-              "long_names": {"exchange_time": "largest third-quartile iteration time "
-                                          "over ranks"}})
+            [[p for p in row if p >= 0] for row in partners], args.msg_bytes
+        )
+        network = comm.network
+        metrics = pattern.metrics(
+            ppn=comm.ppn,
+            placement=network.placement,
+            nodes_per_switch=network.topology.nodes_per_switch,
+            switches_per_rack=network.topology.switches_per_rack,
+        )
+        emit(
+            {
+                "kernel": KERNEL,
+                "status": "ok",
+                "link": comm.link_record(),
+                "metrics": {"exchange_time": max(kept), **metrics, **summary},
+                "units": {"exchange_time": "s", **METRIC_UNITS, **SUMMARY_UNITS},
+                "long_names": {
+                    "exchange_time": "largest third-quartile iteration time over ranks"
+                },
+            }
+        )
     comm.close()
     return 0
 

@@ -25,7 +25,7 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm.pattern import METRIC_UNITS, place_nodes  # noqa: E402
+from scaleprobe.kernels.comm.pattern import METRIC_UNITS  # noqa: E402
 from scaleprobe.kernels.commbench.random_pingpong import kept_maximum  # noqa: E402
 from scaleprobe.kernels.stencil.grid import (  # noqa: E402
     DIRECTIONS,
@@ -35,7 +35,10 @@ from scaleprobe.kernels.stencil.grid import (  # noqa: E402
     neighbour,
     process_grid,
 )
-from scaleprobe.kernels.stencil.jacobi3d import build_parser as _jacobi_parser  # noqa: E402
+from scaleprobe.kernels.stencil.jacobi3d import (  # noqa: E402
+    build_parser as _jacobi_parser,
+)
+from scaleprobe.kernels.stencil.jacobi3d import pattern_metrics  # noqa: E402
 
 __all__ = ["COURANT", "advection_reference", "advection_sweep", "build_parser", "main"]
 
@@ -107,9 +110,10 @@ def _faces(rank, dims, field):
     upstream, downstream = [], []
     for axis, direction in enumerate(DIRECTIONS[1::2]):
         inside = [slice(1, -1)] * 3
-        for peer, side, layer in ((neighbour(rank, dims, [-d for d in direction]),
-                                   upstream, 0),
-                                  (neighbour(rank, dims, direction), downstream, -2)):
+        for peer, side, layer in (
+            (neighbour(rank, dims, [-d for d in direction]), upstream, 0),
+            (neighbour(rank, dims, direction), downstream, -2),
+        ):
             if peer is not None:
                 inside[axis] = layer
                 side.append((peer, axis, tuple(inside)))
@@ -120,23 +124,31 @@ def _faces(rank, dims, field):
 def _sweep(comm, field, dims, iterations):
     """Run the iterations; each rank's exchange seconds per iteration."""
     upstream, downstream, buffers = _faces(comm.rank, dims, field)
-    times, sends = [], []
+    marks, sends = [], []
     for _ in range(iterations):
-        start = comm.clock()
-        requests = [comm.Irecv(buffer, peer, tag=axis)
-                    for buffer, (peer, axis, _) in zip(buffers, upstream, strict=True)]
+        start = comm.mark()
+        requests = [
+            comm.Irecv(buffer, peer, tag=axis)
+            for buffer, (peer, axis, _) in zip(buffers, upstream, strict=True)
+        ]
         comm.Waitall(requests + sends)
         for buffer, (_, _, where) in zip(buffers, upstream, strict=True):
             field[where] = buffer
-        waited = comm.clock() - start
+        waited = comm.mark()
         advection_sweep(field)
-        start = comm.clock()
-        sends = [comm.Isend(np.ascontiguousarray(field[where]), peer, tag=axis)
-                 for peer, axis, where in downstream]
-        times.append(waited + comm.clock() - start)
-    start = comm.clock()
+        posting = comm.mark()
+        sends = [
+            comm.Isend(np.ascontiguousarray(field[where]), peer, tag=axis)
+            for peer, axis, where in downstream
+        ]
+        marks.append([start, waited, posting, comm.mark()])
+    start = comm.mark()
     comm.Waitall(sends)
-    times[-1] += comm.clock() - start
+    marks.append([start, comm.mark()])
+    comm.sync()  # resolves the marks
+    at = comm.marked
+    times = [at(b) - at(a) + at(d) - at(c) for a, b, c, d in marks[:-1]]
+    times[-1] += at(marks[-1][1]) - at(marks[-1][0])
     return times
 
 
@@ -155,8 +167,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     shape = (args.nx, args.ny, args.nz)
     if args.iterations < 1 or min(shape) < 1:
-        raise SystemExit(f"--iterations and the domain sizes must be >= 1, got "
-                         f"{args.iterations} and {shape}")
+        raise SystemExit(
+            f"--iterations and the domain sizes must be >= 1, got "
+            f"{args.iterations} and {shape}"
+        )
     from mpi4py import MPI
     from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
     from scaleprobe.kernels.record import emit
@@ -165,9 +179,15 @@ def main(argv=None) -> int:
     dims = process_grid(comm.size)
     if any(n < p for n, p in zip(shape, dims, strict=True)) or comm.size % comm.ppn:
         if comm.rank == 0:
-            emit({"kernel": KERNEL, "status": "invalid", "metrics": {},
-                  "reason": f"domain {shape} cannot be split over a {dims} grid, or "
-                            f"{comm.size} ranks are not a multiple of ppn={comm.ppn}"})
+            emit(
+                {
+                    "kernel": KERNEL,
+                    "status": "invalid",
+                    "metrics": {},
+                    "reason": f"domain {shape} cannot be split over a {dims} grid, or "
+                    f"{comm.size} ranks are not a multiple of ppn={comm.ppn}",
+                }
+            )
         return 0
     spans = block(comm.rank, dims, shape)
     field = np.zeros([stop - start + 2 for start, stop in spans])
@@ -175,29 +195,39 @@ def main(argv=None) -> int:
     comm.sync()
     times = _sweep(comm, field, dims, args.iterations)
     kept = comm.gather(kept_maximum(times), root=0)
-    blocks = comm.gather((spans, field[1:-1, 1:-1, 1:-1].copy()) if args.check
-                         else None, root=0)
+    blocks = comm.gather(
+        (spans, field[1:-1, 1:-1, 1:-1].copy()) if args.check else None, root=0
+    )
     summary = comm.summary()
     if comm.rank == 0:
-        placement = place_nodes(comm.size // comm.ppn, allocation=args.allocation,
-                                machine_nodes=args.machine_nodes, seed=args.seed)
-        metrics = halo_pattern(shape, comm.size, downstream=True).metrics(
-            ppn=comm.ppn, placement=placement, nodes_per_switch=args.nodes_per_switch,
-            switches_per_rack=args.switches_per_rack)
+        metrics = pattern_metrics(halo_pattern(shape, comm.size, downstream=True), comm)
         extra = {}
         if args.check:
             whole = np.empty(shape)
             for (x, y, z), values in blocks:
-                whole[x[0]:x[1], y[0]:y[1], z[0]:z[1]] = values
+                whole[x[0] : x[1], y[0] : y[1], z[0] : z[1]] = values
             extra["max_error"] = float(
-                np.abs(whole - advection_reference(shape, args.iterations)).max())
-        emit({"kernel": KERNEL, "status": "ok", "link": comm.link_record(),
-              "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
-              "units": {"exchange_time": "s", "max_error": "1", **METRIC_UNITS,
-                        **SUMMARY_UNITS},
-              "long_names": {"exchange_time": "largest third-quartile iteration "
-                                              "exchange time (with the upstream wait) "
-                                              "over ranks"}})
+                np.abs(whole - advection_reference(shape, args.iterations)).max()
+            )
+        emit(
+            {
+                "kernel": KERNEL,
+                "status": "ok",
+                "link": comm.link_record(),
+                "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
+                "units": {
+                    "exchange_time": "s",
+                    "max_error": "1",
+                    **METRIC_UNITS,
+                    **SUMMARY_UNITS,
+                },
+                "long_names": {
+                    "exchange_time": "largest third-quartile iteration "
+                    "exchange time (with the upstream wait) "
+                    "over ranks"
+                },
+            }
+        )
     comm.close()
     return 0
 

@@ -10,11 +10,16 @@ import pytest
 from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
 
-LINK = {"link_bandwidth": 1e7, "bandwidth": 100, "latency": 1e-4,
-        "memory_bandwidth": 1e9, "memory_latency": 1e-6}
+LINK = {
+    "link_bandwidth": 1e7,
+    "bandwidth": 100,
+    "latency": 1e-4,
+    "memory_bandwidth": 1e9,
+    "memory_latency": 1e-6,
+}
 NODES = [0, 0, 1, 1]
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys, time
 import numpy as np
 from mpi4py import MPI
@@ -38,27 +43,32 @@ comm.Allreduce(np.ones(1), np.empty(1))
 comm.Alltoall(np.zeros(400, np.int8), np.empty(400, np.int8))
 out["pattern"] = comm.counters_since(start)
 
-# B. collective costs from a synchronized start
+# B. collective costs from a synchronized start (buffers made before the clock
+# starts: allocating them is computation, which a loaded host makes slow)
 matrix = np.arange(16, dtype=np.int64).reshape(4, 4) * 1000
 sendcounts = matrix[r]
 recvcounts = matrix[:, r]
+b = {"ones": np.ones(131072), "sum": np.empty(131072),
+     "a2a_out": np.zeros(sendcounts.sum(), np.uint8),
+     "a2a_in": np.empty(recvcounts.sum(), np.uint8),
+     "bcast": np.zeros(262144, np.uint8), "ag_out": np.zeros(65536, np.uint8),
+     "ag_in": np.empty(4 * 65536, np.uint8),
+     "gv_out": np.zeros(1000 * (r + 1), np.uint8), "gv_in": np.empty(10000, np.uint8),
+     "sc_out": np.zeros(4 * 50000, np.uint8), "sc_in": np.empty(50000, np.uint8),
+     "red": np.ones(50000), "red_in": np.empty(50000)}
 cases = {
-    "allreduce": lambda: comm.Allreduce(np.ones(131072), np.empty(131072)),
-    "alltoallv": lambda: comm.Alltoallv(
-        [np.zeros(sendcounts.sum(), np.uint8), sendcounts],
-        [np.empty(recvcounts.sum(), np.uint8), recvcounts]),
-    "bcast": lambda: comm.Bcast(np.zeros(262144, np.uint8), root=1),
+    "allreduce": lambda: comm.Allreduce(b["ones"], b["sum"]),
+    "alltoallv": lambda: comm.Alltoallv([b["a2a_out"], sendcounts],
+                                        [b["a2a_in"], recvcounts]),
+    "bcast": lambda: comm.Bcast(b["bcast"], root=1),
     "barrier": comm.Barrier,
-    "allgather": lambda: comm.Allgather(np.zeros(65536, np.uint8),
-                                        np.empty(4 * 65536, np.uint8)),
+    "allgather": lambda: comm.Allgather(b["ag_out"], b["ag_in"]),
     "gatherv": lambda: comm.Gatherv(
-        np.zeros(1000 * (r + 1), np.uint8),
-        [np.empty(10000, np.uint8), [1000, 2000, 3000, 4000]] if r == 0 else None,
+        b["gv_out"], [b["gv_in"], [1000, 2000, 3000, 4000]] if r == 0 else None,
         root=0),
-    "scatter": lambda: comm.Scatter(np.zeros(4 * 50000, np.uint8) if r == 2 else None,
-                                    np.empty(50000, np.uint8), root=2),
-    "reduce": lambda: comm.Reduce(np.ones(50000), np.empty(50000) if r == 3 else None,
-                                  root=3),
+    "scatter": lambda: comm.Scatter(b["sc_out"] if r == 2 else None, b["sc_in"],
+                                    root=2),
+    "reduce": lambda: comm.Reduce(b["red"], b["red_in"] if r == 3 else None, root=3),
 }
 out["elapsed"] = {}
 out["paths"] = {}
@@ -152,17 +162,18 @@ everything = comm.mpi.allgather([out, summary])
 if r == 0:
     print("RESULT " + json.dumps(everything))
 comm.close()
-'''
+"""
 
 
 def _run(mpi_run, tmp_path, mode):
     script = tmp_path / "comm_script.py"
     script.write_text(SCRIPT)
-    env = {"SCALEPROBE_COMM": json.dumps(
-        {"mode": mode, "ppn": 2, "core_slots": 0, **LINK})}
+    env = {
+        "SCALEPROBE_COMM": json.dumps({"mode": mode, "ppn": 2, "core_slots": 0, **LINK})
+    }
     done = mpi_run(4, sys.executable, script, env=env, timeout=180)
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 @pytest.fixture(scope="module")
@@ -254,11 +265,13 @@ def test_critical_path_splits_collectives_into_latency_and_bandwidth(emulated):
     link = LinkModel(**LINK)
     matrix = np.arange(16, dtype=float).reshape(4, 4) * 1000
     parts = {
-        "alltoallv": algo.schedule_cost_parts(algo.alltoall_schedule(matrix), NODES,
-                                              link),
+        "alltoallv": algo.schedule_cost_parts(
+            algo.alltoall_schedule(matrix), NODES, link
+        ),
         "barrier": algo.schedule_cost_parts(algo.barrier_schedule(4), NODES, link),
-        "bcast": algo.schedule_cost_parts(algo.bcast_schedule(4, 262144, root=1),
-                                          NODES, link),
+        "bcast": algo.schedule_cost_parts(
+            algo.bcast_schedule(4, 262144, root=1), NODES, link
+        ),
     }
     for out, _ in emulated:
         for name, (latency, bandwidth, intra) in parts.items():
@@ -275,17 +288,26 @@ def test_critical_path_splits_collectives_into_latency_and_bandwidth(emulated):
 def test_critical_path_follows_the_chain_across_ranks(emulated):
     link = LinkModel(**LINK)
     barrier = algo.schedule_cost_parts(algo.barrier_schedule(4), NODES, link)
-    share = LINK["link_bandwidth"] / 2
+    alone = LINK["link_bandwidth"]  # the only transfer on the network: the whole NIC
     for out, summary in emulated:
         chain = out["chain"]
         # rank 0's 0.1 s and rank 2's 0.05 s of computation are both on the path
         assert chain["cp_comp_time"] == pytest.approx(0.15, abs=0.02)
         assert chain["cp_latency_time"] == pytest.approx(
-            LINK["latency"] + barrier[0], rel=1e-9)
-        assert chain["cp_bandwidth_time"] == pytest.approx(1e5 / share + barrier[1],
-                                                           rel=1e-9)
-        total = sum(summary[k] for k in ("cp_comp_time", "cp_latency_time",
-                                         "cp_bandwidth_time", "cp_intra_time"))
+            LINK["latency"] + barrier[0], rel=1e-9
+        )
+        assert chain["cp_bandwidth_time"] == pytest.approx(
+            1e5 / alone + barrier[1], rel=1e-9
+        )
+        total = sum(
+            summary[k]
+            for k in (
+                "cp_comp_time",
+                "cp_latency_time",
+                "cp_bandwidth_time",
+                "cp_intra_time",
+            )
+        )
         assert total == pytest.approx(summary["time"], rel=1e-9)
         assert summary["wait_time"] >= 0
 
@@ -293,25 +315,28 @@ def test_critical_path_follows_the_chain_across_ranks(emulated):
 @pytest.mark.mpi
 def test_non_blocking_transfers_overlap_computation(emulated):
     outs = {out["rank"]: out for out, _ in emulated}
-    share = LINK["link_bandwidth"] / 2  # two ranks per node share the NIC
+    # rank 1, on rank 0's node, sends nothing: rank 0 has the whole NIC
+    alone = LINK["link_bandwidth"]
     for case in ("short_work", "long_work"):
         sent = outs[0][case + "_send"]
-        arrival = sent + 1e6 / share + LINK["latency"]
+        arrival = sent + 1e6 / alone + LINK["latency"]
         before, after = outs[2][case + "_before"], outs[2][case + "_after"]
         assert after == pytest.approx(max(before, arrival), abs=2e-3), case
-        assert outs[0][case + "_sender_done"] == pytest.approx(sent + 1e6 / share,
-                                                               abs=2e-3)
+        assert outs[0][case + "_sender_done"] == pytest.approx(
+            sent + 1e6 / alone, abs=2e-3
+        )
     # short work: the receiver waits for the wire; long work hides the transfer
-    assert outs[2]["short_work_after"] > outs[2]["short_work_before"] + 0.1
-    assert outs[2]["long_work_after"] == pytest.approx(outs[2]["long_work_before"],
-                                                       abs=1e-3)
+    assert outs[2]["short_work_after"] > outs[2]["short_work_before"] + 0.05
+    assert outs[2]["long_work_after"] == pytest.approx(
+        outs[2]["long_work_before"], abs=1e-3
+    )
 
 
 @pytest.mark.mpi
 def test_test_reports_completion_in_virtual_time(emulated):
     outs = {out["rank"]: out for out, _ in emulated}
-    share = LINK["link_bandwidth"] / 2
-    arrival = outs[1]["poll_send"] + 1e5 / share + LINK["latency"]
+    alone = LINK["link_bandwidth"]
+    arrival = outs[1]["poll_send"] + 1e5 / alone + LINK["latency"]
     assert outs[3]["poll_done"] >= arrival
     assert outs[3]["poll_done"] == pytest.approx(arrival, abs=5e-3)
     assert outs[3]["polls"] >= 10

@@ -33,9 +33,9 @@ def test_odd_ranks_leave_one_rank_out_per_message():
 @pytest.mark.parametrize(
     ("times", "expected"),
     [
-        ([5.0, 1.0, 2.0, 3.0], 3.0),                     # drop 1 of 4
-        ([float(i) for i in range(1, 101)], 75.0),        # third quartile of 1..100
-        ([1.0, 2.0, 3.0], 3.0),                           # floor(0.75) = 0 dropped
+        ([5.0, 1.0, 2.0, 3.0], 3.0),  # drop 1 of 4
+        ([float(i) for i in range(1, 101)], 75.0),  # third quartile of 1..100
+        ([1.0, 2.0, 3.0], 3.0),  # floor(0.75) = 0 dropped
         ([7.0], 7.0),
     ],
 )
@@ -51,23 +51,35 @@ def test_kept_maximum_needs_times():
 @pytest.fixture
 def run(mpi_run):
     def launch(ranks, args, comm):
-        done = mpi_run(ranks, "-m", "scaleprobe.kernels.commbench.random_pingpong",
-                       *args, env={"SCALEPROBE_COMM": json.dumps(comm)})
+        done = mpi_run(
+            ranks,
+            "-m",
+            "scaleprobe.kernels.commbench.random_pingpong",
+            *args,
+            env={"SCALEPROBE_COMM": json.dumps(comm)},
+        )
         return parse_record(done.stdout)["metrics"]
 
     return launch
 
 
-EMULATED = {"mode": "emulated", "link_bandwidth": GBIT, "latency": 5e-6,
-            "core_slots": 0}
+EMULATED = {
+    "mode": "emulated",
+    "link_bandwidth": GBIT,
+    "latency": 5e-6,
+    "core_slots": 0,
+}
 
 
 @pytest.mark.mpi
 def test_exchange_time_is_the_link_models_known_answer(run):
     # one rank per node: each rank's M sends leave one after the other on its own
     # NIC, the last one lands one latency later: M * S / B + latency.
-    metrics = run(4, ["--messages", "2", "--msg-bytes", "1 MiB", "--iterations", "8",
-                      "--seed", "5"], {**EMULATED, "ppn": 1})
+    metrics = run(
+        4,
+        ["--messages", "2", "--msg-bytes", "1 MiB", "--iterations", "8", "--seed", "5"],
+        {**EMULATED, "ppn": 1},
+    )
     # the Python work of posting the requests is charged as computation (CPU time)
     model = 2 * MIB / GBIT + 5e-6
     assert model <= metrics["exchange_time"] < 1.1 * model
@@ -83,8 +95,11 @@ def test_exchange_time_is_the_link_models_known_answer(run):
 @pytest.mark.mpi
 @pytest.mark.parametrize("ppn", [1, 2])
 def test_sharing_a_node_slows_the_phase(run, ppn):
-    metrics = run(8, ["--messages", "1", "--msg-bytes", "1 MiB", "--iterations", "6",
-                      "--seed", "0"], {**EMULATED, "ppn": ppn})
+    metrics = run(
+        8,
+        ["--messages", "1", "--msg-bytes", "1 MiB", "--iterations", "6", "--seed", "0"],
+        {**EMULATED, "ppn": ppn},
+    )
     assert metrics["PPN"] == ppn
     assert metrics["N"] == 8 // ppn
     # fair NIC sharing: an inter-node send gets B / ppn
@@ -95,9 +110,24 @@ def test_sharing_a_node_slows_the_phase(run, ppn):
 
 @pytest.mark.mpi
 def test_compact_and_random_allocations_give_different_switch_counts(run):
-    common = ["--messages", "2", "--msg-bytes", "4 KiB", "--iterations", "4",
-              "--nodes-per-switch", "2", "--switches-per-rack", "2",
-              "--machine-nodes", "64", "--seed", "7"]
+    common = [
+        "--messages",
+        "2",
+        "--msg-bytes",
+        "4 KiB",
+        "--iterations",
+        "4",
+        "--nodes-per-switch",
+        "2",
+        "--switches-per-rack",
+        "2",
+        "--machine-nodes",
+        "64",
+        "--seed",
+        "7",
+        "--allocation-seed",
+        "7",
+    ]
     compact = run(8, [*common, "--allocation", "compact"], {**EMULATED, "ppn": 2})
     spread = run(8, [*common, "--allocation", "random"], {**EMULATED, "ppn": 2})
     assert (compact["SW"], compact["R"]) == (2, 1)

@@ -18,9 +18,10 @@ from scaleprobe.kernels.stencil.grid import (
 )
 
 
-@pytest.mark.parametrize(("ranks", "dims"), [(1, (1, 1, 1)), (4, (2, 2, 1)),
-                                             (8, (2, 2, 2)), (16, (4, 2, 2)),
-                                             (6, (3, 2, 1))])
+@pytest.mark.parametrize(
+    ("ranks", "dims"),
+    [(1, (1, 1, 1)), (4, (2, 2, 1)), (8, (2, 2, 2)), (16, (4, 2, 2)), (6, (3, 2, 1))],
+)
 def test_process_grid_is_balanced(ranks, dims):
     assert process_grid(ranks) == dims
 
@@ -63,22 +64,34 @@ def test_reference_keeps_zero_outside():
 @pytest.fixture
 def run(mpi_run):
     def launch(ranks, args, comm):
-        done = mpi_run(ranks, "-m", "scaleprobe.kernels.stencil.jacobi3d", *args,
-                       env={"SCALEPROBE_COMM": json.dumps(comm)})
+        done = mpi_run(
+            ranks,
+            "-m",
+            "scaleprobe.kernels.stencil.jacobi3d",
+            *args,
+            env={"SCALEPROBE_COMM": json.dumps(comm)},
+        )
         return parse_record(done.stdout)["metrics"]
 
     return launch
 
 
-EMULATED = {"mode": "emulated", "link_bandwidth": 1.25e8, "latency": 5e-6,
-            "core_slots": 0}
+EMULATED = {
+    "mode": "emulated",
+    "link_bandwidth": 1.25e8,
+    "latency": 5e-6,
+    "core_slots": 0,
+}
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize(("ranks", "ppn"), [(4, 1), (8, 2)])
 def test_halos_match_the_serial_reference(run, ranks, ppn):
-    metrics = run(ranks, ["--nx", "11", "--ny", "9", "--nz", "7", "--iterations", "4",
-                          "--check"], {**EMULATED, "ppn": ppn})
+    metrics = run(
+        ranks,
+        ["--nx", "11", "--ny", "9", "--nz", "7", "--iterations", "4", "--check"],
+        {**EMULATED, "ppn": ppn},
+    )
     assert metrics["max_error"] < 1e-12
     expected = halo_pattern((11, 9, 7), ranks).metrics(ppn=ppn)
     assert metrics["NT"] == pytest.approx(expected["NT"])
@@ -87,8 +100,22 @@ def test_halos_match_the_serial_reference(run, ranks, ppn):
 
 @pytest.mark.mpi
 def test_allocation_changes_switch_counts_not_traffic(run):
-    common = ["--nx", "16", "--ny", "16", "--nz", "16", "--iterations", "2",
-              "--nodes-per-switch", "2", "--machine-nodes", "64", "--seed", "3"]
+    common = [
+        "--nx",
+        "16",
+        "--ny",
+        "16",
+        "--nz",
+        "16",
+        "--iterations",
+        "2",
+        "--nodes-per-switch",
+        "2",
+        "--machine-nodes",
+        "64",
+        "--allocation-seed",
+        "3",
+    ]
     compact = run(8, [*common, "--allocation", "compact"], {**EMULATED, "ppn": 1})
     spread = run(8, [*common, "--allocation", "random"], {**EMULATED, "ppn": 1})
     assert compact["SW"] == 4
@@ -126,15 +153,34 @@ def test_advection_sweep_matches_a_point_by_point_loop():
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize(("ranks", "ppn", "allocation"),
-                         [(4, 1, "compact"), (8, 2, "random")])
+@pytest.mark.parametrize(
+    ("ranks", "ppn", "allocation"), [(4, 1, "compact"), (8, 2, "random")]
+)
 def test_advection_wavefront_matches_the_serial_sweep(mpi_run, ranks, ppn, allocation):
     shape = (11, 9, 7)
-    done = mpi_run(ranks, "-m", "scaleprobe.kernels.stencil.advection3d",
-                   "--nx", 11, "--ny", 9, "--nz", 7, "--iterations", 4, "--check",
-                   "--allocation", allocation, "--machine-nodes", 64,
-                   "--nodes-per-switch", 2, "--seed", 3,
-                   env={"SCALEPROBE_COMM": json.dumps({**EMULATED, "ppn": ppn})})
+    done = mpi_run(
+        ranks,
+        "-m",
+        "scaleprobe.kernels.stencil.advection3d",
+        "--nx",
+        11,
+        "--ny",
+        9,
+        "--nz",
+        7,
+        "--iterations",
+        4,
+        "--check",
+        "--allocation",
+        allocation,
+        "--machine-nodes",
+        64,
+        "--nodes-per-switch",
+        2,
+        "--allocation-seed",
+        3,
+        env={"SCALEPROBE_COMM": json.dumps({**EMULATED, "ppn": ppn})},
+    )
     record = parse_record(done.stdout)
     assert (record["link"]["mode"], record["link"]["ppn"]) == ("emulated", ppn)
     metrics = record["metrics"]
@@ -142,9 +188,12 @@ def test_advection_wavefront_matches_the_serial_sweep(mpi_run, ranks, ppn, alloc
     assert metrics["max_error"] == 0.0
     assert np.ptp(advection_reference(shape, 4)) > 0.1  # a field worth comparing
     expected = halo_pattern(shape, ranks, downstream=True).metrics(
-        ppn=ppn, placement=place_nodes(ranks // ppn, allocation=allocation,
-                                       machine_nodes=64, seed=3),
-        nodes_per_switch=2)
+        ppn=ppn,
+        placement=place_nodes(
+            ranks // ppn, allocation=allocation, machine_nodes=64, seed=3
+        ),
+        nodes_per_switch=2,
+    )
     for name in ("S", "M", "PPN", "N", "I", "NT", "V", "NI", "SW"):
         assert metrics[name] == pytest.approx(expected[name]), name
     assert metrics["SW"] == (2 if allocation == "compact" else 4)
