@@ -21,6 +21,8 @@ THROTTLE_KEYS = (
     "memory_bandwidth",
     "memory_latency",
     "core_slots",
+    "topology",
+    "allocation",
 )
 THROTTLE_MODES = ("none", "emulated", "netns")
 RESERVED = ("ranks", "trial")
@@ -48,6 +50,14 @@ class Throttle:
         The intra-node transfer model, in bytes/s and seconds.
     core_slots : int or None
         Host-wide compute slots for emulated mode; None means one per core, 0 off.
+    topology : dict or None
+        The emulated machine's switches (``nodes_per_switch``, ``switches_per_rack``,
+        ``oversubscription``, ``rack_oversubscription``, ``hop_latency`` in s; see
+        :class:`scaleprobe.kernels.comm.Topology`); None: the defaults.
+    allocation : dict or None
+        Where a point's nodes sit on it (``placement`` compact or random,
+        ``machine_nodes``, ``seed``; a random placement draws anew for every run,
+        seed ``seed + run``); None: compact.
     """
 
     mode: str
@@ -56,6 +66,8 @@ class Throttle:
     memory_bandwidth: float
     memory_latency: float
     core_slots: int | None
+    topology: dict | None = None
+    allocation: dict | None = None
 
     def as_dict(self) -> dict:
         """Return the throttle settings as a plain dict (for provenance and env)."""
@@ -183,7 +195,41 @@ def _throttle(raw) -> Throttle:
             values[key] = parse_duration(raw.get(key, config.get(default)))
         except UnitError as exc:
             _fail(f"throttle.{key}", str(exc))
-    return Throttle(mode=mode, core_slots=slots, **values)
+    machine = _machine(raw, mode)
+    return Throttle(mode=mode, core_slots=slots, **values, **machine)
+
+
+def _machine(raw: dict, mode: str) -> dict:
+    """``throttle.topology`` and ``throttle.allocation``, checked and in SI units."""
+    from scaleprobe.kernels.comm import Allocation, Topology
+
+    machine = {}
+    for key, kind in (("topology", Topology), ("allocation", Allocation)):
+        if raw.get(key) is None:
+            continue
+        if mode != "emulated":
+            _fail(
+                f"throttle.{key}",
+                f"describes the emulated machine: needs mode 'emulated', got {mode!r}",
+            )
+        hop = raw[key].get("hop_latency") if isinstance(raw[key], dict) else None
+        if isinstance(hop, (int, float)) and not isinstance(hop, bool) and hop != 0:
+            _fail("throttle.topology.hop_latency", f"{hop} needs a unit: '{hop} us'")
+        try:
+            machine[key] = kind.from_config(raw[key]).to_config()
+        except (TypeError, ValueError) as exc:
+            _fail(f"throttle.{key}", str(exc))
+    return machine
+
+
+def machine_fits(throttle: Throttle, nodes) -> None:
+    """Refuse an allocation's machine smaller than the largest point's nodes."""
+    machine = (throttle.allocation or {}).get("machine_nodes")
+    if machine is not None and max(nodes) > machine:
+        _fail(
+            "throttle.allocation.machine_nodes",
+            f"{machine} machine nodes cannot hold a point of {max(nodes)} nodes",
+        )
 
 
 _UNIT_EXAMPLES = {

@@ -109,6 +109,20 @@ def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
     return kernel_arguments(params)
 
 
+def _machine(throttle, point) -> dict:
+    """The emulated machine of a point: a random allocation draws anew every run."""
+    machine = {}
+    if throttle.topology is not None:
+        machine["topology"] = throttle.topology
+    if throttle.allocation is not None:
+        allocation = dict(throttle.allocation)
+        allocation["seed"] = int(allocation.get("seed", 0)) + int(
+            point.coords.get("run", 0)
+        )
+        machine["allocation"] = allocation
+    return machine
+
+
 def build_command(
     spec: Spec, point: Point, *, network=None, settings: LaunchSettings | None = None
 ) -> list[str]:
@@ -259,6 +273,7 @@ def launch_environment(
             "memory_bandwidth": throttle.memory_bandwidth,
             "memory_latency": throttle.memory_latency,
             "core_slots": int(slots) if throttle.mode == "emulated" else 0,
+            **_machine(throttle, point),
         }
     )
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)

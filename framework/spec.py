@@ -38,6 +38,7 @@ from ._checks import (
     _sweep,
     _throttle,
     available_kernels,
+    machine_fits,
 )
 from .admissible import RuleError, compile_rule
 from .units import UnitError, parse_duration
@@ -153,6 +154,7 @@ def _parse(text: str, source: str) -> Spec:
         if key in params:
             _fail(f"params.{key}", "is also a sweep axis; give it in one place only")
     throttle = _throttle(raw.get("throttle"))
+    machine_fits(throttle, sweep["nodes"])
     _kernel(raw["kernel"], params, throttle.mode, sweep)
     _bandwidth_acts(throttle.mode, sweep["bandwidth"])
     rule = raw.get("admissible", "any")
