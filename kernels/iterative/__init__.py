@@ -1,0 +1,7 @@
+"""Iterative, multi-stage kernels of FiM's evaluation (seed 003): K-means and PageRank.
+
+Each one runs as ``python -m scaleprobe.kernels.iterative.<name>`` under MPI, times
+every iteration's computation and collectives (:mod:`.profile`) and records FiM-Cal's
+hardware parameters (:mod:`.hardware`). Importing this package does not import
+mpi4py.
+"""
