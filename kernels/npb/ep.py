@@ -1,0 +1,245 @@
+"""NPB EP: Gaussian pairs by the Marsaglia polar method, embarrassingly parallel.
+
+Following the NAS Parallel Benchmarks specification of EP: ``2**(M+1)`` numbers of
+NPB's generator (:mod:`._random`, seed 271828183) form ``2**M`` pairs ``(x, y) =
+(2 r_{2j-1} - 1, 2 r_{2j} - 1)``; a pair with ``t = x**2 + y**2 <= 1`` gives the
+Gaussian deviates ``X = x sqrt(-2 ln t / t)``, ``Y = y sqrt(-2 ln t / t)``. The
+benchmark sums ``X`` and ``Y`` and counts the pairs in each square annulus ``l <=
+max(|X|, |Y|) < l + 1``. The pairs come in batches of ``2**16``; each rank takes a
+contiguous range of batches (its generator jumps there directly), and one
+``Allreduce`` adds the sums and counts.
+
+Classes (``--class``): S (M = 24), W (25), A (28), B (30), C (32); ``--m`` sets
+another size. Verification is NPB's: both sums within a relative 1e-8 of the
+reference values of the class; a failed check makes the point ``invalid``. Sizes
+without a reference value are reported with ``verified`` NaN.
+
+Run as ``mpiexec -n 4 python -m scaleprobe.kernels.npb.ep --class S --throttle
+emulated``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.npb._random import skip, stream  # noqa: E402
+
+__all__ = ["CLASSES", "REFERENCE", "build_parser", "ep_sums", "main", "verify"]
+
+KERNEL = "npb.ep"
+#: log2 of the pairs of each class.
+CLASSES = {"S": 24, "W": 25, "A": 28, "B": 30, "C": 32}
+#: NPB's reference sums ``(sx, sy)`` by M.
+REFERENCE = {
+    24: (-3.247834652034740e3, -6.958407078382297e3),
+    25: (-2.863319731645753e3, -6.320053679109499e3),
+    28: (-4.295875165629892e3, -1.580732573678431e4),
+    30: (4.033815542441498e4, -2.660669192809235e4),
+    32: (4.764367927995374e4, -8.084072988043731e4),
+}
+SEED = 271828183
+BATCH_LOG2 = 16
+ANNULI = 10
+EPSILON = 1e-8
+_CHUNK_BATCHES = 8
+
+
+def ep_sums(m: int, first: int, batches: int) -> np.ndarray:
+    """EP over ``batches`` batches of ``2**16`` pairs from batch ``first``.
+
+    Parameters
+    ----------
+    m : int
+        log2 of all pairs (only bounds the batches).
+    first : int
+        First batch (0-based).
+    batches : int
+        Number of batches.
+
+    Returns
+    -------
+    numpy.ndarray of shape (12,)
+        ``sx``, ``sy``, then the counts of the 10 annuli.
+
+    Examples
+    --------
+    >>> whole = ep_sums(17, 0, 2)
+    >>> halves = ep_sums(17, 0, 1) + ep_sums(17, 1, 1)
+    >>> bool(np.allclose(whole, halves, rtol=1e-12))
+    True
+    """
+    total = 1 << max(m - BATCH_LOG2, 0)
+    if first < 0 or batches < 0 or first + batches > total:
+        raise ValueError(
+            f"batches [{first}, {first + batches}) outside the {total} batches of M={m}"
+        )
+    pair_count = 1 << min(m, BATCH_LOG2)
+    out = np.zeros(2 + ANNULI)
+    for start in range(first, first + batches, _CHUNK_BATCHES):
+        count = min(_CHUNK_BATCHES, first + batches - start)
+        numbers = stream(skip(SEED, 2 * pair_count * start), 2 * pair_count * count)
+        x = 2.0 * numbers[0::2] - 1.0
+        y = 2.0 * numbers[1::2] - 1.0
+        t = x * x + y * y
+        keep = t <= 1.0
+        x, y, t = x[keep], y[keep], t[keep]
+        factor = np.sqrt(-2.0 * np.log(t) / t)
+        gx, gy = x * factor, y * factor
+        out[0] += gx.sum()
+        out[1] += gy.sum()
+        annulus = np.maximum(np.abs(gx), np.abs(gy)).astype(np.int64)
+        out[2:] += np.bincount(annulus, minlength=ANNULI)[:ANNULI]
+    return out
+
+
+def verify(m: int, sx: float, sy: float) -> float:
+    """NPB's check: 1.0 passed, 0.0 failed, NaN when M has no reference value.
+
+    Examples
+    --------
+    >>> verify(24, -3.247834652034740e3, -6.958407078382297e3)
+    1.0
+    >>> verify(24, -3.2478e3, -6.958407078382297e3), math.isnan(verify(20, 0, 0))
+    (0.0, True)
+    """
+    if m not in REFERENCE:
+        return math.nan
+    rx, ry = REFERENCE[m]
+    good = abs((sx - rx) / rx) <= EPSILON and abs((sy - ry) / ry) <= EPSILON
+    return 1.0 if good else 0.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line parser of the kernel.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"python -m scaleprobe.kernels.{KERNEL}",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--class",
+        dest="problem_class",
+        choices=sorted(CLASSES),
+        default="S",
+        help="problem class (default S)",
+    )
+    parser.add_argument(
+        "--m",
+        type=int,
+        default=None,
+        help="log2 of the pairs instead of a class (16 to 40)",
+    )
+    parser.add_argument(
+        "--counters",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="try hardware counters (default on)",
+    )
+    add_comm_arguments(parser)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run EP, print the record on rank 0.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+
+    Returns
+    -------
+    int
+        Exit code.
+    """
+    args = build_parser().parse_args(argv)
+    m = CLASSES[args.problem_class] if args.m is None else args.m
+    if not 16 <= m <= 40:
+        raise SystemExit(f"--m must be in [16, 40], got {m}")
+    from mpi4py import MPI
+    from scaleprobe.kernels.comm import InstrumentedComm
+    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
+    from scaleprobe.kernels.record import emit
+
+    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+    total = 1 << (m - BATCH_LOG2)
+    mine = total // comm.size + (comm.rank < total % comm.size)
+    first = comm.rank * (total // comm.size) + min(comm.rank, total % comm.size)
+    profile = IterationProfile(comm, ("allreduce",), counters=args.counters)
+    result = np.empty(2 + ANNULI)
+
+    start = comm.sync()
+    origin = comm.path()
+    profile.next_iteration()
+    with profile.compute():
+        partial = ep_sums(m, first, mine)
+    with profile.collective("allreduce", jobs=(2 + ANNULI) * (comm.size > 1)):
+        comm.Allreduce(partial, result, op=MPI.SUM)
+    elapsed = comm.elapsed_since(start)
+    path = comm.critical_path_since(origin)
+    summary = comm.summary()
+    timing = profile.result()
+    if comm.rank == 0:
+        sx, sy = float(result[0]), float(result[1])
+        verified = verify(m, sx, sy)
+        reason = ""
+        if verified == 0.0:
+            rx, ry = REFERENCE[m]
+            reason = (
+                f"NPB EP verification failed: sx={sx!r} (expected {rx!r}), "
+                f"sy={sy!r} (expected {ry!r}), tolerance {EPSILON}"
+            )
+        name = next((c for c, v in CLASSES.items() if v == m), "U")
+        record = build_record(
+            comm,
+            KERNEL,
+            timing,
+            elapsed=elapsed,
+            path=path,
+            summary=summary,
+            link=comm.link_record(),
+            params={"class": name, "m": m},
+            metrics={
+                "m": m,
+                "pairs": float(2**m),
+                "sx": sx,
+                "sy": sy,
+                "accepted": float(result[2:].sum()),
+                "verified": verified,
+                "mops": 2.0 ** (m + 1) / elapsed / 1e6 if elapsed > 0 else math.nan,
+            },
+            units={
+                "m": "1",
+                "pairs": "1",
+                "sx": "1",
+                "sy": "1",
+                "accepted": "1",
+                "verified": "1",
+                "mops": "Mop/s",
+            },
+            long_names={
+                "verified": "NPB verification: 1 passed, 0 failed, NaN no "
+                "reference value",
+                "accepted": "pairs inside the unit circle",
+            },
+            reason=reason,
+        )
+        record["profiles"]["annulus"] = {"count": result[2:].tolist()}
+        emit(record)
+    comm.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""NPB IS: parallel integer sort (bucket sort with key redistribution).
+
+Following the NAS Parallel Benchmarks specification of IS: ``N`` keys in ``[0,
+MAX_KEY)``, key ``i`` being ``floor(MAX_KEY/4 * (r_{4i+1} + r_{4i+2} + r_{4i+3} +
+r_{4i+4}))`` of NPB's generator (seed 314159265). Each rank makes a contiguous slice
+of the keys (its generator jumps there). Ten timed iterations ``it = 1..10`` each set
+``key[it] = it`` and ``key[it + 10] = MAX_KEY - it`` and rank all keys:
+
+1. every rank counts its keys per bucket (the top bits of the key);
+2. ``Allreduce`` of the bucket counts (carrying the five test keys, as the MPI
+   reference hides them there); contiguous bucket ranges are assigned to ranks so
+   that each receives about ``N / p`` keys;
+3. ``Alltoall`` of the send counts, then ``Alltoallv`` of the keys;
+4. every rank counts its keys per value; the rank of a key is the number of keys
+   below it over all ranks. The owner of each test key checks its rank against
+   NPB's partial-verification table.
+
+After the timed loop the keys are fully sorted and checked (in order on every rank
+and across rank boundaries). NPB's verification passes when all 5 x 10 partial
+checks and the full check pass; otherwise the point is ``invalid``.
+
+Classes (``--class``): S (2**16 keys, MAX_KEY 2**11), W (2**20, 2**16), A (2**23,
+2**19), B (2**25, 2**21), C (2**27, 2**23).
+
+Run as ``mpiexec -n 4 python -m scaleprobe.kernels.npb.is_ --class S --throttle
+emulated``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.npb._random import skip, stream  # noqa: E402
+
+__all__ = [
+    "CLASSES",
+    "build_parser",
+    "expected_rank",
+    "main",
+    "make_keys",
+]
+
+KERNEL = "npb.is"
+#: (log2 keys, log2 MAX_KEY, log2 buckets) per class.
+CLASSES = {
+    "S": (16, 11, 9),
+    "W": (20, 16, 10),
+    "A": (23, 19, 10),
+    "B": (25, 21, 10),
+    "C": (27, 23, 10),
+}
+ITERATIONS = 10
+SEED = 314159265
+_TESTS = {
+    "S": ((48427, 17148, 23627, 62548, 4431), (0, 18, 346, 64917, 65463)),
+    "W": (
+        (357773, 934767, 875723, 898999, 404505),
+        (1249, 11698, 1039987, 1043896, 1048018),
+    ),
+    "A": (
+        (2112377, 662041, 5336171, 3642833, 4250760),
+        (104, 17523, 123928, 8288932, 8388264),
+    ),
+    "B": (
+        (41869, 812306, 5102857, 18232239, 26860214),
+        (33422937, 10244, 59149, 33135281, 99),
+    ),
+    "C": (
+        (44172927, 72999161, 74326391, 129606274, 21736814),
+        (61147, 882988, 266290, 133997595, 133525895),
+    ),
+}
+
+
+def make_keys(problem_class: str, first: int, count: int) -> np.ndarray:
+    """Keys ``first .. first + count - 1`` of a class, as NPB makes them.
+
+    Examples
+    --------
+    >>> keys = make_keys("S", 0, 1 << 16)
+    >>> bool(np.array_equal(keys[100:200], make_keys("S", 100, 100)))
+    True
+    >>> int(keys.min()) >= 0, int(keys.max()) < 2**11
+    (True, True)
+    """
+    _, max_log2, _ = CLASSES[problem_class]
+    numbers = stream(skip(SEED, 4 * first), 4 * count).reshape(count, 4)
+    total = ((numbers[:, 0] + numbers[:, 1]) + numbers[:, 2]) + numbers[:, 3]
+    return ((1 << max_log2) // 4 * total).astype(np.int64)
+
+
+def expected_rank(problem_class: str, test: int, iteration: int) -> int:
+    """NPB's partial-verification rank of test key ``test`` at ``iteration``.
+
+    Examples
+    --------
+    >>> expected_rank("S", 0, 1), expected_rank("S", 4, 1)
+    (1, 65462)
+    """
+    base = _TESTS[problem_class][1][test]
+    if problem_class == "W":
+        return base + (iteration - 2) if test < 2 else base - iteration
+    if problem_class == "A":
+        return base + (iteration - 1) if test <= 2 else base - (iteration - 1)
+    if problem_class == "B":
+        return base + iteration if test in (1, 2, 4) else base - iteration
+    return base + iteration if test <= 2 else base - iteration  # S and C
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line parser of the kernel.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m scaleprobe.kernels.npb.is_",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--class",
+        dest="problem_class",
+        choices=sorted(CLASSES),
+        default="S",
+        help="problem class (default S)",
+    )
+    parser.add_argument(
+        "--counters",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="try hardware counters (default on)",
+    )
+    add_comm_arguments(parser)
+    return parser
+
+
+def _assign_buckets(totals, keys_per_rank, size):
+    """First bucket of every rank (and the end): contiguous, about N/p keys each."""
+    cumulative = np.cumsum(totals)
+    targets = keys_per_rank * np.arange(1, size)
+    ends = np.searchsorted(cumulative, targets, side="left") + 1
+    return np.concatenate([[0], np.minimum(ends, len(totals)), [len(totals)]])
+
+
+class _Sorter:
+    """One rank's part of IS: its keys and the ranking of one iteration."""
+
+    def __init__(self, comm, problem_class):
+        self.comm = comm
+        self.problem_class = problem_class
+        keys_log2, max_log2, buckets_log2 = CLASSES[problem_class]
+        self.total = 1 << keys_log2
+        self.max_key = 1 << max_log2
+        self.buckets = 1 << buckets_log2
+        self.shift = max_log2 - buckets_log2
+        self.first = comm.rank * self.total // comm.size
+        stop = (comm.rank + 1) * self.total // comm.size
+        self.keys = make_keys(problem_class, self.first, stop - self.first)
+        self.tests = np.array(_TESTS[problem_class][0])
+
+    def local_counts(self, iteration):
+        """Modify the iteration's keys, count per bucket, append the test keys."""
+        keys, first = self.keys, self.first
+        for index, value in (
+            (iteration, iteration),
+            (iteration + ITERATIONS, self.max_key - iteration),
+        ):
+            if first <= index < first + len(keys):
+                keys[index - first] = value
+        bucket = keys >> self.shift
+        self.order = np.argsort(bucket, kind="stable")
+        counts = np.bincount(bucket, minlength=self.buckets).astype(np.int64)
+        hidden = np.zeros(len(self.tests), dtype=np.int64)
+        mine = (self.tests >= first) & (self.tests < first + len(keys))
+        hidden[mine] = keys[self.tests[mine] - first]
+        return np.concatenate([counts, hidden])
+
+    def split(self, totals):
+        """Send counts per destination and the key range this rank receives."""
+        edges = _assign_buckets(
+            totals[: self.buckets], self.total // self.comm.size, self.comm.size
+        )
+        bucket = self.keys >> self.shift
+        per_bucket = np.bincount(bucket, minlength=self.buckets)
+        sends = np.add.reduceat(np.append(per_bucket, 0), edges[:-1])[: self.comm.size]
+        sends[edges[:-1] == edges[1:]] = 0
+        self.low = int(edges[self.comm.rank]) << self.shift
+        self.high = int(edges[self.comm.rank + 1]) << self.shift
+        self.below = int(totals[: edges[self.comm.rank]].sum())
+        return sends.astype(np.int64), np.ascontiguousarray(self.keys[self.order])
+
+    def rank_keys(self, received, totals, iteration):
+        """Count the received keys; check the test keys this rank owns."""
+        counts = np.bincount(received - self.low, minlength=self.high - self.low)
+        cumulative = np.cumsum(counts)
+        self.received = received
+        passed = failed = 0
+        for test, key in enumerate(totals[self.buckets :]):
+            if 0 < key < self.total and self.low < key <= self.high:
+                rank = self.below + int(cumulative[key - 1 - self.low])
+                if rank == expected_rank(self.problem_class, test, iteration):
+                    passed += 1
+                else:
+                    failed += 1
+        return passed, failed
+
+
+def main(argv=None) -> int:
+    """Run IS, print the record on rank 0.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+
+    Returns
+    -------
+    int
+        Exit code.
+    """
+    args = build_parser().parse_args(argv)
+    from mpi4py import MPI
+    from scaleprobe.kernels.comm import InstrumentedComm
+    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
+    from scaleprobe.kernels.record import emit
+
+    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+    sorter = _Sorter(comm, args.problem_class)
+    profile = IterationProfile(
+        comm, ("allreduce", "alltoall", "alltoallv"), counters=args.counters
+    )
+    size = comm.size
+    totals = np.empty(sorter.buckets + len(sorter.tests), dtype=np.int64)
+    receives = np.empty(size, dtype=np.int64)
+    checks = np.zeros(2, dtype=np.int64)
+    others = size > 1
+
+    start = comm.sync()
+    origin = comm.path()
+    for iteration in range(1, ITERATIONS + 1):
+        profile.next_iteration()
+        with profile.compute():
+            counts = sorter.local_counts(iteration)
+        with profile.collective("allreduce", jobs=len(counts) * others):
+            comm.Allreduce(counts, totals, op=MPI.SUM)
+        with profile.compute():
+            sends, ordered = sorter.split(totals)
+        with profile.collective("alltoall", jobs=size * (size - 1)):
+            comm.Alltoall(sends, receives)
+        received = np.empty(int(receives.sum()), dtype=np.int64)
+        with profile.collective(
+            "alltoallv", jobs=int(sends.sum() - sends[comm.rank]) if others else 0
+        ):
+            comm.Alltoallv([ordered, sends], [received, receives])
+        with profile.compute():
+            checks += sorter.rank_keys(received, totals, iteration)
+    elapsed = comm.elapsed_since(start)
+    path = comm.critical_path_since(origin)
+    summary = comm.summary()
+    timing = profile.result()
+
+    # full verification (untimed, as in NPB): sorted on every rank and across ranks
+    ordered = np.sort(sorter.received)
+    first_key = int(ordered[0]) if len(ordered) else None
+    last_key = int(ordered[-1]) if len(ordered) else None
+    edges = comm.allgather((first_key, last_key, len(ordered)))
+    passed_partial = comm.allreduce(int(checks[0]))
+    failed_partial = comm.allreduce(int(checks[1]))
+    if comm.rank == 0:
+        previous, out_of_order = -1, 0
+        for low, high, count in edges:
+            if count:
+                out_of_order += int(low < previous)
+                previous = high
+        kept = sum(count for _, _, count in edges)
+        expected = 5 * ITERATIONS
+        reasons = []
+        if passed_partial != expected or failed_partial:
+            reasons.append(
+                f"{passed_partial} of {expected} partial verifications "
+                f"passed ({failed_partial} failed)"
+            )
+        if out_of_order or kept != sorter.total:
+            reasons.append(
+                f"full verification failed: {out_of_order} rank boundaries "
+                f"out of order, {kept} of {sorter.total} keys"
+            )
+        record = build_record(
+            comm,
+            KERNEL,
+            timing,
+            elapsed=elapsed,
+            path=path,
+            summary=summary,
+            link=comm.link_record(),
+            params={"class": args.problem_class},
+            metrics={
+                "keys": float(sorter.total),
+                "max_key": float(sorter.max_key),
+                "iterations": ITERATIONS,
+                "partial_verified": passed_partial,
+                "verified": 0.0 if reasons else 1.0,
+                "mops": ITERATIONS * sorter.total / elapsed / 1e6
+                if elapsed > 0
+                else float("nan"),
+            },
+            units={
+                "keys": "1",
+                "max_key": "1",
+                "iterations": "1",
+                "partial_verified": "1",
+                "verified": "1",
+                "mops": "Mkeys/s",
+            },
+            long_names={
+                "verified": "NPB verification: 1 passed, 0 failed",
+                "partial_verified": "partial verifications passed (of 50)",
+            },
+            reason="; ".join(reasons),
+        )
+        emit(record)
+    comm.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

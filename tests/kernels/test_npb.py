@@ -1,0 +1,107 @@
+"""NPB EP, IS and CG without MPI: the generator, and NPB's class S verification values
+reproduced serially by the kernels' own functions."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scaleprobe.kernels.npb import cg, ep
+from scaleprobe.kernels.npb import is_ as integer_sort
+from scaleprobe.kernels.npb._random import MULTIPLIER, randlc, skip, stream
+
+
+def test_stream_is_the_sequential_generator_from_any_start():
+    state, expected = 271828183, []
+    for _ in range(70_000):  # more than one vectorised block of powers
+        state, value = randlc(state)
+        expected.append(value)
+    np.testing.assert_array_equal(stream(271828183, 70_000, block=1 << 16), expected)
+    # a jump lands on the same numbers as walking there
+    np.testing.assert_array_equal(stream(skip(271828183, 1000), 5), expected[1000:1005])
+    assert all(0 < r < 1 for r in expected[:100])
+    assert randlc(1)[0] == MULTIPLIER
+
+
+def test_ep_class_s_matches_npb_verification_values():
+    sums = ep.ep_sums(24, 0, 1 << 8)
+    sx, sy = sums[0], sums[1]
+    assert ep.verify(24, sx, sy) == 1.0
+    assert sx == pytest.approx(-3.247834652034740e3, rel=1e-12)
+    assert sy == pytest.approx(-6.958407078382297e3, rel=1e-12)
+    # the polar method accepts pi/4 of the pairs
+    assert sums[2:].sum() / 2**24 == pytest.approx(math.pi / 4, rel=1e-3)
+    assert ep.verify(24, sx * (1 + 1e-7), sy) == 0.0
+    assert math.isnan(ep.verify(23, sx, sy))
+
+
+def test_ep_batches_split_over_ranks_add_up():
+    whole = ep.ep_sums(18, 0, 4)
+    parts = sum(ep.ep_sums(18, first, count) for first, count in [(0, 1), (1, 3)])
+    np.testing.assert_allclose(parts, whole, rtol=1e-12)
+    with pytest.raises(ValueError, match="outside the 4 batches"):
+        ep.ep_sums(18, 3, 2)
+
+
+def _serial_is(problem_class):
+    """IS ranked serially, as NPB's serial code does: passed partial checks."""
+    keys_log2, max_log2, _ = integer_sort.CLASSES[problem_class]
+    keys = integer_sort.make_keys(problem_class, 0, 1 << keys_log2)
+    tests = integer_sort._TESTS[problem_class][0]
+    passed = 0
+    for iteration in range(1, integer_sort.ITERATIONS + 1):
+        keys[iteration] = iteration
+        keys[iteration + integer_sort.ITERATIONS] = (1 << max_log2) - iteration
+        below = np.cumsum(np.bincount(keys, minlength=1 << max_log2))
+        for test, index in enumerate(tests):
+            key = int(keys[index])
+            if 0 < key < len(keys):
+                passed += int(below[key - 1]) == integer_sort.expected_rank(
+                    problem_class, test, iteration
+                )
+    return passed, keys
+
+
+def test_is_class_s_passes_npb_partial_verification():
+    passed, keys = _serial_is("S")
+    assert passed == 5 * integer_sort.ITERATIONS
+    assert keys.min() >= 0
+    assert keys.max() < 2**11
+    # a key of the wrong stream would not pass
+    assert integer_sort.expected_rank("S", 0, 3) == 3
+    assert integer_sort.expected_rank("W", 0, 3) == 1249 + 1
+    assert integer_sort.expected_rank("A", 3, 3) == 8288932 - 2
+    assert integer_sort.expected_rank("B", 1, 3) == 10244 + 3
+
+
+def test_is_buckets_give_every_rank_about_its_share():
+    totals = np.bincount(integer_sort.make_keys("S", 0, 1 << 16) >> 2, minlength=512)
+    edges = integer_sort._assign_buckets(totals, (1 << 16) // 4, 4)
+    assert edges[0] == 0
+    assert edges[-1] == 512
+    assert np.all(np.diff(edges) >= 0)
+    shares = [totals[a:b].sum() for a, b in itertools.pairwise(edges)]
+    assert sum(shares) == 1 << 16
+    assert max(shares) < 1.2 * (1 << 14)
+
+
+def test_cg_class_s_matches_npb_zeta():
+    na, nonzer, niter, shift, reference = cg.CLASSES["S"]
+    matrix = cg.make_matrix(na, nonzer, shift)
+    assert abs(matrix - matrix.T).max() < 1e-12 * abs(matrix).max()
+    x, zeta = np.ones(na), math.nan
+
+    def alone(vector):
+        return vector
+
+    def dot(values):
+        return np.asarray(values)
+
+    for _ in range(niter):
+        z, rnorm = cg.conjugate_gradient(matrix, x, alone, dot)
+        zeta = shift + 1.0 / (x @ z)
+        x = z / math.sqrt(z @ z)
+    assert abs(zeta - reference) / reference <= cg.EPSILON
+    assert rnorm < 1e-10
