@@ -1,0 +1,126 @@
+"""FiM's kernels on 4 real MPI ranks under the emulated throttle: right answers (NPB's
+verification, the serial references), per-iteration profiles and their traffic."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from scaleprobe.kernels.record import parse_record
+
+pytestmark = pytest.mark.mpi
+
+GBIT = 1.25e8
+
+
+@pytest.fixture
+def kernel(mpi_run):
+    def run(module, args, bandwidth=100, ranks=4):
+        comm = {
+            "mode": "emulated",
+            "link_bandwidth": GBIT,
+            "latency": "5 us",
+            "bandwidth": bandwidth,
+            "core_slots": 0,
+        }
+        done = mpi_run(
+            ranks,
+            "-m",
+            f"scaleprobe.kernels.{module}",
+            *args,
+            env={"SCALEPROBE_COMM": json.dumps(comm)},
+        )
+        return parse_record(done.stdout)
+
+    return run
+
+
+def _profile_adds_up(record, kinds):
+    metrics, profile = record["metrics"], record["profiles"]["iteration"]
+    parts = metrics["comp_time_iterations"] + sum(metrics[f"{k}_time"] for k in kinds)
+    # the timed region is the computation and the collectives (plus bookkeeping)
+    assert parts == pytest.approx(metrics["time"], rel=0.25)
+    for kind in kinds:
+        assert sum(profile[f"{kind}_time"]) == pytest.approx(metrics[f"{kind}_time"])
+    assert metrics["hw_counted"] in (0, 1)
+    assert metrics["hw_total_cycles"] > 0
+    assert metrics["hw_frequency"] > 0
+    if not metrics["hw_counted"]:
+        assert "estimated" in record["long_names"]["hw_total_cycles"]
+        assert metrics["hw_stall_cycles"] is None  # NaN in the record
+    assert record["link"]["mode"] == "emulated"
+
+
+def test_kmeans_matches_serial_and_profiles_its_collectives(kernel):
+    args = ["--points", "8000", "--clusters", "6", "--iterations", "4", "--check"]
+    record = kernel("iterative.kmeans", args)
+    assert record["status"] == "ok", record["reason"]
+    metrics, profile = record["metrics"], record["profiles"]["iteration"]
+    assert metrics["max_centroid_error"] <= 1e-9
+    assert len(profile["comp_time"]) == 4
+    assert profile["scatter_jobs"] == [6000, 0, 0, 0]
+    assert profile["bcast_jobs"] == [6] * 4
+    assert profile["gather_jobs"] == [18] * 4
+    # the scatter carries 3/4 of the pixels (5 doubles each) over the link
+    assert metrics["bytes_inter"] >= 6000 * 40
+    assert metrics["scatter_time"] >= 6000 * 40 / GBIT
+    _profile_adds_up(record, ("scatter", "bcast", "gather"))
+    slow = kernel("iterative.kmeans", args, bandwidth=25)
+    assert slow["metrics"]["scatter_time"] == pytest.approx(
+        4 * metrics["scatter_time"], rel=0.1
+    )
+
+
+def test_kmeans_refuses_more_clusters_than_pixels(kernel):
+    record = kernel("iterative.kmeans", ["--points", "5", "--clusters", "6"], ranks=2)
+    assert record["status"] == "invalid"
+    assert "exceeds the 5 pixels" in record["reason"]
+
+
+@pytest.mark.parametrize("variant", ["gather", "allgather"])
+def test_pagerank_matches_serial(kernel, variant):
+    record = kernel(
+        "iterative.pagerank",
+        ["--scale", "10", "--iterations", "5", "--variant", variant, "--check"],
+    )
+    assert record["status"] == "ok", record["reason"]
+    metrics = record["metrics"]
+    assert metrics["vertices"] == 1024
+    assert metrics["edges"] == 16 * 1024
+    assert metrics["rank_sum"] == pytest.approx(1.0, abs=1e-12)
+    assert metrics["max_rank_error"] <= 1e-9 * metrics["max_rank"]
+    kinds = (
+        ("scatter", "bcast", "gather")
+        if variant == "gather"
+        else ("scatter", "allgather")
+    )
+    _profile_adds_up(record, kinds)
+    assert record["profiles"]["iteration"][f"{kinds[-1]}_jobs"][1] > 0
+
+
+def test_npb_ep_is_cg_class_s_verify_on_four_ranks(kernel):
+    ep = kernel("npb.ep", ["--class", "S"])
+    assert ep["status"] == "ok"
+    assert ep["metrics"]["verified"] == 1.0
+    assert ep["metrics"]["sx"] == pytest.approx(-3.247834652034740e3, rel=1e-10)
+    _profile_adds_up(ep, ("allreduce",))
+    sort = kernel("npb.is_", ["--class", "S"])
+    assert sort["status"] == "ok", sort["reason"]
+    assert sort["metrics"]["partial_verified"] == 50
+    assert len(sort["profiles"]["iteration"]["alltoallv_time"]) == 10
+    _profile_adds_up(sort, ("allreduce", "alltoall", "alltoallv"))
+    solver = kernel("npb.cg", ["--class", "S"])
+    assert solver["status"] == "ok", solver["reason"]
+    assert solver["metrics"]["zeta_error"] <= 1e-10
+    # 15 iterations of 26 gathers of the search direction and 53 sums
+    assert solver["metrics"]["allgather_calls"] == 15 * 26
+    assert solver["metrics"]["allreduce_calls"] == 15 * (3 + 2 * 25)
+    _profile_adds_up(solver, ("allgather", "allreduce"))
+
+
+def test_npb_ep_off_class_sizes_have_no_reference(kernel):
+    record = kernel("npb.ep", ["--m", "18"], ranks=2)
+    assert record["status"] == "ok"
+    assert record["metrics"]["verified"] is None  # NaN: nothing to compare with
+    assert not math.isnan(record["metrics"]["sx"])
