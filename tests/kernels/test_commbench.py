@@ -46,13 +46,17 @@ def test_pingpong_achieves_the_throttled_bandwidth(kernel, bandwidth, msg_bytes)
     assert metrics["achieved_bandwidth"] == pytest.approx(target, rel=0.05)
     assert metrics["inter_node"] == 1
     # 1 warm-up and 3 timed round trips: 8 messages, each charged exactly the
-    # link model's latency and bytes / bandwidth on the critical path; the virtual
-    # clock adds only the ranks' CPU time on top.
+    # link model's bytes / bandwidth on the critical path; the virtual clock adds
+    # only the ranks' CPU time on top. The path is the last rank's: rank 0 receives
+    # the 8th message (8 latencies), rank 1 finishes when it has sent it (7), and
+    # which one ends last depends on microseconds of CPU after the loop.
     assert metrics["messages_inter"] == 8
     assert metrics["bytes_inter"] == 8 * metrics["msg_bytes"]
     transfer = metrics["msg_bytes"] / target
     assert metrics["cp_bandwidth_time"] == pytest.approx(8 * transfer, rel=1e-9)
-    assert metrics["cp_latency_time"] == pytest.approx(8 * 5e-6, rel=1e-9)
+    latencies = metrics["cp_latency_time"] / 5e-6
+    assert latencies == pytest.approx(round(latencies), abs=1e-6)
+    assert round(latencies) in (7, 8)
     assert metrics["rtt"] >= 2 * (transfer + 5e-6) * (1 - 1e-12)
     parts = ("cp_comp_time", "cp_latency_time", "cp_bandwidth_time", "cp_intra_time")
     assert sum(metrics[k] for k in parts) == pytest.approx(metrics["time"], rel=1e-9)
