@@ -19,18 +19,24 @@ computation complexity ``sum_i C(k,|T_i|) C(|T_i|,|T_i'|)`` (Table 3 of the seed
 :meth:`scaleprobe.kernels.subgraph.Template.complexity`). The constants — seconds per
 unit of work and per byte, latency, bytes per table entry — are fitted from
 measurements by non-negative least squares.
+
+:class:`SubgraphTerms` turns the five inputs into the terms of these equations (a
+scikit-learn transformer); :class:`SubgraphComplexity` fits the constants that weigh
+them. Both take a table of any width — a sweep's or the kernel records' columns,
+picked by name — or an array whose first columns are :data:`FEATURES`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import least_squares, nnls
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["FEATURES", "SubgraphComplexity", "complexity_features"]
+__all__ = ["FEATURES", "TERMS", "SubgraphComplexity", "SubgraphTerms"]
 
-#: Columns of ``X``, in order.
+#: The inputs, in the order of an array's columns.
 FEATURES = (
     "ranks",
     "n_vertices",
@@ -38,78 +44,211 @@ FEATURES = (
     "memory_complexity",
     "computation_complexity",
 )
+#: Other column names a table may give an input under (a sweep names the ranks the
+#: kernel reports ``ranks_reported``).
+_ALIASES = {"ranks": ("ranks", "ranks_reported")}
+#: The terms of Eqs. 4-16, in the order :meth:`SubgraphTerms.transform` returns them.
+TERMS = (
+    "steps",
+    "comp_edges",
+    "comp_step",
+    "comp_vertices",
+    "comm_step",
+    "mem_vertices",
+    "mem_remote",
+)
 _TARGETS = ("time", "comp_time", "comm_time", "peak_memory")
 _MODES = ("alltoall", "pipeline")
 
 
-def complexity_features(rows) -> np.ndarray:
-    """The model's ``X`` from kernel records' metrics or a table with those columns.
+def _named_columns(X) -> dict | None:
+    """``{feature: column name}`` of a table with named columns, else None."""
+    if not (isinstance(X, pd.DataFrame) and any(isinstance(c, str) for c in X.columns)):
+        return None
+    found = {}
+    for feature in FEATURES:
+        for name in _ALIASES.get(feature, (feature,)):
+            if name in X.columns:
+                found[feature] = name
+                break
+    if not found:
+        raise ValueError(
+            f"the table has none of the columns {', '.join(FEATURES)} "
+            f"(nor ranks_reported); it has {', '.join(map(str, X.columns))}"
+        )
+    return found
 
-    Parameters
+
+def _inputs(estimator, X, y=None, *, reset: bool, supervised: bool = False):
+    """Validate ``X`` (and ``y``); return the five inputs as an (n, 5) array.
+
+    A named table gives the columns of :data:`FEATURES` it has, by name; an array
+    gives its first columns. Inputs a table or array lacks are fixed in the data and
+    count as 1 (their size is absorbed by the fitted constants); further columns are
+    not inputs of the model and are left alone.
+    """
+    if reset:
+        named = _named_columns(X)
+        estimator.inputs_ = None if named is None else tuple(named)
+        estimator.columns_ = None if named is None else tuple(named.values())
+    elif estimator.columns_ is not None:
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError(
+                f"{type(estimator).__name__} was fitted on the named columns "
+                f"{', '.join(estimator.columns_)}; pass a table with them"
+            )
+        missing = [c for c in estimator.columns_ if c not in X.columns]
+        if missing:
+            raise ValueError(
+                f"{type(estimator).__name__} was fitted on the columns "
+                f"{', '.join(estimator.columns_)}; the table lacks {', '.join(missing)}"
+            )
+    if estimator.columns_ is not None:
+        X = X[list(estimator.columns_)]
+    if not supervised:
+        data = validate_data(estimator, X, reset=reset, dtype=np.float64)
+    else:
+        data, y = validate_data(
+            estimator, X, y, reset=reset, dtype=np.float64, y_numeric=True
+        )
+    if reset and estimator.inputs_ is None:
+        estimator.inputs_ = FEATURES[: data.shape[1]]
+    full = np.ones((data.shape[0], len(FEATURES)))
+    for position, feature in enumerate(estimator.inputs_):
+        full[:, FEATURES.index(feature)] = data[:, position]
+    return (full, y) if supervised else full
+
+
+def _terms(full: np.ndarray) -> np.ndarray:
+    """The columns of :data:`TERMS` from the (n, 5) inputs."""
+    ranks = np.maximum(full[:, 0], 1.0)  # P below 1 counts as one process
+    vertices, edges, memory, computation = full[:, 1:].T
+    return np.column_stack(
+        [
+            ranks - 1,
+            computation * edges / ranks,
+            computation * edges / ranks**2,
+            computation * vertices / ranks,
+            memory * edges / ranks**2,
+            memory * vertices / ranks,
+            memory * edges * (ranks - 1) / ranks**2,
+        ]
+    )
+
+
+class SubgraphTerms(TransformerMixin, BaseEstimator):
+    """The terms of seed 004's Eqs. 4-16 from graph, template and process count.
+
+    With ``P`` the process count (values below 1 count as 1), ``|V|``, ``|E|`` the
+    graph's size and ``M``, ``C`` the template's memory and computation complexity,
+    the columns of :data:`TERMS` are ``steps = P - 1``, ``comp_edges = C |E| / P``,
+    ``comp_step = C |E| / P**2``, ``comp_vertices = C |V| / P``,
+    ``comm_step = M |E| / P**2``, ``mem_vertices = M |V| / P`` and
+    ``mem_remote = M |E| (P - 1) / P**2``.
+
+    ``X`` is a table with (some of) the columns :data:`FEATURES` (``ranks`` may be
+    named ``ranks_reported``) among any others, or an array whose first columns are
+    :data:`FEATURES` in order. Inputs left out are fixed in the data and count as 1;
+    other columns are not used.
+
+    Attributes
     ----------
-    rows : list of dict or pandas.DataFrame
-        Each with ``ranks`` (or ``ranks_reported``, as a sweep Dataset names it),
-        ``n_vertices``, ``n_edges``, ``memory_complexity`` and
-        ``computation_complexity`` (the subgraph kernel's metrics).
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_rows, 5)
+    inputs_ : tuple of str
+        The :data:`FEATURES` the data gave.
+    columns_ : tuple of str or None
+        Their column names in a table (None for an array).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when fitted on a table.
 
     Examples
     --------
-    >>> complexity_features([{"ranks": 2, "n_vertices": 10, "n_edges": 20,
-    ...                       "memory_complexity": 3, "computation_complexity": 6}])
-    array([[ 2., 10., 20.,  3.,  6.]])
+    >>> import pandas as pd
+    >>> records = pd.DataFrame({"kernel": ["subgraph"] * 2, "ranks_reported": [1, 4],
+    ...                         "n_vertices": [10, 10], "n_edges": [40, 40]})
+    >>> terms = SubgraphTerms().set_output(transform="pandas").fit_transform(records)
+    >>> terms[["steps", "comp_edges", "comm_step"]]
+       steps  comp_edges  comm_step
+    0    0.0        40.0       40.0
+    1    3.0        10.0        2.5
     """
-    if hasattr(rows, "to_dict"):
-        rows = rows.to_dict("records")
-    table = []
-    for row in rows:
-        row = dict(row)
-        if "ranks" not in row and "ranks_reported" in row:
-            row["ranks"] = row["ranks_reported"]
-        missing = [name for name in FEATURES if name not in row]
-        if missing:
-            raise ValueError(
-                f"a row lacks {', '.join(missing)}; "
-                f"the model needs {', '.join(FEATURES)}"
-            )
-        table.append([float(row[name]) for name in FEATURES])
-    return np.array(table, dtype=np.float64).reshape(-1, len(FEATURES))
+
+    def fit(self, X, y=None):
+        """Record which inputs ``X`` gives.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SubgraphTerms
+        """
+        _inputs(self, X, reset=True)
+        return self
+
+    def transform(self, X):
+        """The terms, one column per name of :data:`TERMS`.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 7)
+        """
+        check_is_fitted(self)
+        return _terms(_inputs(self, X, reset=False))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: :data:`TERMS`.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self)
+        return np.asarray(TERMS, dtype=object)
 
 
-def _terms(X: np.ndarray) -> dict:
-    # Columns left out at the end describe a fixed problem: they count as 1.
-    full = np.ones((X.shape[0], len(FEATURES)))
-    full[:, : X.shape[1]] = X
-    ranks = np.maximum(full[:, 0], 1.0)
-    vertices, edges, memory, computation = (
-        full[:, 1],
-        full[:, 2],
-        full[:, 3],
-        full[:, 4],
-    )
-    return {
-        "ranks": ranks,
-        "steps": ranks - 1,
-        "comp_edges": computation * edges / ranks,
-        "comp_step": computation * edges / ranks**2,
-        "comp_vertices": computation * vertices / ranks,
-        "comm_step": memory * edges / ranks**2,
-        "mem_vertices": memory * vertices / ranks,
-        "mem_remote": memory * edges * (ranks - 1) / ranks**2,
-    }
+def _design(target: str, mode: str, terms: np.ndarray) -> tuple[list, list]:
+    """Names of the constants and the columns they multiply (besides the base)."""
+    t = dict(zip(TERMS, terms.T, strict=True))
+    if target == "comp_time":
+        return ["per_edge_work", "per_vertex_work"], [
+            t["comp_edges"],
+            t["comp_vertices"],
+        ]
+    if target == "comm_time":
+        return ["latency", "per_entry"], [t["steps"], t["comm_step"] * t["steps"]]
+    if target == "peak_memory":
+        remote = t["mem_remote"] if mode == "alltoall" else t["comm_step"]
+        return ["per_table_entry", "per_remote_entry"], [t["mem_vertices"], remote]
+    return ["per_edge_work", "per_vertex_work", "latency", "per_entry"], [
+        t["comp_edges"],
+        t["comp_vertices"],
+        t["steps"],
+        t["comm_step"] * t["steps"],
+    ]
 
 
 class SubgraphComplexity(RegressorMixin, BaseEstimator):
     """Eqs. 4-16 of seed 004 with constants fitted from measurements.
 
-    ``X`` has the columns of :data:`FEATURES`, in order: ``ranks`` (P, values below 1
-    count as 1), ``n_vertices``, ``n_edges``, ``memory_complexity`` and
-    ``computation_complexity`` of the template. Trailing columns may be left out when
-    they are fixed in the data (a sweep over ranks only needs ``ranks``): they count
-    as 1 and their size is absorbed by the fitted constants.
+    ``X`` is what :class:`SubgraphTerms` takes: a table with the columns of
+    :data:`FEATURES` among any others, or an array whose first columns are
+    ``ranks`` (P), ``n_vertices``, ``n_edges``, ``memory_complexity`` and
+    ``computation_complexity``. Inputs left out are fixed in the data (a sweep over
+    ranks only needs ``ranks``): they count as 1 and their size is absorbed by the
+    fitted constants.
 
     Parameters
     ----------
@@ -123,12 +262,22 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : dict of str to float
-        Fitted constants: ``base`` and, by target, ``per_edge_work`` and
-        ``per_vertex_work`` (s per unit of computation complexity), ``latency``
-        (alpha, s per step), ``per_entry`` (beta, s per table entry sent), or
-        ``per_table_entry`` and ``per_remote_entry`` (bytes).
+    intercept_ : float
+        The constant part ``base`` (s, or bytes for ``peak_memory``).
+    coef_ : ndarray
+        The fitted constants, named by :attr:`coef_names_`.
+    coef_names_ : tuple of str
+        By target: ``per_edge_work`` and ``per_vertex_work`` (s per unit of
+        computation complexity), ``latency`` (alpha, s per step), ``per_entry``
+        (beta, s per table entry sent), or ``per_table_entry`` and
+        ``per_remote_entry`` (bytes).
+    inputs_ : tuple of str
+        The :data:`FEATURES` the data gave.
+    columns_ : tuple of str or None
+        Their column names in a table (None for an array).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when fitted on a table.
 
     Examples
     --------
@@ -136,6 +285,8 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
     >>> X = np.array([[p, 1e4, 5e4, 147, 434] for p in (1, 2, 4, 8)], dtype=float)
     >>> y = 1e-8 * X[:, 4] * X[:, 2] / X[:, 0] + 1e-3
     >>> model = SubgraphComplexity(target="comp_time").fit(X, y)
+    >>> model.coef_names_
+    ('per_edge_work', 'per_vertex_work')
     >>> bool(np.allclose(model.predict(X), y))
     True
     """
@@ -145,51 +296,24 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         self.mode = mode
         self.relative = relative
 
-    def _design(self, terms):
-        ones = np.ones_like(terms["ranks"])
-        if self.target == "comp_time":
-            return ["base", "per_edge_work", "per_vertex_work"], [
-                ones,
-                terms["comp_edges"],
-                terms["comp_vertices"],
-            ]
-        if self.target == "comm_time":
-            return ["base", "latency", "per_entry"], [
-                ones,
-                terms["steps"],
-                terms["comm_step"] * terms["steps"],
-            ]
-        if self.target == "peak_memory":
-            remote = (
-                terms["mem_remote"] if self.mode == "alltoall" else terms["comm_step"]
-            )
-            return ["base", "per_table_entry", "per_remote_entry"], [
-                ones,
-                terms["mem_vertices"],
-                remote,
-            ]
-        return ["base", "per_edge_work", "per_vertex_work", "latency", "per_entry"], [
-            ones,
-            terms["comp_edges"],
-            terms["comp_vertices"],
-            terms["steps"],
-            terms["comm_step"] * terms["steps"],
-        ]
-
-    def _evaluate(self, terms, values):
-        names, columns = self._design(terms)
+    def _evaluate(self, terms, base, coef):
+        names, columns = _design(self.target, self.mode, terms)
         if not (self.target == "time" and self.mode == "pipeline"):
-            return sum(values[n] * c for n, c in zip(names, columns, strict=True))
+            return base + sum(
+                c * column for c, column in zip(coef, columns, strict=True)
+            )
         # Eqs. 10 and 13: the first step's transfer is exposed, later steps cost the
         # larger of their computation and their communication.
-        comp_step = values["per_edge_work"] * terms["comp_step"]
-        comm_step = values["latency"] + values["per_entry"] * terms["comm_step"]
+        values = dict(zip(names, coef, strict=True))
+        t = dict(zip(TERMS, terms.T, strict=True))
+        comp_step = values["per_edge_work"] * t["comp_step"]
+        comm_step = values["latency"] + values["per_entry"] * t["comm_step"]
         return (
-            values["base"]
+            base
             + comp_step
-            + values["per_vertex_work"] * terms["comp_vertices"]
-            + np.where(terms["steps"] > 0, comm_step, 0.0)
-            + terms["steps"] * np.maximum(comp_step, comm_step)
+            + values["per_vertex_work"] * t["comp_vertices"]
+            + np.where(t["steps"] > 0, comm_step, 0.0)
+            + t["steps"] * np.maximum(comp_step, comm_step)
         )
 
     def fit(self, X, y):
@@ -197,8 +321,8 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, 5)
-            Columns :data:`FEATURES`.
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            See the class description.
         y : array-like of shape (n_samples,)
 
         Returns
@@ -209,15 +333,11 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
             raise ValueError(f"target must be one of {_TARGETS}, got {self.target!r}")
         if self.mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        if X.shape[1] > len(FEATURES):
-            raise ValueError(
-                f"X has {X.shape[1]} feature(s), but SubgraphComplexity takes at most "
-                f"{len(FEATURES)}: {', '.join(FEATURES)}"
-            )
-        terms = _terms(X)
-        names, columns = self._design(terms)
-        design = np.column_stack(columns)
+        full, y = _inputs(self, X, y, reset=True, supervised=True)
+        terms = _terms(full)
+        names, columns = _design(self.target, self.mode, terms)
+        design = np.column_stack([np.ones_like(y), *columns])
+        y = y.astype(np.float64)  # integer targets must weigh as floats do
         weight = np.ones_like(y)
         if self.relative:
             positive = y > 0
@@ -226,17 +346,17 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         scale = np.abs(design * weight[:, None]).max(axis=0)
         scale[scale == 0] = 1.0
         solution, _ = nnls(design * weight[:, None] / scale, y * weight)
-        values = dict(zip(names, solution / scale, strict=True))
         if self.target == "time" and self.mode == "pipeline":
-            start = solution.copy()
 
             def residual(params):
-                values = dict(zip(names, params / scale, strict=True))
-                return (self._evaluate(terms, values) - y) * weight
+                values = params / scale
+                return (self._evaluate(terms, values[0], values[1:]) - y) * weight
 
-            result = least_squares(residual, start, bounds=(0, np.inf))
-            values = dict(zip(names, result.x / scale, strict=True))
-        self.coef_ = {name: float(value) for name, value in values.items()}
+            solution = least_squares(residual, solution, bounds=(0, np.inf)).x
+        values = solution / scale
+        self.intercept_ = float(values[0])
+        self.coef_ = values[1:]
+        self.coef_names_ = tuple(names)
         return self
 
     def predict(self, X):
@@ -244,15 +364,17 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, 5)
+        X : DataFrame or array-like of shape (n_samples, n_features)
 
         Returns
         -------
         numpy.ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.asarray(self._evaluate(_terms(X), self.coef_), dtype=np.float64)
+        terms = _terms(_inputs(self, X, reset=False))
+        return np.asarray(
+            self._evaluate(terms, self.intercept_, self.coef_), dtype=np.float64
+        )
 
     def overlap(self, X):
         """Eq. 14's overlap ratio ``rho = min(Comp_w, Com_w) / Com_w`` per row.
@@ -261,7 +383,7 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, 5)
+        X : DataFrame or array-like of shape (n_samples, n_features)
 
         Returns
         -------
@@ -272,9 +394,10 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"overlap needs target='time', this model has {self.target!r}"
             )
-        terms = _terms(validate_data(self, X, reset=False, dtype=np.float64))
-        comp_step = self.coef_["per_edge_work"] * terms["comp_step"]
-        comm_step = self.coef_["latency"] + self.coef_["per_entry"] * terms["comm_step"]
+        t = dict(zip(TERMS, _terms(_inputs(self, X, reset=False)).T, strict=True))
+        values = dict(zip(self.coef_names_, self.coef_, strict=True))
+        comp_step = values["per_edge_work"] * t["comp_step"]
+        comm_step = values["latency"] + values["per_entry"] * t["comm_step"]
         with np.errstate(invalid="ignore", divide="ignore"):
             rho = np.minimum(comp_step, comm_step) / comm_step
         return np.where(comm_step > 0, rho, 1.0)

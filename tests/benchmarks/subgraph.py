@@ -143,10 +143,8 @@ def memory(templates, rank_counts=(4, 8)):
 
 
 def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
-    from scaleprobe.models.subgraph_complexity import (
-        SubgraphComplexity,
-        complexity_features,
-    )
+    import pandas as pd
+    from scaleprobe.models.subgraph_complexity import SubgraphComplexity
 
     print(f"\n## 4. Complexity model fitted on 1-4 ranks, predicted at 8, {GRAPH}\n")
     print("| mode | template | ranks | measured s/iter | predicted s/iter | error |")
@@ -157,9 +155,9 @@ def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
             for ranks in rank_counts:
                 arguments = ["--template", name, "--iterations", "2", "--mode", mode]
                 rows.append(_launch(ranks, arguments, "emulated")["metrics"])
-        features = complexity_features(rows)
-        measured = np.array([r["time_per_iteration"] for r in rows])
-        train = features[:, 0] < max(rank_counts)
+        features = pd.DataFrame(rows)  # the records' metrics, inputs picked by name
+        measured = features["time_per_iteration"].to_numpy()
+        train = (features["ranks"] < max(rank_counts)).to_numpy()
         model = SubgraphComplexity(target="time", mode=mode)
         model.fit(features[train], measured[train])
         predicted = model.predict(features)
@@ -171,7 +169,9 @@ def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
                     f"{want / got - 1:+.0%} |",
                     flush=True,
                 )
-        coef = ", ".join(f"{k}={v:.3g}" for k, v in model.coef_.items())
+        fitted = zip(model.coef_names_, model.coef_, strict=True)
+        constants = {"base": model.intercept_, **dict(fitted)}
+        coef = ", ".join(f"{k}={v:.3g}" for k, v in constants.items())
         print(f"| {mode} | constants | | {coef} | | |", flush=True)
 
 

@@ -3,29 +3,26 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
-from scaleprobe.models.subgraph_complexity import FEATURES, SubgraphComplexity
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
-# These checks fit on make_regression data with 10 columns; the model has exactly five
-# physical inputs (FEATURES) and rightly refuses more. All other checks run and pass.
-_TEN_COLUMNS = "feeds 10 columns; the model takes the 5 inputs of FEATURES"
-_WIDE_CHECKS = (
-    "check_dtype_object",
-    "check_regressors_train",
-    "check_regressor_data_not_an_array",
-    "check_regressors_int",
-    "check_fit2d_1sample",
+from scaleprobe.models.subgraph_complexity import (
+    FEATURES,
+    TERMS,
+    SubgraphComplexity,
+    SubgraphTerms,
 )
-
-
-def _expected_failures(estimator):
-    return dict.fromkeys(_WIDE_CHECKS, _TEN_COLUMNS)
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 
 @parametrize_with_checks(
-    [SubgraphComplexity(), SubgraphComplexity(target="time", mode="pipeline")],
-    expected_failed_checks=_expected_failures,
+    [
+        SubgraphComplexity(),
+        SubgraphComplexity(target="time", mode="pipeline"),
+        SubgraphTerms(),
+    ]
 )
 def test_sklearn_contract(estimator, check):
     check(estimator)
@@ -65,10 +62,14 @@ def test_recovers_alltoall_constants():
     X = _sweep()
     alltoall, _ = _truth(X)
     model = SubgraphComplexity(target="time", mode="alltoall").fit(X, alltoall)
-    assert model.coef_["per_edge_work"] == pytest.approx(2e-9, rel=1e-6)
-    assert model.coef_["per_vertex_work"] == pytest.approx(5e-9, rel=1e-6)
-    assert model.coef_["latency"] == pytest.approx(1e-4, rel=1e-6)
-    assert model.coef_["per_entry"] == pytest.approx(8e-8, rel=1e-6)
+    assert model.coef_names_ == (
+        "per_edge_work",
+        "per_vertex_work",
+        "latency",
+        "per_entry",
+    )
+    np.testing.assert_allclose(model.coef_, [2e-9, 5e-9, 1e-4, 8e-8], rtol=1e-6)
+    assert model.intercept_ == pytest.approx(1e-3, rel=1e-6)
     np.testing.assert_allclose(model.predict(X), alltoall, rtol=1e-6)
 
 
@@ -113,12 +114,11 @@ def test_linear_targets(target, mode):
 
 def test_pipeline_memory_is_below_alltoall_for_many_ranks():
     X = _sweep()
-    coef = {"base": 5e7, "per_table_entry": 8.0, "per_remote_entry": 8.0}
     alltoall = SubgraphComplexity(target="peak_memory", mode="alltoall")
     pipeline = SubgraphComplexity(target="peak_memory", mode="pipeline")
     for model in (alltoall, pipeline):
         model.fit(X, np.ones(len(X)))
-        model.coef_ = dict(coef)
+        model.intercept_, model.coef_ = 5e7, np.array([8.0, 8.0])
     many = X[:, 0] >= 4
     assert np.all(pipeline.predict(X[many]) < alltoall.predict(X[many]))
 
@@ -129,37 +129,75 @@ def test_parameter_errors_name_the_choices():
         SubgraphComplexity(target="energy").fit(X, X[:, 0])
     with pytest.raises(ValueError, match="mode must be one of"):
         SubgraphComplexity(mode="ring").fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="takes at most 5"):
-        SubgraphComplexity().fit(np.ones((4, 6)), np.ones(4))
     with pytest.raises(ValueError, match="overlap needs target='time'"):
         SubgraphComplexity(target="comp_time").fit(X, X[:, 0]).overlap(X)
     assert FEATURES[0] == "ranks"
 
 
-def test_complexity_features_from_records():
-    import pandas as pd
-    from scaleprobe.models.subgraph_complexity import complexity_features
+def _records():
+    """The sweep as kernel records: the inputs by name, shuffled, among others."""
+    X = _sweep()
+    alltoall, _ = _truth(X)
+    frame = pd.DataFrame(X, columns=FEATURES).rename(
+        columns={"ranks": "ranks_reported"}
+    )
+    frame.insert(0, "kernel", "subgraph")
+    frame["bandwidth"] = 100.0
+    frame["time"] = alltoall
+    return X, alltoall, frame[["time", *frame.columns[::-1][1:]]]
 
-    metrics = {
-        "ranks": 4,
-        "n_vertices": 100,
-        "n_edges": 300,
-        "memory_complexity": 147,
-        "computation_complexity": 434,
-        "time": 1.0,
+
+def test_a_table_of_any_width_gives_its_inputs_by_name():
+    X, y, frame = _records()
+    from_array = SubgraphComplexity().fit(X, y)
+    from_table = SubgraphComplexity().fit(frame, y)
+    assert from_table.inputs_ == FEATURES
+    assert from_table.columns_[0] == "ranks_reported"
+    np.testing.assert_allclose(from_table.coef_, from_array.coef_, rtol=1e-9)
+    np.testing.assert_allclose(from_table.predict(frame), y, rtol=1e-6)
+    with pytest.raises(ValueError, match="the table lacks n_edges"):
+        from_table.predict(frame.drop(columns="n_edges"))
+    with pytest.raises(ValueError, match="has none of the columns ranks, n_vertices"):
+        SubgraphComplexity().fit(frame[["kernel", "time"]], y)
+
+
+def test_inputs_left_out_count_as_one_and_further_columns_are_not_used():
+    X, y, frame = _records()
+    ranks_only = frame[["ranks_reported", "kernel"]]
+    one = np.column_stack([X[:, 0], np.ones((len(X), 4))])
+    by_name = SubgraphTerms().fit(ranks_only)
+    assert by_name.inputs_ == ("ranks",)
+    np.testing.assert_array_equal(
+        by_name.transform(ranks_only), SubgraphTerms().fit_transform(one)
+    )
+    wide = np.column_stack([X, np.full((len(X), 3), -7.0)])
+    np.testing.assert_array_equal(
+        SubgraphComplexity().fit(wide, y).predict(wide),
+        SubgraphComplexity().fit(X, y).predict(X),
+    )
+
+
+def test_the_transformer_gives_the_terms_of_the_equations():
+    # P = 4, |V| = 10, |E| = 40, M = 3, C = 6
+    terms = SubgraphTerms().fit_transform(np.array([[4.0, 10, 40, 3, 6]]))
+    expected = {
+        "steps": 3,
+        "comp_edges": 6 * 40 / 4,
+        "comp_step": 6 * 40 / 16,
+        "comp_vertices": 6 * 10 / 4,
+        "comm_step": 3 * 40 / 16,
+        "mem_vertices": 3 * 10 / 4,
+        "mem_remote": 3 * 40 * 3 / 16,
     }
-    expected = [[4.0, 100.0, 300.0, 147.0, 434.0]]
-    assert complexity_features([metrics]).tolist() == expected
-    frame = pd.DataFrame([metrics]).rename(columns={"ranks": "ranks_reported"})
-    assert complexity_features(frame).tolist() == expected
-    with pytest.raises(ValueError, match="lacks n_edges"):
-        complexity_features(
-            [
-                {
-                    "ranks": 1,
-                    "n_vertices": 1,
-                    "memory_complexity": 1,
-                    "computation_complexity": 1,
-                }
-            ]
-        )
+    assert dict(zip(TERMS, terms[0], strict=True)) == pytest.approx(expected)
+    # computation time is linear in two of the terms: any linear model recovers it
+    X = _sweep()
+    p, v, e, _, comp = X.T
+    y = 1e-3 + 3e-9 * comp * e / p + 5e-9 * comp * v / p
+    pipeline = make_pipeline(
+        SubgraphTerms().set_output(transform="pandas"),
+        ColumnTransformer([("law", "passthrough", ["comp_edges", "comp_vertices"])]),
+        LinearRegression(),
+    ).fit(X, y)
+    np.testing.assert_allclose(pipeline[-1].coef_, [3e-9, 5e-9], rtol=1e-6)
+    np.testing.assert_allclose(pipeline.predict(X), y, rtol=1e-6)
