@@ -26,6 +26,9 @@ THROTTLE_KEYS = (
 )
 THROTTLE_MODES = ("none", "emulated", "netns")
 RESERVED = ("ranks", "trial")
+#: Most points one campaign may have (a typo such as ``run: 1000000000`` would
+#: otherwise plan for hours and exhaust memory).
+MAX_POINTS = 1_000_000
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -43,7 +46,7 @@ class Throttle:
         ``none`` uses the real interconnect; ``emulated`` runs kernels in virtual time
         over a link model; ``netns`` shapes real TCP links between network namespaces.
     link_bandwidth : float
-        Full link bandwidth in bytes/s (the sweep's ``bandwidth`` is a percentage of it).
+        Full link bandwidth in bytes/s (the sweep's ``bandwidth`` is a percent of it).
     latency : float
         Per-message link latency in seconds.
     memory_bandwidth, memory_latency : float
@@ -86,6 +89,8 @@ def _axis(key: str, value) -> tuple:
     if key == "run" and _is_int(value):
         if value < 1:
             _fail("sweep.run", f"a repeat count must be at least 1, got {value}")
+        if value > MAX_POINTS:
+            _fail("sweep.run", f"at most {MAX_POINTS:,} repeats, got {value:,}")
         return tuple(range(value))
     values = value if isinstance(value, list) else [value]
     if not values:
@@ -150,6 +155,15 @@ def _sweep(raw) -> dict:
     }
     ordered.update({k: v for k, v in sweep.items() if k not in ordered and k != "run"})
     ordered["run"] = sweep.get("run", (0,))
+    size = 1
+    for values in ordered.values():
+        size *= len(values)
+    if size > MAX_POINTS:
+        _fail(
+            "sweep",
+            f"{size:,} points (the product of the axes' lengths); a campaign has at "
+            f"most {MAX_POINTS:,}: split it into several",
+        )
     return ordered
 
 
@@ -270,7 +284,8 @@ def _check_netns(raw: dict) -> None:
         )
 
 
-def _kernel(name, params: dict, mode: str, sweep: dict) -> None:
+def _kernel(name, params: dict, mode: str, sweep: dict) -> int:
+    """Check the kernel and its parameters; return the fewest ranks it runs on."""
     if not isinstance(name, str) or not re.match(
         r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$", name
     ):
@@ -295,10 +310,33 @@ def _kernel(name, params: dict, mode: str, sweep: dict) -> None:
             if not key.startswith("params"):
                 key, message = "params", str(exc)
             _fail(key, message)
-        return
+        return 1
+    from scaleprobe.kernels.registry import kernel_min_ranks
+
     from ._kernel_check import check_kernel
 
     check_kernel(name, params, sweep, _fail)
+    return kernel_min_ranks(name)
+
+
+def _external_launches_ranks(command: str, largest: int, mode: str) -> None:
+    """Refuse a template that would not start a point's ranks as the point says."""
+    from scaleprobe.kernels.external.command import template_fields
+
+    fields = template_fields(command)
+    needed = ["ranks"] if largest > 1 else []
+    if mode == "netns":
+        needed.insert(0, "mpiexec")  # only scaleprobe's launcher enters the nodes
+    missing = [f for f in needed if f not in fields]
+    if missing:
+        where = "in throttle mode 'netns' " if "mpiexec" in missing else ""
+        _fail(
+            "params.command",
+            f"{command!r} has no {' and no '.join('{' + f + '}' for f in missing)}: "
+            f"{where}it would not start the point's ranks (a point of {largest} "
+            f"ranks would be stored as {largest} while running what the command "
+            "starts); write it as '{mpiexec} -n {ranks} ./program ...'",
+        )
 
 
 def available_kernels() -> list[str]:

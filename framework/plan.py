@@ -12,7 +12,7 @@ import numpy as np
 from .admissible import compile_rule
 from .spec import Spec
 
-__all__ = ["Point", "plan", "point_key"]
+__all__ = ["Point", "below_min_ranks", "oversubscription", "plan", "point_key"]
 
 
 def point_key(coords: dict) -> str:
@@ -81,20 +81,31 @@ def plan(spec: Spec, done=()) -> list[Point]:
     Returns
     -------
     list of Point
-        The Cartesian product of the sweep axes, filtered by the admissible rule,
-        shuffled with the spec's seed (unless ``order.shuffle`` is false), without
-        the points in ``done``. The order is the same for every call with the same
+        The Cartesian product of the sweep axes, filtered by the admissible rule
+        and the kernel's minimum rank count (:func:`below_min_ranks`), shuffled
+        with the spec's seed (unless ``order.shuffle`` is false), without the
+        points in ``done``. The order is the same for every call with the same
         spec, so a resumed sweep continues where it stopped.
 
     Examples
     --------
     >>> from scaleprobe.framework.spec import load_spec
     >>> spec = load_spec({"name": "p", "kernel": "commbench.compute",
-    ...                   "sweep": {"nodes": [1, 2, 3, 4]}, "admissible": "power_of_two",
-    ...                   "order": {"shuffle": False}})
+    ...                   "sweep": {"nodes": [1, 2, 3, 4]},
+    ...                   "admissible": "power_of_two", "order": {"shuffle": False}})
     >>> [p.coords["nodes"] for p in plan(spec)]
     [1, 2, 4]
     """
+    points = _admitted(spec)
+    points = [p for p in points if p.ranks >= spec.min_ranks]
+    if spec.shuffle:
+        order = np.random.default_rng(spec.seed).permutation(len(points))
+        points = [points[i] for i in order]
+    done = set(done)
+    return [p for p in points if p.key not in done]
+
+
+def _admitted(spec: Spec) -> list[Point]:
     admissible = compile_rule(spec.admissible)
     names = list(spec.sweep)
     points = []
@@ -103,8 +114,73 @@ def plan(spec: Spec, done=()) -> list[Point]:
         nodes, ppn = coords["nodes"], coords["ppn"]
         if admissible(nodes=nodes, ppn=ppn, ranks=nodes * ppn):
             points.append(Point(coords=coords, key=point_key(coords), index=index))
-    if spec.shuffle:
-        order = np.random.default_rng(spec.seed).permutation(len(points))
-        points = [points[i] for i in order]
-    done = set(done)
-    return [p for p in points if p.key not in done]
+    return points
+
+
+def below_min_ranks(spec: Spec) -> list[Point]:
+    """List the admissible points left out: fewer ranks than the kernel needs.
+
+    Parameters
+    ----------
+    spec : Spec
+        The validated spec; ``spec.min_ranks`` is the kernel's ``MIN_RANKS``.
+
+    Returns
+    -------
+    list of Point
+
+    Examples
+    --------
+    >>> from scaleprobe.framework.spec import load_spec
+    >>> spec = load_spec({"name": "p", "kernel": "commbench.pingpong",
+    ...                   "sweep": {"nodes": [1, 2]}})
+    >>> [p.coords["nodes"] for p in below_min_ranks(spec)]
+    [1]
+    """
+    return [p for p in _admitted(spec) if p.ranks < spec.min_ranks]
+
+
+def oversubscription(spec: Spec, points, cores: int) -> str | None:
+    """Say whether wall-clock points would run more ranks than a host has cores.
+
+    In throttle modes ``none`` and ``netns`` time is wall-clock time, and ranks that
+    share a core wait for each other: the time measures the host, not the program.
+    (Mode ``emulated`` charges CPU time and keeps host-wide core slots.)
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    points : iterable of Point
+        The points that will run on one host.
+    cores : int
+        Cores of that host.
+
+    Returns
+    -------
+    str or None
+        The warning's text, or None.
+
+    Examples
+    --------
+    >>> from scaleprobe.framework.spec import load_spec
+    >>> spec = load_spec({"name": "p", "kernel": "commbench.compute",
+    ...                   "sweep": {"nodes": [1, 4]}, "throttle": {"mode": "none"}})
+    >>> oversubscription(spec, plan(spec), cores=2).split(";")[0]
+    "1 point in throttle mode 'none' runs up to 4 ranks on a host of 2 cores"
+    """
+    if spec.throttle.mode not in ("none", "netns") or not cores:
+        return None
+    over = [p for p in points if p.ranks > cores]
+    if not over:
+        return None
+    largest = max(p.ranks for p in over)
+    count = f"{len(over)} point{'s' if len(over) > 1 else ''}"
+    return (
+        f"{count} in throttle mode {spec.throttle.mode!r} "
+        f"run{'s' if len(over) == 1 else ''} up to {largest} ranks on a host of "
+        f"{cores} cores; ranks that share a core wait for each other and the "
+        "wall-clock times measure the host more than the program: keep nodes x ppn "
+        "at most the cores, place ranks on real nodes (scaleprobe.launch.hostfile, "
+        "srun), or use throttle mode 'emulated'"
+    )

@@ -32,6 +32,7 @@ from . import config
 from ._checks import (
     SpecError,
     Throttle,
+    _external_launches_ranks,
     _fail,
     _is_int,
     _kernel,
@@ -85,13 +86,16 @@ class Spec:
     timeout : float
         Seconds allowed per point.
     output : str
-        Store path (relative paths are relative to the working directory).
+        Store path (a spec file's relative output is resolved against its folder).
     max_concurrent_launches : int
         Launches allowed at once across the cluster.
     env : dict
         Extra environment variables for every launch.
     text : str
         The YAML the spec was loaded from, kept for provenance.
+    min_ranks : int
+        The fewest ranks the kernel runs on (its ``MIN_RANKS``); the plan leaves
+        out points with fewer.
     """
 
     name: str
@@ -107,6 +111,7 @@ class Spec:
     max_concurrent_launches: int
     env: dict
     text: str = ""
+    min_ranks: int = 1
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -155,7 +160,7 @@ def _parse(text: str, source: str) -> Spec:
             _fail(f"params.{key}", "is also a sweep axis; give it in one place only")
     throttle = _throttle(raw.get("throttle"))
     machine_fits(throttle, sweep["nodes"])
-    _kernel(raw["kernel"], params, throttle.mode, sweep)
+    min_ranks = _kernel(raw["kernel"], params, throttle.mode, sweep)
     _bandwidth_acts(throttle.mode, sweep["bandwidth"])
     rule = raw.get("admissible", "any")
     try:
@@ -163,7 +168,7 @@ def _parse(text: str, source: str) -> Spec:
     except RuleError as exc:
         _fail("admissible", str(exc))
     admitted = [
-        (n, p)
+        n * p
         for n in sweep["nodes"]
         for p in sweep["ppn"]
         if predicate(nodes=n, ppn=p, ranks=n * p)
@@ -173,6 +178,14 @@ def _parse(text: str, source: str) -> Spec:
             "admissible",
             f"rule {rule!r} admits none of nodes={list(sweep['nodes'])} "
             f"x ppn={list(sweep['ppn'])}",
+        )
+    if raw["kernel"] == "external":
+        _external_launches_ranks(params["command"], max(admitted), throttle.mode)
+    if max(admitted) < min_ranks:
+        _fail(
+            "sweep",
+            f"kernel {raw['kernel']!r} needs at least {min_ranks} ranks, and no point "
+            f"has more than {max(admitted)} (nodes x ppn); sweep more nodes or ppn",
         )
     order = raw.get("order", {}) or {}
     if not isinstance(order, dict) or set(order) - {"shuffle", "seed"}:
@@ -219,6 +232,7 @@ def _parse(text: str, source: str) -> Spec:
         max_concurrent_launches=slots,
         env={k: str(v) for k, v in env.items()},
         text=text,
+        min_ranks=min_ranks,
     )
 
 

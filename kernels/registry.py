@@ -16,12 +16,14 @@ This module imports only the standard library.
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.metadata
 
 __all__ = [
     "GROUP",
     "KernelNotFoundError",
     "kernel_arguments",
+    "kernel_min_ranks",
     "kernel_module",
     "kernel_names",
     "kernel_parser",
@@ -118,6 +120,36 @@ def kernel_parser(name: str):
     0.5
     """
     return _entry(name).load()()
+
+
+def kernel_min_ranks(name: str) -> int:
+    """Return the fewest MPI ranks kernel ``name`` can run on.
+
+    A kernel declares it as ``MIN_RANKS`` in its module (a ping-pong needs two);
+    without it, one rank will do. Sweep plans leave out the points below it.
+
+    Parameters
+    ----------
+    name : str
+        A registered kernel.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    KernelNotFoundError
+        If no kernel of that name is registered.
+
+    Examples
+    --------
+    >>> kernel_min_ranks("commbench.pingpong"), kernel_min_ranks("commbench.compute")
+    (2, 1)
+    """
+    module = importlib.import_module(kernel_module(name))
+    value = getattr(module, "MIN_RANKS", 1)
+    return value if isinstance(value, int) and value >= 1 else 1
 
 
 def kernel_arguments(params: dict) -> list[str]:

@@ -36,6 +36,9 @@ __all__ = ["build_parser", "main"]
 
 KERNEL = "commbench.pingpong"
 
+#: Two ranks bounce the message; sweep plans leave out points with fewer.
+MIN_RANKS = 2
+
 
 def _size(text: str) -> int:
     try:
