@@ -43,6 +43,10 @@ __all__ = ["build_parser", "kept_maximum", "main", "random_partners"]
 
 KERNEL = "commbench.random_pingpong"
 
+#: Every rank exchanges with partners other than itself; sweep plans leave out
+#: points with fewer ranks.
+MIN_RANKS = 2
+
 
 def random_partners(ranks, messages, seed=0):
     """Partners of every rank: one random perfect matching per message index.
