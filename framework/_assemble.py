@@ -79,7 +79,7 @@ class _Builder:
         return tuple(self.lookup[d][coords[d]] for d in self.dims)
 
     def add(self, name: str, cell: tuple, value, extra: tuple = ()):
-        """Record ``value`` of variable ``name`` at ``cell`` + ``extra`` (dim, index) pairs."""
+        """Record ``value`` of ``name`` at ``cell`` and the (dim, index) ``extra``."""
         if name in self.axes or name in ("ranks", "trial"):
             name = f"{name}_reported"  # a metric must not shadow a coordinate
         dims = tuple(d for d, _ in extra)

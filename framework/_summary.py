@@ -10,7 +10,8 @@ __all__ = ["summarize"]
 
 def _status_counts(ds: xr.Dataset) -> dict:
     values, counts = np.unique(ds["status"].values, return_counts=True)
-    return {str(v) if v else "not run": int(c) for v, c in zip(values, counts, strict=False)}
+    pairs = zip(values, counts, strict=True)
+    return {str(v) if v else "not run": int(c) for v, c in pairs}
 
 
 def summarize(ds: xr.Dataset, metric: str | None = None, max_rows: int = 40) -> str:

@@ -1,10 +1,10 @@
 """Admissible-configuration rules: which (nodes, ppn) points a sweep may run.
 
 Some MPI programs only run on certain rank counts (the IBM Graph500 code needs
-``ranks = 2 * p**2``; a 2D grid wants a perfect square). A spec names a built-in rule or
-writes an expression over ``nodes``, ``ppn`` and ``ranks``. Expressions are parsed by the
-small recursive-descent parser below and evaluated on a closed set of operators and
-helpers: a spec can never run code.
+``ranks = 2 * p**2``; a 2D grid wants a perfect square). A spec names a built-in rule
+or writes an expression over ``nodes``, ``ppn`` and ``ranks``. Expressions are parsed
+by the small recursive-descent parser below and evaluated on a closed set of operators
+and helpers: a spec can never run code.
 
 Grammar::
 
@@ -47,7 +47,7 @@ def is_square(x) -> bool:
 
 
 def is_two_p_squared(x) -> bool:
-    """Return True if ``x = 2 * p**2`` for a positive integer ``p`` (2, 8, 18, 32...)."""
+    """Return True if ``x = 2 * p**2`` for a positive integer ``p`` (2, 8, 18...)."""
     return float(x).is_integer() and x >= 2 and int(x) % 2 == 0 and is_square(x // 2)
 
 

@@ -1,4 +1,4 @@
-"""One version, from the installed distribution, in the package and on the command line."""
+"""One version, from the installed distribution, in the package and the command."""
 
 import importlib.metadata
 import subprocess
