@@ -240,6 +240,13 @@ def _design(target: str, mode: str, terms: np.ndarray) -> tuple[list, list]:
     ]
 
 
+def _step_costs(values: dict, t: dict) -> tuple:
+    """Computation (Eq. 11) and communication (Eq. 8) of one step, per row."""
+    comp_step = values["per_edge_work"] * t["comp_step"]
+    comm_step = values["latency"] + values["per_entry"] * t["comm_step"]
+    return comp_step, comm_step
+
+
 class SubgraphComplexity(RegressorMixin, BaseEstimator):
     """Eqs. 4-16 of seed 004 with constants fitted from measurements.
 
@@ -306,8 +313,7 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         # larger of their computation and their communication.
         values = dict(zip(names, coef, strict=True))
         t = dict(zip(TERMS, terms.T, strict=True))
-        comp_step = values["per_edge_work"] * t["comp_step"]
-        comm_step = values["latency"] + values["per_entry"] * t["comm_step"]
+        comp_step, comm_step = _step_costs(values, t)
         return (
             base
             + comp_step
@@ -396,8 +402,7 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
             )
         t = dict(zip(TERMS, _terms(_inputs(self, X, reset=False)).T, strict=True))
         values = dict(zip(self.coef_names_, self.coef_, strict=True))
-        comp_step = values["per_edge_work"] * t["comp_step"]
-        comm_step = values["latency"] + values["per_entry"] * t["comm_step"]
+        comp_step, comm_step = _step_costs(values, t)
         with np.errstate(invalid="ignore", divide="ignore"):
             rho = np.minimum(comp_step, comm_step) / comm_step
         return np.where(comm_step > 0, rho, 1.0)
