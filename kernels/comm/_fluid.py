@@ -98,6 +98,7 @@ class FlowSet:
         self._keys = []
         self._routes = []
         self._left = []
+        self._size = []
         self._rates = None
 
     def __len__(self):
@@ -108,6 +109,7 @@ class FlowSet:
         self._keys.append(key)
         self._routes.append(tuple(route))
         self._left.append(float(nbytes))
+        self._size.append(float(nbytes))
         self._rates = None
 
     def rates(self):
@@ -136,15 +138,19 @@ class FlowSet:
         """Move to time ``until``; return the keys of flows finished on the way.
 
         ``until`` must not pass :meth:`next_finish` by more than rounding: flows
-        finish exactly there, and rates change after.
+        finish exactly there, and rates change after. A flow finishes when what is
+        left of it is rounding (a billionth of its size) or would take less time
+        than the clock can resolve, so time always moves on.
         """
-        span = until - self.now
-        if span <= 0 or not self._keys:
+        if not self._keys:
             self.now = max(self.now, until)
             return []
-        left = np.asarray(self._left) - self.rates() * span
-        self.now = until
-        done = left <= 1e-9 * np.maximum(1.0, np.asarray(self._left))
+        span = max(until - self.now, 0.0)
+        rates = self.rates()
+        left = np.asarray(self._left) - rates * span
+        self.now = max(self.now, until)
+        resolution = 1e-15 * max(1.0, abs(self.now))
+        done = (left <= 1e-9 * np.asarray(self._size)) | (left <= rates * resolution)
         finished = [key for key, over in zip(self._keys, done, strict=True) if over]
         if finished:
             keep = ~done
@@ -153,6 +159,9 @@ class FlowSet:
             ]
             self._routes = [
                 r for r, k_keep in zip(self._routes, keep, strict=True) if k_keep
+            ]
+            self._size = [
+                n for n, k_keep in zip(self._size, keep, strict=True) if k_keep
             ]
             left = left[keep]
             self._rates = None

@@ -96,9 +96,8 @@ class _Epoch:
             )
 
     def _advance(self, time):
-        if time > self.flows.now:
-            for key in self.flows.advance(time):
-                self._complete(key, self.flows.now)
+        for key in self.flows.advance(time):
+            self._complete(key, self.flows.now)
 
     def _step(self, rank):
         log, stamp = self.logs[rank], self.stamps[rank]

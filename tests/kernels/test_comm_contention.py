@@ -335,3 +335,11 @@ def test_collective_steps_are_charged_on_the_busiest_switch_link():
     tight = Network(4, B, 0.0, Topology(nodes_per_switch=2, oversubscription=2.0))
     assert algo.schedule_cost(schedule, nodes, link, flat) == pytest.approx(1.0)
     assert algo.schedule_cost(schedule, nodes, link, tight) == pytest.approx(2.0)
+
+
+def test_a_flow_too_small_for_the_clock_to_resolve_still_finishes():
+    flows = FlowSet(np.full(2, B))
+    flows.advance(1.0)
+    flows.add("crumb", (0, 1), 1e-20)  # 1e-22 s: below the resolution of t = 1 s
+    assert flows.advance(flows.next_finish()) == ["crumb"]
+    assert len(flows) == 0
