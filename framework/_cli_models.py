@@ -248,6 +248,10 @@ def _fit(args) -> int:
     from scaleprobe.models import fit_ensemble, save_models
 
     _writable(args.output, "--output")
+    if args.model and "commpredictor" in args.model:
+        from ._cli_comm import fit_predictor
+
+        return fit_predictor(args, _load(args.results, args), _BadInputError)
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
@@ -294,7 +298,9 @@ def _project(args) -> int:
     _writable(args.output, "--output")
     _writable(args.plot, "--plot")
     fit = load_models(args.model_file)
-    name = args.name or fit.selected
+    from ._cli_comm import phase_model
+
+    name = args.name or phase_model(args, fit) or fit.selected
     if name is None:
         raise _BadInputError(
             f"{args.model_file} has no trusted model ({fit.verdict}); choose one with "
@@ -306,6 +312,12 @@ def _project(args) -> int:
             f"{', '.join(fit.models)}"
         )
     nodes = parse_values(args.nodes, integer=True)
+    from scaleprobe.models import CommunicationPredictor
+
+    if isinstance(fit.models[name], CommunicationPredictor):
+        from ._cli_comm import project_phase
+
+        return project_phase(args, fit, name, nodes, _BadInputError)
     bandwidth = parse_values(args.bandwidth)
     scale = None if args.scale is None else parse_values(args.scale)
     with _reported_warnings():
@@ -395,7 +407,8 @@ def _common(parser):
         metavar="NAME",
         help="ensemble member (repeatable): base, generalized, bandwidth, "
         "refined, generalized_refined, pmnf, traffic, rbasp (default: every model "
-        "the data identify)",
+        "the data identify); commpredictor alone fits the communication predictor "
+        "on a random ping-pong benchmark",
     )
     parser.add_argument(
         "--cv",
@@ -515,6 +528,9 @@ def register(subparsers):
     )
     proj.add_argument("--output", help="write the projection Dataset (.nc or .zarr)")
     proj.add_argument("--plot", help="write the projection figure (.png or .svg)")
+    from ._cli_comm import add_pattern_arguments
+
+    add_pattern_arguments(proj)
     proj.set_defaults(handler=_guarded(_project))
 
     rep = subparsers.add_parser(

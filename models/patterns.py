@@ -21,6 +21,11 @@ description of a program's phase — never run — into those metrics, one row r
 
 A ``messages`` entry sends ``count`` (default 1) messages of ``bytes`` each from rank
 ``from`` to rank ``to``. Unknown keys are refused, so a typo cannot pass silently.
+
+:func:`pattern_table` gives the rows of one described phase at several node counts
+(a stencil's ranks follow the nodes), and :func:`benchmark_frame` the training rows
+of a benchmark's results: what ``scaleprobe fit --model commpredictor`` and
+``scaleprobe project --stencil``/``--pattern`` use.
 """
 
 from __future__ import annotations
@@ -32,16 +37,30 @@ import pandas as pd
 from scaleprobe.kernels.comm.pattern import METRICS, CommPattern, place_nodes
 from scaleprobe.kernels.stencil.grid import halo_pattern
 
-__all__ = ["STENCILS", "build_pattern", "pattern_metrics"]
+__all__ = [
+    "STENCILS",
+    "benchmark_frame",
+    "build_pattern",
+    "pattern_metrics",
+    "pattern_table",
+]
 
 #: Stencil kernels whose pattern a description can name.
 STENCILS = ("jacobi3d", "advection3d")
 
-_MAPPING = {"ppn", "allocation", "machine_nodes", "nodes_per_switch",
-            "switches_per_rack", "seed"}
-_FORMS = {"stencil": {"stencil", "shape", "ranks"},
-          "partners": {"partners", "bytes"},
-          "messages": {"messages", "ranks"}}
+_MAPPING = {
+    "ppn",
+    "allocation",
+    "machine_nodes",
+    "nodes_per_switch",
+    "switches_per_rack",
+    "seed",
+}
+_FORMS = {
+    "stencil": {"stencil", "shape", "ranks"},
+    "partners": {"partners", "bytes"},
+    "messages": {"messages", "ranks"},
+}
 
 
 def _read(description):
@@ -53,8 +72,10 @@ def _read(description):
             raise FileNotFoundError(f"pattern description {path} does not exist")
         description = yaml.safe_load(path.read_text())
     if not isinstance(description, dict) or "pattern" not in description:
-        raise ValueError("a pattern description is a mapping with a 'pattern' key "
-                         "(and optionally 'mapping')")
+        raise ValueError(
+            "a pattern description is a mapping with a 'pattern' key "
+            "(and optionally 'mapping')"
+        )
     _only(description, {"pattern", "mapping"}, "the description")
     return description
 
@@ -62,8 +83,9 @@ def _read(description):
 def _only(section, allowed, where):
     unknown = sorted(set(section) - allowed)
     if unknown:
-        raise ValueError(f"unknown key(s) {unknown} in {where}; allowed: "
-                         f"{sorted(allowed)}")
+        raise ValueError(
+            f"unknown key(s) {unknown} in {where}; allowed: {sorted(allowed)}"
+        )
 
 
 def build_pattern(description):
@@ -93,13 +115,15 @@ def build_pattern(description):
     _only(section, _FORMS[form], f"a '{form}' pattern")
     if form == "stencil":
         if section["stencil"] not in STENCILS:
-            raise ValueError(f"stencil must be one of {STENCILS}, got "
-                             f"{section['stencil']!r}")
+            raise ValueError(
+                f"stencil must be one of {STENCILS}, got {section['stencil']!r}"
+            )
         shape = [int(n) for n in section.get("shape", ())]
         if len(shape) != 3 or "ranks" not in section:
             raise ValueError("a stencil pattern needs 'shape' (3 extents) and 'ranks'")
-        return halo_pattern(shape, int(section["ranks"]),
-                            downstream=section["stencil"] == "advection3d")
+        return halo_pattern(
+            shape, int(section["ranks"]), downstream=section["stencil"] == "advection3d"
+        )
     if form == "partners":
         if "bytes" not in section:
             raise ValueError("a 'partners' pattern needs 'bytes' (the message size)")
@@ -113,11 +137,14 @@ def build_pattern(description):
         source, target = int(entry["from"]), int(entry["to"])
         count = int(entry.get("count", 1))
         if not (0 <= source < ranks and 0 <= target < ranks) or source == target:
-            raise ValueError(f"message from {source} to {target}: ranks must differ "
-                             f"and lie in 0..{ranks - 1}")
+            raise ValueError(
+                f"message from {source} to {target}: ranks must differ "
+                f"and lie in 0..{ranks - 1}"
+            )
         if count < 1 or float(entry["bytes"]) <= 0:
-            raise ValueError(f"message from {source} to {target}: 'bytes' and "
-                             f"'count' must be > 0")
+            raise ValueError(
+                f"message from {source} to {target}: 'bytes' and 'count' must be > 0"
+            )
         sizes[source, target] += count * float(entry["bytes"])
         counts[source, target] += count
     return CommPattern(sizes, counts)
@@ -155,13 +182,110 @@ def pattern_metrics(description):
     _only(mapping, _MAPPING, "'mapping'")
     ppn = int(mapping.get("ppn", 1))
     if ppn < 1 or pattern.ranks % ppn:
-        raise ValueError(f"mapping ppn={ppn} must be >= 1 and divide the "
-                         f"{pattern.ranks} ranks")
-    placement = place_nodes(pattern.ranks // ppn,
-                            allocation=mapping.get("allocation", "compact"),
-                            machine_nodes=mapping.get("machine_nodes"),
-                            seed=int(mapping.get("seed", 0)))
-    values = pattern.metrics(ppn=ppn, placement=placement,
-                             nodes_per_switch=int(mapping.get("nodes_per_switch", 18)),
-                             switches_per_rack=mapping.get("switches_per_rack"))
+        raise ValueError(
+            f"mapping ppn={ppn} must be >= 1 and divide the {pattern.ranks} ranks"
+        )
+    placement = place_nodes(
+        pattern.ranks // ppn,
+        allocation=mapping.get("allocation", "compact"),
+        machine_nodes=mapping.get("machine_nodes"),
+        seed=int(mapping.get("seed", 0)),
+    )
+    values = pattern.metrics(
+        ppn=ppn,
+        placement=placement,
+        nodes_per_switch=int(mapping.get("nodes_per_switch", 18)),
+        switches_per_rack=mapping.get("switches_per_rack"),
+    )
     return pd.DataFrame([[values[name] for name in METRICS]], columns=list(METRICS))
+
+
+def pattern_table(description, nodes):
+    """Metrics of a described phase at each of several node counts.
+
+    Parameters
+    ----------
+    description : dict or path-like
+        A description (see the module docstring). A stencil's ``ranks`` becomes
+        ``nodes * ppn`` for every node count (and may be left out); a ``partners`` or
+        ``messages`` pattern has fixed ranks, so ``nodes`` must be ``ranks / ppn``.
+    nodes : sequence of int
+        Node counts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per node count, one column per name in ``METRICS``.
+
+    Examples
+    --------
+    >>> table = pattern_table({"pattern": {"stencil": "jacobi3d",
+    ...                                    "shape": [64, 64, 64]},
+    ...                        "mapping": {"ppn": 2}}, [4, 8])
+    >>> table[["N", "PPN", "M"]].values.tolist()
+    [[4.0, 2.0, 3.0], [8.0, 2.0, 3.5]]
+    """
+    description = _read(description)
+    ppn = int((description.get("mapping") or {}).get("ppn", 1))
+    rows = []
+    for count in nodes:
+        count = int(count)
+        if count < 1:
+            raise ValueError(f"node counts must be >= 1, got {count}")
+        pattern = dict(description["pattern"])
+        if "stencil" in pattern:
+            pattern["ranks"] = count * ppn
+        else:
+            ranks = _ranks(pattern)
+            if ranks != count * ppn:
+                raise ValueError(
+                    f"this pattern has {ranks} ranks: at ppn {ppn} it runs on "
+                    f"{ranks / ppn:g} nodes, not {count}"
+                )
+        rows.append(pattern_metrics({**description, "pattern": pattern}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _ranks(pattern):
+    if "partners" in pattern:
+        return len(pattern["partners"])
+    return int(pattern.get("ranks", 0))
+
+
+def benchmark_frame(dataset, target="exchange_time"):
+    """Training rows of a benchmark's results: the metrics and the measured time.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        Results of ``commbench.random_pingpong`` (or any kernel whose record has
+        the metrics of ``METRICS`` and ``target``).
+    target : str, default="exchange_time"
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        One row per successful measurement, the columns of ``METRICS``.
+    y : numpy.ndarray
+        The target, seconds.
+    """
+    missing = [name for name in (*METRICS, target) if name not in dataset.data_vars]
+    if missing:
+        raise ValueError(
+            f"the results lack {', '.join(missing)}: the communication predictor "
+            "trains on a benchmark whose records carry the pattern metrics and "
+            f"{target!r} (commbench.random_pingpong)"
+        )
+    names = [*METRICS, target]
+    if "status" in dataset.data_vars:
+        names.append("status")
+    frame = dataset[names].to_dataframe().reset_index()
+    if "status" in frame:
+        frame = frame[frame["status"].astype(str) == "ok"]
+    frame = frame.dropna(subset=[*METRICS, target])
+    if frame.empty:
+        raise ValueError(f"no successful measurement of {target!r} to train on")
+    return (
+        frame[list(METRICS)].astype(float).reset_index(drop=True),
+        frame[target].to_numpy(dtype=float),
+    )

@@ -1,0 +1,219 @@
+"""``scaleprobe fit --model commpredictor`` and ``project`` of a phase: parse, print.
+
+``fit`` trains :class:`~scaleprobe.models.CommunicationPredictor` on a benchmark's
+results (the pattern metrics of every point and its ``exchange_time``), scores it on
+held-out node counts like every model and saves it in a model file; ``project`` reads
+that file and predicts the communication time of a described phase — a stencil of a
+given domain, or a pattern file — at the node counts, ranks per node and allocation
+given on the command line, ahead of execution.
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_pattern_arguments", "fit_predictor", "phase_model", "project_phase"]
+
+MODEL = "commpredictor"
+
+
+def add_pattern_arguments(parser) -> None:
+    """Add the phase and mapping flags of ``project`` for the communication predictor.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    group = parser.add_argument_group(
+        "communication predictor (a model fitted with --model commpredictor)"
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument(
+        "--pattern",
+        help="YAML description of the phase (pattern and "
+        "mapping, see scaleprobe.models.patterns)",
+    )
+    where.add_argument(
+        "--stencil",
+        choices=("jacobi3d", "advection3d"),
+        help="the phase of a stencil kernel (with --shape)",
+    )
+    group.add_argument("--shape", help="global domain of --stencil, e.g. 512,512,512")
+    group.add_argument(
+        "--allocation",
+        choices=("compact", "random"),
+        help="placement of the nodes on the machine (default compact)",
+    )
+    group.add_argument(
+        "--machine-nodes",
+        type=int,
+        help="nodes of the machine the allocation is placed on",
+    )
+    group.add_argument("--allocation-seed", type=int, help="seed of a random one")
+    group.add_argument("--nodes-per-switch", type=int, help="default 18")
+    group.add_argument("--switches-per-rack", type=int, help="default: one rack")
+
+
+def phase_model(args, fit):
+    """The predictor ``project`` uses for ``--stencil``/``--pattern``, or None.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    fit : EnsembleFit
+
+    Returns
+    -------
+    str or None
+    """
+    if (args.stencil or args.pattern) and MODEL in fit.models:
+        return MODEL
+    return None
+
+
+def fit_predictor(args, dataset, bad_input):
+    """Fit, score and save the predictor; return the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Of ``scaleprobe fit``.
+    dataset : xarray.Dataset
+        The results.
+    bad_input : type
+        The exception the CLI reports as a one-line error with exit code 2.
+
+    Returns
+    -------
+    int
+    """
+    from scaleprobe.models import CommunicationPredictor, fit_ensemble, save_models
+    from scaleprobe.models.patterns import benchmark_frame
+
+    if args.model != [MODEL]:
+        raise bad_input(
+            f"--model {MODEL} is fitted on its own, not with "
+            f"{', '.join(m for m in args.model if m != MODEL)}"
+        )
+    target = args.target
+    if target == "time" and "exchange_time" in dataset.data_vars:
+        target = "exchange_time"  # the benchmark's phase time, not the whole run
+    try:
+        X, y = benchmark_frame(dataset, target)
+    except ValueError as error:
+        raise bad_input(str(error)) from None
+    print(
+        f"{MODEL}: {len(y)} measurements of {target!r}, nodes "
+        f"{sorted(int(n) for n in X['N'].unique())}"
+    )
+    from ._cli_models import _reported_warnings, parse_cv
+
+    with _reported_warnings():
+        fit = fit_ensemble(
+            (X.assign(nodes=X["N"]), y),
+            models={MODEL: CommunicationPredictor()},
+            target=target,
+            cv=parse_cv(args.cv, "nodes") if args.cv else None,
+        )
+    print(fit.models[MODEL].describe())
+    print(fit.describe())
+    if args.output:
+        save_models(args.output, fit)
+        print(f"models: {args.output}")
+    return 0
+
+
+def _description(args, bad_input):
+    mapping = {"ppn": int(args.ppn) if args.ppn else 1}
+    for key in ("allocation", "machine_nodes", "nodes_per_switch", "switches_per_rack"):
+        if getattr(args, key, None) is not None:
+            mapping[key] = getattr(args, key)
+    if args.allocation_seed is not None:
+        mapping["seed"] = args.allocation_seed
+    if args.pattern:
+        import yaml
+
+        try:
+            with open(args.pattern) as handle:
+                description = yaml.safe_load(handle)
+        except OSError as error:
+            raise bad_input(
+                f"cannot read --pattern {args.pattern}: {error.strerror}"
+            ) from None
+        if not isinstance(description, dict):
+            raise bad_input(f"{args.pattern} is not a pattern description")
+        given = description.get("mapping") or {}
+        return {
+            **description,
+            "mapping": {
+                **given,
+                **{k: v for k, v in mapping.items() if k != "ppn" or args.ppn},
+            },
+        }
+    try:
+        shape = [int(n) for n in (args.shape or "").split(",")]
+    except ValueError:
+        shape = []
+    if len(shape) != 3 or min(shape) < 1:
+        raise bad_input(
+            f"--stencil needs --shape NX,NY,NZ (three positive integers), "
+            f"got {args.shape!r}"
+        )
+    return {"pattern": {"stencil": args.stencil, "shape": shape}, "mapping": mapping}
+
+
+def project_phase(args, fit, name, nodes, bad_input):
+    """Predict a described phase at the given node counts; return the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Of ``scaleprobe project``.
+    fit : EnsembleFit
+        The loaded model file.
+    name : str
+        The predictor's name in it.
+    nodes : numpy.ndarray of int
+        Node counts.
+    bad_input : type
+        The exception the CLI reports as a one-line error with exit code 2.
+
+    Returns
+    -------
+    int
+    """
+    from scaleprobe.models.patterns import pattern_table
+
+    if not (args.pattern or args.stencil):
+        raise bad_input(
+            f"{name} predicts a communication phase: describe it with "
+            "--stencil jacobi3d|advection3d --shape NX,NY,NZ or --pattern "
+            "FILE"
+        )
+    model = fit.models[name]
+    try:
+        table = pattern_table(_description(args, bad_input), nodes)
+    except ValueError as error:
+        raise bad_input(str(error)) from None
+    from ._cli_models import _reported_warnings
+
+    frame = table.assign(nodes=table["N"])
+    with _reported_warnings():
+        predicted = model.predict(frame[list(model.feature_names_in_)])
+    table["area"] = model.area_names(frame[list(model.feature_names_in_)])
+    table["time_predicted"] = predicted
+    what = (
+        f"--stencil {args.stencil} --shape {args.shape}"
+        if args.stencil
+        else (f"--pattern {args.pattern}")
+    )
+    print(f"{name}: communication time of {what} ahead of execution")
+    columns = ["N", "PPN", "S", "M", "NT", "SW", "R", "area", "time_predicted"]
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if args.output:
+        if str(args.output).endswith(".csv"):
+            table.to_csv(args.output, index=False)
+        elif str(args.output).endswith(".zarr"):
+            table.set_index("N").to_xarray().to_zarr(args.output, mode="w")
+        else:
+            table.set_index("N").to_xarray().to_netcdf(args.output)
+        print(f"projection: {args.output}")
+    return 0

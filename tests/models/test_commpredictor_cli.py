@@ -1,0 +1,216 @@
+"""scaleprobe fit --model commpredictor, then project a stencil phase, on real files."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+import yaml
+from scaleprobe.framework.cli import main
+from scaleprobe.kernels.comm import Allocation, Topology
+from scaleprobe.kernels.comm.pattern import METRIC_UNITS, METRICS, CommPattern
+from scaleprobe.kernels.commbench.random_pingpong import random_partners
+from scaleprobe.models.patterns import pattern_table
+
+B = 1.25e8
+
+
+def _law(metrics):
+    """The known communication time: a latency and the node traffic over B."""
+    return 2e-5 + metrics["NT"] / B
+
+
+def _benchmark(tmp_path):
+    """A random ping-pong results file as a sweep writes it, timed by ``_law``."""
+    coords = {
+        "nodes": [2, 4, 8],
+        "ppn": [1, 2],
+        "messages": [1, 2, 4],
+        "msg_bytes": [2048, 8192, 32768, 131072, 1 << 20],
+        "run": [0],
+    }
+    shape = tuple(len(v) for v in coords.values())
+    values = {name: np.empty(shape) for name in (*METRICS, "exchange_time")}
+    topology = Topology(nodes_per_switch=4, switches_per_rack=2)
+    for index in itertools.product(*(range(n) for n in shape)):
+        nodes, ppn, m, size, run = (
+            list(v)[i] for v, i in zip(coords.values(), index, strict=True)
+        )
+        partners = random_partners(nodes * ppn, m, seed=run)
+        placement = Allocation("random", machine_nodes=64, seed=run).place(nodes)
+        metrics = CommPattern.from_partners(
+            [[p for p in row if p >= 0] for row in partners], size
+        ).metrics(ppn=ppn, placement=placement, nodes_per_switch=4, switches_per_rack=2)
+        for name in METRICS:
+            values[name][index] = metrics[name]
+        values["exchange_time"][index] = _law(metrics)
+    dims = tuple(coords)
+    status = np.full(shape, "ok", dtype=object)
+    status[0, 0, 0, 0, 0] = "failed"  # a failed point is left out, not trained on
+    values["exchange_time"][0, 0, 0, 0, 0] = np.nan
+    ds = xr.Dataset(
+        {
+            name: (dims, v, {"units": METRIC_UNITS.get(name, "s")})
+            for name, v in values.items()
+        }
+        | {"status": (dims, status)},
+        coords=coords,
+        attrs={"kernel": "commbench.random_pingpong", "topology": str(topology)},
+    )
+    path = tmp_path / "pingpong.nc"
+    ds.to_netcdf(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("commcli")
+    results = _benchmark(folder)
+    model = folder / "comm.json"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "fit",
+                str(results),
+                "--model",
+                "commpredictor",
+                "--cv",
+                "extrapolation",
+                "--output",
+                str(model),
+            ]
+        )
+    return code, out.getvalue(), model
+
+
+def test_fit_trains_on_the_benchmark_and_reports_its_areas(fitted):
+    code, out, model = fitted
+    assert code == 0
+    assert "'exchange_time'" in out  # the phase time, not the whole run
+    assert "89 measurements" in out  # 90 points, one failed
+    assert "area II" in out
+    assert "extrapolation" in out  # scored on held-out node counts
+    assert model.exists()
+
+
+def test_project_predicts_a_stencil_never_run_at_a_mapping(fitted, capsys):
+    *_, model = fitted
+    code = main(
+        [
+            "project",
+            str(model),
+            "--stencil",
+            "jacobi3d",
+            "--shape",
+            "128,128,128",
+            "--nodes",
+            "4,8",
+            "--ppn",
+            "2",
+            "--allocation",
+            "random",
+            "--machine-nodes",
+            "64",
+            "--nodes-per-switch",
+            "4",
+            "--switches-per-rack",
+            "2",
+            "--allocation-seed",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    lines = out.splitlines()
+    assert "jacobi3d" in lines[0]
+    expected = pattern_table(
+        {
+            "pattern": {"stencil": "jacobi3d", "shape": [128, 128, 128]},
+            "mapping": {
+                "ppn": 2,
+                "allocation": "random",
+                "machine_nodes": 64,
+                "nodes_per_switch": 4,
+                "switches_per_rack": 2,
+                "seed": 1,
+            },
+        },
+        [4, 8],
+    )
+    table = pd.read_csv(pd.io.common.StringIO("\n".join(lines[1:3])), sep=r"\s+")
+    predicted = [float(line.split()[-1]) for line in lines[2:4]]
+    assert np.allclose(predicted, _law(expected), rtol=0.05), (predicted, out)
+    assert list(table.columns)[:2] == ["N", "PPN"]
+
+
+def test_project_takes_a_pattern_file_and_writes_the_table(fitted, tmp_path, capsys):
+    *_, model = fitted
+    ring = {
+        "pattern": {
+            "partners": [[(r + 1) % 8, (r - 1) % 8] for r in range(8)],
+            "bytes": 262144,
+        },
+        "mapping": {"ppn": 2},
+    }
+    path = tmp_path / "ring.yaml"
+    path.write_text(yaml.safe_dump(ring))
+    output = tmp_path / "ring.csv"
+    code = main(
+        [
+            "project",
+            str(model),
+            "--pattern",
+            str(path),
+            "--nodes",
+            "4",
+            "--output",
+            str(output),
+        ]
+    )
+    capsys.readouterr()
+    assert code == 0
+    written = pd.read_csv(output)
+    assert written["N"].tolist() == [4]
+    truth = _law(pattern_table(ring, [4]))
+    assert written["time_predicted"].iloc[0] == pytest.approx(truth.iloc[0], rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--nodes", "4"], "describe it with --stencil"),
+        (["--nodes", "4", "--stencil", "jacobi3d"], "needs --shape"),
+        (
+            ["--nodes", "4", "--stencil", "jacobi3d", "--shape", "64,64"],
+            "needs --shape",
+        ),
+        (["--nodes", "3", "--pattern", "PATTERN"], "runs on 4 nodes, not 3"),
+    ],
+)
+def test_bad_phase_is_one_line_and_exit_2(fitted, tmp_path, capsys, argv, message):
+    *_, model = fitted
+    path = tmp_path / "ring.yaml"
+    path.write_text(
+        yaml.safe_dump({"pattern": {"partners": [[1], [0], [3], [2]], "bytes": 64}})
+    )
+    argv = [str(path) if a == "PATTERN" else a for a in argv]
+    code = main(["project", str(model), *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_fit_refuses_results_without_the_metrics(make_results, tmp_path, capsys):
+    path = tmp_path / "g500.nc"
+    make_results(scale=(20,), bandwidth=(100,), trials=1).to_netcdf(path)
+    code = main(["fit", str(path), "--model", "commpredictor"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pattern metrics" in err
