@@ -49,24 +49,26 @@ def max_min_rates(flow_of, link_of, capacity, flows):
     rates = np.zeros(flows)
     if flows == 0:
         return rates
-    frozen = np.zeros(flows, dtype=bool)
     room = np.array(capacity, dtype=np.float64)
     links = len(room)
-    while True:
-        live = ~frozen[flow_of]
-        if not live.any():
-            return rates
-        users = np.bincount(link_of[live], minlength=links)
+    live = np.ones(len(flow_of), dtype=bool)
+    users = np.bincount(link_of, minlength=links).astype(np.float64)
+    while live.any():
         busy = users > 0
         share = np.full(links, np.inf)
         share[busy] = np.maximum(room[busy], 0.0) / users[busy]
         level = share.min()
         full = busy & (share <= level * (1 + 1e-9) + _EPS)
-        caught = np.unique(flow_of[live & full[link_of]])
+        # every live flow crossing a full link is frozen at this level
+        caught = np.zeros(flows, dtype=bool)
+        caught[flow_of[live & full[link_of]]] = True
         rates[caught] = level
-        frozen[caught] = True
-        mine = np.isin(flow_of, caught)
-        room -= np.bincount(link_of[mine], minlength=links) * level
+        leaving = live & caught[flow_of]
+        gone = np.bincount(link_of[leaving], minlength=links)
+        room -= gone * level
+        users -= gone
+        live &= ~leaving
+    return rates
 
 
 class FlowSet:

@@ -13,9 +13,11 @@ they wait on provisional clocks, and the replay keeps their waits as they were.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from ._replay import SEND, WIDTH, replay
+from ._replay import MARK, SEND, WIDTH, replay
 
 __all__ = ["ResolutionMixin"]
 
@@ -90,37 +92,72 @@ class ResolutionMixin:
         self.mpi.Gatherv(
             rows.ravel(), [table, counts] if self.rank == 0 else None, root=0
         )
-        results = None
+        marked = int(np.count_nonzero(rows[:, 0] == MARK))
+        incoming = np.empty(5 + 2 * marked)
+        outgoing = None
         if self.rank == 0:
-            offsets = np.concatenate(([0], np.cumsum(counts)))
-            # the logs name ranks by world rank: replay in world order
-            world = np.argsort(self._world_ranks)
-            logs = [table[offsets[r] : offsets[r + 1]] for r in world]
-            try:
-                finals, marks, clock.known = replay(
-                    heads[world, :5],
-                    logs,
-                    heads[world, 5:10],
-                    node_of=np.sort(self._world_ranks) // self.ppn,
-                    network=self.network,
-                    memory_bandwidth=self.link.memory_bandwidth,
-                    memory_latency=self.link.memory_latency,
-                    known=clock.known,
-                )
-            except Exception as error:  # every rank must leave the collective
-                results = [f"{type(error).__name__}: {error}"] * self.size
-            else:
-                results = [None] * self.size
-                for position, rank in enumerate(world):
-                    results[rank] = (finals[position], marks[position])
-        result = self.mpi.scatter(results, root=0)
-        if isinstance(result, str):
-            raise RuntimeError(f"the replay of point-to-point traffic failed: {result}")
-        final, marks = result
+            outgoing = self._replay_epoch(heads, table, counts)
+        # the others sleep while rank 0 replays: spinning would take its CPU
+        _idle_wait(self.mpi.Iscatterv(outgoing, incoming, root=0))
+        if not np.isfinite(incoming[0]):
+            raise RuntimeError(
+                "the replay of point-to-point traffic failed on rank 0: "
+                f"{getattr(self, '_replay_error', 'see its error output')}"
+            )
+        final = incoming[:5]
+        marks = dict(
+            zip(
+                incoming[5::2].astype(int).tolist(),
+                incoming[6::2].tolist(),
+                strict=True,
+            )
+        )
         clock.now = float(final[0])
         clock.path = np.array(final[1:], dtype=np.float64)
         clock.egress_free = min(clock.egress_free, clock.now)
-        for index, time in marks.items():
-            clock.marks[index] = time
+        for index, value in marks.items():
+            clock.marks[index] = value
         clock.unresolved.clear()
         clock.begin_epoch()
+
+    def _replay_epoch(self, heads, table, counts):
+        """Rank 0: replay the gathered logs; the ``[buffer, counts]`` to scatter."""
+        clock = self._clock
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        # the logs name ranks by world rank: replay in world order
+        world = np.argsort(self._world_ranks)
+        logs = [table[offsets[r] : offsets[r + 1]] for r in world]
+        marked = [
+            int(np.count_nonzero(log.reshape(-1, WIDTH)[:, 0] == MARK))
+            for log in (table[offsets[r] : offsets[r + 1]] for r in range(self.size))
+        ]
+        sizes = np.array([5 + 2 * k for k in marked])
+        buffer = np.full(int(sizes.sum()), np.nan)
+        try:
+            finals, marks, clock.known = replay(
+                heads[world, :5],
+                logs,
+                heads[world, 5:10],
+                node_of=np.sort(self._world_ranks) // self.ppn,
+                network=self.network,
+                memory_bandwidth=self.link.memory_bandwidth,
+                memory_latency=self.link.memory_latency,
+                known=clock.known,
+            )
+        except Exception as error:  # every rank must leave the collective
+            self._replay_error = f"{type(error).__name__}: {error}"
+            return [buffer, sizes]
+        starts = np.concatenate(([0], np.cumsum(sizes)))
+        for position, rank in enumerate(world):
+            pairs = sorted(marks[position].items())
+            row = [*finals[position], *(v for pair in pairs for v in pair)]
+            buffer[starts[rank] : starts[rank] + len(row)] = row
+        return [buffer, sizes]
+
+
+def _idle_wait(request, longest=1e-3):
+    """Complete an MPI request, sleeping between tests (backing off to ``longest``)."""
+    delay = 1e-5
+    while not request.Test():
+        time.sleep(delay)
+        delay = min(2 * delay, longest)
