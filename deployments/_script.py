@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import math
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -12,12 +15,12 @@ from scaleprobe.framework.units import UnitError, parse_duration
 
 __all__ = [
     "activation_lines",
+    "batch_options",
     "check_dask_ranks",
     "check_name",
     "positive_int",
     "run_arguments",
     "scheduler_file_lines",
-    "walltime",
 ]
 
 _CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d):([0-5]?\d)$")
@@ -52,7 +55,7 @@ def check_dask_ranks(value) -> int:
     return value
 
 
-def walltime(value) -> str:
+def _walltime(value) -> str:
     """Normalize a time limit to ``HH:MM:SS`` (hours may exceed 24).
 
     Accepts seconds (a number), a duration string (``"90 min"``, ``"2 h"``) or a clock
@@ -66,17 +69,99 @@ def walltime(value) -> str:
     else:
         if isinstance(value, bool) or not isinstance(value, (Real, str)):
             raise ValueError(
-                f"time_limit must be seconds, a duration such as '2 h' or a clock time "
+                f"walltime must be seconds, a duration such as '2 h' or a clock time "
                 f"such as '01:30:00', got {value!r}"
             )
         try:
             total = math.ceil(parse_duration(value))
         except UnitError as exc:
-            raise ValueError(f"time_limit: {exc}") from None
+            raise ValueError(f"walltime: {exc}") from None
     if total < 1:
-        raise ValueError(f"time_limit must be at least one second, got {value!r}")
+        raise ValueError(f"walltime must be at least one second, got {value!r}")
     hours, rest = divmod(total, 3600)
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+@functools.cache
+def _jobqueue_defaults() -> dict:
+    """dask-jobqueue's own defaults, the ``jobqueue`` section of its YAML file.
+
+    Read without importing dask_jobqueue (which would import the scheduler) and
+    without touching the global Dask config.
+    """
+    import yaml
+
+    spec = importlib.util.find_spec("dask_jobqueue")  # finds, does not import
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(folder, "jobqueue.yaml")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as file:
+                return (yaml.safe_load(file) or {}).get("jobqueue") or {}
+    return {}
+
+
+def batch_options(system: str, queue, account, walltime, extra_directives) -> dict:
+    """Resolve and check the batch options every job-script renderer shares.
+
+    The names are dask-jobqueue's, and so are the defaults: an argument left None
+    takes ``jobqueue.<system>.queue``, ``.account``, ``.walltime`` or
+    ``.job-extra-directives`` from the Dask config (``~/.config/dask/jobqueue.yaml``,
+    ``DASK_JOBQUEUE__SLURM__QUEUE``...), whose own defaults are dask-jobqueue's: no
+    queue or account, 30 minutes, no extra directive.
+
+    Parameters
+    ----------
+    system : {"slurm", "pbs"}
+        The ``jobqueue`` section to read.
+    queue, account : str or None
+        Queue (SLURM partition) and account to charge.
+    walltime : str, float or None
+        Seconds, a duration (``"90 min"``) or a clock time (``"[D-]HH:MM:SS"``).
+    extra_directives : sequence of str or None
+        More options of the batch system, one per directive line.
+
+    Returns
+    -------
+    dict
+        ``queue``, ``account``, ``walltime`` (``HH:MM:SS``) and ``extra_directives``
+        (a list).
+
+    Examples
+    --------
+    >>> batch_options("pbs", "workq", None, "90 min", None)
+    {'queue': 'workq', 'account': None, 'walltime': '01:30:00', 'extra_directives': []}
+    """
+    given = {
+        "queue": queue,
+        "account": account,
+        "walltime": walltime,
+        "job-extra-directives": extra_directives,
+    }
+    if any(value is None for value in given.values()):
+        import dask.config  # the config alone: light
+
+        defaults = _jobqueue_defaults().get(system) or {}
+        for key, value in given.items():
+            if value is None:
+                given[key] = dask.config.get(
+                    f"jobqueue.{system}.{key}", defaults.get(key)
+                )
+    directives = given["job-extra-directives"] or ()
+    if isinstance(directives, str) or not all(
+        isinstance(d, str) and "\n" not in d for d in directives
+    ):
+        raise ValueError(
+            f"extra_directives must be a list of single-line strings such as "
+            f"'--mem=8G', got {directives!r}"
+        )
+    if given["walltime"] is None:
+        raise ValueError(f"walltime is needed: jobqueue.{system}.walltime is not set")
+    return {
+        "queue": check_name("queue", given["queue"]),
+        "account": check_name("account", given["account"]),
+        "walltime": _walltime(given["walltime"]),
+        "extra_directives": list(directives),
+    }
 
 
 def activation_lines(python_env: str | None, setup: Sequence[str]) -> list[str]:

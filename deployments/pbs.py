@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 from ._script import (
     activation_lines,
+    batch_options,
     check_dask_ranks,
     check_name,
     positive_int,
     run_arguments,
     scheduler_file_lines,
-    walltime,
 )
 from .mpirun import dask_mpi_launch_line
 
@@ -30,7 +30,7 @@ def render_pbs_script(
     *,
     nodes: int,
     ppn: int,
-    walltime_limit="01:00:00",
+    walltime=None,
     queue: str | None = None,
     account: str | None = None,
     job_name: str = "scaleprobe",
@@ -41,6 +41,7 @@ def render_pbs_script(
     output: str | None = None,
     python_env: str | None = None,
     setup: Sequence[str] = (),
+    extra_directives: Sequence[str] | None = None,
 ) -> str:
     """Render a PBS script that runs a sweep inside its job.
 
@@ -52,10 +53,13 @@ def render_pbs_script(
         Nodes (``select=`` chunks, or ``nodes=`` with Torque syntax).
     ppn : int
         MPI processes per node (``ncpus`` and ``mpiprocs`` of a chunk).
-    walltime_limit : str or float, default="01:00:00"
+    walltime : str or float, optional
         ``#PBS -l walltime``: seconds, ``"90 min"``, ``"2 h"`` or ``"HH:MM:SS"``.
+        Default: ``jobqueue.pbs.walltime`` of the Dask config (dask-jobqueue's 30
+        minutes unless set).
     queue, account : str, optional
-        ``#PBS -q`` and ``#PBS -A``.
+        ``#PBS -q`` and ``#PBS -A``. Default: ``jobqueue.pbs.queue`` and
+        ``jobqueue.pbs.account``.
     job_name : str, default="scaleprobe"
         ``#PBS -N``.
     scheduler_file : str, optional
@@ -73,6 +77,9 @@ def render_pbs_script(
         Virtual environment directory to activate, or ``conda:NAME``.
     setup : sequence of str, default=()
         Shell lines run first (``module load ...``).
+    extra_directives : sequence of str, optional
+        More ``#PBS`` options, e.g. ``["-l mem=8gb", "-m abe"]``. Default:
+        ``jobqueue.pbs.job-extra-directives``.
 
     Returns
     -------
@@ -87,6 +94,7 @@ def render_pbs_script(
     """
     nodes, ppn = positive_int("nodes", nodes), positive_int("ppn", ppn)
     dask_ranks = check_dask_ranks(dask_ranks)
+    batch = batch_options("pbs", queue, account, walltime, extra_directives)
     resources = (
         f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}"
         if select_syntax
@@ -96,13 +104,14 @@ def render_pbs_script(
         "#!/bin/bash",
         f"#PBS -N {check_name('job_name', job_name)}",
         f"#PBS -l {resources}",
-        f"#PBS -l walltime={walltime(walltime_limit)}",
+        f"#PBS -l walltime={batch['walltime']}",
         "#PBS -j oe",
     ]
-    if queue is not None:
-        lines.append(f"#PBS -q {check_name('queue', queue)}")
-    if account is not None:
-        lines.append(f"#PBS -A {check_name('account', account)}")
+    if batch["queue"] is not None:
+        lines.append(f"#PBS -q {batch['queue']}")
+    if batch["account"] is not None:
+        lines.append(f"#PBS -A {batch['account']}")
+    lines += [f"#PBS {directive}" for directive in batch["extra_directives"]]
     lines += [
         "# scaleprobe sweep inside this job; kernels run as mpiexec launches",
         "set -euo pipefail",

@@ -21,47 +21,32 @@ from collections.abc import Sequence
 
 from ._script import (
     activation_lines,
+    batch_options,
     check_dask_ranks,
     check_name,
     positive_int,
     run_arguments,
     scheduler_file_lines,
-    walltime,
 )
 from .mpirun import WORKER_CLASS
 
 __all__ = ["render_slurm_script"]
 
 
-def _directives(
-    nodes,
-    ntasks_per_node,
-    time_limit,
-    partition,
-    account,
-    job_name,
-    log,
-    extra_directives,
-) -> list[str]:
+def _directives(nodes, ntasks_per_node, job_name, log, batch: dict) -> list[str]:
     lines = [
         f"#SBATCH -J {check_name('job_name', job_name)}",
         f"#SBATCH -N {positive_int('nodes', nodes)}",
         f"#SBATCH --ntasks-per-node={positive_int('ntasks_per_node', ntasks_per_node)}",
-        f"#SBATCH -t {walltime(time_limit)}",
+        f"#SBATCH -t {batch['walltime']}",
     ]
-    if partition is not None:
-        lines.append(f"#SBATCH -p {check_name('partition', partition)}")
-    if account is not None:
-        lines.append(f"#SBATCH -A {check_name('account', account)}")
+    if batch["queue"] is not None:
+        lines.append(f"#SBATCH -p {batch['queue']}")
+    if batch["account"] is not None:
+        lines.append(f"#SBATCH -A {batch['account']}")
     if log is not None:
         lines.append(f"#SBATCH -o {shlex.quote(log)}")
-    for directive in extra_directives:
-        if not isinstance(directive, str) or "\n" in directive:
-            raise ValueError(
-                f"extra_directives must be single-line strings such as '--mem=8G', "
-                f"got {directive!r}"
-            )
-        lines.append(f"#SBATCH {directive}")
+    lines += [f"#SBATCH {directive}" for directive in batch["extra_directives"]]
     return lines
 
 
@@ -70,8 +55,8 @@ def render_slurm_script(
     *,
     nodes: int,
     ntasks_per_node: int,
-    time_limit="01:00:00",
-    partition: str | None = None,
+    walltime=None,
+    queue: str | None = None,
     account: str | None = None,
     job_name: str = "scaleprobe",
     log: str | None = "scaleprobe-%j.out",
@@ -82,7 +67,7 @@ def render_slurm_script(
     output: str | None = None,
     python_env: str | None = None,
     setup: Sequence[str] = (),
-    extra_directives: Sequence[str] = (),
+    extra_directives: Sequence[str] | None = None,
 ) -> str:
     """Render an ``sbatch`` script that runs a sweep inside its allocation.
 
@@ -95,10 +80,13 @@ def render_slurm_script(
     ntasks_per_node : int
         MPI tasks per node (``#SBATCH --ntasks-per-node``); at least the largest
         ``ppn`` of the sweep.
-    time_limit : str or float, default="01:00:00"
-        Wall-clock limit: seconds, ``"90 min"``, ``"2 h"`` or ``"[D-]HH:MM:SS"``.
-    partition, account : str, optional
-        ``#SBATCH -p`` and ``#SBATCH -A``.
+    walltime : str or float, optional
+        Wall-clock limit (``#SBATCH -t``): seconds, ``"90 min"``, ``"2 h"`` or
+        ``"[D-]HH:MM:SS"``. Default: ``jobqueue.slurm.walltime`` of the Dask config
+        (dask-jobqueue's 30 minutes unless set).
+    queue, account : str, optional
+        Partition (``#SBATCH -p``) and account (``#SBATCH -A``). Default:
+        ``jobqueue.slurm.queue`` and ``jobqueue.slurm.account``.
     job_name : str, default="scaleprobe"
         ``#SBATCH -J``.
     log : str or None, default="scaleprobe-%j.out"
@@ -119,8 +107,9 @@ def render_slurm_script(
         Virtual environment directory to activate, or ``conda:NAME``.
     setup : sequence of str, default=()
         Shell lines run first (``module load ...``).
-    extra_directives : sequence of str, default=()
-        More ``#SBATCH`` options, e.g. ``["--mem=8G", "--exclusive"]``.
+    extra_directives : sequence of str, optional
+        More ``#SBATCH`` options, e.g. ``["--mem=8G", "--exclusive"]``. Default:
+        ``jobqueue.slurm.job-extra-directives``.
 
     Returns
     -------
@@ -135,7 +124,7 @@ def render_slurm_script(
     Examples
     --------
     >>> script = render_slurm_script("g500.yaml", nodes=4, ntasks_per_node=2,
-    ...                              time_limit="2 h", partition="batch")
+    ...                              walltime="2 h", queue="batch")
     >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
     True
     >>> print(script.splitlines()[-1].replace(" --", "\\n--"))
@@ -153,23 +142,10 @@ def render_slurm_script(
         raise ValueError(
             f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}"
         )
-    if isinstance(extra_directives, str):
-        raise ValueError(
-            "extra_directives must be a list of strings, got the string "
-            f"{extra_directives!r}"
-        )
+    batch = batch_options("slurm", queue, account, walltime, extra_directives)
     lines = [
         "#!/bin/bash",
-        *_directives(
-            nodes,
-            ntasks_per_node,
-            time_limit,
-            partition,
-            account,
-            job_name,
-            log,
-            extra_directives,
-        ),
+        *_directives(nodes, ntasks_per_node, job_name, log, batch),
         "# scaleprobe sweep inside this allocation; kernels run as srun steps",
         "set -euo pipefail",
         'cd "${SLURM_SUBMIT_DIR:-.}"',

@@ -9,10 +9,11 @@ def test_pbs_pro_directives_and_dask_mpi_launch(bash_syntax):
         "g500.yaml",
         nodes=4,
         ppn=2,
-        walltime_limit="2 h",
+        walltime="2 h",
         queue="workq",
         account="proj42",
         python_env="conda:sp",
+        extra_directives=["-l mem=8gb", "-m abe"],
     )
     lines = script.splitlines()
     for directive in (
@@ -22,8 +23,11 @@ def test_pbs_pro_directives_and_dask_mpi_launch(bash_syntax):
         "#PBS -q workq",
         "#PBS -A proj42",
         "#PBS -j oe",
+        "#PBS -l mem=8gb",
+        "#PBS -m abe",
     ):
         assert directive in lines
+    assert lines.index("#PBS -m abe") < lines.index("set -euo pipefail")
     assert "conda activate sp" in lines
     assert 'cd "${PBS_O_WORKDIR:-.}"' in lines
     assert (
@@ -43,6 +47,7 @@ def test_torque_syntax_and_scheduler_file(bash_syntax):
     )
     assert "#PBS -l nodes=2:ppn=16" in script
     assert "#PBS -q" not in script
+    assert "#PBS -l walltime=00:30:00" in script  # dask-jobqueue's default
     assert (
         'mpiexec -n 4 -f "$PBS_NODEFILE" dask-mpi --scheduler-file sched.json '
         "--worker-class distributed.Worker &"
@@ -57,7 +62,9 @@ def test_torque_syntax_and_scheduler_file(bash_syntax):
         ({"nodes": -1}, "nodes must be a positive integer"),
         ({"ppn": True}, "ppn must be a positive integer"),
         ({"queue": "q 1"}, "queue must be a word"),
-        ({"walltime_limit": "forever"}, "time_limit"),
+        ({"walltime": "forever"}, "walltime"),
+        ({"extra_directives": "-m abe"}, "extra_directives must be a list"),
+        ({"extra_directives": ["-m abe\nrm -rf ~"]}, "single-line strings"),
     ],
 )
 def test_bad_parameters_are_named(kwargs, message):

@@ -1,5 +1,6 @@
 """The sbatch script renderer, and an opt-in check against a real SLURM."""
 
+import dask
 import pytest
 from scaleprobe.deployments import render_slurm_script
 
@@ -9,8 +10,8 @@ def test_directives_and_dask_mpi_step(bash_syntax):
         "campaigns/g500.yaml",
         nodes=4,
         ntasks_per_node=2,
-        time_limit="90 min",
-        partition="batch",
+        walltime="90 min",
+        queue="batch",
         account="proj42",
         job_name="g500-sweep",
         python_env="/home/me/venv",
@@ -49,8 +50,27 @@ def test_optional_directives_are_left_out():
     assert "#SBATCH -p" not in script
     assert "#SBATCH -A" not in script
     assert "#SBATCH -o" not in script
-    assert "#SBATCH -t 01:00:00" in script
+    assert "#SBATCH -t 00:30:00" in script  # dask-jobqueue's default walltime
     assert "# scaleprobe must be on PATH" in script
+
+
+def test_batch_options_default_to_the_dask_jobqueue_config():
+    # one configuration for SLURMCluster jobs and rendered scripts alike
+    settings = {
+        "jobqueue.slurm.queue": "debug",
+        "jobqueue.slurm.account": "proj7",
+        "jobqueue.slurm.walltime": "00:10:00",
+        "jobqueue.slurm.job-extra-directives": ["--exclusive"],
+    }
+    with dask.config.set(settings):
+        lines = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1).splitlines()
+        given = render_slurm_script(
+            "s.yaml", nodes=1, ntasks_per_node=1, queue="batch", extra_directives=[]
+        ).splitlines()
+    for directive in ("-p debug", "-A proj7", "-t 00:10:00", "--exclusive"):
+        assert f"#SBATCH {directive}" in lines
+    assert "#SBATCH -p batch" in given
+    assert "#SBATCH --exclusive" not in given
 
 
 def test_scheduler_file_recipe(bash_syntax):
@@ -102,7 +122,7 @@ def test_paths_with_spaces_are_quoted(bash_syntax):
     ],
 )
 def test_time_limits(value, expected):
-    script = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1, time_limit=value)
+    script = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1, walltime=value)
     assert f"#SBATCH -t {expected}" in script
 
 
@@ -111,14 +131,14 @@ def test_time_limits(value, expected):
     [
         ({"nodes": 0}, "nodes must be a positive integer, got 0"),
         ({"ntasks_per_node": 1.5}, "ntasks_per_node must be a positive integer"),
-        ({"time_limit": "soon"}, "time_limit"),
-        ({"time_limit": 0}, "time_limit"),
-        ({"partition": "batch; rm -rf /"}, "partition must be a word"),
+        ({"walltime": "soon"}, "walltime"),
+        ({"walltime": 0}, "walltime must be at least one second"),
+        ({"queue": "batch; rm -rf /"}, "queue must be a word"),
         ({"account": "a b"}, "account must be a word"),
         ({"dask_ranks": 2}, "dask_ranks must be at least 3"),
         ({"mpi": "pmi2 --x"}, "mpi must be an srun --mpi plugin"),
         ({"extra_directives": "--mem=8G"}, "extra_directives must be a list"),
-        ({"extra_directives": ["--a\nrm x"]}, "extra_directives must be single-line"),
+        ({"extra_directives": ["--a\nrm x"]}, "single-line strings"),
         ({"scheduler_file": "it's.json"}, "scheduler_file must be a path without"),
         ({"python_env": ""}, "python_env must be"),
         ({"setup": "module load x"}, "setup must be a list"),
@@ -136,7 +156,7 @@ def test_sbatch_accepts_the_script(tmp_path, slurm):
     path = tmp_path / "job.sbatch"
     path.write_text(
         render_slurm_script(
-            str(tmp_path / "s.yaml"), nodes=1, ntasks_per_node=1, time_limit="5 min"
+            str(tmp_path / "s.yaml"), nodes=1, ntasks_per_node=1, walltime="5 min"
         )
     )
     result = slurm.run("sbatch", "--test-only", str(path))

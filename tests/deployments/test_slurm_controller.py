@@ -33,7 +33,7 @@ def _submit(slurm, tmp_path, tasks, **options):
         str(tmp_path / "spec.yaml"),
         nodes=1,
         ntasks_per_node=tasks,
-        time_limit="10 min",
+        walltime="10 min",
         python_env=VENV,
         log=str(log),
         **options,
