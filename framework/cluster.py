@@ -6,7 +6,8 @@ Three ways, one result (a :class:`distributed.Client`):
 - an existing scheduler, by address or scheduler file;
 - ``dask-mpi``: the scheduler, this client and the workers are the ranks of one MPI job
   (``mpiexec -n N scaleprobe run --dask-mpi SPEC``): rank 0 is the scheduler, rank 1
-  runs the sweep, ranks 2 and up are workers.
+  runs the sweep, ranks 2 and up are workers (dask-mpi's layout, booted by
+  :mod:`scaleprobe.framework._dask_mpi`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ def cluster_client(
     if dask_mpi:
         import logging
 
-        import dask_mpi as dm
         from mpi4py import MPI
+
+        from ._dask_mpi import boot
 
         size = MPI.COMM_WORLD.Get_size()
         if size < 3:
@@ -106,17 +108,26 @@ def cluster_client(
         ):
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
-        # A Nanny-spawned worker would inherit PMI_FD and hang; loopback suits one host.
-        dm.initialize(
-            nanny=False,
-            worker_class="distributed.Worker",
+        # Plain workers (a Nanny-spawned one would inherit PMI_FD and hang); ranks
+        # wait for the scheduler without spinning, and one that cannot start aborts
+        # the job instead of leaving the others waiting.
+        address = boot(
+            MPI.COMM_WORLD,
             interface=config.get("cluster.dask-mpi-interface"),
             dashboard_address=dashboard_address
             or config.get("cluster.dashboard-address"),
         )
-        with Client() as client:
-            _announce(client, announce)
-            yield client
+        if address is None:  # scheduler and worker ranks: shut down by the client
+            sys.exit(0)
+        with Client(address) as client:
+            try:
+                _announce(client, announce)
+                yield client
+            finally:
+                # Scheduler and workers close, and their ranks exit with this one;
+                # a scheduler that is already gone has nothing left to shut down.
+                with contextlib.suppress(OSError, TimeoutError):
+                    client.shutdown()
         return
     if address or scheduler_file:
         timeout = connect_timeout(timeout)
@@ -152,13 +163,12 @@ def cluster_client(
 
 def _announce(client: Client, announce: bool) -> None:
     if announce:
-        link = (
-            client.dashboard_link
-            if client.scheduler_info().get("services", {}).get("dashboard")
-            else None
-        )
+        from .dashboard import dashboard_root
+
+        root = dashboard_root(client)
         print(
-            f"scaleprobe: Dask dashboard at {link or 'not available'}",
+            "scaleprobe: Dask dashboard at "
+            + (f"{root}/status" if root else "not available"),
             file=sys.stderr,
             flush=True,
         )

@@ -18,13 +18,20 @@ from __future__ import annotations
 import json
 import time
 
+from distributed.comm import get_address_host
 from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
 from ._dashboard_html import PAGE
 from ._sweep_grid import STATUSES, sweep_grid
 
-__all__ = ["TOPIC", "SweepPage", "attach_sweep_page", "sweep_page_link"]
+__all__ = [
+    "TOPIC",
+    "SweepPage",
+    "attach_sweep_page",
+    "dashboard_root",
+    "sweep_page_link",
+]
 
 #: Event topic of sweep progress.
 TOPIC = "scaleprobe-sweep"
@@ -143,12 +150,46 @@ class SweepPage(SchedulerPlugin):
         return {"time": now, "sweeps": grids}
 
 
+def dashboard_root(client) -> str | None:
+    """Return ``http://HOST:PORT`` where the scheduler's dashboard listens, or None.
+
+    Dask's own link names the host of the scheduler's address, but a dashboard bound
+    to loopback (scaleprobe's default) does not answer there when the scheduler
+    listens on another interface, as under dask-mpi; the host is taken from the
+    address the dashboard server was bound to instead, and only a server bound to
+    every interface is named by the scheduler's host.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A client of the cluster.
+
+    Returns
+    -------
+    str or None
+        The root of the dashboard, or None if the scheduler has none.
+    """
+    bound = client.run_on_scheduler(
+        lambda dask_scheduler: (
+            (getattr(server, "address", ""), server.port)
+            if (server := dask_scheduler.services.get("dashboard")) is not None
+            else None
+        )
+    )
+    if bound is None:
+        return None
+    host, port = bound
+    if host in ("", "0.0.0.0", "::"):
+        host = get_address_host(client.scheduler.address)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
 def sweep_page_link(client) -> str | None:
     """Return the address of the sweep page of ``client``'s cluster, or None."""
-    if not client.scheduler_info().get("services", {}).get("dashboard"):
-        return None
-    link = client.dashboard_link
-    return link[: -len("/status")] + ROUTE if link.endswith("/status") else None
+    root = dashboard_root(client)
+    return None if root is None else root + ROUTE
 
 
 def attach_sweep_page(client) -> str | None:

@@ -7,7 +7,8 @@ def test_embedded_cluster_serves_its_dashboard_and_joins_by_address(capsys):
     with cluster_client(workers=1, dashboard_address=":0") as client:
         assert len(client.scheduler_info()["workers"]) == 1
         link = client.dashboard_link
-        assert urllib.request.urlopen(link, timeout=10).status == 200
+        # the first /status renders a bokeh document: seconds on a loaded host
+        assert urllib.request.urlopen(link, timeout=120).status == 200
         address = client.scheduler.address
         with cluster_client(address=address, announce=False) as other:
             assert other.submit(sum, [1, 2, 3]).result() == 6

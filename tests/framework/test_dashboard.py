@@ -8,8 +8,15 @@ import time
 import urllib.request
 
 import pytest
+from distributed import Client, LocalCluster
+from distributed.utils import get_ip
 from scaleprobe.framework import run_sweep
-from scaleprobe.framework.dashboard import TOPIC, SweepPage, attach_sweep_page
+from scaleprobe.framework.dashboard import (
+    TOPIC,
+    SweepPage,
+    attach_sweep_page,
+    dashboard_root,
+)
 
 PLAN = {
     "kind": "plan",
@@ -82,16 +89,44 @@ def test_the_data_endpoint_serves_the_scheduler_state(client):
     while True:
         kind, text = _get(link + "/data.json")
         grids = [g for g in json.loads(text)["sweeps"] if g["id"] == sweep]
-        if grids and grids[0]["running"] or time.monotonic() > deadline:
+        if (grids and grids[0]["running"]) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert kind == "application/json"
     (grid,) = grids
-    assert grid["name"] == "pingpong" and grid["total"] == 8
+    assert grid["name"] == "pingpong"
+    assert grid["total"] == 8
     assert grid["running"][0]["key"] == "k2100"
     kind, html = _get(link)
     assert kind.startswith("text/html")
-    assert "<title>scaleprobe sweeps</title>" in html and "data.json" in html
+    assert "<title>scaleprobe sweeps</title>" in html
+    assert "data.json" in html
+
+
+@pytest.mark.parametrize("bound", ["127.0.0.1", ""])
+def test_the_link_names_where_the_dashboard_listens(bound):
+    """A scheduler on a public address with its dashboard on loopback (dask-mpi's
+    case): the link says 127.0.0.1, where the page answers. A dashboard on every
+    interface is named by the scheduler's host."""
+    host = get_ip()
+    if host.startswith("127."):
+        pytest.skip("this host has no address but loopback")
+    with (
+        LocalCluster(
+            n_workers=0,
+            processes=False,
+            protocol="tcp://",
+            host=host,
+            dashboard_address=f"{bound}:0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        link = attach_sweep_page(client)
+        assert link.startswith(f"http://{bound or host}:"), link
+        assert dashboard_root(client) + "/scaleprobe" == link
+        kind, text = _get(link + "/data.json")
+        assert kind == "application/json"
+        assert json.loads(text)["sweeps"] == []
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -143,7 +178,8 @@ def test_a_browser_shows_a_running_sweep(tmp_path, client):
             if grid and grid["counts"]["ok"] >= 1 and grid["running"]:
                 break
             time.sleep(0.2)
-        assert grid and grid["running"], grid
+        assert grid, grids
+        assert grid["running"], grid
         budget = "--virtual-time-budget=3000"
         dom = _chromium(link, tmp_path / "profile-dom", budget, "--dump-dom")
         shot = tmp_path / "sweep.png"
@@ -163,6 +199,6 @@ def test_a_browser_shows_a_running_sweep(tmp_path, client):
 
     pixels = matplotlib.image.imread(str(shot))[..., :3]
     assert pixels.shape[:2] == (700, 1000)
-    ok_green = (abs(pixels - [0x7B / 255, 0xC6 / 255, 0x7B / 255]).max(axis=-1) < 0.02)
+    ok_green = abs(pixels - [0x7B / 255, 0xC6 / 255, 0x7B / 255]).max(axis=-1) < 0.02
     assert ok_green.sum() > 100, "no point drawn in the colour of 'ok'"
     assert (done["ds"].status.values == "ok").all()

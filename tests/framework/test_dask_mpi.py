@@ -1,0 +1,75 @@
+"""``--dask-mpi`` boots without spinning ranks and never waits for a dead scheduler."""
+
+import os
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.mpi
+SCALEPROBE = os.path.join(os.path.dirname(sys.executable), "scaleprobe")
+
+WAITER = textwrap.dedent(
+    """\
+    import resource, time
+    from mpi4py import MPI
+    from scaleprobe.framework._dask_mpi import _encode, _receive_address
+
+    def cpu():
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_rank() == 0:
+        time.sleep(3)  # a scheduler that takes its time to start
+        comm.Ibcast(_encode("tcp://10.1.2.3:8786"), root=0).Wait()
+    else:
+        before = cpu()
+        address = _receive_address(comm)
+        print(comm.Get_rank(), address, cpu() - before, flush=True)
+    """
+)
+
+
+def test_ranks_waiting_for_the_scheduler_sleep(tmp_path, mpi_run):
+    script = tmp_path / "waiter.py"
+    script.write_text(WAITER)
+    done = mpi_run(3, sys.executable, script, timeout=120)
+    lines = sorted(line.split() for line in done.stdout.splitlines())
+    assert [(rank, address) for rank, address, _ in lines] == [
+        ("1", "tcp://10.1.2.3:8786"),
+        ("2", "tcp://10.1.2.3:8786"),
+    ]
+    # A blocking broadcast polls: each waiting rank would use most of the 3 s of CPU.
+    for rank, _, cpu_seconds in lines:
+        assert float(cpu_seconds) < 0.2, f"rank {rank} used {cpu_seconds} s of CPU"
+
+
+@pytest.mark.slow
+def test_a_scheduler_that_cannot_start_ends_the_whole_job(tmp_path, mpi_run):
+    spec = {
+        "name": "no-scheduler",
+        "kernel": "commbench.compute",
+        "params": {"total_work": 10},
+        "sweep": {"nodes": [1]},
+        "throttle": {"mode": "none"},
+        "output": str(tmp_path / "out.zarr"),
+    }
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    # The other ranks used to wait in the broadcast for ever; now the job aborts.
+    done = mpi_run(
+        3,
+        SCALEPROBE,
+        "run",
+        "--dask-mpi",
+        path,
+        env={"DASK_SCALEPROBE__CLUSTER__DASK_MPI_INTERFACE": "nosuchif0"},
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "Dask scheduler of MPI rank 0 could not start" in done.stderr
+    assert "'nosuchif0' is not a valid network interface" in done.stderr
+    assert not (tmp_path / "out.zarr").exists()
