@@ -201,7 +201,11 @@ def run_arguments(spec: str, output: str | None) -> str:
 def scheduler_file_lines(
     start_cluster: str, scheduler_file: str, run: str
 ) -> list[str]:
-    """Start a dask-mpi cluster in the background, run the sweep on it, shut it down."""
+    """Start a dask-mpi cluster in the background, run the sweep on it, shut it down.
+
+    The sweep starts when the scheduler file appears; if the cluster ends before it
+    does, the script fails saying so.
+    """
     if (
         not isinstance(scheduler_file, str)
         or not scheduler_file
@@ -216,8 +220,11 @@ def scheduler_file_lines(
         f"rm -f {quoted}",
         f"{start_cluster} &",
         "cluster_pid=$!",
-        f"for _ in $(seq 120); do [ -s {quoted} ] && break; sleep 1; done",
-        f'[ -s {quoted} ] || {{ echo "no scheduler file after 120 s" >&2; exit 1; }}',
+        # Wait as long as the cluster lives: on a busy machine its start takes minutes.
+        f'while [ ! -s {quoted} ] && kill -0 "$cluster_pid" 2>/dev/null; do '
+        "sleep 1; done",
+        f'[ -s {quoted} ] || {{ echo "the Dask cluster ended without writing '
+        f'{quoted}" >&2; exit 1; }}',
         "status=0",
         f"{run} || status=$?",
         f"python -m scaleprobe.deployments.shutdown {quoted} || true",

@@ -5,7 +5,8 @@ client, one or more workers) and shares the first node: its ``srun`` step is sta
 with ``--overcommit`` (its ranks fit even in an allocation of one task per node) and
 ``--overlap`` so that the kernel launches -- ``srun --mpi=pmi2 --ntasks=R`` steps the
 worker starts inside the same allocation, one at a time by default -- still get every
-CPU of the allocation.
+CPU of the allocation; ``--kill-on-bad-exit=1`` ends the step when one of its ranks
+fails, instead of leaving the job to its time limit.
 
 Two recipes:
 
@@ -132,6 +133,7 @@ def render_slurm_script(
     --mpi=pmi2
     --overlap
     --overcommit
+    --kill-on-bad-exit=1
     --nodes=1
     --ntasks=3
     --ntasks-per-node=3 scaleprobe run
@@ -153,7 +155,11 @@ def render_slurm_script(
         *activation_lines(python_env, setup),
         "",
     ]
-    step = f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit --nodes=1"
+    # A rank that dies ends the step: the others would wait for it until the time limit.
+    step = (
+        f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit "
+        "--kill-on-bad-exit=1 --nodes=1"
+    )
     arguments = run_arguments(spec, output)
     if scheduler_file is None:
         lines.append(

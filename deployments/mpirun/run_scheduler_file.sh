@@ -7,8 +7,8 @@ set -euo pipefail
 rm -f scheduler.json
 mpiexec -n 2 -f hosts.txt dask-mpi --scheduler-file scheduler.json --worker-class distributed.Worker &
 cluster_pid=$!
-for _ in $(seq 120); do [ -s scheduler.json ] && break; sleep 1; done
-[ -s scheduler.json ] || { echo "no scheduler file after 120 s" >&2; exit 1; }
+while [ ! -s scheduler.json ] && kill -0 "$cluster_pid" 2>/dev/null; do sleep 1; done
+[ -s scheduler.json ] || { echo "the Dask cluster ended without writing scheduler.json" >&2; exit 1; }
 status=0
 scaleprobe run --scheduler-file scheduler.json campaign.yaml || status=$?
 python -m scaleprobe.deployments.shutdown scheduler.json || true

@@ -162,15 +162,39 @@ class SlurmCluster:
         return "UNKNOWN"
 
     def wait_job(self, job: str, timeout: float) -> str:
-        """Wait until a job has ended; return its final state."""
+        """Wait until a job has ended; return its final state.
+
+        A job still alive after ``timeout`` is cancelled, and what it was doing (its
+        steps and processes) is returned with the state.
+        """
         deadline = time.monotonic() + timeout
         while (state := self.job_state(job)) in ("PENDING", "RUNNING", "CONFIGURING",
                                                  "COMPLETING"):  # fmt: skip
             if time.monotonic() > deadline:
+                report = self.job_report(job)
                 self.run("scancel", job)
-                return f"TIMEOUT in the test ({state})"
+                return f"TIMEOUT in the test ({state})\n{report}"
             time.sleep(0.5)
         return state
+
+    def job_report(self, job: str) -> str:
+        """Steps of a running job and its processes: state, CPU seconds, command."""
+        lines = [self.run("scontrol", "show", "steps", job).stdout.strip()]
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if f"SLURM_JOB_ID={job}".encode() not in f.read().split(b"\0"):
+                        continue
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    command = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            cpu = (int(fields[11]) + int(fields[12])) / tick
+            lines.append(f"pid {pid} {fields[0]} cpu {cpu:.1f} s: {command[:160]}")
+        return "\n".join(lines)
 
     def stop(self) -> None:
         """Stop the daemons (slurmd first) and wait for them."""

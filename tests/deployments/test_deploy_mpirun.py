@@ -82,3 +82,16 @@ def test_launch_line_boots_a_real_cluster(tmp_path, mpiexec):
         if process.poll() is None:
             os.killpg(process.pid, 9)
             process.wait()
+
+
+def test_scheduler_file_recipe_fails_at_once_when_the_cluster_dies(tmp_path):
+    """The script waits for the scheduler file while the cluster lives, not longer."""
+    script = render_mpirun_script(
+        "g500.yaml", scheduler_file=str(tmp_path / "sched.json"), mpiexec="false"
+    )
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert "the Dask cluster ended without writing" in done.stderr
+    assert "sched.json" in done.stderr

@@ -39,8 +39,8 @@ def test_directives_and_dask_mpi_step(bash_syntax):
         ". /home/me/venv/bin/activate"
     )
     assert (
-        "srun --mpi=pmi2 --overlap --overcommit --nodes=1 --ntasks=3 "
-        "--ntasks-per-node=3 scaleprobe run --dask-mpi campaigns/g500.yaml"
+        "srun --mpi=pmi2 --overlap --overcommit --kill-on-bad-exit=1 --nodes=1 "
+        "--ntasks=3 --ntasks-per-node=3 scaleprobe run --dask-mpi campaigns/g500.yaml"
     ) in lines
     bash_syntax(script)
 
@@ -85,8 +85,8 @@ def test_scheduler_file_recipe(bash_syntax):
         mpi="pmix",
     )
     assert (
-        "srun --mpi=pmix --overcommit --nodes=1 --ntasks=3 --ntasks-per-node=3 "
-        "dask-mpi --scheduler-file /scratch/me/sched.json "
+        "srun --mpi=pmix --overcommit --kill-on-bad-exit=1 --nodes=1 --ntasks=3 "
+        "--ntasks-per-node=3 dask-mpi --scheduler-file /scratch/me/sched.json "
         "--worker-class distributed.Worker &"
     ) in script
     assert (

@@ -5,6 +5,7 @@ Dataset it wrote: Dask boots with dask-mpi in an ``srun`` step of the allocation
 every point is an ``srun --mpi=pmi2`` step.
 """
 
+import json
 import os
 import sys
 
@@ -15,6 +16,7 @@ from scaleprobe.framework import open_results
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 VENV = os.path.dirname(os.path.dirname(sys.executable))
+WALLTIME = 600  # seconds of each test job
 
 
 def _submit(slurm, tmp_path, tasks, **options):
@@ -33,7 +35,7 @@ def _submit(slurm, tmp_path, tasks, **options):
         str(tmp_path / "spec.yaml"),
         nodes=1,
         ntasks_per_node=tasks,
-        walltime="10 min",
+        walltime=WALLTIME,
         python_env=VENV,
         log=str(log),
         **options,
@@ -42,9 +44,11 @@ def _submit(slurm, tmp_path, tasks, **options):
     submitted = slurm.run("sbatch", "--parsable", str(tmp_path / "job.sbatch"))
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip().split(";")[0]
-    state = slurm.wait_job(job, timeout=300)
+    # The job's own time limit bounds it: a rank that fails ends the step at once,
+    # and on a loaded machine a healthy sweep may take minutes.
+    state = slurm.wait_job(job, timeout=WALLTIME + 60)
     text = log.read_text() if log.exists() else "(no job log)"
-    assert state == "COMPLETED", text[-3000:]
+    assert state == "COMPLETED", f"{state}\n--- job log ---\n{text[-3000:]}"
     return spec, text
 
 
@@ -57,6 +61,16 @@ def test_dask_mpi_sweep_in_a_one_node_allocation(slurm, tmp_path, tasks):
     assert (ds.status.values == "ok").all(), ds.error.values
     assert (ds.time > 0).all()
     assert "More processors requested than permitted" not in log
+    # every point was an srun step that placed its ranks as the spec asks
+    points = [
+        json.loads(p.read_text()) for p in (tmp_path / "out.points").glob("*.json")
+    ]
+    points = [p for p in points if "coords" in p]
+    assert len(points) == ds.status.size
+    for point in points:
+        ppn = point["coords"]["ppn"]
+        assert point["command"][:2] == ["srun", "--mpi=pmi2"], point["command"]
+        assert f"--ntasks-per-node={ppn}" in point["command"]
 
 
 def test_scheduler_file_recipe_ends_cleanly(slurm, tmp_path):
