@@ -18,6 +18,8 @@ import types
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
+    "DamagedPointWarning": "_warnings",
+    "OversubscriptionWarning": "_warnings",
     "Point": "plan",
     "ResultStore": "store",
     "RuleError": "admissible",
@@ -26,6 +28,8 @@ _EXPORTS = {
     "UnitError": "units",
     "LaunchSettings": "settings",
     "SettingsError": "settings",
+    "StoreError": "store",
+    "SweepWarning": "_warnings",
     "compile_rule": "admissible",
     "load_spec": "spec",
     "open_results": "store",
@@ -33,6 +37,7 @@ _EXPORTS = {
     "parse_duration": "units",
     "parse_size": "units",
     "plan": "plan",
+    "prepare_sweep": "runner",
     "run_sweep": "runner",
 }
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import warnings
 
 from .plan import point_key
@@ -104,10 +105,12 @@ def io_error(exc: OSError, what: str, path) -> StoreError:
     return StoreIOError(f"cannot write the {what} {path}: {reason}")
 
 
-def check_output(path: str) -> None:
-    """Refuse an output that no run could create, without creating anything.
+def check_output(path: str, *, probe: bool = False) -> None:
+    """Refuse an output that no run could create.
 
-    The nearest existing folder on the way must be a folder, and writable.
+    The nearest existing folder on the way must be a folder, and writable. With
+    ``probe``, a folder is created there and removed at once, which also catches
+    file systems that refuse new entries whatever the permissions say (``/proc``).
 
     Raises
     ------
@@ -122,18 +125,26 @@ def check_output(path: str) -> None:
     scaleprobe.framework._storefiles.StoreError: cannot create ... /etc/passwd is a regular file, not a folder
     """  # noqa: E501
     folder = os.path.dirname(os.path.abspath(path))
-    probe = folder
-    while not os.path.lexists(probe):
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe):
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
         raise StoreError(
-            f"cannot create the results {path}: {probe} is a regular file, not a folder"
+            f"cannot create the results {path}: {folder} is a regular file, not a "
+            "folder"
         )
-    if not os.access(probe, os.W_OK | os.X_OK):
+    if not os.access(folder, os.W_OK | os.X_OK):
         raise StoreError(
-            f"cannot create the results {path}: {probe} is not writable (read-only "
+            f"cannot create the results {path}: {folder} is not writable (read-only "
             "file system or no permission)"
         )
+    if probe:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".scaleprobe-probe-", dir=folder))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the results {path}: {folder} takes no new folder "
+                f"({exc.strerror or exc})"
+            ) from None
 
 
 def atomic_write(path: str, text: str, what: str = "file") -> None:

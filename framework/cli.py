@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 __all__ = ["main"]
 
@@ -24,27 +25,55 @@ def _positive_int(text: str) -> int:
 
 
 def _run(args) -> int:
+    from ._summary import summarize
     from .cluster import cluster_client
-    from .runner import run_sweep
+    from .runner import prepare_sweep
     from .spec import load_spec
 
     spec = load_spec(args.spec)
+    options = {
+        "output": args.output,
+        "retry": args.retry or (),
+        "new_campaign": args.new_campaign,
+    }
     if args.dask_mpi:
-        with cluster_client(dask_mpi=True) as client:
-            ds = run_sweep(spec, client, output=args.output)
-    elif args.address or args.scheduler_file:
-        with cluster_client(
-            address=args.address, scheduler_file=args.scheduler_file
-        ) as client:
-            ds = run_sweep(spec, client, output=args.output)
-    elif args.cluster:
-        with cluster_client(backend=args.cluster) as client:
-            ds = run_sweep(spec, client, output=args.output)
+        # Every rank runs this command; only the client rank returns from here, so
+        # the store is locked and checked after the cluster is up.
+        with (
+            cluster_client(dask_mpi=True) as client,
+            prepare_sweep(spec, **options) as sweep,
+        ):
+            ds = sweep.run(client)
     else:
-        ds = run_sweep(spec, output=args.output, workers=args.workers)
-    from ._summary import summarize
-
+        # The store is checked and locked first: a refused run starts no cluster.
+        with prepare_sweep(spec, **options) as sweep:
+            if not sweep.todo:
+                ds = sweep.run()
+            elif args.address or args.scheduler_file:
+                with cluster_client(
+                    address=args.address, scheduler_file=args.scheduler_file
+                ) as client:
+                    ds = sweep.run(client)
+            elif args.cluster:
+                with cluster_client(backend=args.cluster) as client:
+                    ds = sweep.run(client)
+            else:
+                ds = sweep.run(workers=args.workers)
     print(summarize(ds))
+    return 0
+
+
+def _plan(args) -> int:
+    from ._dryrun import describe_plan
+
+    print(
+        describe_plan(
+            args.spec,
+            output=args.output,
+            retry=args.retry or (),
+            new_campaign=args.new_campaign,
+        )
+    )
     return 0
 
 
@@ -82,6 +111,23 @@ def _version() -> str:
     return scaleprobe.__version__
 
 
+def _store_options(parser) -> None:
+    parser.add_argument("--output", help="results path (overrides the spec's output)")
+    parser.add_argument(
+        "--retry",
+        metavar="STATUSES",
+        help="measure stored points of these statuses again, e.g. failed,timeout "
+        "(statuses: failed, timeout, invalid); earlier results stay in each point "
+        "file's history",
+    )
+    parser.add_argument(
+        "--new-campaign",
+        action="store_true",
+        help="move the results of another campaign at the output aside "
+        "(to NAME.campaign-STARTED.*) instead of refusing to run",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``scaleprobe`` command."""
     parser = argparse.ArgumentParser(
@@ -90,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
         "model them, and project them to large clusters.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an unexpected error",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -99,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         "skipped, so the same command resumes a killed sweep.",
     )
     run.add_argument("spec", help="campaign spec (YAML)")
-    run.add_argument("--output", help="results path (overrides the spec's output)")
+    _store_options(run)
     where = run.add_mutually_exclusive_group()
     where.add_argument(
         "--address", help="scheduler address of an existing Dask cluster"
@@ -123,6 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
         "workers as SLURM jobs, dask-jobqueue); default: scaleprobe.cluster.backend",
     )
     run.set_defaults(handler=_run)
+
+    dry = sub.add_parser(
+        "plan",
+        help="check a spec and list the points a run would measure (dry run)",
+        description="Check everything that needs no MPI (spec, kernel parameters, "
+        "launch settings, output, stored campaign) and print the points a run "
+        "would measure, with the shell line of the first one. Nothing is written "
+        "or launched.",
+    )
+    dry.add_argument("spec", help="campaign spec (YAML)")
+    _store_options(dry)
+    dry.set_defaults(handler=_plan)
 
     show = sub.add_parser(
         "show",
@@ -172,35 +235,60 @@ def main(argv=None) -> int:
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
     """
     from ._connect import ClusterError
+    from ._warnings import SweepWarning
     from .admissible import RuleError
     from .settings import SettingsError
     from .spec import SpecError
-    from .store import StoreError
+    from .store import StoreError, StoreIOError
     from .units import UnitError
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except (
-        SpecError,
-        SettingsError,
-        RuleError,
-        UnitError,
-        StoreError,
-        FileNotFoundError,
-    ) as exc:
-        print(f"scaleprobe: error: {exc}", file=sys.stderr)
-        return BAD_INPUT
-    except ClusterError as exc:
-        print(f"scaleprobe: error: {exc}", file=sys.stderr)
-        return BAD_INPUT if isinstance(exc, ValueError) else FAILURE
-    except KeyboardInterrupt:
-        print(
-            "scaleprobe: interrupted; run the same command again to resume",
-            file=sys.stderr,
-        )
-        return FAILURE
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SweepWarning)
+        warnings.showwarning = _one_line_warning
+        try:
+            return args.handler(args)
+        except (
+            SpecError,
+            SettingsError,
+            RuleError,
+            UnitError,
+            FileNotFoundError,
+        ) as exc:
+            return _error(exc, BAD_INPUT)
+        except StoreError as exc:
+            return _error(exc, FAILURE if isinstance(exc, StoreIOError) else BAD_INPUT)
+        except ClusterError as exc:
+            return _error(exc, BAD_INPUT if isinstance(exc, ValueError) else FAILURE)
+        except KeyboardInterrupt:
+            print(
+                "scaleprobe: interrupted; run the same command again to resume",
+                file=sys.stderr,
+            )
+            return FAILURE
+        except Exception as exc:
+            if args.debug:
+                raise
+            return _error(exc, FAILURE, f"failed: {type(exc).__name__}: ")
+
+
+def _error(exc, code: int, prefix: str = "error: ") -> int:
+    """Print an error as one line (the first of its message) and return ``code``."""
+    text = str(exc).strip().splitlines()
+    line = f"scaleprobe: {prefix}{text[0] if text else type(exc).__name__}"
+    if prefix != "error: ":
+        line += " (run with --debug for the traceback)"
+    print(line, file=sys.stderr)
+    return code
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    text = str(message).strip().splitlines()
+    print(
+        f"scaleprobe: warning: {text[0] if text else category.__name__}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

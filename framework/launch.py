@@ -10,12 +10,10 @@ timeout are all results too: the sweep records them and goes on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +24,7 @@ from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 
 from . import config
 from ._linkcheck import link_mismatch
+from ._process import terminate_group, wait_launch
 from ._replay import replay_line
 from .netns import NetnsError
 from .plan import Point
@@ -285,24 +284,6 @@ def launch_environment(
     return env
 
 
-def _terminate(process: subprocess.Popen, grace: float) -> None:
-    """Kill the launch's whole process group: SIGTERM, then SIGKILL after ``grace``."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            if sig == signal.SIGKILL:
-                return
-        except subprocess.TimeoutExpired:
-            continue
-    # The leader may be gone while ranks it left behind still hold the group.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
 def _parse(spec: Spec, stdout: str) -> dict:
     if spec.kernel == "external":
         from scaleprobe.kernels.external import parse_output
@@ -317,7 +298,12 @@ def _tail(text: str, limit: int = 2000) -> str:
 
 
 def launch_point(
-    spec: Spec, point: Point, network=None, *, settings: LaunchSettings | None = None
+    spec: Spec,
+    point: Point,
+    network=None,
+    *,
+    settings: LaunchSettings | None = None,
+    keep_running=None,
 ) -> dict:
     """Run one point to completion and describe what happened.
 
@@ -337,6 +323,10 @@ def launch_point(
     settings : LaunchSettings, optional
         How to launch (resolved once per sweep on the client); this process's
         configuration by default.
+    keep_running : callable, optional
+        Polled every half second while the launch runs; when it returns False (the
+        sweep that wants the point went away) the launch's process group is killed
+        and the result says so (``stopped``).
 
     Returns
     -------
@@ -392,9 +382,16 @@ def launch_point(
         )
         return result
     try:
-        stdout, stderr = process.communicate(timeout=spec.timeout)
+        stdout, stderr, stopped = wait_launch(process, spec.timeout, keep_running)
+        if stopped:
+            terminate_group(process, 0.5)
+            stdout, stderr = process.communicate()
+            result["error"] = (
+                "the sweep that asked for this point went away; launch killed"
+            )
+            result["stopped"] = True
     except subprocess.TimeoutExpired:
-        _terminate(process, settings.kill_grace)
+        terminate_group(process, settings.kill_grace)
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
         result["error"] = (
@@ -402,7 +399,7 @@ def launch_point(
         )
     finally:
         if process.poll() is None:
-            _terminate(process, 0.5)
+            terminate_group(process, 0.5)
     finished = time.time()
     result.update(
         started=started,
@@ -412,7 +409,7 @@ def launch_point(
         stdout=stdout,
         stderr=stderr,
     )
-    if result["status"] == "timeout":
+    if result["status"] == "timeout" or result.get("stopped"):
         return result
     if process.returncode != 0:
         detail = _tail(stderr, 1000) or "no error output"

@@ -1,197 +1,217 @@
-"""Run a sweep on Dask: one task per point, one launch at a time, results kept."""
+"""Run a sweep: check and lock its store, plan it, measure what is missing."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import sys
-import time
 
-from distributed import Client, Semaphore, as_completed
+from distributed import Client
 
-from . import config
+from ._execute import execute
+from ._identity import campaign_identity
+from ._lock import OutputLockedError
 from ._progress import Progress
 from ._provenance import provenance
-from .dashboard import TOPIC, attach_sweep_page
-from .jobqueue import node_resources
-from .launch import launch_point
-from .plan import Point, plan
+from ._storefiles import StoreError, check_output
+from .plan import plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError, load_spec
 from .store import ResultStore
 
-__all__ = ["run_sweep"]
+__all__ = ["RETRYABLE", "Sweep", "check_retry", "prepare_sweep", "run_sweep"]
 
 
-#: The one launch semaphore of a cluster: every sweep on the cluster shares it.
-LAUNCH_SEMAPHORE = "scaleprobe-launch"
+#: Statuses ``retry`` may name.
+RETRYABLE = ("failed", "timeout", "invalid")
 
 
-def _run_point(
-    spec: Spec,
-    point: Point,
-    settings: LaunchSettings,
-    sweep: str,
-    network=None,
-) -> dict:
-    """The Dask task: wait for the cluster's launch slot, then run the point."""
-    from distributed import get_worker
+def check_retry(retry) -> tuple[str, ...]:
+    """Return the statuses to measure again, or raise a one-line error.
 
-    with Semaphore(max_leases=spec.max_concurrent_launches, name=LAUNCH_SEMAPHORE):
-        get_worker().log_event(
-            TOPIC,
-            {
-                "kind": "start",
-                "sweep": sweep,
-                "key": point.key,
-                "time": time.time(),
-            },
-        )
-        result = launch_point(spec, point, network, settings=settings)
-    result["worker"] = get_worker().address
-    return result
+    Parameters
+    ----------
+    retry : str or iterable of str
+        ``"failed,timeout"``, ``["failed"]``, or empty.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> check_retry("failed, timeout")
+    ('failed', 'timeout')
+    >>> check_retry("ok")
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework._checks.SpecError: retry: 'ok' is not a status to retry; allowed: failed, timeout, invalid
+    """  # noqa: E501
+    if isinstance(retry, str):
+        retry = [part.strip() for part in retry.split(",") if part.strip()]
+    statuses = tuple(dict.fromkeys(retry or ()))
+    for status in statuses:
+        if status not in RETRYABLE:
+            raise SpecError(
+                f"retry: {status!r} is not a status to retry; allowed: "
+                + ", ".join(RETRYABLE)
+            )
+    return statuses
 
 
 def _campaign(spec: Spec, settings: LaunchSettings) -> dict:
     attrs = provenance(spec, settings.mpiexec)
     attrs["launch_settings"] = json.dumps(settings.as_dict())
     return {
-        "identity": {
-            "kernel": spec.kernel,
-            "params": spec.params,
-            "throttle": spec.throttle.as_dict(),
-        },
+        "identity": campaign_identity(
+            spec.kernel, spec.params, spec.throttle.as_dict(), spec.sweep
+        ),
         "sweep": {k: list(v) for k, v in spec.sweep.items()},
         "attrs": attrs,
     }
 
 
-def _metric(result: dict, name: str = "time"):
-    value = ((result.get("record") or {}).get("metrics") or {}).get(name)
-    return value if isinstance(value, (int, float)) else None
+class Sweep:
+    """A sweep whose store is locked, checked and planned, ready to run.
 
+    Made by :func:`prepare_sweep`, which holds the store's lock while the sweep is
+    open. Everything that can be checked without a cluster has been.
 
-def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress) -> None:
-    """Put the sweep on the dashboard's sweep page and print the page's address."""
-    link = attach_sweep_page(client)
-    if progress and link:
-        print(f"scaleprobe: sweep page at {link}", file=sys.stderr, flush=True)
-    pending = {point.key for point in todo}
-    client.log_event(
-        TOPIC,
-        {
-            "kind": "plan",
-            "sweep": sweep,
-            "name": spec.name,
-            "metric": "time",
-            "dims": {k: list(v) for k, v in spec.sweep.items()},
-            "points": [
-                {
-                    "key": p.key,
-                    "coords": p.coords,
-                    "status": "pending" if p.key in pending else "stored",
-                }
-                for p in plan(spec)
-            ],
-        },
-    )
+    Attributes
+    ----------
+    spec : Spec
+    store : ResultStore
+    settings : LaunchSettings
+    todo : list of Point
+        Points to measure, in run order (missing ones and those retried).
+    total : int
+        Points of the campaign.
+    notes : list of str
+        What preparing did that a user should hear of (a stale lock taken over, an
+        earlier campaign moved aside).
+    """
 
+    def __init__(self, spec, store, settings, todo, total, notes, progress):
+        self.spec, self.store, self.settings = spec, store, settings
+        self.todo, self.total, self.notes = todo, total, notes
+        self.progress = progress
 
-def _lost(point: Point, exc: BaseException) -> dict:
-    now = time.time()
-    return {
-        "key": point.key,
-        "coords": dict(point.coords),
-        "status": "failed",
-        "error": f"the Dask task failed: {type(exc).__name__}: {exc}",
-        "record": None,
-        "returncode": None,
-        "started": now,
-        "finished": now,
-        "launch_time": 0.0,
-    }
+    def run(self, client: Client | None = None, *, workers=None):
+        """Measure the points to do and return the campaign's Dataset.
 
+        Parameters
+        ----------
+        client : distributed.Client, optional
+            Where to run; an embedded ``LocalCluster`` by default (only when there
+            is something to measure).
+        workers : int, optional
+            Workers of the embedded cluster.
 
-def _claim_launch_slots(client: Client, spec: Spec) -> None:
-    """Register the cluster's launch semaphore, or refuse a second, different limit."""
-    leases = spec.max_concurrent_launches
-    semaphore = Semaphore(
-        max_leases=leases,
-        name=LAUNCH_SEMAPHORE,
-        scheduler_rpc=client.scheduler,
-        loop=client.loop,
-    )
-    try:
-        semaphore.register()
-    except ValueError:
-        raise SpecError(
-            f"spec key 'max_concurrent_launches': {leases} launches at once asked, "
-            "but an earlier sweep set a different limit on this cluster (one limit "
-            "per cluster keeps sweeps from disturbing each other's measurements); "
-            "use that sweep's value or a new cluster"
-        ) from None
-
-
-def _execute(
-    client: Client,
-    spec: Spec,
-    settings: LaunchSettings,
-    store: ResultStore,
-    todo: list[Point],
-    progress: Progress,
-    network=None,
-) -> None:
-    where = os.path.abspath(store.path)
-    name = f"scaleprobe-sweep-{where}"
-    # Task keys name the sweep too: two sweeps of the same points on one cluster are
-    # two measurements, not one task Dask would compute once for both.
-    sweep_id = hashlib.sha1(where.encode()).hexdigest()[:10]
-    _claim_launch_slots(client, spec)
-    _show_plan(client, spec, name, todo, progress.enabled)
-    resources = node_resources(client, spec)
-    futures = {}
-    for rank, point in enumerate(todo):
-        future = client.submit(
-            _run_point,
-            spec,
-            point,
-            settings,
-            name,
-            network,
-            key=f"scaleprobe-point-{sweep_id}-{point.key}",
-            pure=False,
-            priority=len(todo) - rank,
-            resources=resources(point) if resources else None,
+        Returns
+        -------
+        xarray.Dataset
+        """
+        spec, store, todo = self.spec, self.store, self.todo
+        reporter = Progress(
+            total=self.total, already=self.total - len(todo), enabled=self.progress
         )
-        futures[future] = point
-    every = max(1, int(config.get("store.consolidate-every")))
+        if todo:
+            with contextlib.ExitStack() as stack:
+                network = None
+                if spec.throttle.mode == "netns":
+                    from .netns import namespace_network
+
+                    nodes = max(point.coords["nodes"] for point in todo)
+                    network = stack.enter_context(namespace_network(int(nodes)))
+                if client is None:
+                    from .cluster import cluster_client
+
+                    client = stack.enter_context(
+                        cluster_client(workers=workers, announce=self.progress)
+                    )
+                execute(client, spec, self.settings, store, todo, reporter, network)
+        reporter.close()
+        ds = store.consolidate()
+        if self.progress:
+            print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
+        return ds
+
+
+@contextlib.contextmanager
+def prepare_sweep(
+    spec_or_path, *, output=None, retry=(), new_campaign=False, progress=True
+):
+    """Lock, check and plan a sweep; yield it ready to run, release the lock after.
+
+    Nothing is launched and no cluster is needed: the spec and the launch settings
+    are validated, the output's lock is taken (a second run on the same output is
+    refused at once, naming the first), temporary files of crashed writes are
+    removed, damaged point files are moved aside, and the stored campaign is
+    checked to be this one.
+
+    Parameters
+    ----------
+    spec_or_path : str, path-like, dict or Spec
+        The campaign spec.
+    output : str or path-like, optional
+        Overrides the spec's ``output``.
+    retry : str or iterable of str, optional
+        Statuses of stored points to measure again (``failed``, ``timeout``,
+        ``invalid``); their earlier results stay in the point's ``history``.
+    new_campaign : bool, default=False
+        Move a stored campaign aside and start a new one at the output.
+    progress : bool, default=True
+        Print notes and progress to standard error.
+
+    Yields
+    ------
+    Sweep
+
+    Raises
+    ------
+    SpecError, SettingsError
+        The spec, ``retry`` or a launch setting is invalid.
+    StoreError
+        The output is in use by another run, holds another campaign, or cannot be
+        written.
+    """
+    spec = load_spec(spec_or_path)
+    retry = check_retry(retry)
+    settings = LaunchSettings.from_config()
+    store = ResultStore(output if output is not None else spec.output)
+    source = "output" if output is not None else "spec key 'output'"
     try:
-        for count, future in enumerate(as_completed(futures), start=1):
-            point = futures.pop(future)
-            try:
-                result = future.result()
-            except Exception as exc:  # a lost worker must not stop the sweep
-                result = _lost(point, exc)
-            store.write_point(result)
-            client.log_event(
-                TOPIC,
-                {
-                    "kind": "done",
-                    "sweep": name,
-                    "key": point.key,
-                    "status": result["status"],
-                    "value": _metric(result),
-                    "time": time.time(),
-                },
-            )
-            progress.update(result["status"], point.label(), result.get("error", ""))
-            if count % every == 0:
-                store.consolidate()
-    except BaseException:
-        client.cancel(list(futures))
+        check_output(store.path, probe=True)
+        notes = [store.lock.acquire()]
+    except OutputLockedError:
         raise
+    except StoreError as exc:  # name where the path came from
+        raise type(exc)(f"{source}: {exc}") from None
+    try:
+        try:
+            campaign = _campaign(spec, settings)
+            notes.append(store.start(campaign, new_campaign=new_campaign))
+        except StoreError as exc:
+            if not store.exists():
+                raise type(exc)(f"{source}: {exc}") from None
+            raise
+        statuses = store.statuses()
+        again = {key for key, status in statuses.items() if status in retry}
+        todo = plan(spec, done=set(statuses) - again)
+        notes = [note for note in notes if note]
+        if progress:
+            for note in notes:
+                print(f"scaleprobe: note: {note}", file=sys.stderr, flush=True)
+            if again:
+                print(
+                    f"scaleprobe: measuring {len(again)} stored "
+                    f"{'/'.join(retry)} points again",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        yield Sweep(spec, store, settings, todo, len(plan(spec)), notes, progress)
+    finally:
+        store.lock.release()
 
 
 def run_sweep(
@@ -201,6 +221,8 @@ def run_sweep(
     output=None,
     workers=None,
     progress=True,
+    retry=(),
+    new_campaign=False,
 ):
     """Run (or resume) a sweep and return its results.
 
@@ -211,7 +233,10 @@ def run_sweep(
     read here, on the client, validated, recorded in the provenance
     (``launch_settings``) and sent with every point.
     Results are stored as they arrive; a sweep that is killed and run again
-    continues with the points that are missing.
+    continues with the points that are missing. While it runs, the sweep holds the
+    output's lock: a second run on the same output is refused at once. A launch is
+    killed when the task that waits on it is cancelled, so no launch outlives the
+    client that asked for it, on an external cluster too.
 
     Parameters
     ----------
@@ -226,6 +251,12 @@ def run_sweep(
         Workers of the embedded cluster.
     progress : bool, default=True
         Print progress (points done / failed / remaining) to standard error.
+    retry : str or iterable of str, optional
+        Statuses of stored points to measure again (``"failed,timeout"``); the
+        earlier results stay in each point file's ``history``.
+    new_campaign : bool, default=False
+        Move a campaign with another identity (kernel, params, throttle, sweep
+        keys) aside instead of refusing to run.
 
     Returns
     -------
@@ -239,36 +270,28 @@ def run_sweep(
         set on the cluster by an earlier sweep.
     SettingsError
         A ``scaleprobe.launch`` setting is invalid.
+    StoreError
+        Another run uses the output, it holds another campaign, or it cannot be
+        written (:class:`~scaleprobe.framework.store.StoreIOError` for a full disk).
+
+    Warns
+    -----
+    OversubscriptionWarning
+        Wall-clock points (throttle ``none``, ``netns``) with more ranks than a
+        worker's host has cores.
+    DamagedPointWarning
+        A stored point file was damaged and moved aside; the point runs again.
 
     Examples
     --------
     >>> ds = run_sweep("pingpong.yaml")                      # doctest: +SKIP
     >>> ds.achieved_bandwidth.mean("run").to_pandas()         # doctest: +SKIP
     """
-    spec = load_spec(spec_or_path)
-    settings = LaunchSettings.from_config()
-    store = ResultStore(output if output is not None else spec.output)
-    store.start(_campaign(spec, settings))
-    todo = plan(spec, done=store.done_keys())
-    total = len(plan(spec))
-    reporter = Progress(total=total, already=total - len(todo), enabled=progress)
-    if todo:
-        with contextlib.ExitStack() as stack:
-            network = None
-            if spec.throttle.mode == "netns":
-                from .netns import namespace_network
-
-                nodes = max(point.coords["nodes"] for point in todo)
-                network = stack.enter_context(namespace_network(int(nodes)))
-            if client is None:
-                from .cluster import cluster_client
-
-                client = stack.enter_context(
-                    cluster_client(workers=workers, announce=progress)
-                )
-            _execute(client, spec, settings, store, todo, reporter, network)
-    reporter.close()
-    ds = store.consolidate()
-    if progress:
-        print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
-    return ds
+    with prepare_sweep(
+        spec_or_path,
+        output=output,
+        retry=retry,
+        new_campaign=new_campaign,
+        progress=progress,
+    ) as sweep:
+        return sweep.run(client, workers=workers)

@@ -26,7 +26,7 @@ def _spec(tmp_path, **extra):
         "name": "faults",
         "kernel": "commbench.fault",
         "params": {"sleep": 0.05},
-        "sweep": {"nodes": [1, 2], "ppn": 2, "behaviour": ["ok", "crash", "hang"]},
+        "sweep": {"nodes": [1, 2], "ppn": 1, "behaviour": ["ok", "crash", "hang"]},
         "throttle": {"mode": "none"},
         "timeout": 3,
         "output": str(tmp_path / "faults.zarr"),

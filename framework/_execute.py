@@ -1,0 +1,225 @@
+"""The Dask side of a sweep: one task per point, one launch at a time, results kept."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+import warnings
+
+from distributed import Client, Semaphore, as_completed
+
+from . import config
+from ._lease import task_wanted
+from ._progress import Progress
+from ._warnings import OversubscriptionWarning
+from .dashboard import TOPIC, attach_sweep_page
+from .jobqueue import node_resources
+from .launch import launch_point
+from .plan import Point, oversubscription, plan
+from .settings import LaunchSettings
+from .spec import Spec, SpecError
+from .store import ResultStore
+
+__all__ = ["LAUNCH_SEMAPHORE", "execute"]
+
+
+#: The one launch semaphore of a cluster: every sweep on the cluster shares it.
+LAUNCH_SEMAPHORE = "scaleprobe-launch"
+
+
+def _run_point(
+    spec: Spec,
+    point: Point,
+    settings: LaunchSettings,
+    sweep: str,
+    network=None,
+) -> dict:
+    """The Dask task: wait for the cluster's launch slot, then run the point."""
+    from distributed import get_worker
+
+    wanted = task_wanted()
+    with Semaphore(max_leases=spec.max_concurrent_launches, name=LAUNCH_SEMAPHORE):
+        if not wanted():  # the sweep went away while this task waited for the slot
+            return {"key": point.key, "status": "failed", "stopped": True}
+        get_worker().log_event(
+            TOPIC,
+            {
+                "kind": "start",
+                "sweep": sweep,
+                "key": point.key,
+                "time": time.time(),
+            },
+        )
+        result = launch_point(
+            spec, point, network, settings=settings, keep_running=wanted
+        )
+    result["worker"] = get_worker().address
+    return result
+
+
+def _metric(result: dict, name: str = "time"):
+    value = ((result.get("record") or {}).get("metrics") or {}).get(name)
+    return value if isinstance(value, (int, float)) else None
+
+
+def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress) -> None:
+    """Put the sweep on the dashboard's sweep page and print the page's address."""
+    link = attach_sweep_page(client)
+    if progress and link:
+        print(f"scaleprobe: sweep page at {link}", file=sys.stderr, flush=True)
+    pending = {point.key for point in todo}
+    client.log_event(
+        TOPIC,
+        {
+            "kind": "plan",
+            "sweep": sweep,
+            "name": spec.name,
+            "metric": "time",
+            "dims": {k: list(v) for k, v in spec.sweep.items()},
+            "points": [
+                {
+                    "key": p.key,
+                    "coords": p.coords,
+                    "status": "pending" if p.key in pending else "stored",
+                }
+                for p in plan(spec)
+            ],
+        },
+    )
+
+
+def _lost(point: Point, exc: BaseException) -> dict:
+    now = time.time()
+    return {
+        "key": point.key,
+        "coords": dict(point.coords),
+        "status": "failed",
+        "error": f"the Dask task failed: {type(exc).__name__}: {exc}",
+        "record": None,
+        "returncode": None,
+        "started": now,
+        "finished": now,
+        "launch_time": 0.0,
+    }
+
+
+def _claim_launch_slots(client: Client, spec: Spec) -> None:
+    """Register the cluster's launch semaphore, or refuse a second, different limit."""
+    leases = spec.max_concurrent_launches
+    semaphore = Semaphore(
+        max_leases=leases,
+        name=LAUNCH_SEMAPHORE,
+        scheduler_rpc=client.scheduler,
+        loop=client.loop,
+    )
+    try:
+        semaphore.register()
+    except ValueError:
+        raise SpecError(
+            f"spec key 'max_concurrent_launches': {leases} launches at once asked, "
+            "but an earlier sweep set a different limit on this cluster (one limit "
+            "per cluster keeps sweeps from disturbing each other's measurements); "
+            "use that sweep's value or a new cluster"
+        ) from None
+
+
+def _warn_oversubscription(client: Client, spec: Spec, settings, todo) -> None:
+    """Warn when wall-clock points would share cores on a worker's host."""
+    if (
+        settings.hostfile
+        or settings.launcher == "srun"
+        or os.environ.get("SLURM_JOB_ID")
+    ):
+        return  # ranks are placed on other nodes
+    try:
+        cores = min(client.run(os.cpu_count).values())
+    except Exception:  # a worker that cannot answer must not stop the sweep
+        cores = os.cpu_count()
+    message = oversubscription(spec, todo, cores)
+    if message:
+        warnings.warn(message, OversubscriptionWarning, stacklevel=3)
+
+
+def execute(
+    client: Client,
+    spec: Spec,
+    settings: LaunchSettings,
+    store: ResultStore,
+    todo: list[Point],
+    progress: Progress,
+    network=None,
+) -> None:
+    """Submit every point of ``todo`` and store each result as it arrives.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        Where the points run.
+    spec : Spec
+        The campaign.
+    settings : LaunchSettings
+        How to launch, sent with every point.
+    store : ResultStore
+        Where results go (its lock held by the caller).
+    todo : list of Point
+        Points to measure, in run order.
+    progress : Progress
+        The progress reporter.
+    network : NamespaceNetwork, optional
+        The namespace network in throttle mode ``netns``.
+    """
+    where = os.path.abspath(store.path)
+    name = f"scaleprobe-sweep-{where}"
+    # Task keys name the sweep too: two sweeps of the same points on one cluster are
+    # two measurements, not one task Dask would compute once for both.
+    sweep_id = hashlib.sha1(where.encode()).hexdigest()[:10]
+    _claim_launch_slots(client, spec)
+    try:
+        resources = node_resources(client, spec)
+    except ValueError as exc:
+        raise SpecError(f"spec key 'sweep.nodes': {exc}") from None
+    _warn_oversubscription(client, spec, settings, todo)
+    _show_plan(client, spec, name, todo, progress.enabled)
+    futures = {}
+    for rank, point in enumerate(todo):
+        future = client.submit(
+            _run_point,
+            spec,
+            point,
+            settings,
+            name,
+            network,
+            key=f"scaleprobe-point-{sweep_id}-{point.key}",
+            pure=False,
+            priority=len(todo) - rank,
+            resources=resources(point) if resources else None,
+        )
+        futures[future] = point
+    every = max(1, int(config.get("store.consolidate-every")))
+    try:
+        for count, future in enumerate(as_completed(futures), start=1):
+            point = futures.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # a lost worker must not stop the sweep
+                result = _lost(point, exc)
+            store.write_point(result)
+            client.log_event(
+                TOPIC,
+                {
+                    "kind": "done",
+                    "sweep": name,
+                    "key": point.key,
+                    "status": result["status"],
+                    "value": _metric(result),
+                    "time": time.time(),
+                },
+            )
+            progress.update(result["status"], point.label(), result.get("error", ""))
+            if count % every == 0:
+                store.consolidate()
+    except BaseException:
+        client.cancel(list(futures))
+        raise

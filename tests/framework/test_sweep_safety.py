@@ -1,0 +1,243 @@
+"""Sweeps that cannot contaminate, lose or orphan anything, with real runs."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from scaleprobe.framework import run_sweep
+from scaleprobe.framework._warnings import DamagedPointWarning
+from scaleprobe.framework.cli import main
+from scaleprobe.framework.launch import child_environment
+from scaleprobe.framework.spec import SpecError
+from scaleprobe.framework.store import ResultStore
+
+pytestmark = pytest.mark.mpi
+
+BIN = os.path.dirname(sys.executable)
+SCALEPROBE = os.path.join(BIN, "scaleprobe")
+
+
+def _spec(tmp_path, **extra):
+    raw = {
+        "name": "safety",
+        "kernel": "commbench.fault",
+        "params": {"sleep": 0.0},
+        "sweep": {"nodes": [1], "run": 2},
+        "throttle": {"mode": "none"},
+        "timeout": 60,
+        "output": str(tmp_path / "safety.zarr"),
+    }
+    raw.update(extra)
+    return raw
+
+
+def _write(tmp_path, raw, name="spec.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_a_second_run_on_the_same_output_is_refused_and_measures_nothing(
+    tmp_path, client
+):
+    raw = _spec(tmp_path, params={"sleep": 0.6}, sweep={"nodes": [1], "run": 4})
+    path = _write(tmp_path, raw)
+    store = ResultStore(raw["output"])
+    first = threading.Thread(
+        target=run_sweep, args=(raw, client), kwargs={"progress": False}
+    )
+    first.start()
+    deadline = time.time() + 60
+    while store.lock.holder() is None and time.time() < deadline:
+        time.sleep(0.05)
+    second = subprocess.run(
+        [SCALEPROBE, "run", str(path), "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    first.join(timeout=120)
+    assert second.returncode == 2, second.stderr
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1, second.stderr
+    assert lines[0].startswith(
+        f"scaleprobe: error: {raw['output']} is in use by another"
+    )
+    assert f"(pid {os.getpid()} on " in lines[0]
+    results = store.results()
+    assert len(results) == 4
+    assert all(r["status"] == "ok" and "history" not in r for r in results)
+    # one launch per point: the logs name each point once and only the first run's
+    logs = sorted(os.listdir(store.logs_dir))
+    assert len(logs) == 4
+    assert {r["worker"] for r in results} <= set(client.scheduler_info()["workers"])
+
+
+def test_changed_sweep_keys_are_refused_before_anything_runs(tmp_path, client, capsys):
+    raw = _spec(tmp_path, sweep={"nodes": [1], "behaviour": ["ok"]})
+    run_sweep(raw, client, progress=False)
+    store = ResultStore(raw["output"])
+    before = {
+        p.name: p.read_text() for p in Path(store.points_dir).iterdir() if p.is_file()
+    }
+    changed = _spec(tmp_path, params={}, sweep={"nodes": [1], "sleep": [0.0, 0.1]})
+    assert main(["run", str(_write(tmp_path, changed)), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert (
+        "holds another campaign (params.sleep removed; sweep keys: behaviour " in err[0]
+    )
+    assert "removed, sleep added)" in err[0]
+    after = {
+        p.name: p.read_text() for p in Path(store.points_dir).iterdir() if p.is_file()
+    }
+    assert after == before
+    assert (ResultStore(raw["output"]).dataset().status.values == "ok").sum() == 1
+
+
+def test_retry_measures_failed_points_again_and_keeps_their_history(tmp_path, client):
+    raw = _spec(tmp_path, sweep={"nodes": [1], "behaviour": ["ok", "exit"]})
+    run_sweep(raw, client, progress=False)
+    store = ResultStore(raw["output"])
+    first = {r["coords"]["behaviour"]: r for r in store.results()}
+    assert first["exit"]["status"] == "failed"
+    ds = run_sweep(raw, client, progress=False, retry="failed")
+    again = {r["coords"]["behaviour"]: r for r in store.results()}
+    assert again["ok"]["started"] == first["ok"]["started"]  # untouched
+    assert again["exit"]["started"] > first["exit"]["started"]
+    (old,) = again["exit"]["history"]
+    assert old["started"] == first["exit"]["started"]
+    assert old["error"] == first["exit"]["error"]
+    key = first["exit"]["key"]
+    assert old["log"].endswith(f"{key}.1.log")
+    assert os.path.exists(os.path.join(store.logs_dir, f"{key}.1.log"))
+    assert ds.status.sel(behaviour="exit").item() == "failed"
+    with pytest.raises(SpecError, match="is not a status to retry"):
+        run_sweep(raw, client, progress=False, retry="ok")
+
+
+def test_a_damaged_point_file_is_measured_again(tmp_path, client):
+    raw = _spec(tmp_path)
+    run_sweep(raw, client, progress=False)
+    store = ResultStore(raw["output"])
+    damaged, kept = sorted(store.results(), key=lambda r: r["coords"]["run"])
+    path = Path(store.points_dir, f"{damaged['key']}.json")
+    truncated = path.read_text()[:40]
+    path.write_text(truncated)
+    with pytest.warns(DamagedPointWarning, match=f"{damaged['key']}.json is damaged"):
+        ds = run_sweep(raw, client, progress=False)
+    again = {r["key"]: r for r in store.results()}
+    assert again[kept["key"]]["started"] == kept["started"]
+    assert again[damaged["key"]]["started"] > damaged["started"]
+    # moved aside as it was, never deleted
+    assert Path(store.damaged_dir, f"{damaged['key']}.json").read_text() == truncated
+    assert (ds.status.values == "ok").sum() == 2
+
+
+def _launches(marker: str) -> list[int]:
+    found = subprocess.run(
+        ["pgrep", "-f", "--", marker], capture_output=True, text=True
+    )
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _groups_alive(groups) -> list[str]:
+    found = subprocess.run(
+        ["ps", "-eo", "pgid=,stat=,args="], capture_output=True, text=True
+    )
+    return [
+        line.strip()
+        for line in found.stdout.splitlines()
+        if line.split() and int(line.split()[0]) in groups
+    ]
+
+
+@pytest.mark.slow
+def test_killing_the_client_of_an_external_cluster_kills_its_launch(tmp_path):
+    """kill -9 of `scaleprobe run --scheduler-file`: the worker's launch dies too."""
+    env = child_environment()
+    scheduler_file = tmp_path / "scheduler.json"
+    cluster = [
+        subprocess.Popen(
+            [
+                os.path.join(BIN, "dask"),
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    ]
+    marker = "--sleep 0.0123"
+    try:
+        cluster.append(
+            subprocess.Popen(
+                [
+                    os.path.join(BIN, "dask"),
+                    "worker",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        )
+        raw = _spec(
+            tmp_path,
+            params={"sleep": 0.0123, "behaviour": "hang"},
+            sweep={"nodes": [1, 2]},
+            timeout=300,
+        )
+        with open(tmp_path / "client.err", "w") as err:
+            client = subprocess.Popen(
+                [
+                    SCALEPROBE,
+                    "run",
+                    str(_write(tmp_path, raw)),
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=env,
+            )
+        deadline = time.time() + 180
+        while not _launches(marker) and time.time() < deadline:
+            time.sleep(0.1)
+        assert _launches(marker), (tmp_path / "client.err").read_text()
+        groups = {os.getpgid(pid) for pid in _launches(marker)}
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        killed = time.time()
+        # the worker and its guard are alive: only the sweep's lease can end it
+        while _groups_alive(groups) and time.time() < killed + 10:
+            time.sleep(0.1)
+        assert not _groups_alive(groups), _groups_alive(groups)
+        assert not _launches(marker)
+        assert all(process.poll() is None for process in cluster)
+        # the client's lock died with it: the next run takes it over at once
+        assert ResultStore(raw["output"]).lock.holder() is None
+    finally:
+        for process in reversed(cluster):
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
