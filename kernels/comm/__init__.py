@@ -74,7 +74,10 @@ Critical path
     (``n / B`` alone, ``k n / B`` when ``k`` equal messages share a NIC): it still
     scales exactly with ``1 / B``, since every link's capacity is a multiple of
     ``B``.
-    :meth:`InstrumentedComm.collective_calls` counts collective calls by kind.
+    :meth:`InstrumentedComm.collective_calls` counts collective calls by kind, and
+    :meth:`InstrumentedComm.collective_latency` splits the latency that collectives
+    over all ranks charged by how their rounds grow (``log2 p`` or ``p``), so that
+    a model can extrapolate each part of the latency with its algorithm's shape.
 
 Collectives
     The real MPI collective moves the data; an extra Allgather (free in virtual time)
@@ -121,6 +124,7 @@ from ._args import add_comm_arguments, resolve_config
 from ._link import LinkModel
 from ._topology import Allocation, Network, Topology
 from .instrumented import (
+    COLLECTIVE_RECORD_KEYS,
     PATH_LONG_NAMES,
     PATH_RECORD_KEYS,
     SUMMARY_UNITS,
@@ -129,6 +133,7 @@ from .instrumented import (
 )
 
 __all__ = [
+    "COLLECTIVE_RECORD_KEYS",
     "PATH_LONG_NAMES",
     "PATH_RECORD_KEYS",
     "SUMMARY_UNITS",

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-__all__ = ["PATH_KEYS", "RankClock", "extend"]
+__all__ = ["COLLECTIVE_SCALINGS", "PATH_KEYS", "RankClock", "extend"]
 
 COUNTER_KEYS = (
     "comp_time",
@@ -20,6 +20,11 @@ COUNTER_KEYS = (
 
 #: Parts of a rank's critical path, in the order of a stamp's entries 1..4.
 PATH_KEYS = ("comp", "latency", "bandwidth", "intra")
+
+#: How the latency-bound rounds of a collective over all ranks grow with ``p``:
+#: ``"tree"`` as ``log2 p`` (barrier, binomial trees, recursive doubling, Bruck),
+#: ``"linear"`` as ``p`` (pairwise-exchange alltoall, ring allgather and allreduce).
+COLLECTIVE_SCALINGS = ("tree", "linear")
 
 
 def extend(stamp, seconds: float, part: int):
@@ -90,6 +95,7 @@ class RankClock:
         self.egress_free = 0.0
         self.path = np.zeros(len(PATH_KEYS))
         self.collectives = {}
+        self.collective_latency = dict.fromkeys(COLLECTIVE_SCALINGS, 0.0)
         self._depth = 0
         # Replay of point-to-point traffic with contention (see _replay): set by the
         # communicator when its link shares the network between flows.
@@ -238,11 +244,21 @@ class RankClock:
         counts["messages"] += traffic["messages"]
         counts["messages_inter"] += traffic["messages_inter"]
 
-    def add_collective(self, kind: str, nbytes: float) -> None:
-        """Count one call of collective ``kind`` moving ``nbytes`` per rank."""
+    def add_collective(
+        self, kind: str, nbytes: float, latency: float = 0.0, scaling=None
+    ) -> None:
+        """Count one call of collective ``kind`` moving ``nbytes`` per rank.
+
+        ``latency`` is the inter-node latency the call's schedule charged (seconds)
+        and ``scaling`` how its number of latency-bound rounds grows with the ranks
+        (:data:`COLLECTIVE_SCALINGS`, None for a call on a split communicator); the
+        latency is summed per scaling in :attr:`collective_latency`.
+        """
         calls = self.collectives.setdefault(kind, [0, 0.0])
         calls[0] += 1
         calls[1] += float(nbytes)
+        if scaling is not None:
+            self.collective_latency[scaling] += float(latency)
 
     def snapshot(self) -> dict:
         """Counter values now (computation burst included)."""

@@ -48,7 +48,26 @@ class CollectiveMixin:
         latest = table[int(np.argmax(table[:, 0])), :width].copy()
         return (latest if self._clock.emulated else None), table[:, width:]
 
-    def _charge(self, key, build, latest, kind, nbytes):
+    def _scaling(self, kind, total):
+        """How the rounds of this call grow with the ranks (None on a split).
+
+        The same choice of algorithm as the schedules make (see
+        :mod:`~scaleprobe.kernels.comm._collectives`): pairwise alltoall and ring
+        allgather/allreduce take ``p - 1`` (or ``2 (p - 1)``) rounds, everything else
+        ``log2 p``. ``total`` is the allreduce vector or the allgather total, bytes.
+        """
+        if self.size < 2 or self.size != self._clock.world_size:
+            return None
+        base = kind[:-1] if kind.endswith("v") else kind
+        if base == "alltoall":
+            return "linear"
+        if base == "allreduce":
+            return "linear" if total >= algo.ALLREDUCE_SHORT else "tree"
+        if base == "allgather":
+            return "linear" if total >= algo.ALLGATHER_LONG else "tree"
+        return "tree"
+
+    def _charge(self, key, build, latest, kind, nbytes, total=None):
         """Count this rank's traffic in a schedule; return the completion stamp."""
         cached = self._cache.get(key) if key is not None else None
         if cached is None:
@@ -66,7 +85,12 @@ class CollectiveMixin:
                 self._cache[key] = cached
         cost, traffic = cached
         self._clock.add_traffic(traffic)
-        self._clock.add_collective(kind, nbytes)
+        self._clock.add_collective(
+            kind,
+            nbytes,
+            latency=float(cost[2]),
+            scaling=self._scaling(kind, nbytes if total is None else total),
+        )
         return None if latest is None else latest + cost
 
     def _schedule(self, kind, nbytes, root):
@@ -108,6 +132,7 @@ class CollectiveMixin:
                 latest,
                 kind,
                 nbytes,
+                total=nbytes * self.size if kind == "allgather" else nbytes,
             )
             return result
         finally:
@@ -126,7 +151,12 @@ class CollectiveMixin:
             sizes = sizes_of()
             latest, table = self._exchange(sizes, need_sizes=True)
             done = self._charge(
-                None, lambda: build(table), latest, kind, float(np.sum(sizes))
+                None,
+                lambda: build(table),
+                latest,
+                kind,
+                float(np.sum(sizes)),
+                total=float(np.sum(table)) if table is not None else None,
             )
             return result
         finally:

@@ -6,9 +6,15 @@ import resource
 
 import numpy as np
 
-from ._clock import COUNTER_KEYS, PATH_KEYS
+from ._clock import COLLECTIVE_SCALINGS, COUNTER_KEYS, PATH_KEYS
 
-__all__ = ["PATH_LONG_NAMES", "PATH_RECORD_KEYS", "SUMMARY_UNITS", "SummaryMixin"]
+__all__ = [
+    "COLLECTIVE_RECORD_KEYS",
+    "PATH_LONG_NAMES",
+    "PATH_RECORD_KEYS",
+    "SUMMARY_UNITS",
+    "SummaryMixin",
+]
 
 #: Units of the keys of :meth:`InstrumentedComm.summary`, for a record's ``units``.
 SUMMARY_UNITS = {
@@ -30,6 +36,8 @@ SUMMARY_UNITS = {
     "cp_latency_time": "s",
     "cp_bandwidth_time": "s",
     "cp_intra_time": "s",
+    "coll_tree_latency_time": "s",
+    "coll_linear_latency_time": "s",
     "wait_time": "s",
     "SW": "1",
     "R": "1",
@@ -39,12 +47,20 @@ SUMMARY_UNITS = {
 #: Record keys of the critical-path parts (:data:`PATH_KEYS` order).
 PATH_RECORD_KEYS = tuple(f"cp_{key}_time" for key in PATH_KEYS)
 
+#: Record keys of the latency collectives over all ranks charged, by how their
+#: rounds grow (:data:`~scaleprobe.kernels.comm._clock.COLLECTIVE_SCALINGS` order).
+COLLECTIVE_RECORD_KEYS = tuple(
+    f"coll_{key}_latency_time" for key in COLLECTIVE_SCALINGS
+)
+
 #: Long names of the critical-path parts, for a record's ``long_names``.
 PATH_LONG_NAMES = {
     "cp_comp_time": "computation on the modelled critical path",
     "cp_latency_time": "modelled inter-node latency on the critical path",
     "cp_bandwidth_time": "modelled inter-node transfer time on the critical path",
     "cp_intra_time": "modelled intra-node transfer time on the critical path",
+    "coll_tree_latency_time": "modelled latency of collectives with log2(p) rounds",
+    "coll_linear_latency_time": "modelled latency of collectives with p - 1 rounds",
     "wait_time": "mean time a rank waited for other ranks' computation (modelled)",
     "SW": "switches the emulated allocation touches",
     "R": "racks the emulated allocation touches",
@@ -69,9 +85,12 @@ class SummaryMixin:
             :class:`~scaleprobe.kernels.comm._slots.CoreSlots`). In emulated mode
             also the critical path of the rank that finished last (``cp_comp_time``,
             ``cp_latency_time``, ``cp_bandwidth_time``, ``cp_intra_time``, summing
-            to ``time``) and ``wait_time``, the mean over ranks of the computation
-            of other ranks they waited for, and the allocation's ``SW``, ``R`` and
-            ``SWR`` (:meth:`Network.mapping_metrics`). Units in
+            to ``time``), the latency charged by collectives over all ranks whose
+            rounds grow as ``log2 p`` and as ``p`` (``coll_tree_latency_time``,
+            ``coll_linear_latency_time``; part of ``cp_latency_time`` when every
+            rank makes the same calls) and ``wait_time``, the mean over ranks of the
+            computation of other ranks they waited for, and the allocation's ``SW``,
+            ``R`` and ``SWR`` (:meth:`Network.mapping_metrics`). Units in
             :data:`SUMMARY_UNITS`.
         """
         clock = self._clock
@@ -85,6 +104,7 @@ class SummaryMixin:
             wait = slots.wait_time if slots is not None else 0.0
             timeouts = slots.timeouts if slots is not None else 0
             row = [now, clock.wall(), rss, wait, timeouts, *clock.path]
+            row += [clock.collective_latency[key] for key in COLLECTIVE_SCALINGS]
             row += [counts[key] for key in COUNTER_KEYS]
             mine = np.array(row, dtype=np.float64)
             table = np.empty((self.size, len(mine)), dtype=np.float64)
@@ -98,6 +118,7 @@ class SummaryMixin:
             "slot_wait_time",
             "slot_timeouts",
             *PATH_RECORD_KEYS,
+            *COLLECTIVE_RECORD_KEYS,
         ]
         column = dict(zip([*names, *COUNTER_KEYS], table.T, strict=True))
         result = {
@@ -123,6 +144,9 @@ class SummaryMixin:
             last = int(np.argmax(column["time"]))
             for key in PATH_RECORD_KEYS:
                 result[key] = float(column[key][last])
+            # Collectives over all ranks are on every rank's path: the largest sum.
+            for key in COLLECTIVE_RECORD_KEYS:
+                result[key] = float(column[key].max())
             # What each rank spent waiting for others' computation, on average.
             result["wait_time"] = float(
                 np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))

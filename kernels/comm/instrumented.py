@@ -8,17 +8,24 @@ import os
 import numpy as np
 
 from ._args import MODES, resolve_config
-from ._clock import COUNTER_KEYS, PATH_KEYS, RankClock
+from ._clock import COLLECTIVE_SCALINGS, COUNTER_KEYS, PATH_KEYS, RankClock
 from ._collcalls import CollectiveMixin
 from ._link import LinkModel, applied_link
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
 from ._resolve import ResolutionMixin
 from ._slots import CoreSlots
-from ._summary import PATH_LONG_NAMES, PATH_RECORD_KEYS, SUMMARY_UNITS, SummaryMixin
+from ._summary import (
+    COLLECTIVE_RECORD_KEYS,
+    PATH_LONG_NAMES,
+    PATH_RECORD_KEYS,
+    SUMMARY_UNITS,
+    SummaryMixin,
+)
 from ._topology import Allocation, Network, Topology
 
 __all__ = [
+    "COLLECTIVE_RECORD_KEYS",
     "PATH_LONG_NAMES",
     "PATH_RECORD_KEYS",
     "SUMMARY_UNITS",
@@ -350,6 +357,28 @@ class InstrumentedComm(
             name: float(latest[i] - start.get(key, 0.0))
             for i, (name, key) in enumerate(
                 zip(PATH_RECORD_KEYS, PATH_KEYS, strict=True)
+            )
+        }
+
+    def collective_latency(self) -> dict:
+        """Latency this rank's collectives over all ranks charged so far (local).
+
+        Split by how the algorithm's rounds grow with the ranks: ``log2 p``
+        (``coll_tree_latency_time``) or ``p`` (``coll_linear_latency_time``). Every
+        rank calls the same collectives, which are on the critical path, so a
+        difference of two of these is that part of ``cp_latency_time``; a model can
+        then extrapolate each part with the shape its algorithm gives. Calls on
+        split communicators are in neither.
+
+        Returns
+        -------
+        dict
+            Seconds per key of :data:`COLLECTIVE_RECORD_KEYS`.
+        """
+        return {
+            key: float(self._clock.collective_latency[scaling])
+            for key, scaling in zip(
+                COLLECTIVE_RECORD_KEYS, COLLECTIVE_SCALINGS, strict=True
             )
         }
 

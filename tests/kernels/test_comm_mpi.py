@@ -72,12 +72,17 @@ cases = {
 }
 out["elapsed"] = {}
 out["paths"] = {}
+out["rounds"] = {}
 for name, call in cases.items():
     t0 = comm.sync()
     origin = comm.path()
+    rounds = comm.collective_latency()
     call()
     out["elapsed"][name] = comm.elapsed_since(t0)
     out["paths"][name] = comm.critical_path_since(origin)
+    out["rounds"][name] = {
+        k: v - rounds[k] for k, v in comm.collective_latency().items()
+    }
 
 # F. a chain across nodes: rank 0 computes, sends 100 kB to rank 2, which computes
 comm.sync()
@@ -148,7 +153,9 @@ before = comm.counters()["messages"]
 sub = comm.Split(r % 2, key=r)
 total = np.empty(1)
 t0 = sub.sync()
+rounds = comm.collective_latency()
 sub.Allreduce(np.array([float(r)]), total)
+out["split_rounds"] = {k: v - rounds[k] for k, v in comm.collective_latency().items()}
 out["split"] = {"size": sub.size, "rank": sub.rank, "node": sub.node,
                 "nodes": sub.nodes, "sum": float(total[0]),
                 "elapsed": sub.elapsed_since(t0),
@@ -358,3 +365,30 @@ def test_split_keeps_world_nodes_and_shares_counters(mode, request):
         if mode == "emulated":
             link = LinkModel(**LINK)
             assert split["elapsed"] == pytest.approx(link.inter_time(8), abs=1e-3)
+
+
+@pytest.mark.mpi
+def test_collective_latency_is_split_by_how_rounds_grow(emulated):
+    # ring allreduce (1 MiB) and pairwise alltoallv take p - 1 rounds or more; the
+    # rest (recursive doubling below 512 KiB, binomial trees, dissemination) log2 p
+    linear = {"allreduce", "alltoallv"}
+    for out, _ in emulated:
+        for name, path in out["paths"].items():
+            rounds = out["rounds"][name]
+            tree, ring = (
+                rounds["coll_tree_latency_time"],
+                rounds["coll_linear_latency_time"],
+            )
+            # every collective of the world is on the path: it is all of its latency
+            assert tree + ring == pytest.approx(path["cp_latency_time"], rel=1e-9)
+            if name in linear:
+                assert tree == 0, name
+                assert ring > 0, name
+            else:
+                assert ring == 0, name
+                assert tree > 0, name
+        # a split communicator's calls are in neither part
+        assert out["split_rounds"] == {
+            "coll_tree_latency_time": 0.0,
+            "coll_linear_latency_time": 0.0,
+        }
