@@ -266,10 +266,11 @@ def main(argv=None) -> int:
         if (root or args.variant == "allgather")
         else None
     )
+    # a link is scattered as 3 doubles (source, weight, target), a rank as 1
     kinds = (
-        ("scatter", "bcast", "gather")
+        {"scatter": 24, "bcast": 8, "gather": 8}
         if args.variant == "gather"
-        else ("scatter", "allgather")
+        else {"scatter": 24, "allgather": 8}
     )
     profile = IterationProfile(comm, kinds, counters=args.counters)
     others = comm.size - 1
@@ -299,7 +300,9 @@ def main(argv=None) -> int:
             with profile.collective("gather", jobs=vertices - count if root else 0):
                 comm.Gatherv(block, [gathered, extended] if root else None, root=0)
         else:
-            with profile.collective("allgather", jobs=vertices if others else 0):
+            with profile.collective(
+                "allgather", jobs=vertices - count if others else 0
+            ):
                 comm.Allgatherv(block, [gathered, extended])
         if root or args.variant == "allgather":
             with profile.compute():

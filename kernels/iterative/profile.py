@@ -64,15 +64,15 @@ class IterationProfile:
     ----------
     comm : InstrumentedComm
         The kernel's communicator.
-    collectives : sequence of str
+    collectives : dict of str to float
         Collective kinds to report (``"scatter"``, ``"bcast"``, ``"gather"``...), in
-        the order of the record.
+        the order of the record, each with the bytes of one of its data points.
     counters : bool, default=True
         Try hardware counters for the computation regions.
 
     Examples
     --------
-    >>> profile = IterationProfile(comm, ["bcast"])  # doctest: +SKIP
+    >>> profile = IterationProfile(comm, {"bcast": 40})  # doctest: +SKIP
     >>> profile.next_iteration()  # doctest: +SKIP
     >>> with profile.compute():  # doctest: +SKIP
     ...     work()
@@ -83,6 +83,7 @@ class IterationProfile:
     def __init__(self, comm, collectives, *, counters: bool = True):
         self.comm = comm
         self.kinds = tuple(collectives)
+        self.job_bytes = {kind: float(collectives[kind]) for kind in self.kinds}
         self.hardware = HardwareCounters(counters=counters)
         self._comp = []
         self._calls = []  # (iteration, kind index, before, after, jobs)
@@ -155,7 +156,8 @@ class IterationProfile:
             ``profile``: ``{"comp_time": [...], "<kind>_time": [...],
             "<kind>_jobs": [...]}`` over iterations; ``metrics``: their sums
             (``comp_time_iterations``, ``<kind>_time``, ``<kind>_jobs``,
-            ``<kind>_calls``) and the hardware parameters ``hw_frequency``,
+            ``<kind>_calls``, and ``<kind>_job_bytes``) and the hardware
+            parameters ``hw_frequency``,
             ``hw_utilisation`` (mean over ranks), ``hw_total_cycles``,
             ``hw_stall_cycles`` (sums over ranks), ``hw_counted``; ``units`` and
             ``long_names`` for all of them.
@@ -188,11 +190,18 @@ class IterationProfile:
             metrics[f"{name}_time"] = float(seconds.sum())
             metrics[f"{name}_jobs"] = float(jobs.sum())
             metrics[f"{name}_calls"] = int(chosen.sum())
+            metrics[f"{name}_job_bytes"] = self.job_bytes[name]
             units.update(
-                {f"{name}_time": "s", f"{name}_jobs": "1", f"{name}_calls": "1"}
+                {
+                    f"{name}_time": "s",
+                    f"{name}_jobs": "1",
+                    f"{name}_calls": "1",
+                    f"{name}_job_bytes": "bytes",
+                }
             )
             long_names[f"{name}_time"] = f"time of the {name} calls (cost, no wait)"
             long_names[f"{name}_jobs"] = f"data points moved by the {name} calls"
+            long_names[f"{name}_job_bytes"] = f"bytes of one data point of {name}"
         parts = [hardware_parameters(r["events"]) for r in every]
         counted = all(p["counted"] for p in parts)
         metrics.update(

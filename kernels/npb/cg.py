@@ -266,7 +266,9 @@ def main(argv=None) -> int:
     nnz = comm.allreduce(int(block.nnz))
     del matrix
     setup_time = comm.elapsed_since(setup)
-    profile = IterationProfile(comm, ("allgather", "allreduce"), counters=args.counters)
+    profile = IterationProfile(
+        comm, {"allgather": 8, "allreduce": 8}, counters=args.counters
+    )
     whole = np.empty(na)
     others = comm.size > 1
 
@@ -292,7 +294,9 @@ def main(argv=None) -> int:
     mine = counts[comm.rank]
     power_iteration(np.ones(mine))  # untimed, as NPB
     profile.hardware.close()
-    profile = IterationProfile(comm, ("allgather", "allreduce"), counters=args.counters)
+    profile = IterationProfile(
+        comm, {"allgather": 8, "allreduce": 8}, counters=args.counters
+    )
     x = np.ones(mine)
     zeta = rnorm = math.nan
     start = comm.sync()

@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     total = 1 << (m - BATCH_LOG2)
     mine = total // comm.size + (comm.rank < total % comm.size)
     first = comm.rank * (total // comm.size) + min(comm.rank, total % comm.size)
-    profile = IterationProfile(comm, ("allreduce",), counters=args.counters)
+    profile = IterationProfile(comm, {"allreduce": 8}, counters=args.counters)
     result = np.empty(2 + ANNULI)
 
     start = comm.sync()

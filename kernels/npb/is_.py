@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     sorter = _Sorter(comm, args.problem_class)
     profile = IterationProfile(
-        comm, ("allreduce", "alltoall", "alltoallv"), counters=args.counters
+        comm, {"allreduce": 8, "alltoall": 8, "alltoallv": 8}, counters=args.counters
     )
     size = comm.size
     totals = np.empty(sorter.buckets + len(sorter.tests), dtype=np.int64)

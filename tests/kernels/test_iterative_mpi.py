@@ -65,6 +65,8 @@ def test_kmeans_matches_serial_and_profiles_its_collectives(kernel):
     # the scatter carries 3/4 of the pixels (5 doubles each) over the link
     assert metrics["bytes_inter"] >= 6000 * 40
     assert metrics["scatter_time"] >= 6000 * 40 / GBIT
+    assert metrics["scatter_job_bytes"] == 40
+    assert metrics["gather_job_bytes"] == 56
     _profile_adds_up(record, ("scatter", "bcast", "gather"))
     slow = kernel("iterative.kmeans", args, bandwidth=25)
     assert slow["metrics"]["scatter_time"] == pytest.approx(

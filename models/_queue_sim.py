@@ -1,0 +1,281 @@
+r"""Discrete-event simulation of FiM-Com's D -> M -> C -> R tandem queues.
+
+Seed 003 (Section 3) models a collective as jobs (data points) passing four parts in
+series: **D** the data transfer, **M** the metadata, **C** the network
+initialisation (a delay server) and **R** the receivers. Every job waits at D from
+time zero. The service laws (Eq. 13-16), as this module reads them:
+
+- D: a job is sent at a rate :math:`\zeta \sim U(\zeta_{min}, \zeta_{max})` jobs/s
+  (Eq. 13), i.e. takes :math:`1/\zeta`;
+- M: a FIFO server whose speed depends on the instantaneous number :math:`\chi` of
+  jobs at M, :math:`\tilde\mu_2 = \nu \ln(1 + \chi)` jobs/s (Eq. 14 writes
+  :math:`\log\chi`; the scale :math:`\nu` carries the units and the ``1 +`` lets a
+  lone job be served), each job needing an exponential amount of work, the speed
+  updated at every arrival (so that with single jobs M is exactly the birth-death
+  process of that rate);
+- C: a delay server (no queue) for the network initialisation, which activates the
+  sender and then each receiving node (Section 3.3): every job bound for one
+  receiver is delayed by that receiver's activation, an exponential time of mean
+  :math:`\eta` drawn once per collective (Eq. 15);
+- R: FIFO receivers, each job taking an exponential time of mean :math:`\phi\psi`
+  (Eq. 16, with :math:`\phi` the number of receivers that fetch at once: 1 for a
+  scatter and a gather, the number of receivers for a broadcast).
+
+Eq. 15-16 write the laws as ``exp(eta)`` and ``phi * exp(psi)`` and call them rates;
+read as rates drawn from exponential distributions, a service *time* ``1/rate``
+would have no finite mean, so they are read as exponential service times with means
+:math:`\eta` and :math:`\phi\psi`. With :math:`\phi` multiplying the time, the
+receivers of a broadcast share the receiving end and its time grows with their number,
+as the paper's measurements show (Fig. 1b); the literal rate would make it shrink.
+
+Patterns (Fig. 4): ``scatter`` sends the jobs round-robin to ``R`` receivers;
+``broadcast`` duplicates every job to all ``R`` receivers; ``gather`` runs D, M and C
+per sender in parallel and merges them into one FIFO receiver at the root. scaleprobe
+adds compositions for collectives the paper does not model: ``allgather`` (a gather,
+then a broadcast of what was gathered), ``allreduce`` (a gather of every sender's
+vector, then a broadcast of one vector) and ``alltoall`` (every rank scatters at once
+over its own link: one scatter).
+
+Large collectives move millions of data points; more than ``max_groups`` are
+simulated as that many groups of equal size, a group being served as its points
+would be in a row (D: the sum of its points' times, by its mean and variance; M and
+R: gamma-distributed work).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "PATTERNS",
+    "ServiceLaws",
+    "fifo_departures",
+    "metadata_departures",
+    "simulate",
+]
+
+#: Collective patterns: the paper's three and scaleprobe's compositions.
+PATTERNS = ("scatter", "broadcast", "gather", "allgather", "allreduce", "alltoall")
+
+
+@dataclass(frozen=True)
+class ServiceLaws:
+    """Parameters of the service laws (Eq. 13-16).
+
+    Attributes
+    ----------
+    zeta_min, zeta_max : float
+        Range of the data transfer rate, jobs/s.
+    metadata_rate : float
+        :math:`\\nu`, jobs/s per unit of :math:`\\ln(1 + \\chi)`.
+    eta : float
+        Mean initialisation delay, s.
+    psi : float
+        Mean receive time of one job by one receiver, s.
+    """
+
+    zeta_min: float
+    zeta_max: float
+    metadata_rate: float
+    eta: float
+    psi: float
+
+
+def fifo_departures(arrivals, services):
+    """Departure times of a FIFO single server (Lindley's recursion, vectorised).
+
+    ``d_k = max(a_k, d_{k-1}) + s_k`` equals ``S_k + max_{j<=k}(a_j - S_{j-1})`` with
+    ``S`` the cumulative services, computed along the last axis.
+
+    Parameters
+    ----------
+    arrivals : array-like
+        Non-decreasing arrival times (last axis).
+    services : array-like
+        Service times, same shape (or broadcastable).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> fifo_departures([0.0, 0.0, 5.0], [1.0, 1.0, 1.0]).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    arrivals = np.asarray(arrivals, dtype=float)
+    services = np.broadcast_to(np.asarray(services, dtype=float), arrivals.shape)
+    done = np.cumsum(services, axis=-1)
+    return done + np.maximum.accumulate(arrivals - (done - services), axis=-1)
+
+
+def metadata_departures(arrivals, work, sizes, rate):
+    """Departures of a FIFO server whose speed depends on the data points present.
+
+    Parameters
+    ----------
+    arrivals : array-like
+        Non-decreasing arrival times of the groups.
+    work : array-like
+        Work of each group (its service time at speed 1).
+    sizes : array-like
+        Data points in each group.
+    rate : callable
+        Speed for ``chi`` data points present (including the one in service).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> metadata_departures([0.0, 0.0], [1.0, 1.0], [1, 1], lambda chi: 1.0).tolist()
+    [1.0, 2.0]
+    """
+    arrivals = [float(a) for a in arrivals]
+    work = [float(w) for w in work]
+    sizes = [float(s) for s in sizes]
+    count = len(arrivals)
+    out = np.empty(count)
+    now, arrived, present = 0.0, 0, 0.0
+    for k in range(count):
+        now = max(now, arrivals[k])
+        stop = bisect.bisect_right(arrivals, now, lo=arrived)
+        if stop > arrived:
+            present += sum(sizes[arrived:stop])
+            arrived = stop
+        remaining = work[k]
+        while True:
+            speed = rate(present)
+            finish = now + remaining / speed
+            if arrived < count and arrivals[arrived] < finish:
+                remaining -= (arrivals[arrived] - now) * speed
+                now = arrivals[arrived]
+                present += sizes[arrived]
+                arrived += 1
+            else:
+                now = finish
+                break
+        out[k] = now
+        present -= sizes[k]
+    return out
+
+
+def _groups(jobs, max_groups):
+    """Data points per simulated group: at most ``max_groups`` nearly equal groups."""
+    jobs = int(jobs)
+    count = min(jobs, max(int(max_groups), 1))
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.full(count, jobs // count) + (np.arange(count) < jobs % count)
+
+
+def _send(sizes, laws, rng):
+    """D then M for one sender: the groups' times out of M, in order."""
+    low, high = laws.zeta_min, laws.zeta_max
+    mean = math.log(high / low) / (high - low) if high > low else 1.0 / low
+    variance = max(1.0 / (low * high) - mean * mean, 0.0)
+    single = 1.0 / rng.uniform(low, high, len(sizes))
+    summed = rng.normal(sizes * mean, np.sqrt(sizes * variance))
+    data = np.where(sizes == 1, single, np.maximum(summed, 0.5 * sizes * mean))
+    sent = np.cumsum(data)
+    nu = laws.metadata_rate
+    return metadata_departures(
+        sent, rng.gamma(sizes), sizes, lambda chi: nu * math.log1p(chi)
+    )
+
+
+def _receive(arrivals, sizes, scale, rng, shape=None):
+    services = rng.gamma(sizes, scale, size=shape)
+    return fifo_departures(arrivals, services).max(initial=0.0)
+
+
+def _scatter(jobs, receivers, laws, rng, max_groups):
+    sizes = _groups(jobs, max_groups)
+    if not receivers or not len(sizes):
+        return 0.0
+    sent = _send(sizes, laws, rng)
+    which = np.arange(len(sizes)) % receivers
+    activation = rng.exponential(laws.eta, receivers)
+    return max(
+        _receive(sent[which == r] + activation[r], sizes[which == r], laws.psi, rng)
+        for r in range(min(receivers, len(sizes)))
+    )
+
+
+def _broadcast(jobs, receivers, laws, rng, max_groups):
+    sizes = _groups(jobs, max_groups)
+    if not receivers or not len(sizes):
+        return 0.0
+    sent = _send(sizes, laws, rng)
+    arrivals = sent[None, :] + rng.exponential(laws.eta, (receivers, 1))
+    return _receive(
+        arrivals, sizes, receivers * laws.psi, rng, shape=(receivers, len(sizes))
+    )
+
+
+def _gather(jobs, senders, laws, rng, max_groups):
+    if not senders or jobs <= 0:
+        return 0.0
+    each = _groups(jobs, senders) if jobs >= senders else np.ones(int(jobs), int)
+    parts = [_groups(n, max(max_groups // senders, 1)) for n in each]
+    arrivals = np.concatenate(
+        [_send(p, laws, rng) + rng.exponential(laws.eta) for p in parts]
+    )
+    sizes = np.concatenate(parts)
+    order = np.argsort(arrivals, kind="stable")
+    return _receive(arrivals[order], sizes[order], laws.psi, rng)
+
+
+def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
+    """Completion time of one collective, one replication.
+
+    Parameters
+    ----------
+    pattern : str
+        One of :data:`PATTERNS`.
+    jobs : int
+        Data points of the collective: sent by the root (scatter, broadcast: each
+        once), received by the root (gather), received by each rank (allgather),
+        per rank's vector (allreduce) or sent by each rank (alltoall).
+    processes : int
+        Ranks taking part; ``processes - 1`` receivers or senders.
+    laws : ServiceLaws
+    rng : numpy.random.Generator
+    max_groups : int, default=1024
+
+    Returns
+    -------
+    float
+        Seconds (0 without another rank or without jobs).
+
+    Examples
+    --------
+    >>> laws = ServiceLaws(1e6, 1e6, 1e9, 1e-12, 1e-12)
+    >>> rng = np.random.default_rng(0)
+    >>> round(simulate("scatter", 1000, 4, laws, rng) * 1e3, 2)  # 1000 jobs at 1e6/s
+    1.0
+    """
+    others = max(int(processes) - 1, 0)
+    jobs = max(round(jobs), 0)
+    if pattern == "scatter":
+        return _scatter(jobs, others, laws, rng, max_groups)
+    if pattern == "broadcast":
+        return _broadcast(jobs, others, laws, rng, max_groups)
+    if pattern == "gather":
+        return _gather(jobs, others, laws, rng, max_groups)
+    if pattern == "allgather":
+        return _gather(jobs, others, laws, rng, max_groups) + _broadcast(
+            jobs, others, laws, rng, max_groups
+        )
+    if pattern == "allreduce":
+        return _gather(jobs * others, others, laws, rng, max_groups) + _broadcast(
+            jobs, others, laws, rng, max_groups
+        )
+    if pattern == "alltoall":
+        return _scatter(jobs, others, laws, rng, max_groups)
+    raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")

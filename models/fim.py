@@ -1,0 +1,320 @@
+r"""FiM: computation by FiM-Cal plus collectives by FiM-Com, one regressor of the time.
+
+Seed 003 predicts the end-to-end time of an iterative application as the sum of its
+parallel computation and its communication, with no overlap (Section 4).
+:class:`FiM` fits both from the records of scaleprobe's iterative kernels
+(``iterative.*``, ``npb.*``), which carry per point:
+
+- ``comp_time_iterations`` and the hardware parameters ``hw_utilisation``,
+  ``hw_total_cycles``, ``hw_frequency``: the computation, fitted by
+  :class:`~scaleprobe.models.FiMCal` (Eq. 1-12);
+- for every collective kind ``k``: ``k_time``, ``k_calls``, ``k_jobs`` (data points)
+  and ``k_job_bytes``: one :class:`~scaleprobe.models.FiMCom` per kind is calibrated
+  on the time of one call against its data points and process count.
+
+To predict a configuration that was never run, FiM needs the number of calls and the
+data points per call there. Like the hardware parameters (Eq. 11), they are regressed
+on the application parameters, with non-negative least squares on the forms a
+collective's data take: calls on ``1, x_i``; data points on ``1, q - 1, q(q - 1),
+x_i, x_i (q - 1)/q, x_i (q - 1)/q**2`` (``q`` the process count), which hold a
+scatter's ``N (q-1)/q``, a gather of partial sums ``K (q-1)``, an all-to-all's
+``N (q-1)/q**2`` exactly.
+
+Without those columns (any other data) FiM is FiM-Cal on the whole time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import nnls
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._tags import PerformanceModelTags
+from .fim_cal import FiMCal
+from .fim_com import FiMCom
+
+__all__ = ["COLLECTIVE_PATTERNS", "FiM", "fim_measurements"]
+
+#: FiM-Com's pattern for each collective kind a record names.
+COLLECTIVE_PATTERNS = {
+    "scatter": "scatter",
+    "scatterv": "scatter",
+    "bcast": "broadcast",
+    "gather": "gather",
+    "gatherv": "gather",
+    "reduce": "gather",
+    "allgather": "allgather",
+    "allgatherv": "allgather",
+    "allreduce": "allreduce",
+    "alltoall": "alltoall",
+    "alltoallv": "alltoall",
+}
+_HARDWARE = ("hw_utilisation", "hw_total_cycles", "hw_frequency")
+_NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
+
+
+def fim_measurements(columns) -> list[str]:
+    """The columns of a feature frame that are FiM's measurements, not features.
+
+    Examples
+    --------
+    >>> fim_measurements(["ranks", "points", "comp_time_iterations", "bcast_time",
+    ...                   "bcast_job_bytes"])
+    ['comp_time_iterations', 'bcast_time', 'bcast_job_bytes']
+    """
+    found = []
+    for column in columns:
+        kind, _, part = str(column).rpartition("_")
+        if kind.endswith("_job"):
+            kind, part = kind[: -len("_job")], "job_" + part
+        if (
+            column == "comp_time_iterations"
+            or column in _HARDWARE
+            or (
+                kind in COLLECTIVE_PATTERNS
+                and part in ("time", "calls", "jobs", "job_bytes")
+            )
+        ):
+            found.append(column)
+    return found
+
+
+def _kinds(columns):
+    return [
+        k
+        for k in COLLECTIVE_PATTERNS
+        if {f"{k}_time", f"{k}_calls", f"{k}_jobs"} <= set(columns)
+    ]
+
+
+def _count_basis(x, q, jobs):
+    """Regressors of a collective's calls (``jobs=False``) or data points per call."""
+    ones = np.ones((len(q), 1))
+    if not jobs:
+        return np.hstack([ones, x])
+    share = ((q - 1) / q)[:, None]
+    others = (q > 1).astype(float)[:, None]
+    return np.hstack(
+        [
+            ones,
+            others,
+            (q - 1)[:, None],
+            (q * (q - 1))[:, None],
+            x,
+            x * share,
+            x * share / q[:, None],
+        ]
+    )
+
+
+class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
+    """FiM-Cal plus FiM-Com: the time of an iterative, multi-stage MPI kernel.
+
+    Parameters
+    ----------
+    over : {"ranks", "nodes"}, default="ranks"
+        Process-count column ``q`` of a DataFrame (arrays: the last column).
+    features : sequence of str, default=None
+        Application parameters; default every other numeric column but process
+        counts, ``ppn``, ``D``, ``bandwidth``, replicates and measurements.
+    frequency : float, default=None
+        Clock rate F; default the median of ``hw_frequency`` (1 GHz without it).
+    link_bandwidth : float, default=1.25e8
+        Bytes/s of the link at 100 %; a ``bandwidth`` column (percent) scales it.
+    variant : {"published", "synchronized"}, default="published"
+        FiM-Cal's Markov model.
+    replications : int, default=30
+        FiM-Com's replications per prediction.
+    random_state : int, default=0
+
+    Attributes
+    ----------
+    mode_ : {"fim", "time"}
+        ``"fim"`` with the kernel measurements, else ``"time"`` (FiM-Cal alone).
+    computation_ : FiMCal
+    communication_ : dict of str to FiMCom
+        One per collective kind.
+    counts_ : dict of str to tuple of ndarray
+        Non-negative coefficients of the calls and of the data points per call.
+    parameters_ : list of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1e6, 1], [1e6, 2], [2e6, 1], [2e6, 2]])
+    >>> FiM().fit(X, X[:, 0] * 1e-7 / X[:, 1]).mode_
+    'time'
+    """
+
+    def __init__(
+        self,
+        *,
+        over="ranks",
+        features=None,
+        frequency=None,
+        link_bandwidth=1.25e8,
+        variant="published",
+        replications=30,
+        random_state=0,
+    ):
+        self.over = over
+        self.features = features
+        self.frequency = frequency
+        self.link_bandwidth = link_bandwidth
+        self.variant = variant
+        self.replications = replications
+        self.random_state = random_state
+
+    def _parameters(self, X):
+        if self.features is not None:
+            return list(self.features)
+        skip = {
+            self.over,
+            *_NOT_PARAMETERS,
+            *MEASURED_COLUMNS,
+            *fim_measurements(X.columns),
+        }
+        return [
+            c
+            for c in X.columns
+            if c not in skip and pd.api.types.is_numeric_dtype(X[c])
+        ]
+
+    def fit(self, X, y):
+        """Fit the computation and every collective.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Measured time, s (used alone in mode ``"time"``).
+
+        Returns
+        -------
+        self : FiM
+        """
+        named = isinstance(X, pd.DataFrame) and "comp_time_iterations" in X.columns
+        if not named:
+            self.mode_ = "time"
+            self.parameters_ = None
+            self.computation_ = FiMCal(
+                frequency=self.frequency or 1e9, variant=self.variant
+            )
+            self.computation_.fit(X, y)
+            self.n_features_in_ = self.computation_.n_features_in_
+            self.communication_, self.counts_ = {}, {}
+            return self
+        if self.over not in X.columns:
+            raise ValueError(
+                f"FiM needs the process-count column {self.over!r}; "
+                f"the frame has {', '.join(map(str, X.columns))}"
+            )
+        self.mode_ = "fim"
+        self.parameters_ = self._parameters(X)
+        validate_data(self, X[[self.over, *self.parameters_]], y, y_numeric=True)
+        q = X[self.over].to_numpy(float)
+        x = X[self.parameters_].to_numpy(float)
+        frequency = self.frequency
+        if frequency is None:
+            frequency = (
+                float(np.nanmedian(X["hw_frequency"]))
+                if ("hw_frequency" in X.columns)
+                else 1e9
+            )
+        hardware = None
+        if {"hw_utilisation", "hw_total_cycles"} <= set(X.columns):
+            hardware = np.column_stack(
+                [X["hw_utilisation"], X["hw_total_cycles"], np.zeros(len(X))]
+            )
+            if not np.all(np.isfinite(hardware)):
+                hardware = None
+        self.computation_ = FiMCal(frequency=frequency, variant=self.variant)
+        self.computation_.fit(
+            np.column_stack([x, q]),
+            X["comp_time_iterations"].to_numpy(float),
+            hardware=hardware,
+        )
+        link = self.link_bandwidth
+        if "bandwidth" in X.columns:
+            link = link * float(np.median(X["bandwidth"])) / 100.0
+        self.communication_, self.counts_ = {}, {}
+        for kind in _kinds(X.columns):
+            calls = X[f"{kind}_calls"].to_numpy(float)
+            per_call = np.divide(
+                X[f"{kind}_jobs"].to_numpy(float),
+                calls,
+                out=np.zeros(len(X)),
+                where=calls > 0,
+            )
+            called = calls > 0
+            job_bytes = 8.0
+            if f"{kind}_job_bytes" in X.columns:
+                job_bytes = float(np.nanmedian(X[f"{kind}_job_bytes"]))
+            seconds = X[f"{kind}_time"].to_numpy(float)[called] / calls[called]
+            model = FiMCom(
+                pattern=COLLECTIVE_PATTERNS[kind],
+                job_bytes=job_bytes,
+                link_bandwidth=link,
+                replications=self.replications,
+                random_state=self.random_state,
+            )
+            self.communication_[kind] = model.fit(
+                np.column_stack([per_call[called], q[called]]), seconds
+            )
+            self.counts_[kind] = (
+                nnls(_count_basis(x, q, False), calls)[0],
+                nnls(_count_basis(x, q, True), per_call)[0],
+            )
+        return self
+
+    def _frame(self, X):
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            return None, None
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError("FiM was fitted on a named frame: predict takes one too")
+        missing = [c for c in (self.over, *self.parameters_) if c not in X.columns]
+        if missing:
+            raise ValueError(f"FiM needs the column(s) {missing} to predict")
+        data = validate_data(self, X[[self.over, *self.parameters_]], reset=False)
+        return data[:, 1:], data[:, 0]
+
+    def predict_parts(self, X):
+        """Predicted computation and time of each collective kind, s.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``"computation"`` and one entry per collective kind.
+        """
+        x, q = self._frame(X)
+        if x is None:
+            return {"computation": self.computation_.predict(X)}
+        parts = {"computation": self.computation_.predict(np.column_stack([x, q]))}
+        for kind, model in self.communication_.items():
+            calls_coef, jobs_coef = self.counts_[kind]
+            calls = _count_basis(x, q, False) @ calls_coef
+            jobs = _count_basis(x, q, True) @ jobs_coef
+            parts[kind] = calls * model.predict(np.column_stack([jobs, q]))
+        return parts
+
+    def predict(self, X):
+        """Predicted time, s: computation plus every collective (no overlap).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return np.sum(list(self.predict_parts(X).values()), axis=0)

@@ -1,0 +1,162 @@
+"""Seed 003's evaluation (Table 4, Fig. 5) on kernels scaleprobe runs itself.
+
+For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on three
+small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
+emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
+measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`), RBASP (Eq. 17,
+``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and the model
+scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on the
+process count and ``scale = log2`` size). Printed per kernel: best / average / worst
+relative error, predicted and measured optimal process count, Spearman's rank
+correlation of the process counts' times, chi-square of the predicted times; and
+whether the best model meets the goal (average error <= 10 %, optimal process count
+within one sweep step). ``--plot`` writes the Fig. 5-style bar chart.
+
+Records are kept in ``--records`` (JSON) as they arrive: a rerun reuses them, so the
+report can be printed again without measuring (``--report-only``).
+
+Run: ``python tests/benchmarks/bench_fim_table4.py --plot fim_table4.png`` (the class
+B points make it long: about 20 minutes of CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+from fim_eval import (
+    KERNELS,
+    TEST_RANKS,
+    TRAIN_RANKS,
+    bar_chart,
+    fit_models,
+    frame,
+    launch,
+    predict,
+    table4,
+)
+
+GOAL_ERROR, GOAL_STEPS = 10.0, 1
+
+
+def _measure(kernel, points, store, path):
+    records = []
+    for size, ranks in points:
+        key = f"{kernel}|{size}|{ranks}"
+        if key not in store:
+            started = time.perf_counter()
+            store[key] = launch(kernel, size, ranks)
+            print(
+                f"  {kernel} {size} on {ranks:>2} ranks: "
+                f"{store[key]['metrics']['time']:.4g} s virtual, "
+                f"{time.perf_counter() - started:.0f} s wall",
+                flush=True,
+            )
+            with open(path + ".tmp", "w") as handle:
+                json.dump(store, handle)
+            os.replace(path + ".tmp", path)
+        records.append(store[key])
+    return records
+
+
+def _report(kernel, train, test, models):
+    predicted, chosen = predict(models, test)
+    measured = test["time"].to_numpy()
+    ranks = test["ranks"].astype(int).tolist()
+    print(
+        f"\n== {kernel}: trained on sizes {sorted(set(train['size']))} at "
+        f"{list(TRAIN_RANKS)} ranks; large size {test['size'].iloc[0]:.6g}"
+    )
+    print(
+        f"{'ranks':>6} {'measured s':>11} "
+        + " ".join(f"{name:>11}" for name in predicted)
+    )
+    for i, r in enumerate(ranks):
+        print(
+            f"{r:>6} {measured[i]:>11.4g} "
+            + " ".join(f"{values[i]:>11.4g}" for values in predicted.values())
+        )
+    rows = {name: table4(measured, values, ranks) for name, values in predicted.items()}
+    print(
+        f"{'model':<26} {'best %':>7} {'avg %':>7} {'worst %':>8} {'opt q':>6} "
+        f"{'actual':>7} {'spearman':>9} {'chi2':>10} {'p':>7}"
+    )
+    for name, row in rows.items():
+        label = f"{name} ({chosen})" if name == "scaleprobe" else name
+        print(
+            f"{label:<26} {row['best']:>7.3g} {row['avg']:>7.3g} {row['worst']:>8.3g}"
+            f" {row['optimal']:>6} {row['actual_optimal']:>7} {row['spearman']:>9.2f}"
+            f" {row['chi2']:>10.3g} {row['chi2_p']:>7.2g}"
+        )
+    best = min(rows, key=lambda name: rows[name]["avg"])
+    met = rows[best]["avg"] <= GOAL_ERROR and rows[best]["step_off"] <= GOAL_STEPS
+    print(
+        f"best model: {best}; goal (avg <= {GOAL_ERROR:g} %, optimal within "
+        f"{GOAL_STEPS} step): {'MET' if met else 'MISSED'}"
+    )
+    parts = models["FiM"].predict_parts(test[["ranks", "size"]])
+    print(
+        "FiM parts at "
+        + ", ".join(
+            f"{r} ranks: " + " + ".join(f"{k} {v[i]:.3g}" for k, v in parts.items())
+            for i, r in enumerate(ranks)
+            if r in (1, ranks[-1])
+        )
+    )
+    return {
+        "ranks": ranks,
+        "measured": measured,
+        "predicted": predicted,
+        "large": KERNELS[kernel]["large"],
+    }, met
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS)
+    )
+    parser.add_argument("--records", default="fim_table4_records.json")
+    parser.add_argument("--plot", default=None, help="write the bar chart (PNG)")
+    parser.add_argument(
+        "--report-only", action="store_true", help="use stored records only"
+    )
+    args = parser.parse_args()
+    store = {}
+    if os.path.exists(args.records):
+        with open(args.records) as handle:
+            store = json.load(handle)
+    results, goals = {}, {}
+    for kernel in args.kernels:
+        spec = KERNELS[kernel]
+        train_points = [(s, r) for s in spec["train"] for r in TRAIN_RANKS]
+        test_points = [(spec["large"], r) for r in TEST_RANKS]
+        if args.report_only:
+            keys = [f"{kernel}|{s}|{r}" for s, r in train_points + test_points]
+            if not all(k in store for k in keys):
+                print(f"{kernel}: records incomplete, skipped")
+                continue
+        print(f"measuring {kernel}", flush=True)
+        train = frame(kernel, _measure(kernel, train_points, store, args.records))
+        test = frame(kernel, _measure(kernel, test_points, store, args.records))
+        models = fit_models(train)
+        results[kernel], goals[kernel] = _report(kernel, train, test, models)
+    if results:
+        print(
+            "\ngoal met for: "
+            + (", ".join(k for k, v in goals.items() if v) or "none")
+            + "; missed for: "
+            + (", ".join(k for k, v in goals.items() if not v) or "none")
+        )
+    if args.plot and results:
+        bar_chart(results, args.plot)
+        print(f"bar chart: {args.plot}")
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""Helpers of ``bench_fim_table4.py``: the kernels, their launches, the three models
+and the Table-4 measures of seed 003."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+from scaleprobe.framework.launch import child_environment, resolve_mpiexec
+from scaleprobe.kernels.record import parse_record
+from scaleprobe.models import RBASP, ScaleprobeWarning, fit_ensemble
+from scaleprobe.models.fim import FiM, fim_measurements
+from scipy import stats
+
+#: The emulated cluster: one rank per node on a 1 Gbit/s, 5 us link.
+COMM = {"mode": "emulated", "ppn": 1, "link_bandwidth": "1 Gbit/s", "latency": "5 us"}
+TRAIN_RANKS = (1, 2, 4)
+TEST_RANKS = (1, 2, 4, 8, 16, 32)
+
+#: Per kernel: module, fixed arguments, the size flag, three training sizes, the large
+#: size, and the application parameter (from the record) the models regress on.
+KERNELS = {
+    "kmeans": {
+        "module": "iterative.kmeans",
+        "args": ["--clusters", "8", "--iterations", "10"],
+        "flag": "--points",
+        "train": [2**14, 2**15, 2**16],
+        "large": 2**21,
+        "parameter": lambda m: m["points"],
+    },
+    "pagerank": {
+        "module": "iterative.pagerank",
+        "args": ["--iterations", "10"],
+        "flag": "--scale",
+        "train": [12, 13, 14],
+        "large": 18,
+        "parameter": lambda m: m["edges"],
+    },
+    "ep": {
+        "module": "npb.ep",
+        "args": [],
+        "flag": "--class",
+        "train": ["S", "W", "A"],
+        "large": "B",
+        "parameter": lambda m: m["pairs"],
+    },
+    "is": {
+        "module": "npb.is_",
+        "args": [],
+        "flag": "--class",
+        "train": ["S", "W", "A"],
+        "large": "B",
+        "parameter": lambda m: m["keys"],
+    },
+    "cg": {
+        # classes change the order, the nonzeros and the iterations together: the
+        # work of the products (nonzeros x iterations) is the one size parameter
+        "module": "npb.cg",
+        "args": [],
+        "flag": "--class",
+        "train": ["S", "W", "A"],
+        "large": "B",
+        "parameter": lambda m: m["nnz"] * m["niter"],
+    },
+}
+
+
+def launch(kernel, size, ranks):
+    """Run one point; return its record."""
+    spec = KERNELS[kernel]
+    environment = child_environment(threads=1)
+    environment["SCALEPROBE_COMM"] = json.dumps(COMM)
+    command = [
+        resolve_mpiexec(),
+        "-n",
+        str(ranks),
+        sys.executable,
+        "-m",
+        f"scaleprobe.kernels.{spec['module']}",
+        spec["flag"],
+        str(size),
+        *spec["args"],
+    ]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+        env=environment,
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(
+            f"{kernel} {size} on {ranks} ranks failed:\n{done.stderr[-2000:]}"
+        )
+    return parse_record(done.stdout)
+
+
+def frame(kernel, records):
+    """Feature frame of ok records: ranks, the size parameter, FiM's measurements."""
+    rows = []
+    for record in records:
+        if record["status"] != "ok":
+            raise RuntimeError(
+                f"{kernel}: a point is {record['status']}: {record['reason']}"
+            )
+        metrics = record["metrics"]
+        row = {
+            "ranks": record["params"]["ranks"],
+            "size": float(KERNELS[kernel]["parameter"](metrics)),
+            "time": metrics["time"],
+        }
+        row.update({k: metrics[k] for k in fim_measurements(metrics)})
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(["size", "ranks"], ignore_index=True)
+
+
+def _law_frame(data):
+    scale = np.log2(data["size"])
+    return pd.DataFrame(
+        {
+            "nodes": data["ranks"],
+            "ppn": 1,
+            "ranks": data["ranks"],
+            "scale": scale,
+            "D": 2.0 ** (scale - 25),
+            "run": 0,
+        }
+    )
+
+
+def fit_models(train):
+    """FiM, RBASP and scaleprobe's ensemble, fitted on the training frame."""
+    # scaleprobe's model is the ensemble's selection when it can predict a new size
+    y = train["time"].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaleprobeWarning)
+        fim = FiM(features=["size"]).fit(train, y)
+        logs = train[["ranks"]].assign(log2_size=np.log2(train["size"]))
+        rbasp = RBASP(features=["log2_size"]).fit(logs, y)
+        linear = RBASP(features=["log2_size"], g="linear").fit(logs, y)
+        ensemble = fit_ensemble((_law_frame(train), y))
+    # the selected model first, then the others by extrapolation SMAPE: the first
+    # that can predict the large size (the naive baseline cannot: it has no size law)
+    summary = ensemble.summary
+    ranked = summary[summary["cv"] == "extrapolation"].sort_values("smape")["model"]
+    order = [ensemble.selected] if ensemble.selected else []
+    order += [m for m in ranked if m not in order and m in ensemble.models]
+    return {
+        "FiM": fim,
+        "RBASP": rbasp,
+        "RBASP-lin": linear,
+        "scaleprobe": ensemble,
+        "order": order,
+    }
+
+
+def predict(models, test):
+    """Predicted times of the test frame, per model, and scaleprobe's model's name."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaleprobeWarning)
+        logs = test[["ranks"]].assign(log2_size=np.log2(test["size"]))
+        predicted = {
+            "FiM": models["FiM"].predict(test[["ranks", "size"]]),
+            "RBASP": models["RBASP"].predict(logs),
+            "RBASP-lin": models["RBASP-lin"].predict(logs),
+        }
+        for name in models["order"]:
+            try:
+                law = models["scaleprobe"].models[name]
+                predicted["scaleprobe"] = law.predict(_law_frame(test))
+                return predicted, name
+            except ValueError:
+                continue
+    raise RuntimeError("no model of the ensemble predicts the large size")
+
+
+def table4(measured, predicted, ranks):
+    """Seed 003's Table 4 for one model: errors, optimal q, rank correlation, chi2."""
+    measured, predicted = np.asarray(measured), np.asarray(predicted)
+    errors = 100 * np.abs(predicted - measured) / measured
+    best_true, best_pred = int(np.argmin(measured)), int(np.argmin(predicted))
+    rho = stats.spearmanr(measured, predicted).statistic
+    # chi-square of the predicted against the measured times in ms (unit-dependent,
+    # as the statistic is for anything but counts)
+    chi2 = float(np.sum((measured * 1e3 - predicted * 1e3) ** 2 / (predicted * 1e3)))
+    return {
+        "best": float(errors.min()),
+        "avg": float(errors.mean()),
+        "worst": float(errors.max()),
+        "optimal": ranks[best_pred],
+        "actual_optimal": ranks[best_true],
+        "step_off": abs(best_pred - best_true),
+        "spearman": float(rho) if not math.isnan(rho) else 0.0,
+        "chi2": chi2,
+        "chi2_p": float(stats.chi2.sf(chi2, len(measured) - 1)),
+    }
+
+
+def bar_chart(results, path):
+    """Fig. 5-style bars: measured and predicted time per process count, per kernel
+    (log scale; predictions beyond 20x the largest measurement run off the top)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    figure, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
+    axes = np.atleast_1d(axes)
+    series = ["measured", "FiM", "RBASP", "RBASP-lin", "scaleprobe"]
+    width = 0.16
+    for axis, name in zip(axes, names, strict=True):
+        result = results[name]
+        positions = np.arange(len(result["ranks"]))
+        for i, label in enumerate(series):
+            values = (
+                result["measured"]
+                if label == "measured"
+                else result["predicted"][label]
+            )
+            axis.bar(positions + (i - 2) * width, values, width, label=label)
+        axis.set_xticks(positions, [str(r) for r in result["ranks"]])
+        axis.set_yscale("log")
+        low, high = np.min(result["measured"]), np.max(result["measured"])
+        axis.set_ylim(low / 4, high * 20)  # an exploding extrapolation leaves the frame
+        axis.set_xlabel("processes")
+        axis.set_title(f"{name} ({result['large']})")
+    axes[0].set_ylabel("time (s, virtual)")
+    axes[0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

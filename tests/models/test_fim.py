@@ -1,0 +1,99 @@
+"""FiM as one regressor: FiM-Cal's computation plus one FiM-Com per collective, with
+the calls and data points of a configuration never run regressed from the small ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scaleprobe.models.fim import FiM, _count_basis, fim_measurements
+
+F = 2e9
+CYCLES_PER_POINT = 400.0
+LATENCY, PER_POINT = 2e-5, 40 / 1.25e8
+
+
+def _kmeans_like(sizes, ranks, clusters=8, iterations=10):
+    """Records of a K-means-like kernel with known computation and collectives."""
+    rows = []
+    for n in sizes:
+        for q in ranks:
+            others = q - 1
+            scatter_jobs = n * others / q
+            cycles = CYCLES_PER_POINT * n
+            row = {
+                "ranks": q,
+                "points": n,
+                "run": 0,
+                "comp_time_iterations": cycles / F / q,
+                "hw_total_cycles": cycles,
+                "hw_utilisation": 0.9,
+                "hw_frequency": F,
+                "scatter_calls": 1,
+                "scatter_jobs": scatter_jobs,
+                "scatter_time": (LATENCY + scatter_jobs * PER_POINT) * (q > 1),
+                "scatter_job_bytes": 40,
+                "bcast_calls": iterations,
+                "bcast_jobs": iterations * clusters * (q > 1),
+                "bcast_time": iterations * LATENCY * np.ceil(np.log2(q)),
+                "bcast_job_bytes": 40,
+            }
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    parts = ["comp_time_iterations", "scatter_time", "bcast_time"]
+    return frame, frame[parts].sum(axis=1).to_numpy()
+
+
+def test_measurement_columns_are_named_apart_from_features():
+    X, _ = _kmeans_like([1e4], [1, 2])
+    found = fim_measurements(X.columns)
+    assert "points" not in found
+    assert "ranks" not in found
+    assert {"scatter_jobs", "bcast_job_bytes", "hw_frequency"} <= set(found)
+
+
+def test_extrapolates_computation_and_collective_counts():
+    X, y = _kmeans_like([1e4, 2e4, 4e4], [1, 2, 4])
+    model = FiM(replications=10).fit(X, y)
+    assert model.mode_ == "fim"
+    assert model.parameters_ == ["points"]
+    assert sorted(model.communication_) == ["bcast", "scatter"]
+    big = pd.DataFrame({"ranks": [16, 32], "points": [1e6, 1e6]})
+    parts = model.predict_parts(big)
+    np.testing.assert_allclose(
+        parts["computation"], CYCLES_PER_POINT * 1e6 / F / big["ranks"], rtol=0.01
+    )
+    # calls and data points regressed exactly: N (q - 1)/q points in one scatter,
+    # 10 broadcasts of 8 centroids
+    x, q = np.array([[1e6], [1e6]]), np.array([16.0, 32.0])
+    for kind, calls, jobs in [("scatter", 1, 1e6 * (q - 1) / q), ("bcast", 10, 8)]:
+        calls_coef, jobs_coef = model.counts_[kind]
+        np.testing.assert_allclose(
+            _count_basis(x, q, False) @ calls_coef, calls, rtol=1e-6
+        )
+        np.testing.assert_allclose(
+            _count_basis(x, q, True) @ jobs_coef, jobs, rtol=1e-6
+        )
+    expected = LATENCY + 1e6 * np.array([15 / 16, 31 / 32]) * PER_POINT
+    np.testing.assert_allclose(parts["scatter"], expected, rtol=0.2)
+    total = model.predict(big)
+    np.testing.assert_allclose(total, sum(parts.values()))
+
+
+def test_without_kernel_measurements_it_is_fim_cal_on_the_time():
+    X = np.array([[1e6, 1], [1e6, 2], [2e6, 1], [2e6, 4]])
+    y = X[:, 0] * 1e-7 / X[:, 1]
+    model = FiM(frequency=1e9).fit(X, y)
+    assert model.mode_ == "time"
+    np.testing.assert_allclose(model.predict([[4e6, 8]]), [4e6 * 1e-7 / 8], rtol=1e-3)
+
+
+def test_named_frames_are_required_once_fitted_on_one():
+    X, y = _kmeans_like([1e4, 2e4], [1, 2])
+    model = FiM(replications=4).fit(X, y)
+    with pytest.raises(ValueError, match="predict takes one too"):
+        model.predict(np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"needs the column\(s\) \['points'\]"):
+        model.predict(pd.DataFrame({"ranks": [2]}))
+    with pytest.raises(ValueError, match="process-count column 'nodes'"):
+        FiM(over="nodes").fit(X, y)

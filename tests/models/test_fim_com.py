@@ -1,0 +1,177 @@
+"""FiM-Com: the tandem-queue simulation against closed forms (M/M/1, Jackson tandems,
+a birth-death server, the delay server's maximum), and the estimator's calibration,
+Dask replications and confidence intervals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scaleprobe.models import DegenerateFitWarning
+from scaleprobe.models._queue_sim import (
+    ServiceLaws,
+    fifo_departures,
+    metadata_departures,
+    simulate,
+)
+from scaleprobe.models.fim_com import FiMCom
+from scipy import integrate, stats
+
+FAST = 1e-15  # a service too short to matter
+
+
+def _poisson(rate, count, rng):
+    return np.cumsum(rng.exponential(1 / rate, count))
+
+
+def test_fifo_server_is_mm1():
+    rng = np.random.default_rng(3)
+    lam, mu, n = 1.0, 1.25, 300_000
+    arrivals = _poisson(lam, n, rng)
+    sojourn = fifo_departures(arrivals, rng.exponential(1 / mu, n)) - arrivals
+    assert sojourn[n // 10 :].mean() == pytest.approx(1 / (mu - lam), rel=0.05)
+
+
+def test_two_fifo_servers_in_tandem_are_jackson():
+    rng = np.random.default_rng(4)
+    lam, mu1, mu2, n = 1.0, 2.0, 1.5, 300_000
+    arrivals = _poisson(lam, n, rng)
+    first = fifo_departures(arrivals, rng.exponential(1 / mu1, n))
+    second = fifo_departures(first, rng.exponential(1 / mu2, n))
+    expected = 1 / (mu1 - lam) + 1 / (mu2 - lam)
+    assert (second - arrivals)[n // 10 :].mean() == pytest.approx(expected, rel=0.05)
+
+
+def test_metadata_server_is_a_birth_death_process():
+    rng = np.random.default_rng(5)
+    lam, n = 1.0, 100_000
+    arrivals = _poisson(lam, n, rng)
+    ones = np.ones(n)
+    constant = metadata_departures(
+        arrivals, rng.exponential(1.0, n), ones, lambda chi: 1.25
+    )
+    assert (constant - arrivals)[n // 10 :].mean() == pytest.approx(4.0, rel=0.08)
+    # Eq. 14's speed nu ln(1 + chi): the stationary law of the birth-death chain
+    nu = 2.0
+    weights = [1.0]
+    for k in range(1, 200):
+        weights.append(weights[-1] * lam / (nu * math.log1p(k)))
+    weights = np.array(weights) / sum(weights)
+    expected = (np.arange(len(weights)) * weights).sum() / lam  # Little's law
+    served = metadata_departures(
+        arrivals, rng.exponential(1.0, n), ones, lambda chi: nu * math.log1p(chi)
+    )
+    assert (served - arrivals)[n // 10 :].mean() == pytest.approx(expected, rel=0.05)
+
+
+def _mean(pattern, jobs, processes, laws, runs=400, groups=1024, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.mean(
+        [simulate(pattern, jobs, processes, laws, rng, groups) for _ in range(runs)]
+    )
+
+
+@pytest.mark.parametrize("groups", [1024, 16])
+def test_data_transfer_of_waiting_jobs_is_eq13(groups):
+    low, high = 0.9e6, 1e6
+    laws = ServiceLaws(low, high, 1e15, FAST, FAST)
+    expected = 500 * math.log(high / low) / (high - low)  # 500 E[1/zeta]
+    assert _mean("scatter", 500, 2, laws, 100, groups) == pytest.approx(
+        expected, rel=0.01
+    )
+
+
+def test_activation_delays_of_a_broadcast_are_the_maximum_of_exponentials():
+    laws = ServiceLaws(1e12, 1e12, 1e15, 1.0, FAST)
+    for receivers in (1, 3, 8):
+        harmonic = sum(1 / k for k in range(1, receivers + 1))
+        assert _mean("broadcast", 1, receivers + 1, laws, 1500) == pytest.approx(
+            harmonic, rel=0.05
+        )
+
+
+def _slowest(receivers, jobs, scale):
+    """E[max of independent Gamma(jobs, scale) sums], by integrating 1 - F**n."""
+    law = stats.gamma(jobs, scale=scale)
+    return integrate.quad(
+        lambda t: 1 - law.cdf(t) ** receivers, 0, law.ppf(1 - 1e-12), limit=200
+    )[0]
+
+
+def test_receivers_by_pattern():
+    psi, jobs = 1e-3, 240
+    laws = ServiceLaws(1e12, 1e12, 1e15, FAST, psi)
+    # scatter: round robin, each of 4 receivers takes 60 jobs one after another
+    assert _mean("scatter", jobs, 5, laws, 300) == pytest.approx(
+        _slowest(4, 60, psi), rel=0.02
+    )
+    # broadcast: every receiver takes all jobs, phi = 4 fetching at once
+    assert _mean("broadcast", jobs, 5, laws, 300) == pytest.approx(
+        _slowest(4, jobs, 4 * psi), rel=0.02
+    )
+    # gather: the root's one FIFO queue takes everything
+    assert _mean("gather", jobs, 5, laws, 300) == pytest.approx(jobs * psi, rel=0.02)
+    assert simulate("gather", jobs, 1, laws, np.random.default_rng(0)) == 0.0
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        simulate("reduce", 1, 2, laws, np.random.default_rng(0))
+
+
+def _measured(pattern, laws, grid):
+    X = np.array(grid, dtype=float)
+    y = np.array([_mean(pattern, j, p, laws, 200, seed=9) for j, p in grid])
+    return X, y
+
+
+@pytest.mark.parametrize("pattern", ["scatter", "gather"])
+def test_calibration_recovers_the_laws_and_extrapolates(pattern):
+    per_job = 8 / 1.25e8
+    laws = ServiceLaws(0.9 / per_job, 1 / per_job, 3 / per_job, 2e-5, 0.5 * per_job)
+    X, y = _measured(pattern, laws, [(1, 2), (1, 4), (300, 2), (300, 4), (3000, 4)])
+    model = FiMCom(pattern=pattern, replications=100).fit(X, y)
+    assert model.eta_ == pytest.approx(2e-5, rel=0.25)
+    far = np.array([[20000, 16], [1, 32]])
+    truth = np.array(
+        [_mean(pattern, j, p, laws, 2000 if j < 32 else 100, seed=1) for j, p in far]
+    )
+    predicted = model.predict(far)
+    # a large collective is priced by its data points; a unit job at 32 processes is
+    # mostly the initialisation delay, known as well as eta_ is
+    assert predicted[0] == pytest.approx(truth[0], rel=0.15)
+    assert predicted[1] == pytest.approx(truth[1], rel=0.25)
+
+
+def test_replications_run_on_dask_with_a_confidence_interval(client):
+    X = np.array([[1, 2], [100, 2], [100, 4], [1000, 4]], dtype=float)
+    y = 1e-5 + X[:, 0] * 6.4e-8
+    model = FiMCom(pattern="broadcast", replications=40).fit(X, y)
+    local = model.predict(X)  # the client is the default scheduler here
+    mean, lower, upper = model.predict_interval(X, level=0.9)
+    np.testing.assert_allclose(mean, local)
+    assert np.all(lower < mean)
+    assert np.all(mean < upper)
+    wider = model.set_params(replications=10).predict_interval(X, level=0.9)
+    assert np.all(wider[2] - wider[1] > upper - lower)
+    with pytest.raises(ValueError, match="level must be in"):
+        model.predict_interval(X, level=1.5)
+
+
+def test_without_communication_nothing_is_calibrated():
+    X = np.array([[10, 1], [20, 1]], dtype=float)
+    with pytest.warns(DegenerateFitWarning, match="no training row moves data"):
+        model = FiMCom().fit(X, [1e-6, 2e-6])
+    np.testing.assert_array_equal(model.predict(X), [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"pattern": "reduce"}, "pattern must be one of"),
+        ({"job_bytes": 0}, "job_bytes must be positive"),
+        ({"bandwidth_range": (0.5, 1.2)}, "bandwidth_range"),
+        ({"replications": 0}, "replications must be a positive integer"),
+    ],
+)
+def test_bad_parameters_are_refused(params, match):
+    with pytest.raises(ValueError, match=match):
+        FiMCom(**params).fit([[1, 2], [2, 2]], [1e-5, 2e-5])
