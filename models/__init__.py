@@ -30,7 +30,9 @@ from .derived import (
 from .ensemble import RELIABLE_SMAPE, default_ensemble, fit_ensemble
 from .evaluation import BASELINE, default_cv, evaluate, select_model, summarize
 from .features import data_size, link_of, make_features, prediction_frame
+from .fim import FiM
 from .fim_cal import FiMCal
+from .fim_com import FiMCom
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
@@ -45,6 +47,7 @@ from .readers import (
     measurement_format,
 )
 from .report import write_report
+from .rounds import RoundLaw
 from .scaling_law import PRESETS, ScalingLaw
 from .serialization import load_models, save_models
 from .splitters import ExtrapolationSplit, LeaveOneBandwidthOut, LeaveOneScaleOut
@@ -63,7 +66,9 @@ __all__ = [
     "EnsembleFit",
     "ExtrapolationSplit",
     "ExtrapolationWarning",
+    "FiM",
     "FiMCal",
+    "FiMCom",
     "InsufficientDataWarning",
     "LeaveOneBandwidthOut",
     "LeaveOneScaleOut",
@@ -73,6 +78,7 @@ __all__ = [
     "PhysicalLimitWarning",
     "PowerLawBaseline",
     "PredictionInterval",
+    "RoundLaw",
     "ScaleprobeWarning",
     "ScalingLaw",
     "Term",

@@ -30,6 +30,10 @@ TRAFFIC_VARIABLES = (
     "cp_intra_time",
 )
 
+#: Variables that split the latency of collectives by how their rounds grow; added
+#: to a traffic frame when the Dataset has them on the same dimensions as the target.
+COLLECTIVE_VARIABLES = ("coll_tree_latency_time", "coll_linear_latency_time")
+
 
 def data_size(scale, s0=25):
     """Return the normalised data size ``D = 2**(scale - s0)`` of seed 000.
@@ -120,9 +124,10 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
         a Dataset over ``nodes`` is refused (the rank count would be a guess) and a
         Dataset over ``ranks`` gives a frame without ``nodes`` and ``ppn``.
     traffic : bool, default=False
-        Add the critical-path columns (:data:`TRAFFIC_VARIABLES`) and the absolute
-        link (``link_bandwidth``, ``latency``) for
-        :class:`~scaleprobe.models.TrafficModel`.
+        Add the critical-path columns (:data:`TRAFFIC_VARIABLES`), the
+        collectives' latency by shape (:data:`COLLECTIVE_VARIABLES`, when the
+        Dataset has them) and the absolute link (``link_bandwidth``, ``latency``)
+        for :class:`~scaleprobe.models.TrafficModel`.
 
     Returns
     -------
@@ -160,6 +165,12 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
                 "record them"
             )
         names += list(TRAFFIC_VARIABLES)
+        dims = set(dataset[target].dims)
+        names += [
+            v
+            for v in COLLECTIVE_VARIABLES
+            if v in dataset.data_vars and set(dataset[v].dims) == dims
+        ]
     subset = dataset[names]
     if "status" in dataset.data_vars:
         subset = subset.where(dataset["status"] == "ok")
@@ -202,7 +213,9 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
         for key, value in link.items():
             frame[key] = value
     first = [c for c in FEATURE_COLUMNS if c in frame.columns]
-    tail = [*TRAFFIC_VARIABLES, "link_bandwidth", "latency"] if traffic else []
+    tail = []
+    if traffic:
+        tail = [c for c in names if c != target] + ["link_bandwidth", "latency"]
     rest = [
         c for c in frame.columns if c not in first and c not in tail and c != target
     ]

@@ -51,6 +51,7 @@ from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
 from .rbasp import RBASP
+from .rounds import RoundLaw
 from .scaling_law import ScalingLaw
 from .traffic import TrafficModel
 
@@ -70,6 +71,7 @@ ESTIMATORS = {
         CommunicationPredictor,
         FiMCal,
         RBASP,
+        RoundLaw,
     )
 }
 

@@ -13,7 +13,14 @@ so they extrapolate far better than a time does; and because they are counts, th
 can be priced on any other network.
 
 :class:`TrafficModel` fits one scaling law (:class:`PMNFSearch`) per part and per
-configuration group (problem ``scale`` and ``ppn``), then predicts::
+configuration group (problem ``scale`` and ``ppn``). Where the kernel also split the
+latency of its collectives over all ranks by how their rounds grow
+(``coll_tree_latency_time``: barriers, trees, recursive doubling, ``log2 p`` rounds;
+``coll_linear_latency_time``: pairwise alltoall, rings, ``p - 1`` rounds), those
+steps are not searched but fitted as ``a + b log2 n`` and ``a + b n``
+(:class:`~scaleprobe.models.RoundLaw`): a search over a few small node counts cannot
+tell ``n`` from ``sqrt(n) log2 n``, the algorithm can. The point-to-point rest of the
+latency is searched as before. Then it predicts::
 
     time = comp(n) + latency_count(n) * latency + bytes(n) / (link_bandwidth * bw / 100)
            + intra(n)
@@ -36,8 +43,15 @@ from ._configs import collapse_trials
 from ._tags import PerformanceModelTags
 from ._warnings import quiet
 from .pmnf import PMNFSearch
+from .rounds import RoundLaw
 
-__all__ = ["COUNT_EXPONENTS", "LINK_COLUMNS", "TRAFFIC_COLUMNS", "TrafficModel"]
+__all__ = [
+    "COLLECTIVE_COLUMNS",
+    "COUNT_EXPONENTS",
+    "LINK_COLUMNS",
+    "TRAFFIC_COLUMNS",
+    "TrafficModel",
+]
 
 #: Critical-path columns a traffic-informed fit needs (seconds).
 TRAFFIC_COLUMNS = (
@@ -46,6 +60,10 @@ TRAFFIC_COLUMNS = (
     "cp_bandwidth_time",
     "cp_intra_time",
 )
+
+#: Optional columns: the latency that collectives over all ranks charged, by how
+#: their rounds grow (``log2 p`` and ``p``; part of ``cp_latency_time``).
+COLLECTIVE_COLUMNS = ("coll_tree_latency_time", "coll_linear_latency_time")
 
 #: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
 LINK_COLUMNS = ("link_bandwidth", "latency")
@@ -59,7 +77,9 @@ COUNT_LAWS = {"exponents": COUNT_EXPONENTS, "log_exponents": (0, 1)}
 #: falls faster) and overheads growing as ``log2 p``, ``p`` or ``p log2 p``.
 COMPUTATION_LAWS = {"exponents": ("1",), "log_exponents": (0, 1), "falling": ("1/p",)}
 
-_PARTS = ("computation", "latency", "bandwidth", "intra")
+_PARTS = ("computation", "latency", "bandwidth", "intra", "tree", "linear")
+#: Parts counted in latency-bound steps (priced by the link's latency).
+_LATENCY_PARTS = ("latency", "tree", "linear")
 _GROUP_COLUMNS = ("scale", "ppn")
 
 
@@ -82,11 +102,20 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ``"time"`` when ``X`` held no critical-path columns: the model then fits the
         time itself with one :class:`PMNFSearch` (nothing to price).
     laws_ : dict
-        ``{group: {part: PMNFSearch or None, "single_node": float or None}}``;
-        ``group`` is a tuple of the values of ``group_columns_``; None marks a part
+        ``{group: {part: law or None, "single_node": float or None}}``;
+        ``group`` is a tuple of the values of ``group_columns_``; parts are
+        ``computation``, ``latency`` (steps; only the point-to-point ones when
+        ``collectives_``), ``bandwidth`` (bytes), ``intra`` (seconds) as
+        :class:`PMNFSearch` laws and, when ``collectives_``, ``tree`` and
+        ``linear`` as :class:`~scaleprobe.models.RoundLaw`. None marks a part
         that is zero in the data. The laws describe two nodes and more;
         ``single_node`` is the measured computation on one node (another code path:
         no exchange at all), used as is there.
+    collectives_ : bool
+        Whether the data split the collectives' latency by the shape of their
+        rounds (:data:`COLLECTIVE_COLUMNS`): their steps then follow
+        ``a + b log2 n`` and ``a + b n`` exactly as their algorithms do, instead
+        of a searched law.
     group_columns_ : tuple of str
     link_ : dict
         Training link: ``link_bandwidth`` (bytes/s) and ``latency`` (s).
@@ -162,12 +191,17 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.mode_ = "traffic"
         y = np.asarray(y, dtype=float)
         frame = X.reset_index(drop=True)
-        values = frame[list(TRAFFIC_COLUMNS) + list(LINK_COLUMNS)].astype(float)
+        collectives = [c for c in COLLECTIVE_COLUMNS if c in frame.columns]
+        values = frame[list(TRAFFIC_COLUMNS) + collectives + list(LINK_COLUMNS)].astype(
+            float
+        )
         values["time"] = y
         keep = [
             c
             for c in frame.columns
-            if c not in TRAFFIC_COLUMNS and c not in LINK_COLUMNS
+            if c not in TRAFFIC_COLUMNS
+            and c not in LINK_COLUMNS
+            and c not in COLLECTIVE_COLUMNS
         ]
         runs, means = collapse_trials(frame[keep], values)
         self.group_columns_ = tuple(c for c in _GROUP_COLUMNS if c in runs.columns)
@@ -187,6 +221,18 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 "intra": means["cp_intra_time"],
             }
         )
+        self.collectives_ = len(collectives) == len(COLLECTIVE_COLUMNS) and bool(
+            np.isfinite(means[collectives].to_numpy(dtype=float)).all()
+        )
+        if self.collectives_:
+            # Rounds of collectives over all ranks follow their algorithm's shape;
+            # what remains of the latency (point-to-point steps) is searched.
+            for part, column in zip(
+                ("tree", "linear"), COLLECTIVE_COLUMNS, strict=True
+            ):
+                parts[part] = means[column] / means["latency"]
+            rest = parts["latency"] - parts["tree"] - parts["linear"]
+            parts["latency"] = rest.where(rest > 1e-6 * parts["latency"], 0.0)
         groups = (
             runs.groupby(list(self.group_columns_))
             if self.group_columns_
@@ -216,10 +262,22 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             float(np.exp(np.mean(np.log(single)))) if single.size else None
         )
         for part in _PARTS:
+            if part not in parts:
+                continue
             values = parts[part].to_numpy(dtype=float)
             rows = multi & (values > 0)
             if part != "computation" and not rows.any():
                 laws[part] = None  # no such traffic in the data (e.g. ppn = 1 intra)
+                continue
+            if part in ("tree", "linear"):
+                if np.unique(variable[multi]).size < 2:
+                    raise ValueError(
+                        f"{where}: collective rounds need two or more multi-node "
+                        f"node counts; got {np.unique(runs['nodes'][multi]).tolist()}"
+                    )
+                laws[part] = RoundLaw(shape=part).fit(
+                    variable[multi].reshape(-1, 1), values[multi]
+                )
                 continue
             if np.unique(variable[rows]).size < 2:
                 raise ValueError(
@@ -238,6 +296,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
 
     def _fit_time(self, X, y):
         self.mode_ = "time"
+        self.collectives_ = False
         if isinstance(X, pd.DataFrame):
             column = self.over if self.over in X.columns else X.columns[0]
             X = X[[column]]
@@ -326,7 +385,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             rows = np.array([k == key for k in keys])
             single = laws["single_node"]
             for part in _PARTS:
-                law = laws[part]
+                law = laws.get(part)
                 if law is None:
                     continue
                 use = rows & (nodes > 1)
@@ -352,9 +411,10 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         frame = self._frame(X)
         effective, latency = self._link(frame)
         values = self._part_values(frame, method)
+        steps = sum(values[part] for part in _LATENCY_PARTS)
         priced = {
             "computation": values["computation"],
-            "latency": values["latency"] * latency,
+            "latency": steps * latency,
             "bandwidth": values["bandwidth"] / effective,
             "intra": values["intra"],
         }

@@ -18,9 +18,12 @@ from scaleprobe.models import (
     FiMCal,
     PMNFSearch,
     PowerLawBaseline,
+    RoundLaw,
     ScalingLaw,
     TrafficModel,
 )
+from scaleprobe.models.fim import FiM
+from scaleprobe.models.fim_com import FiMCom
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted
@@ -95,7 +98,12 @@ class WeightedProcessCounts(ProcessCounts):
         ProcessCounts(PowerLawBaseline()),
         CommunicationPredictor(loss="absolute"),
         ProcessCounts(FiMCal()),
+        ProcessCounts(
+            FiMCom(replications=2, calibration_replications=1, max_groups=8, max_iter=5)
+        ),
+        ProcessCounts(FiM(replications=3)),
         RBASP(),  # linear in log2(y): any finite X is in its domain
+        ProcessCounts(RoundLaw(shape="tree")),
     ]
 )
 def test_sklearn_contract(estimator, check):

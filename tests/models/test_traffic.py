@@ -135,3 +135,58 @@ def xr_concat(parts):
     import xarray as xr
 
     return xr.concat(parts, dim="scale")
+
+
+def _collective_frame(levels=6, ppn=1):
+    """Known collective rounds: per level one allreduce (log2 p rounds) and three
+    pairwise alltoalls (p - 1 rounds), at 5 us a round, plus 20 point-to-point
+    steps that grow as log2 n."""
+    n = np.array([1, 2, 3, 4, 6, 8] * 2, dtype=float)
+    p = n * ppn
+    lat = 5e-6
+    tree = levels * np.log2(n) * lat
+    linear = levels * 3 * (p - 1) * lat * (n > 1)
+    p2p = 20 * np.log2(n) * lat
+    X = pd.DataFrame(
+        {
+            "nodes": n,
+            "ppn": float(ppn),
+            "bandwidth": 100.0,
+            "link_bandwidth": 1.25e8,
+            "latency": lat,
+            "cp_comp_time": 0.01 / n + 0.002,
+            "cp_latency_time": tree + linear + p2p,
+            "cp_bandwidth_time": 1e6 / n / 1.25e8 * (n > 1),
+            "cp_intra_time": 0.0,
+            "coll_tree_latency_time": tree,
+            "coll_linear_latency_time": linear,
+        }
+    )
+    cp = ["cp_comp_time", "cp_latency_time", "cp_bandwidth_time", "cp_intra_time"]
+    return X, X[cp].sum(axis=1)
+
+
+@pytest.mark.parametrize("ppn", [1, 4])
+def test_collective_rounds_extrapolate_with_their_algorithm(ppn):
+    X, y = _collective_frame(ppn=ppn)
+    model = TrafficModel().fit(X, y)
+    assert model.collectives_
+    laws = model.laws_[(float(ppn),)]
+    assert type(laws["tree"]).__name__ == type(laws["linear"]).__name__ == "RoundLaw"
+    far = pd.DataFrame({"nodes": [16.0, 1024.0], "ppn": float(ppn), "bandwidth": 100.0})
+    n = far["nodes"].to_numpy()
+    truth = (6 * np.log2(n) + 18 * (n * ppn - 1) + 20 * np.log2(n)) * 5e-6
+    np.testing.assert_allclose(
+        model.predict_components(far)["latency"], truth, rtol=0.02
+    )
+    # Exact counts: the floor is the known latency, not a guess below it.
+    np.testing.assert_allclose(model.floor(far), truth, rtol=0.02)
+
+
+def test_without_the_split_latency_is_one_searched_law():
+    X, y = _collective_frame()
+    model = TrafficModel().fit(
+        X.drop(columns=["coll_tree_latency_time", "coll_linear_latency_time"]), y
+    )
+    assert not model.collectives_
+    assert "tree" not in model.laws_[(1.0,)]
