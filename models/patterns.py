@@ -150,7 +150,7 @@ def build_pattern(description):
     return CommPattern(sizes, counts)
 
 
-def pattern_metrics(description):
+def pattern_metrics(description, columns=METRICS):
     """The descriptive metrics of a described pattern under its mapping.
 
     Parameters
@@ -161,7 +161,8 @@ def pattern_metrics(description):
     Returns
     -------
     pandas.DataFrame
-        One row, one column per name in ``METRICS``: what
+        One row, one column per name in ``columns`` (the paper's ``METRICS`` by
+        default; ``EXTRA_METRICS`` may be added): what
         :meth:`CommunicationPredictor.predict` takes.
 
     Examples
@@ -197,10 +198,10 @@ def pattern_metrics(description):
         nodes_per_switch=int(mapping.get("nodes_per_switch", 18)),
         switches_per_rack=mapping.get("switches_per_rack"),
     )
-    return pd.DataFrame([[values[name] for name in METRICS]], columns=list(METRICS))
+    return pd.DataFrame([[values[name] for name in columns]], columns=list(columns))
 
 
-def pattern_table(description, nodes):
+def pattern_table(description, nodes, columns=METRICS):
     """Metrics of a described phase at each of several node counts.
 
     Parameters
@@ -215,7 +216,7 @@ def pattern_table(description, nodes):
     Returns
     -------
     pandas.DataFrame
-        One row per node count, one column per name in ``METRICS``.
+        One row per node count, one column per name in ``columns``.
 
     Examples
     --------
@@ -242,7 +243,7 @@ def pattern_table(description, nodes):
                     f"this pattern has {ranks} ranks: at ppn {ppn} it runs on "
                     f"{ranks / ppn:g} nodes, not {count}"
                 )
-        rows.append(pattern_metrics({**description, "pattern": pattern}))
+        rows.append(pattern_metrics({**description, "pattern": pattern}, columns))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -252,7 +253,7 @@ def _ranks(pattern):
     return int(pattern.get("ranks", 0))
 
 
-def benchmark_frame(dataset, target="exchange_time"):
+def benchmark_frame(dataset, target="exchange_time", columns=METRICS):
     """Training rows of a benchmark's results: the metrics and the measured time.
 
     Parameters
@@ -261,31 +262,33 @@ def benchmark_frame(dataset, target="exchange_time"):
         Results of ``commbench.random_pingpong`` (or any kernel whose record has
         the metrics of ``METRICS`` and ``target``).
     target : str, default="exchange_time"
+    columns : sequence of str, default=METRICS
+        The metrics to return.
 
     Returns
     -------
     X : pandas.DataFrame
-        One row per successful measurement, the columns of ``METRICS``.
+        One row per successful measurement, the metrics of ``columns``.
     y : numpy.ndarray
         The target, seconds.
     """
-    missing = [name for name in (*METRICS, target) if name not in dataset.data_vars]
+    missing = [name for name in (*columns, target) if name not in dataset.data_vars]
     if missing:
         raise ValueError(
             f"the results lack {', '.join(missing)}: the communication predictor "
             "trains on a benchmark whose records carry the pattern metrics and "
             f"{target!r} (commbench.random_pingpong)"
         )
-    names = [*METRICS, target]
+    names = [*columns, target]
     if "status" in dataset.data_vars:
         names.append("status")
     frame = dataset[names].to_dataframe().reset_index()
     if "status" in frame:
         frame = frame[frame["status"].astype(str) == "ok"]
-    frame = frame.dropna(subset=[*METRICS, target])
+    frame = frame.dropna(subset=[*columns, target])
     if frame.empty:
         raise ValueError(f"no successful measurement of {target!r} to train on")
     return (
-        frame[list(METRICS)].astype(float).reset_index(drop=True),
+        frame[list(columns)].astype(float).reset_index(drop=True),
         frame[target].to_numpy(dtype=float),
     )

@@ -22,6 +22,14 @@ it gives the metrics of Papadopoulou, Goumas and Koziris without running anythin
 ``SWR``  ``SW / R``
 =======  ===============================================================
 
+The paper assumes every process sends as many messages of one size, so the mean
+process (and node) is also the busiest. A phase ends when its busiest node has
+finished, and patterns with boundaries (a stencil's edge ranks have fewer
+neighbours) are not uniform; :meth:`CommPattern.metrics` therefore also gives
+``NTmax``, the inter-node bytes of the busiest node (the larger of what it sends
+and what it receives), which is not among the paper's metrics (:data:`METRICS`) but
+in :data:`EXTRA_METRICS`.
+
 :func:`place_nodes` puts an allocation of ``N`` nodes on a machine of
 ``machine_nodes`` nodes, compactly (consecutive nodes) or at random (seeded), as a
 busy batch system does. This module imports only numpy.
@@ -33,15 +41,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
+__all__ = ["EXTRA_METRICS", "METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
 
 #: The descriptive metrics, in the order :meth:`CommPattern.metric_vector` uses.
 METRICS = ("S", "M", "PPN", "N", "I", "PT", "NT", "V", "NI", "VI", "SW", "R", "SWR")
 
+#: Metrics beyond the paper's: the busiest node's inter-node bytes.
+EXTRA_METRICS = ("NTmax",)
+
 #: Units of the metrics.
-METRIC_UNITS = {"S": "bytes", "M": "1", "PPN": "1", "N": "1", "I": "1",
-                "PT": "bytes", "NT": "bytes", "V": "bytes", "NI": "1", "VI": "1",
-                "SW": "1", "R": "1", "SWR": "1"}
+METRIC_UNITS = {
+    "S": "bytes",
+    "M": "1",
+    "PPN": "1",
+    "N": "1",
+    "I": "1",
+    "PT": "bytes",
+    "NT": "bytes",
+    "V": "bytes",
+    "NI": "1",
+    "VI": "1",
+    "SW": "1",
+    "R": "1",
+    "SWR": "1",
+    "NTmax": "bytes",
+}
 
 ALLOCATIONS = ("compact", "random")
 
@@ -120,11 +144,15 @@ class CommPattern:
             )
         if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
             raise ValueError("sizes must be finite and >= 0 bytes")
-        counts = (sizes > 0).astype(float) if self.counts is None else np.asarray(
-            self.counts, dtype=float)
+        counts = (
+            (sizes > 0).astype(float)
+            if self.counts is None
+            else np.asarray(self.counts, dtype=float)
+        )
         if counts.shape != sizes.shape or np.any((counts > 0) != (sizes > 0)):
-            raise ValueError("counts must have the shape of sizes and be > 0 exactly "
-                             "where sizes are")
+            raise ValueError(
+                "counts must have the shape of sizes and be > 0 exactly where sizes are"
+            )
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "counts", counts)
 
@@ -160,8 +188,9 @@ class CommPattern:
         """Number of ranks."""
         return self.sizes.shape[0]
 
-    def metrics(self, *, ppn=1, placement=None, nodes_per_switch=18,
-                switches_per_rack=None):
+    def metrics(
+        self, *, ppn=1, placement=None, nodes_per_switch=18, switches_per_rack=None
+    ):
         """The descriptive metrics of this pattern under a mapping.
 
         Parameters
@@ -177,7 +206,8 @@ class CommPattern:
         Returns
         -------
         dict
-            ``{name: float}`` for every name in :data:`METRICS`.
+            ``{name: float}`` for every name in :data:`METRICS` and
+            :data:`EXTRA_METRICS`.
         """
         ppn = int(ppn)
         if ppn < 1 or self.ranks % ppn:
@@ -185,15 +215,17 @@ class CommPattern:
                 f"ppn must be >= 1 and divide the {self.ranks} ranks, got {ppn}"
             )
         nodes = self.ranks // ppn
-        placement = (np.arange(nodes) if placement is None
-                     else np.asarray(placement, dtype=int))
+        placement = (
+            np.arange(nodes) if placement is None else np.asarray(placement, dtype=int)
+        )
         if placement.shape != (nodes,):
             raise ValueError(
                 f"placement must give one machine node per node ({nodes}), got "
                 f"{placement.shape[0] if placement.ndim else 'a scalar'}"
             )
-        if int(nodes_per_switch) < 1 or (switches_per_rack is not None
-                                         and int(switches_per_rack) < 1):
+        if int(nodes_per_switch) < 1 or (
+            switches_per_rack is not None and int(switches_per_rack) < 1
+        ):
             raise ValueError("nodes_per_switch and switches_per_rack must be >= 1")
         messages = float(self.counts.sum())
         node = np.arange(self.ranks) // ppn
@@ -203,17 +235,34 @@ class CommPattern:
         per_process = messages / self.ranks
         switch = placement // int(nodes_per_switch)
         switches = len(np.unique(switch))
-        rack = (np.zeros_like(switch) if switches_per_rack is None
-                else switch // int(switches_per_rack))
+        rack = (
+            np.zeros_like(switch)
+            if switches_per_rack is None
+            else switch // int(switches_per_rack)
+        )
         racks = len(np.unique(rack))
         process_traffic = size * per_process
         node_traffic = process_traffic * ppn * share
         node_messages = per_process * share * ppn
-        return {"S": size, "M": per_process, "PPN": float(ppn), "N": float(nodes),
-                "I": share, "PT": process_traffic, "NT": node_traffic,
-                "V": node_traffic * nodes, "NI": node_messages,
-                "VI": node_messages * nodes, "SW": float(switches),
-                "R": float(racks), "SWR": switches / racks}
+        across = np.where(crossing, self.sizes, 0.0)
+        sent = np.bincount(node, across.sum(axis=1), minlength=nodes)
+        received = np.bincount(node, across.sum(axis=0), minlength=nodes)
+        return {
+            "S": size,
+            "M": per_process,
+            "PPN": float(ppn),
+            "N": float(nodes),
+            "I": share,
+            "PT": process_traffic,
+            "NT": node_traffic,
+            "V": node_traffic * nodes,
+            "NI": node_messages,
+            "VI": node_messages * nodes,
+            "SW": float(switches),
+            "R": float(racks),
+            "SWR": switches / racks,
+            "NTmax": float(max(sent.max(), received.max())),
+        }
 
     def metric_vector(self, **mapping):
         """:meth:`metrics` as an array in the order of :data:`METRICS`."""

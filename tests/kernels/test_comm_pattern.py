@@ -25,11 +25,25 @@ def test_ring_on_two_nodes_by_hand():
 
 def test_switches_and_racks_from_placement():
     pattern = CommPattern.from_partners([[1], [0], [3], [2]], 64)
-    m = pattern.metrics(ppn=1, placement=[0, 5, 18, 40], nodes_per_switch=18,
-                        switches_per_rack=2)
+    m = pattern.metrics(
+        ppn=1, placement=[0, 5, 18, 40], nodes_per_switch=18, switches_per_rack=2
+    )
     # switches 0, 0, 1, 2 -> 3 switches; racks 0, 0, 0, 1 -> 2 racks
     assert (m["SW"], m["R"], m["SWR"]) == (3, 2, 1.5)
     assert m["I"] == 1.0
+
+
+def test_busiest_node_traffic_counts_what_a_node_sends_or_receives():
+    # 4 nodes, ppn 1: ranks 1, 2, 3 each send 100 B to rank 0 (incast), 0 sends 50 B
+    # to 1; the mean node sends 87.5 B, the busiest node receives 300 B
+    sizes = np.zeros((4, 4))
+    sizes[1:, 0] = 100.0
+    sizes[0, 1] = 50.0
+    m = CommPattern(sizes).metrics(ppn=1)
+    assert m["NT"] == pytest.approx(350 / 4)
+    assert m["NTmax"] == 300.0
+    # two ranks per node: 1 -> 0 stays on node 0, node 0 receives 200 B from node 1
+    assert CommPattern(sizes).metrics(ppn=2)["NTmax"] == 200.0
 
 
 def test_all_on_one_node_has_no_node_traffic():
@@ -72,8 +86,10 @@ def test_random_placement_is_seeded_and_spreads():
         (lambda: CommPattern([[0, -1], [0, 0]]), ">= 0"),
         (lambda: CommPattern([[0, 1], [1, 0]], [[0, 0], [1, 0]]), "counts"),
         (lambda: CommPattern.from_partners([[0]], 8), "other ranks"),
-        (lambda: CommPattern.from_partners([[1], [0], [0]], 8).metrics(ppn=2),
-         "divide"),
+        (
+            lambda: CommPattern.from_partners([[1], [0], [0]], 8).metrics(ppn=2),
+            "divide",
+        ),
         (lambda: place_nodes(4, machine_nodes=2), "machine_nodes"),
         (lambda: place_nodes(4, allocation="scatter"), "compact"),
     ],

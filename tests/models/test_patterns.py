@@ -78,8 +78,11 @@ def test_stencil_from_a_yaml_file_at_a_node_count_never_run(tmp_path, stencil):
         nodes_per_switch=18,
         switches_per_rack=4,
     )
-    assert row.iloc[0].to_dict() == pytest.approx(expected)
+    assert row.iloc[0].to_dict() == pytest.approx({m: expected[m] for m in METRICS})
     assert row.iloc[0]["N"] == 64
+    wider = pattern_metrics(path, columns=[*METRICS, "NTmax"])
+    assert wider.iloc[0]["NTmax"] == pytest.approx(expected["NTmax"])
+    assert wider.iloc[0]["NTmax"] >= wider.iloc[0]["NT"]  # the busiest node
     assert row.iloc[0]["SW"] > 4  # 64 random nodes of 1152 touch many switches
 
 
@@ -98,7 +101,7 @@ def test_a_trained_predictor_takes_the_described_row():
         rows.append(metrics)
         times.append(2e-5 + metrics["NT"] / 1.25e8)  # known law: a + NT / B
     model = CommunicationPredictor(max_terms=1, min_area_samples=3)
-    model.fit(pd.DataFrame(rows), times)
+    model.fit(pd.DataFrame(rows)[list(METRICS)], times)  # the paper's metrics
     row = pattern_metrics(
         {
             "pattern": {"stencil": "jacobi3d", "shape": [256, 256, 256], "ranks": 64},
