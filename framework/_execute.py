@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
 import time
 import warnings
+from concurrent.futures import CancelledError
 
 from distributed import Client, Semaphore, as_completed
 
 from . import config
+from ._connect import ClusterError
 from ._lease import task_wanted
 from ._progress import Progress
 from ._warnings import OversubscriptionWarning
@@ -198,16 +201,25 @@ def execute(
         )
         futures[future] = point
     every = max(1, int(config.get("store.consolidate-every")))
+    dropped, why = [], ""
     try:
         for count, future in enumerate(as_completed(futures), start=1):
             point = futures.pop(future)
             try:
                 result = future.result()
+            except CancelledError as exc:  # the cluster gave it up: not measured
+                dropped.append(point)
+                why = why or (str(exc).strip().splitlines() or ["cancelled"])[0]
+                continue
             except Exception as exc:  # a lost worker must not stop the sweep
                 result = _lost(point, exc)
+            if result.get("stopped"):  # its launch was killed with its worker
+                dropped.append(point)
+                why = why or result.get("error", "")
+                continue
             store.write_point(result)
-            client.log_event(
-                TOPIC,
+            _log(
+                client,
                 {
                     "kind": "done",
                     "sweep": name,
@@ -223,3 +235,15 @@ def execute(
     except BaseException:
         client.cancel(list(futures))
         raise
+    if dropped:
+        raise ClusterError(
+            f"the Dask cluster dropped {len(dropped)} unfinished point(s) ({why}); "
+            "every finished point is stored: run the same command again to measure "
+            "the rest"
+        )
+
+
+def _log(client: Client, event: dict) -> None:
+    """Tell the sweep page; a cluster that went away must not stop the sweep."""
+    with contextlib.suppress(Exception):  # the page is a view, the store the record
+        client.log_event(TOPIC, event)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 
@@ -24,13 +25,42 @@ def _positive_int(text: str) -> int:
     return value
 
 
+@contextlib.contextmanager
+def _quiet_dask_logs():
+    """Keep Dask's own log lines, and their tracebacks, off the command's output.
+
+    A scheduler that dies or a worker that is killed makes the client log tracebacks
+    the sweep's one-line error already explains; ``--debug`` shows them.
+    """
+    import logging
+
+    import distributed  # noqa: F401 - installs the handlers quieted here
+
+    handlers = logging.getLogger("distributed").handlers
+    levels = [handler.level for handler in handlers]
+    for handler in handlers:
+        handler.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for handler, level in zip(handlers, levels, strict=True):
+            handler.setLevel(level)
+
+
 def _run(args) -> int:
+    with contextlib.ExitStack() as stack:
+        return _run_sweep(args, stack)
+
+
+def _run_sweep(args, stack) -> int:
     from ._summary import summarize
     from .cluster import cluster_client
     from .runner import prepare_sweep
     from .spec import load_spec
 
     spec = load_spec(args.spec)
+    if not args.debug:
+        stack.enter_context(_quiet_dask_logs())
     options = {
         "output": args.output,
         "retry": args.retry or (),
@@ -128,9 +158,25 @@ def _store_options(parser) -> None:
     )
 
 
+def _printable(text: str) -> str:
+    """Escape what a terminal would not print as one line (controls, line breaks)."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose error is one printable line, whatever was typed."""
+
+    def error(self, message: str):
+        """Print the usage and ``message`` as one line, then exit with code 2."""
+        super().error(_printable(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``scaleprobe`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="scaleprobe",
         description="Measure MPI programs over sweeps with a throttled interconnect, "
         "model them, and project them to large clusters.",
@@ -276,7 +322,7 @@ def main(argv=None) -> int:
 def _error(exc, code: int, prefix: str = "error: ") -> int:
     """Print an error as one line (the first of its message) and return ``code``."""
     text = str(exc).strip().splitlines()
-    line = f"scaleprobe: {prefix}{text[0] if text else type(exc).__name__}"
+    line = f"scaleprobe: {prefix}{_printable(text[0]) if text else type(exc).__name__}"
     if prefix != "error: ":
         line += " (run with --debug for the traceback)"
     print(line, file=sys.stderr)
@@ -286,7 +332,7 @@ def _error(exc, code: int, prefix: str = "error: ") -> int:
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     text = str(message).strip().splitlines()
     print(
-        f"scaleprobe: warning: {text[0] if text else category.__name__}",
+        f"scaleprobe: warning: {_printable(text[0]) if text else category.__name__}",
         file=sys.stderr,
     )
 

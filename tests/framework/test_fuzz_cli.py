@@ -18,7 +18,7 @@ import tempfile
 import dask
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 from scaleprobe.framework.cli import main
 
@@ -265,6 +265,11 @@ def _run(argv: list[str]) -> tuple[int, str]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(spec_text=_spec_text, case=_argv)
+# An argument with a line break (U+0085) in it once made argparse's error two lines.
+@example(
+    spec_text="name: x\n",
+    case=("run", None, [("H\x10V\x12\x85G",), ("--output", "FILE"), ("%",)]),
+)
 def test_any_spec_and_argument_list_ends_in_one_line_and_a_known_code(
     stored, spec_text, case
 ):
