@@ -165,9 +165,14 @@ def scaleprobe_predict(series, holdout):
         X = X.drop_duplicates("ranks").reset_index(drop=True)
         chosen = np.asarray(fit.models[name].predict(X), dtype=float)
         baseline = np.asarray(fit.models["baseline"].predict(X), dtype=float)
+        # The interval a user is shown: the projection's (one rank per "node").
+        projection = fit.project(name, nodes=X["ranks"].to_numpy(), ppn=1)
+        lower = projection["time_lower"].values.ravel()
+        upper = projection["time_upper"].values.ravel()
     return {
         "scaleprobe": dict(zip(X["ranks"], chosen, strict=True)),
         "baseline": dict(zip(X["ranks"], baseline, strict=True)),
+        "interval": dict(zip(X["ranks"], zip(lower, upper, strict=True), strict=True)),
         "refused": refused,
         "model": name,
     }
@@ -240,6 +245,18 @@ def _errors(series, predictions):
     return errors
 
 
+def _coverage(series, intervals):
+    """Share of held-out counts whose mean measurement the interval holds, and the
+    median upper/lower ratio."""
+    held, ratios = [], []
+    for r, v in zip(series.ranks, series.values, strict=True):
+        if int(r) in intervals:
+            low, high = intervals[int(r)]
+            held.append(low <= np.mean(v) <= high)
+            ratios.append(high / low)
+    return held, ratios
+
+
 def _summary(errors_by_series):
     flat = np.abs(np.concatenate([np.asarray(e, float) for e in errors_by_series]))
     worst = np.array([np.max(np.abs(e)) for e in errors_by_series])
@@ -287,6 +304,11 @@ def run(args):
                     methods["extrap"].append(errors)
                     row["extrap"] = max(errors, key=abs)
                 details.append(row)
+            covered, ratios = [], []
+            for i, s in enumerate(usable):
+                held, ratio = _coverage(s, ours[i]["interval"])
+                covered += held
+                ratios += ratio
             refused = sum(o["refused"] for o in ours)
             print(
                 f"\n{name}: train on {usable[0].ranks[:-holdout].tolist()}..., predict "
@@ -304,6 +326,11 @@ def run(args):
                     index=False, float_format=lambda v: f"{v:.1f}"
                 )
             )
+            print(
+                f"scaleprobe's 90 % interval holds {np.mean(covered):.0%} of the "
+                f"held-out measurements (median upper/lower {np.median(ratios):.2g})"
+            )
+            rows[-len(table)]["coverage"] = float(np.mean(covered))
     if args.csv:
         pd.DataFrame(details).to_csv(args.csv, index=False)
         print(f"\nper-series errors (percent, worst held-out count): {args.csv}")
