@@ -9,7 +9,9 @@ Three tables, every number measured in this one run through ``run_sweep`` (root 
    path (no latency is injected), and the last column the bandwidth of that path
    itself (a 100 Gbit/s link, which the host cannot fill): what TCP, the veth pairs
    and the bridge cost per byte on this host, the share of a fast link's time that no
-   shaper can remove. The host's load average is printed with the table: on a busy
+   shaper can remove. A second block divides the same bytes by the round trip net of
+   the 8-byte one: the rate the shaper let the bytes through, without the host path's
+   per-message latency. The host's load average is printed with the table: on a busy
    host the ranks wait for a core.
 2. **netns vs emulated**: the same ping-pong and a small Graph500 sweep (same nodes, ppn
    and bandwidths) in both modes; medians of ``time`` (ping-pong: round trip; Graph500:
@@ -86,6 +88,15 @@ def fidelity(workdir: str, runs: int, link: str) -> None:
     latency = [float(rtt.sel(msg_bytes=8, bandwidth=p)) / 2 * 1e6 for p in PERCENTS]
     print("   one-way latency of 8 B (us): "
           + ", ".join(f"{x:.0f}" for x in latency))  # fmt: skip
+    # The shaper acts on bytes; the host path adds a per-message time it cannot
+    # remove. Net of the 8 B round trip (Hockney: rtt = 2 L + 2 m / B), the rate the
+    # bytes were carried at is what the shaper is responsible for.
+    print("   net of the 8 B round trip: 2 m / (rtt(m) - rtt(8 B)) / shaped")
+    for size in SIZES:
+        ratios = [2 * size / float(rtt.sel(msg_bytes=size, bandwidth=p)
+                                   - rtt.sel(msg_bytes=8, bandwidth=p))
+                  / (rate * p / 100) for p in PERCENTS]  # fmt: skip
+        print(f"   {size // 1024:>5d} KiB " + "".join(f"{r:>11.3f}" for r in ratios))
 
 
 def side_by_side(workdir: str, runs: int) -> None:
