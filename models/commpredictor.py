@@ -118,9 +118,19 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, node_traffic_threshold=131072.0, size_threshold=4096.0,
-                 max_terms=4, candidates=5, min_gain=0.02, min_area_samples=8,
-                 huber_k=HUBER_K, loss="relative", folds=5):
+    def __init__(
+        self,
+        *,
+        node_traffic_threshold=131072.0,
+        size_threshold=4096.0,
+        max_terms=4,
+        candidates=5,
+        min_gain=0.02,
+        min_area_samples=8,
+        huber_k=HUBER_K,
+        loss="relative",
+        folds=5,
+    ):
         self.node_traffic_threshold = node_traffic_threshold
         self.size_threshold = size_threshold
         self.max_terms = max_terms
@@ -134,8 +144,9 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     def _check_params(self):
         for name in ("node_traffic_threshold", "size_threshold", "min_gain"):
             if not np.isfinite(getattr(self, name)) or getattr(self, name) < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got "
-                                 f"{getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} must be a finite number >= 0, got {getattr(self, name)!r}"
+                )
         for name in ("max_terms", "candidates", "min_area_samples", "folds"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -168,8 +179,11 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             return np.zeros(X.shape[0], dtype=int)
         traffic = X[:, names.index("NT")]
         size = X[:, names.index("S")]
-        return np.where(traffic > self.node_traffic_threshold, 2,
-                        np.where(size > self.size_threshold, 1, 0))
+        return np.where(
+            traffic > self.node_traffic_threshold,
+            2,
+            np.where(size > self.size_threshold, 1, 0),
+        )
 
     def area_names(self, X):
         """Area name (``"Ia"``, ``"Ib"``, ``"II"`` or ``"all"``) of each row."""
@@ -202,14 +216,19 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 "loss='absolute' for other targets"
             )
         self.feature_names_ = _names(self, X.shape[1])
-        self.feature_ranges_ = {name: (float(X[:, i].min()), float(X[:, i].max()))
-                                for i, name in enumerate(self.feature_names_)}
-        self.correlations_ = {name: _pearson(X[:, i], y)
-                              for i, name in enumerate(self.feature_names_)}
+        self.feature_ranges_ = {
+            name: (float(X[:, i].min()), float(X[:, i].max()))
+            for i, name in enumerate(self.feature_names_)
+        }
+        self.correlations_ = {
+            name: _pearson(X[:, i], y) for i, name in enumerate(self.feature_names_)
+        }
         everything = self._fit_area(X, y)
         if "NT" not in self.feature_names_ or "S" not in self.feature_names_:
-            warn("no NT and S columns: the predictor fits one area for all rows",
-                 DegenerateFitWarning)
+            warn(
+                "no NT and S columns: the predictor fits one area for all rows",
+                DegenerateFitWarning,
+            )
             self.areas_ = {"all": everything}
             return self
         codes = self._areas(X)
@@ -220,18 +239,25 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 self.areas_[name] = self._fit_area(X[rows], y[rows])
             else:
                 if rows.any():
-                    warn(f"area {name} has {int(rows.sum())} training rows (fewer "
-                         f"than {self.min_area_samples}): it is predicted by the "
-                         "model of all rows", DegenerateFitWarning)
-                self.areas_[name] = {**everything, "samples": int(rows.sum()),
-                                     "fallback": True}
+                    warn(
+                        f"area {name} has {int(rows.sum())} training rows (fewer "
+                        f"than {self.min_area_samples}): it is predicted by the "
+                        "model of all rows",
+                        DegenerateFitWarning,
+                    )
+                self.areas_[name] = {
+                    **everything,
+                    "samples": int(rows.sum()),
+                    "fallback": True,
+                }
         return self
 
     def _fit_area(self, X, y):
         scale = y if self.loss == "relative" else np.ones(len(y))
         names = self.feature_names_
-        ranked = sorted(range(len(names)),
-                        key=lambda i: -np.nan_to_num(abs(_pearson(X[:, i], y))))
+        ranked = sorted(
+            range(len(names)), key=lambda i: -np.nan_to_num(abs(_pearson(X[:, i], y)))
+        )
         ranked = [i for i in ranked if np.ptp(X[:, i]) > 0][: self.candidates]
         pool = [names[i] for i in ranked]
         pool += [f"{a}*{b}" for a, b in itertools.combinations(pool, 2)]
@@ -239,8 +265,9 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         chosen = []
         best = self._held_out_error(X, y, scale, chosen, fold)
         while pool and len(chosen) < self.max_terms:
-            error, term = min((self._held_out_error(X, y, scale, [*chosen, t], fold), t)
-                              for t in pool)
+            error, term = min(
+                (self._held_out_error(X, y, scale, [*chosen, t], fold), t) for t in pool
+            )
             if error > best * (1.0 - self.min_gain):
                 break
             best = error
@@ -255,23 +282,32 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         for k in range(self.folds):
             test = fold == k
             fit = self._fit_terms(X[~test], y[~test], scale[~test], terms)
-            errors[test] = np.abs(y[test] - _evaluate(fit, X[test], self.feature_names_)
-                                  ) / scale[test]
+            errors[test] = (
+                np.abs(y[test] - _evaluate(fit, X[test], self.feature_names_))
+                / scale[test]
+            )
         return float(np.mean(errors))
 
     def _fit_terms(self, X, y, scale, terms):
         names = self.feature_names_
-        columns = np.column_stack([_term(X, names, t) for t in terms]
-                                  or [np.empty((len(y), 0))])
+        columns = np.column_stack(
+            [_term(X, names, t) for t in terms] or [np.empty((len(y), 0))]
+        )
         center = columns.mean(axis=0)
         spread = np.where(columns.std(axis=0) > 0, columns.std(axis=0), 1.0)
         design = np.column_stack([np.ones(len(y)), (columns - center) / spread])
         coef, _ = huber_fit(design, y, scale, k=self.huber_k)
         # the selection criterion: mean |relative error| (or mean |error|)
         error = float(np.mean(np.abs(y - design @ coef) / scale))
-        return {"terms": list(terms), "coef": coef.tolist(),
-                "center": center.tolist(), "spread": spread.tolist(),
-                "samples": len(y), "error": error, "fallback": False}
+        return {
+            "terms": list(terms),
+            "coef": coef.tolist(),
+            "center": center.tolist(),
+            "spread": spread.tolist(),
+            "samples": len(y),
+            "error": error,
+            "fallback": False,
+        }
 
     def predict(self, X):
         """Predicted communication time of each row, s.
@@ -286,13 +322,18 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        outside = [name for i, name in enumerate(self.feature_names_)
-                   if np.any(X[:, i] < self.feature_ranges_[name][0] * (1 - 1e-9))
-                   or np.any(X[:, i] > self.feature_ranges_[name][1] * (1 + 1e-9))]
+        outside = [
+            name
+            for i, name in enumerate(self.feature_names_)
+            if np.any(X[:, i] < self.feature_ranges_[name][0] * (1 - 1e-9))
+            or np.any(X[:, i] > self.feature_ranges_[name][1] * (1 + 1e-9))
+        ]
         if outside:
-            warn(f"{', '.join(outside)} outside the trained range: the benchmark "
-                 "did not measure such phases, the prediction extrapolates",
-                 ExtrapolationWarning)
+            warn(
+                f"{', '.join(outside)} outside the trained range: the benchmark "
+                "did not measure such phases, the prediction extrapolates",
+                ExtrapolationWarning,
+            )
         codes = self._areas(X)
         names = list(self.areas_) if "all" in self.areas_ else list(AREAS)
         prediction = np.empty(X.shape[0])
@@ -300,12 +341,16 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             rows = codes == code
             if not rows.any():
                 continue
-            prediction[rows] = _evaluate(self.areas_[name], X[rows],
-                                         self.feature_names_)
+            prediction[rows] = _evaluate(
+                self.areas_[name], X[rows], self.feature_names_
+            )
         if np.any(prediction <= 0):
-            warn(f"{int(np.sum(prediction <= 0))} predicted communication times are "
-                 "not positive: these metrics lie outside what the training "
-                 "benchmark covered", PhysicalLimitWarning)
+            warn(
+                f"{int(np.sum(prediction <= 0))} predicted communication times are "
+                "not positive: these metrics lie outside what the training "
+                "benchmark covered",
+                PhysicalLimitWarning,
+            )
         return prediction
 
     def describe(self):
@@ -315,17 +360,23 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         for name, area in self.areas_.items():
             terms = " + ".join(["1", *area["terms"]])
             note = " (model of all rows)" if area["fallback"] else ""
-            lines.append(f"area {name}: t ~ {terms}; {area['samples']} rows, mean "
-                         f"|relative error| {100 * area['error']:.1f} %{note}")
+            lines.append(
+                f"area {name}: t ~ {terms}; {area['samples']} rows, mean "
+                f"|relative error| {100 * area['error']:.1f} %{note}"
+            )
         return "\n".join(lines)
 
 
 def _evaluate(area, X, names):
-    columns = np.column_stack([_term(X, names, t) for t in area["terms"]]
-                              or [np.empty((X.shape[0], 0))])
+    columns = np.column_stack(
+        [_term(X, names, t) for t in area["terms"]] or [np.empty((X.shape[0], 0))]
+    )
     design = np.column_stack(
-        [np.ones(X.shape[0]),
-         (columns - np.asarray(area["center"])) / np.asarray(area["spread"])])
+        [
+            np.ones(X.shape[0]),
+            (columns - np.asarray(area["center"])) / np.asarray(area["spread"]),
+        ]
+    )
     return design @ np.asarray(area["coef"])
 
 

@@ -39,8 +39,10 @@ def message_bytes(buf) -> int:
     if isinstance(buf, (list, tuple)) and len(buf) >= 2:
         count = buf[1]
         if isinstance(count, (int, np.integer)) and not isinstance(count, bool):
-            itemsize = buf[2].Get_size() if len(buf) > 2 and _is_datatype(buf[2]) else (
-                array.itemsize
+            itemsize = (
+                buf[2].Get_size()
+                if len(buf) > 2 and _is_datatype(buf[2])
+                else (array.itemsize)
             )
             return int(count) * int(itemsize)
     return int(array.nbytes)

@@ -20,7 +20,6 @@ ALLGATHER_LONG = 524288
 ALLREDUCE_SHORT = 2048
 
 
-
 def allgather_schedule(counts, algorithm: str = "auto") -> Schedule:
     """Allgather where rank ``r`` contributes ``counts[r]`` bytes.
 
@@ -59,7 +58,7 @@ def allgather_schedule(counts, algorithm: str = "auto") -> Schedule:
         while mask < size:
             for i in range(size):
                 start = i & ~(mask - 1)
-                rows.append((k, i, i ^ mask, counts[start:start + mask].sum()))
+                rows.append((k, i, i ^ mask, counts[start : start + mask].sum()))
             k, mask = k + 1, mask * 2
     elif algorithm == "bruck":
         k, distance = 0, 1

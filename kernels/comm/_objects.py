@@ -43,8 +43,9 @@ class ObjectCollectiveMixin:
         object
         """
         op = _mpi().SUM if op is None else op
-        return self._uniform("allreduce", lambda: _pickled_size(obj),
-                             lambda: self.mpi.allreduce(obj, op))
+        return self._uniform(
+            "allreduce", lambda: _pickled_size(obj), lambda: self.mpi.allreduce(obj, op)
+        )
 
     def bcast(self, obj=None, root=0):
         """Broadcast of a Python object (modelled on the root's pickled size).

@@ -53,8 +53,13 @@ class CoreSlots:
         How often ``max_wait`` ran out.
     """
 
-    def __init__(self, count: int, slot_dir: str | None = None, first: int = 0,
-                 max_wait: float = 60.0):
+    def __init__(
+        self,
+        count: int,
+        slot_dir: str | None = None,
+        first: int = 0,
+        max_wait: float = 60.0,
+    ):
         if count < 0:
             raise ValueError(f"core_slots must be >= 0 (0 = off), got {count}")
         self.count = int(count)

@@ -27,7 +27,6 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-
 from scaleprobe.kernels.comm import (  # noqa: E402
     SUMMARY_UNITS,
     InstrumentedComm,
@@ -39,9 +38,9 @@ __all__ = ["WORK_KINDS", "build_parser", "do_work", "main"]
 
 KERNEL = "commbench.compute"
 WORK_KINDS = ("cache", "memory")
-_CACHE_ELEMENTS = 8192          # 64 KiB of float64
+_CACHE_ELEMENTS = 8192  # 64 KiB of float64
 _CACHE_PASSES = 256
-_MEMORY_ELEMENTS = 1 << 20      # 8 MiB of float64
+_MEMORY_ELEMENTS = 1 << 20  # 8 MiB of float64
 
 
 def do_work(kind: str, units: int) -> float:
@@ -88,12 +87,22 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(prog=f"python -m scaleprobe.kernels.{KERNEL}",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", choices=WORK_KINDS, default="cache",
-                        help="cache-resident or memory-bound work (default cache)")
-    parser.add_argument("--total-work", type=int, default=2000,
-                        help="units of work over all ranks (default 2000)")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m scaleprobe.kernels.{KERNEL}",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--work",
+        choices=WORK_KINDS,
+        default="cache",
+        help="cache-resident or memory-bound work (default cache)",
+    )
+    parser.add_argument(
+        "--total-work",
+        type=int,
+        default=2000,
+        help="units of work over all ranks (default 2000)",
+    )
     add_comm_arguments(parser)
     return parser
 
@@ -128,14 +137,33 @@ def main(argv=None) -> int:
     cpu_per_unit = comm.allreduce(cpu / units if units else 0.0, op=MPI.MAX)
     summary = comm.summary()
     if comm.rank == 0:
-        metrics = {**summary, "elapsed": elapsed, "work_units": args.total_work,
-                   "max_cpu_per_unit": cpu_per_unit, "checksum": float(total[0])}
-        units_of = {**SUMMARY_UNITS, "elapsed": "s", "work_units": "1",
-                    "max_cpu_per_unit": "s", "checksum": "1"}
-        emit({"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units_of,
-              "link": comm.link_record(),
-              "long_names": {"elapsed": "time of the work phase (max over ranks)",
-                             "max_cpu_per_unit": "largest CPU seconds per unit"}})
+        metrics = {
+            **summary,
+            "elapsed": elapsed,
+            "work_units": args.total_work,
+            "max_cpu_per_unit": cpu_per_unit,
+            "checksum": float(total[0]),
+        }
+        units_of = {
+            **SUMMARY_UNITS,
+            "elapsed": "s",
+            "work_units": "1",
+            "max_cpu_per_unit": "s",
+            "checksum": "1",
+        }
+        emit(
+            {
+                "kernel": KERNEL,
+                "status": "ok",
+                "metrics": metrics,
+                "units": units_of,
+                "link": comm.link_record(),
+                "long_names": {
+                    "elapsed": "time of the work phase (max over ranks)",
+                    "max_cpu_per_unit": "largest CPU seconds per unit",
+                },
+            }
+        )
     comm.close()
     return 0
 

@@ -23,14 +23,13 @@ import argparse  # noqa: E402
 import statistics  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
 from scaleprobe.kernels.comm import (  # noqa: E402
     SUMMARY_UNITS,
     InstrumentedComm,
     add_comm_arguments,
 )
 from scaleprobe.kernels.record import emit  # noqa: E402
+from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
 
 __all__ = ["build_parser", "main"]
 
@@ -54,17 +53,28 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(prog=f"python -m scaleprobe.kernels.{KERNEL}",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--msg-bytes", type=_size, default=1 << 20,
-                        help='message size, bytes or e.g. "1 MiB" (default 1 MiB)')
-    parser.add_argument("--iterations", type=int, default=20,
-                        help="timed round trips (default 20)")
-    parser.add_argument("--warmup", type=int, default=2,
-                        help="untimed round trips first (default 2)")
-    parser.add_argument("--trials", action=argparse.BooleanOptionalAction,
-                        default=False,
-                        help="also record every timed round trip as a trial")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m scaleprobe.kernels.{KERNEL}",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--msg-bytes",
+        type=_size,
+        default=1 << 20,
+        help='message size, bytes or e.g. "1 MiB" (default 1 MiB)',
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=20, help="timed round trips (default 20)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=2, help="untimed round trips first (default 2)"
+    )
+    parser.add_argument(
+        "--trials",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also record every timed round trip as a trial",
+    )
     add_comm_arguments(parser)
     return parser
 
@@ -93,9 +103,14 @@ def main(argv=None) -> int:
     comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     if comm.size < 2:
         if comm.rank == 0:
-            emit({"kernel": KERNEL, "status": "invalid",
-                  "reason": f"ping-pong needs at least 2 ranks, got {comm.size}",
-                  "metrics": {}})
+            emit(
+                {
+                    "kernel": KERNEL,
+                    "status": "invalid",
+                    "reason": f"ping-pong needs at least 2 ranks, got {comm.size}",
+                    "metrics": {},
+                }
+            )
         return 0
     peer = comm.ppn if comm.size > comm.ppn else 1
     buffer = np.zeros(args.msg_bytes, dtype=np.uint8)
@@ -114,15 +129,31 @@ def main(argv=None) -> int:
     summary = comm.summary()
     if comm.rank == 0:
         rtt = statistics.median(rtts)
-        metrics = {"rtt": rtt, "achieved_bandwidth": 2 * args.msg_bytes / rtt,
-                   "msg_bytes": args.msg_bytes, "inter_node": int(peer >= comm.ppn),
-                   **summary}
-        units = {"rtt": "s", "achieved_bandwidth": "bytes/s", "msg_bytes": "bytes",
-                 "inter_node": "1", **SUMMARY_UNITS}
-        record = {"kernel": KERNEL, "status": "ok", "metrics": metrics, "units": units,
-                  "link": comm.link_record(),
-                  "long_names": {"rtt": "median round-trip time",
-                                 "achieved_bandwidth": "2 * msg_bytes / rtt"}}
+        metrics = {
+            "rtt": rtt,
+            "achieved_bandwidth": 2 * args.msg_bytes / rtt,
+            "msg_bytes": args.msg_bytes,
+            "inter_node": int(peer >= comm.ppn),
+            **summary,
+        }
+        units = {
+            "rtt": "s",
+            "achieved_bandwidth": "bytes/s",
+            "msg_bytes": "bytes",
+            "inter_node": "1",
+            **SUMMARY_UNITS,
+        }
+        record = {
+            "kernel": KERNEL,
+            "status": "ok",
+            "metrics": metrics,
+            "units": units,
+            "link": comm.link_record(),
+            "long_names": {
+                "rtt": "median round-trip time",
+                "achieved_bandwidth": "2 * msg_bytes / rtt",
+            },
+        }
         if args.trials:
             record["trials"] = [{"rtt": value} for value in rtts]
         emit(record)

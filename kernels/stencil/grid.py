@@ -12,8 +12,14 @@ import numpy as np
 from scaleprobe.kernels.comm.pattern import CommPattern
 
 __all__ = [
-    "DIRECTIONS", "block", "coordinates", "halo_pattern", "initial_field",
-    "jacobi_reference", "neighbour", "process_grid",
+    "DIRECTIONS",
+    "block",
+    "coordinates",
+    "halo_pattern",
+    "initial_field",
+    "jacobi_reference",
+    "neighbour",
+    "process_grid",
 ]
 
 DIRECTIONS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1))
@@ -38,7 +44,9 @@ def process_grid(ranks):
                 continue
             dims = tuple(sorted((px, py, ranks // px // py), reverse=True))
             if best is None or (max(dims) - min(dims), dims) < (
-                    max(best) - min(best), best):
+                max(best) - min(best),
+                best,
+            ):
                 best = dims
     return best
 
@@ -107,7 +115,12 @@ def jacobi_reference(shape, iterations):
     field = initial_field([(0, n) for n in shape])
     for _ in range(iterations):
         padded = np.pad(field, 1)
-        field = (padded[:-2, 1:-1, 1:-1] + padded[2:, 1:-1, 1:-1]
-                 + padded[1:-1, :-2, 1:-1] + padded[1:-1, 2:, 1:-1]
-                 + padded[1:-1, 1:-1, :-2] + padded[1:-1, 1:-1, 2:]) / 6.0
+        field = (
+            padded[:-2, 1:-1, 1:-1]
+            + padded[2:, 1:-1, 1:-1]
+            + padded[1:-1, :-2, 1:-1]
+            + padded[1:-1, 2:, 1:-1]
+            + padded[1:-1, 1:-1, :-2]
+            + padded[1:-1, 1:-1, 2:]
+        ) / 6.0
     return field

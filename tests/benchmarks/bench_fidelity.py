@@ -41,10 +41,23 @@ def run_compute(ranks: int, work: str, units: int, comm: dict) -> dict:
         config = json.dumps({**comm, "slot_dir": slot_dir})
         env = dict(child_environment(), SCALEPROBE_COMM=config)
         done = subprocess.run(
-            [MPIEXEC, "-n", str(ranks), sys.executable, "-m",
-             "scaleprobe.kernels.commbench.compute", "--work", work,
-             "--total-work", str(units)],
-            capture_output=True, text=True, env=env, timeout=900, check=True,
+            [
+                MPIEXEC,
+                "-n",
+                str(ranks),
+                sys.executable,
+                "-m",
+                "scaleprobe.kernels.commbench.compute",
+                "--work",
+                work,
+                "--total-work",
+                str(units),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+            check=True,
         )
     return parse_record(done.stdout)["metrics"]
 
@@ -66,9 +79,14 @@ def main(argv=None) -> None:
                     metrics = run_compute(ranks, work, units, comm)
                     times.setdefault((work, name, ranks), []).append(metrics["elapsed"])
                     walls.setdefault((work, name, ranks), []).append(
-                        metrics["wall_time"])
-                    print(f"# repeat {repeat} {work:6s} {name:10s} {ranks} ranks: "
-                          f"{metrics['elapsed']:.3f} s", file=sys.stderr, flush=True)
+                        metrics["wall_time"]
+                    )
+                    print(
+                        f"# repeat {repeat} {work:6s} {name:10s} {ranks} ranks: "
+                        f"{metrics['elapsed']:.3f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     median = {key: statistics.median(value) for key, value in times.items()}
     base = min(args.ranks)
     header = f"{'work':7s}{'ranks':>6s}" + "".join(f"{name:>12s}" for name in CONFIGS)

@@ -1,4 +1,4 @@
-"""Reference Graph500 output blocks, produced by an external command, land in the Dataset."""
+"""Reference Graph500 output blocks, from an external command, land in the Dataset."""
 
 import os
 

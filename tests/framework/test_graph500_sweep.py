@@ -1,7 +1,6 @@
 """A throttled Graph500 sweep lands in the store with its per-level profile."""
 
 import pytest
-
 from scaleprobe.framework import run_sweep
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -25,7 +24,8 @@ def test_graph500_sweep_communication_grows_as_bandwidth_shrinks(tmp_path, clien
     }
     ds = run_sweep(spec, client, progress=False)
     assert (ds.status.values == "ok").all(), ds.error.values
-    assert ds.sizes["trial"] == 4 and ds.sizes["level"] >= 3
+    assert ds.sizes["trial"] == 4
+    assert ds.sizes["level"] >= 3
     assert (ds.valid == 1).all()
     comm = ds.bfs_comm_time.squeeze("run", drop=True)
     slow, fast = comm.sel(bandwidth=10), comm.sel(bandwidth=100)

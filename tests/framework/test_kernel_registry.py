@@ -112,7 +112,7 @@ def test_a_typo_names_the_closest_flag_of_a_package_kernel():
         )
 
 
-USER_KERNEL = '''
+USER_KERNEL = """
 import argparse, sys
 
 def build_parser():
@@ -128,7 +128,7 @@ if __name__ == "__main__":
     total = comm.allreduce(args.size)
     if comm.rank == 0:
         emit({"metrics": {"time": 0.0, "total": float(total)}})
-'''
+"""
 
 USER_RUN = """
 import json

@@ -183,15 +183,15 @@ def test_external_programs_are_checked_at_load_time(monkeypatch):
     }
     assert load_spec(base).kernel_axes == ("scale",)
     with pytest.raises(
-        SpecError, match="^spec key 'throttle.mode': an external program cannot"
+        SpecError, match=r"^spec key 'throttle\.mode': an external program cannot"
     ):
         load_spec({**base, "throttle": {"mode": "emulated"}})
     bad = {**base, "params": {"command": "./bfs {scael}", "parser": "graph500"}}
     with pytest.raises(
-        SpecError, match=r"^spec key 'params.command': unknown placeholder \{scael\}"
+        SpecError, match=r"^spec key 'params\.command': unknown placeholder \{scael\}"
     ):
         load_spec(bad)
-    with pytest.raises(SpecError, match="^spec key 'params.parser'"):
+    with pytest.raises(SpecError, match=r"^spec key 'params\.parser'"):
         load_spec({**base, "params": {"command": "./bfs", "parser": "nope"}})
     monkeypatch.setattr("scaleprobe.framework.netns.netns_unavailable", lambda: None)
     assert load_spec({**base, "throttle": {"mode": "netns"}}).throttle.mode == "netns"

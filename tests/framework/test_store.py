@@ -80,8 +80,10 @@ def test_points_assemble_into_a_labelled_dataset(tmp_path):
     assert ds.ranks.sel(nodes=2, ppn=1).item() == 2
     assert ds.attrs["spec"] == "name: t\n"
     for name, var in ds.data_vars.items():
-        assert "units" in var.attrs and "long_name" in var.attrs, name
-    log = open(os.path.join(store.logs_dir, f"{_result(1, 100)['key']}.log")).read()
+        assert "units" in var.attrs, name
+        assert "long_name" in var.attrs, name
+    with open(os.path.join(store.logs_dir, f"{_result(1, 100)['key']}.log")) as f:
+        log = f.read()
     assert "err" in log
     assert "out" in log
 
@@ -112,7 +114,8 @@ def test_point_files_are_complete_json_and_netcdf_works(tmp_path):
     names = os.listdir(store.points_dir)
     assert not [n for n in names if ".tmp" in n]
     for name in names:
-        json.load(open(os.path.join(store.points_dir, name)))
+        with open(os.path.join(store.points_dir, name)) as f:
+            json.load(f)
     ds = open_results(tmp_path / "c.nc")
     assert ds.status.sel(nodes=1, bandwidth=50).item() == "ok"
 

@@ -76,11 +76,15 @@ def test_counters_split_inter_and_intra():
     clock = RankClock("none")
     clock.add_message(100, inter=True)
     clock.add_message(10, inter=False, messages=2)
-    clock.add_traffic({"bytes_inter": 5, "bytes_intra": 0, "messages": 1,
-                       "messages_inter": 1})
+    clock.add_traffic(
+        {"bytes_inter": 5, "bytes_intra": 0, "messages": 1, "messages_inter": 1}
+    )
     counts = clock.snapshot()
     assert (counts["bytes_sent"], counts["bytes_inter"], counts["bytes_intra"]) == (
-        115, 105, 10)
+        115,
+        105,
+        10,
+    )
     assert (counts["messages"], counts["messages_inter"]) == (4, 2)
 
 

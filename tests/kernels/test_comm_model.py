@@ -7,27 +7,36 @@ import sys
 
 import numpy as np
 import pytest
-
 from scaleprobe.kernels.comm import LinkModel, add_comm_arguments, resolve_config
 from scaleprobe.kernels.comm import _collectives as algo
 
-SLOW_LINK = LinkModel(link_bandwidth=100.0, latency=0.0, memory_latency=0.0,
-                      memory_bandwidth=1e12)
+SLOW_LINK = LinkModel(
+    link_bandwidth=100.0, latency=0.0, memory_latency=0.0, memory_bandwidth=1e12
+)
 
 
 def test_importing_the_package_does_not_import_mpi4py():
     import subprocess
 
-    code = ("import sys, scaleprobe.kernels.comm, scaleprobe.kernels.commbench; "
-            "print('mpi4py' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, scaleprobe.kernels.comm, scaleprobe.kernels.commbench; "
+        "print('mpi4py' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
 def test_link_model_throttles_and_parses_units():
-    link = LinkModel.from_config({"link_bandwidth": "1 Gbit/s", "bandwidth": 25,
-                                  "latency": "5 us", "memory_bandwidth": "5 GB/s"})
+    link = LinkModel.from_config(
+        {
+            "link_bandwidth": "1 Gbit/s",
+            "bandwidth": 25,
+            "latency": "5 us",
+            "memory_bandwidth": "5 GB/s",
+        }
+    )
     assert link.effective_bandwidth == pytest.approx(1.25e8 / 4)
     assert link.inter_time(1.25e8 / 4) == pytest.approx(1 + 5e-6)
     assert link.intra_time(5e9) == pytest.approx(1 + 5e-7)
@@ -40,10 +49,14 @@ def test_link_model_throttles_and_parses_units():
 
 @pytest.mark.parametrize(
     ("config", "message"),
-    [({"bandwidth": 0}, "percentage"), ({"bandwidth": 150}, "percentage"),
-     ({"link_bandwidth": "fast"}, "link_bandwidth"),
-     ({"latency": "5 parsecs"}, "latency"),
-     ({"nic_sharing": "greedy"}, "nic_sharing"), ({"bandwidth": "half"}, "percentage")],
+    [
+        ({"bandwidth": 0}, "percentage"),
+        ({"bandwidth": 150}, "percentage"),
+        ({"link_bandwidth": "fast"}, "link_bandwidth"),
+        ({"latency": "5 parsecs"}, "latency"),
+        ({"nic_sharing": "greedy"}, "nic_sharing"),
+        ({"bandwidth": "half"}, "percentage"),
+    ],
 )
 def test_link_model_rejects_bad_values(config, message):
     with pytest.raises(ValueError, match=message):
@@ -54,8 +67,10 @@ def test_flags_override_the_environment():
     parser = argparse.ArgumentParser()
     add_comm_arguments(parser)
     args = parser.parse_args(["--bandwidth-percent", "10", "--core-slots", "0"])
-    env = {"SCALEPROBE_COMM": '{"mode": "emulated", "ppn": 2, "bandwidth": 50, '
-                              '"link_bandwidth": "1 Gbit/s"}'}
+    env = {
+        "SCALEPROBE_COMM": '{"mode": "emulated", "ppn": 2, "bandwidth": 50, '
+        '"link_bandwidth": "1 Gbit/s"}'
+    }
     config = resolve_config(args, env)
     assert config["mode"] == "emulated"
     assert config["ppn"] == 2
@@ -66,9 +81,14 @@ def test_flags_override_the_environment():
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("{", "not valid JSON"), ("[1]", "JSON object"), ('{"colour": 1}', "unknown key"),
-     ('{"mode": "tc"}', "mode"), ('{"ppn": 0}', "ppn"),
-     ('{"core_slots": -1}', "core_slots")],
+    [
+        ("{", "not valid JSON"),
+        ("[1]", "JSON object"),
+        ('{"colour": 1}', "unknown key"),
+        ('{"mode": "tc"}', "mode"),
+        ('{"ppn": 0}', "ppn"),
+        ('{"core_slots": -1}', "core_slots"),
+    ],
 )
 def test_bad_environment_is_named(text, message):
     with pytest.raises(ValueError, match=message):
@@ -90,8 +110,10 @@ def test_rooted_trees_move_every_block_once(size, root):
     )
     scatter = algo.scatter_schedule(counts, root)
     assert scatter.nbytes[scatter.src == root].sum() == counts.sum() - counts[root]
-    for schedule in (algo.bcast_schedule(size, 10, root),
-                     algo.reduce_schedule(size, 10, root)):
+    for schedule in (
+        algo.bcast_schedule(size, 10, root),
+        algo.reduce_schedule(size, 10, root),
+    ):
         assert len(schedule.step) == size - 1
         expected_steps = int(np.ceil(np.log2(size))) if size > 1 else 0
         assert (schedule.step.max() + 1 if size > 1 else 0) == expected_steps
@@ -138,15 +160,18 @@ def test_barrier_is_dissemination():
 def test_alltoall_charges_the_busiest_nic_per_step():
     uniform = np.full((4, 4), 100.0)
     # one rank per node: 3 steps of one 100-byte message per NIC
-    assert algo.schedule_cost(algo.alltoall_schedule(uniform), [0, 1, 2, 3],
-                              SLOW_LINK) == pytest.approx(3.0)
+    assert algo.schedule_cost(
+        algo.alltoall_schedule(uniform), [0, 1, 2, 3], SLOW_LINK
+    ) == pytest.approx(3.0)
     # two ranks per node: steps carry 100, 200, 100 inter-node bytes per NIC
-    assert algo.schedule_cost(algo.alltoall_schedule(uniform), [0, 0, 1, 1],
-                              SLOW_LINK) == pytest.approx(4.0)
+    assert algo.schedule_cost(
+        algo.alltoall_schedule(uniform), [0, 0, 1, 1], SLOW_LINK
+    ) == pytest.approx(4.0)
     # everything on one node: only memory traffic
     link = LinkModel(memory_bandwidth=100.0, memory_latency=0.0)
-    assert algo.schedule_cost(algo.alltoall_schedule(uniform), [0, 0, 0, 0],
-                              link) == pytest.approx(3.0)
+    assert algo.schedule_cost(
+        algo.alltoall_schedule(uniform), [0, 0, 0, 0], link
+    ) == pytest.approx(3.0)
 
 
 def test_alltoallv_uses_the_full_matrix_and_skips_empty_pairs():
@@ -163,17 +188,23 @@ def test_alltoallv_uses_the_full_matrix_and_skips_empty_pairs():
     # 2->0 and 3->1 (same step s=2) both enter node 0: its ingress carries 200 B
     both = np.zeros((4, 4))
     both[2, 0] = both[3, 1] = 100
-    assert algo.schedule_cost(algo.alltoall_schedule(both), [0, 0, 1, 1],
-                              SLOW_LINK) == pytest.approx(2.0)
-    assert algo.schedule_cost(algo.alltoall_schedule(both), [0, 1, 2, 3],
-                              SLOW_LINK) == pytest.approx(1.0)
+    assert algo.schedule_cost(
+        algo.alltoall_schedule(both), [0, 0, 1, 1], SLOW_LINK
+    ) == pytest.approx(2.0)
+    assert algo.schedule_cost(
+        algo.alltoall_schedule(both), [0, 1, 2, 3], SLOW_LINK
+    ) == pytest.approx(1.0)
 
 
 def test_rank_traffic_splits_inter_and_intra():
     schedule = algo.alltoall_schedule(np.full((4, 4), 10.0))
     traffic = algo.rank_traffic(schedule, 0, [0, 0, 1, 1])
-    assert traffic == {"bytes_inter": 20, "bytes_intra": 10, "messages": 3,
-                       "messages_inter": 2}
+    assert traffic == {
+        "bytes_inter": 20,
+        "bytes_intra": 10,
+        "messages": 3,
+        "messages_inter": 2,
+    }
 
 
 def test_bad_schedule_arguments_are_named():

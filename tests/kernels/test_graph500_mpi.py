@@ -26,9 +26,7 @@ def one_rank_nedges(run):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_four_ranks_validate_and_traverse_the_same_edges(
-    run, variant, one_rank_nedges
-):
+def test_four_ranks_validate_and_traverse_the_same_edges(run, variant, one_rank_nedges):
     out = run(4, "--scale", 11, "--nbfs", 6, "--seed", 4, "--variant", variant).stdout
     record = parse_record(out)
     assert record["status"] == "ok", record["reason"]

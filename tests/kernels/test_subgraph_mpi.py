@@ -22,8 +22,9 @@ EMULATED = {
 @pytest.fixture
 def launch(mpi_run):
     def run(ranks, arguments, environment=None):
-        done = mpi_run(ranks, "-m", "scaleprobe.kernels.subgraph", *arguments,
-                       env=environment)
+        done = mpi_run(
+            ranks, "-m", "scaleprobe.kernels.subgraph", *arguments, env=environment
+        )
         return parse_record(done.stdout)
 
     return run

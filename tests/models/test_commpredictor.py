@@ -18,7 +18,8 @@ KIB = 1024
 # fresh random patterns fall slightly outside the training ranges; that warning is
 # tested on its own below
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::scaleprobe.models.ExtrapolationWarning")
+    "ignore::scaleprobe.models.ExtrapolationWarning"
+)
 
 
 def _metrics(samples, seed):
@@ -38,12 +39,16 @@ def _metrics(samples, seed):
                 a, b = int(order[i]), int(order[i + 1])
                 partners[a].append(b)
                 partners[b].append(a)
-        placement = place_nodes(nodes, allocation="random", machine_nodes=200,
-                                seed=int(rng.integers(1 << 30)))
+        placement = place_nodes(
+            nodes,
+            allocation="random",
+            machine_nodes=200,
+            seed=int(rng.integers(1 << 30)),
+        )
         pattern = CommPattern.from_partners(
-            [p or [(r + 1) % ranks] for r, p in enumerate(partners)], size)
-        rows.append(pattern.metrics(ppn=ppn, placement=placement,
-                                    switches_per_rack=4))
+            [p or [(r + 1) % ranks] for r, p in enumerate(partners)], size
+        )
+        rows.append(pattern.metrics(ppn=ppn, placement=placement, switches_per_rack=4))
     return pd.DataFrame(rows, columns=list(METRICS))
 
 
@@ -105,12 +110,14 @@ def test_pearson_table_ranks_node_traffic_high(fitted):
 
 
 def test_area_assignment_at_the_thresholds():
-    X = pd.DataFrame({"S": [4096.0, 4097.0, 100.0, 1e6],
-                      "NT": [131072.0, 131072.0, 131073.0, 10.0]})
+    X = pd.DataFrame(
+        {"S": [4096.0, 4097.0, 100.0, 1e6], "NT": [131072.0, 131072.0, 131073.0, 10.0]}
+    )
     model = CommunicationPredictor(min_area_samples=1).fit(X, [1.0, 2.0, 3.0, 4.0])
     assert model.area_names(X).tolist() == ["Ia", "Ib", "II", "Ib"]
-    shifted = CommunicationPredictor(size_threshold=5000, node_traffic_threshold=2e5,
-                                     min_area_samples=1).fit(X, [1.0, 2.0, 3.0, 4.0])
+    shifted = CommunicationPredictor(
+        size_threshold=5000, node_traffic_threshold=2e5, min_area_samples=1
+    ).fit(X, [1.0, 2.0, 3.0, 4.0])
     assert shifted.area_names(X).tolist() == ["Ia", "Ia", "Ia", "Ib"]
 
 

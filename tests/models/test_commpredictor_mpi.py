@@ -11,13 +11,19 @@ from scaleprobe.kernels.comm.pattern import METRICS
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import CommunicationPredictor, ExtrapolationWarning
 
-LINK = {"mode": "emulated", "link_bandwidth": 1.25e8, "latency": 5e-6,
-        "core_slots": 0}
+LINK = {"mode": "emulated", "link_bandwidth": 1.25e8, "latency": 5e-6, "core_slots": 0}
 
 # (ranks, ppn, messages, message size, seed): train on 4 and 8 ranks ...
-TRAIN = [(4, 1, 1, "256 KiB", 1), (4, 1, 2, "1 MiB", 2), (4, 2, 2, "256 KiB", 4),
-         (4, 1, 1, "384 KiB", 9), (8, 2, 2, "512 KiB", 5), (8, 1, 3, "128 KiB", 6),
-         (8, 1, 1, "2 MiB", 10), (8, 2, 1, "256 KiB", 0)]
+TRAIN = [
+    (4, 1, 1, "256 KiB", 1),
+    (4, 1, 2, "1 MiB", 2),
+    (4, 2, 2, "256 KiB", 4),
+    (4, 1, 1, "384 KiB", 9),
+    (8, 2, 2, "512 KiB", 5),
+    (8, 1, 3, "128 KiB", 6),
+    (8, 1, 1, "2 MiB", 10),
+    (8, 2, 1, "256 KiB", 0),
+]
 # ... predict 16 ranks (twice the largest trained node count at ppn 1)
 TEST = [(16, 2, 2, "512 KiB", 7), (16, 1, 1, "1 MiB", 11)]
 
@@ -25,10 +31,20 @@ TEST = [(16, 2, 2, "512 KiB", 7), (16, 1, 1, "1 MiB", 11)]
 def _runs(mpi_run, configs):
     rows, times = [], []
     for ranks, ppn, messages, size, seed in configs:
-        done = mpi_run(ranks, "-m", "scaleprobe.kernels.commbench.random_pingpong",
-                       "--messages", messages, "--msg-bytes", size, "--iterations",
-                       4, "--seed", seed,
-                       env={"SCALEPROBE_COMM": json.dumps({**LINK, "ppn": ppn})})
+        done = mpi_run(
+            ranks,
+            "-m",
+            "scaleprobe.kernels.commbench.random_pingpong",
+            "--messages",
+            messages,
+            "--msg-bytes",
+            size,
+            "--iterations",
+            4,
+            "--seed",
+            seed,
+            env={"SCALEPROBE_COMM": json.dumps({**LINK, "ppn": ppn})},
+        )
         metrics = parse_record(done.stdout)["metrics"]
         rows.append({name: metrics[name] for name in METRICS})
         times.append(metrics["exchange_time"])
