@@ -1,11 +1,13 @@
 """Sweeps in throttle mode netns: MPI over shaped links between 2 to 4 namespaces."""
 
+import contextlib
 import os
 import sys
 
 import pytest
 from scaleprobe.framework import netns as netns_module
 from scaleprobe.framework import run_sweep
+from scaleprobe.framework._warnings import OversubscriptionWarning
 from scaleprobe.framework.netns import netns_unavailable
 
 UNAVAILABLE = netns_unavailable()
@@ -14,6 +16,13 @@ pytestmark = [
     pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
 ]
 LINK = 125e6  # 1 Gbit/s
+
+
+def _sharing_cores(ranks: int):
+    """Expect the warning that wall-clock ranks share cores, on a host with fewer."""
+    if ranks <= (os.cpu_count() or 1):
+        return contextlib.nullcontext()
+    return pytest.warns(OversubscriptionWarning, match="share a core")
 
 
 @pytest.fixture
@@ -95,7 +104,8 @@ def test_graph500_over_four_namespaces(tmp_path, client, networks):
         "timeout": 240,
         "output": str(tmp_path / "g500.zarr"),
     }
-    ds = run_sweep(spec, client, progress=False)
+    with _sharing_cores(8):  # 4 nodes x 2 ranks
+        ds = run_sweep(spec, client, progress=False)
     _assert_removed(networks)
     assert networks[0].nodes == 4
     assert (ds.status.values == "ok").all(), ds.error.values
@@ -127,7 +137,8 @@ def test_graph500_reference_binary_under_netns(tmp_path, client, networks):
         "timeout": 300,
         "output": str(tmp_path / "ref.zarr"),
     }
-    ds = run_sweep(spec, client, progress=False)
+    with _sharing_cores(4):
+        ds = run_sweep(spec, client, progress=False)
     _assert_removed(networks)
     assert (ds.status.values == "ok").all(), ds.error.values
     ranks = ds.num_mpi_processes.squeeze(drop=True)
