@@ -103,8 +103,8 @@ def build_pattern(description):
     Examples
     --------
     >>> ring = {"pattern": {"partners": [[1], [2], [3], [0]], "bytes": 4096}}
-    >>> build_pattern(ring).sizes[3, 0]
-    np.float64(4096.0)
+    >>> float(build_pattern(ring).sizes[3, 0])
+    4096.0
     """
     section = _read(description)["pattern"]
     if not isinstance(section, dict):

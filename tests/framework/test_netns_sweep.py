@@ -16,6 +16,11 @@ pytestmark = [
     pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
 ]
 LINK = 125e6  # 1 Gbit/s
+#: How far above its rate a shaped link may carry a 256 KiB ping-pong's payload: the
+#: rate is set for 1500-byte frames, but veth pairs can hand htb segments of up to
+#: 64 KiB (segmentation offload), with fewer headers than frames and one segment
+#: allowed past the bucket; 5.6 % over the rate was measured on a loaded host.
+OVER_RATE = 1.15
 
 
 def _sharing_cores(ranks: int):
@@ -59,8 +64,8 @@ def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
     assert (ds.status.values == "ok").all(), ds.error.values
     achieved = ds.achieved_bandwidth.squeeze(drop=True)
     slow = float(achieved.sel(bandwidth=4))
-    # A shaped link never delivers more than its rate; a loaded host may deliver less.
-    assert 0.5 * 0.04 * LINK < slow < 1.05 * 0.04 * LINK
+    # A shaped link delivers about its rate (OVER_RATE); a loaded host may deliver less.
+    assert 0.5 * 0.04 * LINK < slow < OVER_RATE * 0.04 * LINK
     assert float(achieved.sel(bandwidth=40)) > 3 * slow
     assert ds.attrs["throttle_mode"] == "netns"
     assert "no tc netem" in ds.attrs["netns_latency"]
@@ -90,7 +95,7 @@ def test_external_programs_are_shaped_and_failures_leave_nothing(
     assert str(status.sel(program="pingpong").values) == "ok"
     assert str(status.sel(program="nosuch").values) == "failed"
     achieved = float(ds.achieved_bandwidth.sel(program="pingpong").squeeze())
-    assert 0.5 * 0.04 * LINK < achieved < 1.05 * 0.04 * LINK
+    assert 0.5 * 0.04 * LINK < achieved < OVER_RATE * 0.04 * LINK
 
 
 @pytest.mark.slow
