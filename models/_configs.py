@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "COLLECTIVE_LATENCY_COLUMNS",
     "MEASURED_COLUMNS",
     "REPLICATE_COLUMNS",
     "Configurations",
@@ -27,12 +28,17 @@ __all__ = [
 #: Columns that index repeated measurements rather than configurations.
 REPLICATE_COLUMNS = ("run", "trial")
 
+#: The latency that collectives over all ranks charged, by how their rounds grow
+#: (``log2 p`` and ``p``; part of ``cp_latency_time``).
+COLLECTIVE_LATENCY_COLUMNS = ("coll_tree_latency_time", "coll_linear_latency_time")
+
 #: Columns that are measurements carried along in a feature frame, not features.
 MEASURED_COLUMNS = (
     "cp_comp_time",
     "cp_latency_time",
     "cp_bandwidth_time",
     "cp_intra_time",
+    *COLLECTIVE_LATENCY_COLUMNS,
     "link_bandwidth",
     "latency",
 )

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._configs import COLLECTIVE_LATENCY_COLUMNS
+
 __all__ = ["data_size", "link_of", "make_features", "prediction_frame"]
 
 #: Columns a feature frame has, in this order, before any other sweep key.
@@ -32,7 +34,7 @@ TRAFFIC_VARIABLES = (
 
 #: Variables that split the latency of collectives by how their rounds grow; added
 #: to a traffic frame when the Dataset has them on the same dimensions as the target.
-COLLECTIVE_VARIABLES = ("coll_tree_latency_time", "coll_linear_latency_time")
+COLLECTIVE_VARIABLES = COLLECTIVE_LATENCY_COLUMNS
 
 
 def data_size(scale, s0=25):

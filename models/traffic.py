@@ -39,7 +39,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ._configs import collapse_trials
+from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials
 from ._tags import PerformanceModelTags
 from ._warnings import quiet
 from .pmnf import PMNFSearch
@@ -63,7 +63,7 @@ TRAFFIC_COLUMNS = (
 
 #: Optional columns: the latency that collectives over all ranks charged, by how
 #: their rounds grow (``log2 p`` and ``p``; part of ``cp_latency_time``).
-COLLECTIVE_COLUMNS = ("coll_tree_latency_time", "coll_linear_latency_time")
+COLLECTIVE_COLUMNS = COLLECTIVE_LATENCY_COLUMNS
 
 #: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
 LINK_COLUMNS = ("link_bandwidth", "latency")

@@ -190,3 +190,17 @@ def test_without_the_split_latency_is_one_searched_law():
     )
     assert not model.collectives_
     assert "tree" not in model.laws_[(1.0,)]
+
+
+def test_collective_columns_are_measurements_not_configurations():
+    from scaleprobe.models import PowerLawBaseline
+    from scaleprobe.models._configs import configuration_keys
+
+    X, y = _collective_frame()
+    # measured per run like cp_*: they must not split configurations or models
+    assert configuration_keys(X) == ["nodes", "ppn", "bandwidth"]
+    baseline = PowerLawBaseline().fit(X, y)
+    assert "coll_tree_latency_time" not in baseline.group_columns_
+    assert "coll_linear_latency_time" not in baseline.group_columns_
+    far = pd.DataFrame({"nodes": [16.0], "ppn": 1.0, "bandwidth": 100.0})
+    assert np.isfinite(baseline.predict(far)).all()
