@@ -174,7 +174,9 @@ class Bench:
             env=self.env,
         )
 
-    def row(self, fault, injected, code, message, alive=None):
+    def row(self, fault, injected, code, message, alive="-"):
+        """One fault; ``alive``: seconds until its launches were gone, None when
+        some outlived it, "-" when it kills nothing."""
         self.rows.append((fault, injected, code, message, alive))
 
     def finish(self, process, timeout=300) -> tuple[int, str]:
@@ -410,8 +412,8 @@ def main(argv=None) -> int:
     )
     for fault, injected, code, message, gone in bench.rows:
         alive = (
-            "-"
-            if gone is None and injected in ("-", 0)
+            gone
+            if gone == "-"
             else ("still alive" if gone is None else f"gone in {gone:.1f} s")
         )
         print(f"{fault:<34}{injected!s:>9}  {code!s:>5}  {alive:>20}  {message}")
