@@ -46,7 +46,9 @@ def _write(tmp_path, raw, name="spec.yaml"):
 def test_a_second_run_on_the_same_output_is_refused_and_measures_nothing(
     tmp_path, client
 ):
-    raw = _spec(tmp_path, params={"sleep": 0.6}, sweep={"nodes": [1], "run": 4})
+    # 12 s of work: the second command (a Python start, imports) must find the first
+    # still running even on a loaded host, where 2.4 s once were not enough
+    raw = _spec(tmp_path, params={"sleep": 3.0}, sweep={"nodes": [1], "run": 4})
     path = _write(tmp_path, raw)
     store = ResultStore(raw["output"])
     first = threading.Thread(
@@ -62,7 +64,9 @@ def test_a_second_run_on_the_same_output_is_refused_and_measures_nothing(
         text=True,
         timeout=120,
     )
+    racing = first.is_alive()
     first.join(timeout=120)
+    assert racing, "the first run ended before the second started: nothing was tested"
     assert second.returncode == 2, second.stderr
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1, second.stderr
