@@ -257,7 +257,7 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
     --------
     >>> laws = ServiceLaws(1e6, 1e6, 1e9, 1e-12, 1e-12)
     >>> rng = np.random.default_rng(0)
-    >>> round(simulate("scatter", 1000, 4, laws, rng) * 1e3, 2)  # 1000 jobs at 1e6/s
+    >>> round(float(simulate("scatter", 1000, 4, laws, rng)) * 1e3, 2)  # ms, 1e6 jobs/s
     1.0
     """
     others = max(int(processes) - 1, 0)
