@@ -162,15 +162,15 @@ def _groups_alive(groups) -> list[str]:
     ]
 
 
-@pytest.mark.slow
-def test_killing_the_client_of_an_external_cluster_kills_its_launch(tmp_path):
-    """kill -9 of `scaleprobe run --scheduler-file`: the worker's launch dies too."""
-    env = child_environment()
+def _external_cluster(tmp_path, env):
+    """A scheduler and one worker without nanny, as processes of their own."""
     scheduler_file = tmp_path / "scheduler.json"
+    dask = os.path.join(BIN, "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     cluster = [
         subprocess.Popen(
             [
-                os.path.join(BIN, "dask"),
+                dask,
                 "scheduler",
                 "--host",
                 "127.0.0.1",
@@ -180,29 +180,43 @@ def test_killing_the_client_of_an_external_cluster_kills_its_launch(tmp_path):
                 "--scheduler-file",
                 str(scheduler_file),
             ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            **quiet,
         )
     ]
+    cluster.append(
+        subprocess.Popen(
+            [
+                dask,
+                "worker",
+                "--scheduler-file",
+                str(scheduler_file),
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+                "--no-nanny",
+            ],
+            **quiet,
+        )
+    )
+    return scheduler_file, cluster
+
+
+def _stop(cluster):
+    for process in reversed(cluster):
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.mark.slow
+def test_killing_the_client_of_an_external_cluster_kills_its_launch(tmp_path):
+    """kill -9 of `scaleprobe run --scheduler-file`: the worker's launch dies too."""
+    env = child_environment()
+    scheduler_file, cluster = _external_cluster(tmp_path, env)
     marker = "--sleep 0.0123"
     try:
-        cluster.append(
-            subprocess.Popen(
-                [
-                    os.path.join(BIN, "dask"),
-                    "worker",
-                    "--scheduler-file",
-                    str(scheduler_file),
-                    "--nthreads",
-                    "1",
-                    "--no-dashboard",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-            )
-        )
         raw = _spec(
             tmp_path,
             params={"sleep": 0.0123, "behaviour": "hang"},
@@ -239,9 +253,49 @@ def test_killing_the_client_of_an_external_cluster_kills_its_launch(tmp_path):
         # the client's lock died with it: the next run takes it over at once
         assert ResultStore(raw["output"]).lock.holder() is None
     finally:
-        for process in reversed(cluster):
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _stop(cluster)
+
+
+@pytest.mark.slow
+def test_a_dead_scheduler_stores_nothing_unfinished_and_says_to_run_again(tmp_path):
+    """kill -9 of the scheduler mid-sweep: finished points are kept, the rest are not
+    stored as failures, and the run ends in one line saying how to go on."""
+    env = child_environment()
+    scheduler_file, cluster = _external_cluster(tmp_path, env)
+    marker = "--sleep 0.7321"
+    raw = _spec(tmp_path, params={"sleep": 0.7321}, sweep={"nodes": [1], "run": 6})
+    store = ResultStore(raw["output"])
+    try:
+        client = subprocess.Popen(
+            [
+                SCALEPROBE,
+                "run",
+                str(_write(tmp_path, raw)),
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        deadline = time.time() + 180
+        while len(store.done_keys()) < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        while not _launches(marker) and time.time() < deadline:
+            time.sleep(0.05)
+        assert store.done_keys(), "no point finished before the deadline"
+        cluster[0].send_signal(signal.SIGKILL)
+        cluster[0].wait()
+        _, err = client.communicate(timeout=120)
+    finally:
+        _stop(cluster)
+    lines = [line for line in err.splitlines() if line.startswith("scaleprobe: error")]
+    assert client.returncode == 1, err
+    assert len(lines) == 1, err
+    assert "dropped" in lines[0], err
+    assert "run the same command again" in lines[0], err
+    assert "Traceback" not in err
+    results = store.results()
+    assert 1 <= len(results) < 6
+    assert all(r["status"] == "ok" for r in results)  # none stored as failed
