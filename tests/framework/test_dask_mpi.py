@@ -32,7 +32,7 @@ WAITER = textwrap.dedent(
 )
 
 
-def test_ranks_waiting_for_the_scheduler_sleep(tmp_path, mpi_run):
+def test_ranks_waiting_for_a_slow_scheduler_receive_its_address(tmp_path, mpi_run):
     script = tmp_path / "waiter.py"
     script.write_text(WAITER)
     done = mpi_run(3, sys.executable, script, timeout=120)
