@@ -166,7 +166,7 @@ def _ensemble(names, X, s0):
         return ensemble
     from scaleprobe.models import PRESETS, ScalingLaw
 
-    allowed = sorted({*PRESETS, "pmnf", "traffic", "rbasp"})
+    allowed = sorted({*PRESETS, "pmnf", "traffic", "fim", "rbasp"})
     unknown = [n for n in names if n not in allowed]
     if unknown:
         raise _BadInputError(
@@ -184,9 +184,13 @@ def _ensemble(names, X, s0):
 
             chosen[name] = RBASP(over="ranks" if "ranks" in X.columns else over)
         else:
+            needs = {
+                "traffic": "the traffic model needs critical-path records of an "
+                "emulated sweep",
+                "fim": "FiM needs the records of an iterative.* or npb.* kernel",
+            }
             raise _BadInputError(
-                f"model {name!r} does not apply to these data (the traffic model "
-                "needs critical-path records of an emulated sweep)"
+                f"model {name!r} does not apply to these data ({needs[name]})"
             )
     return chosen
 
@@ -229,7 +233,7 @@ def _reported_warnings():
 
 def _features(args):
     from scaleprobe.models import make_features
-    from scaleprobe.models.features import TRAFFIC_VARIABLES
+    from scaleprobe.models.features import measurement_sets
 
     dataset = _load(args.results, args)
     if args.target not in dataset.data_vars:
@@ -237,9 +241,12 @@ def _features(args):
             f"{args.results} has no variable {args.target!r}; it has "
             f"{', '.join(sorted(map(str, dataset.data_vars)))}"
         )
-    traffic = set(TRAFFIC_VARIABLES) <= set(dataset.data_vars)
     X, _ = make_features(
-        dataset, target=args.target, s0=args.s0, ppn=args.ppn, traffic=traffic
+        dataset,
+        target=args.target,
+        s0=args.s0,
+        ppn=args.ppn,
+        **measurement_sets(dataset),
     )
     return dataset, X
 
@@ -289,6 +296,23 @@ def _link(args):
     return link or None
 
 
+def _params(items, training):
+    """``--param NAME=VALUES`` options, checked against the trained parameters."""
+    trained = training.get("parameters") or {}
+    params = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise _BadInputError(f"cannot read --param {item!r}: use NAME=VALUES")
+        if name not in trained:
+            raise _BadInputError(
+                f"--param {name}: the models were not trained over {name!r}; their "
+                f"application parameters: {', '.join(trained) or 'none'}"
+            )
+        params[name] = parse_values(text)
+    return params
+
+
 def _project(args) -> int:
     from scaleprobe.models import load_models
     from scaleprobe.models.plots import plot_projection, save_figure
@@ -320,9 +344,11 @@ def _project(args) -> int:
         return project_phase(args, fit, name, nodes, _BadInputError)
     bandwidth = parse_values(args.bandwidth)
     scale = None if args.scale is None else parse_values(args.scale)
+    params = _params(args.param, fit.training)
     with _reported_warnings():
         result = fit.project(
             name,
+            params=params,
             nodes=nodes,
             bandwidth=bandwidth,
             scale=scale,
@@ -406,7 +432,7 @@ def _common(parser):
         action="append",
         metavar="NAME",
         help="ensemble member (repeatable): base, generalized, bandwidth, "
-        "refined, generalized_refined, pmnf, traffic, rbasp (default: every model "
+        "refined, generalized_refined, pmnf, traffic, fim, rbasp (default: every model "
         "the data identify); commpredictor alone fits the communication predictor "
         "on a random ping-pong benchmark",
     )
@@ -514,6 +540,14 @@ def register(subparsers):
         help="bandwidth percentages, same forms (default: 100)",
     )
     proj.add_argument("--scale", help="problem scales, same forms")
+    proj.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUES",
+        help="an application parameter the models were trained over (a sweep key "
+        "such as points or msg_bytes), same forms (repeatable; default: its "
+        "measured values)",
+    )
     proj.add_argument(
         "--ppn", type=float, help="ranks per node (default: the trained one)"
     )

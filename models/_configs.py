@@ -16,12 +16,15 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "COLLECTIVE_KINDS",
     "COLLECTIVE_LATENCY_COLUMNS",
+    "FIM_COLUMNS",
     "MEASURED_COLUMNS",
     "REPLICATE_COLUMNS",
     "Configurations",
     "collapse_trials",
     "configuration_keys",
+    "is_measured",
     "reduce_configurations",
 ]
 
@@ -44,6 +47,51 @@ MEASURED_COLUMNS = (
 )
 
 
+#: Collectives whose time, calls and data points the iterative and NPB kernels record
+#: per point (``<kind>_time``, ``_calls``, ``_jobs``, ``_job_bytes``): FiM's inputs.
+COLLECTIVE_KINDS = (
+    "scatter",
+    "scatterv",
+    "bcast",
+    "gather",
+    "gatherv",
+    "reduce",
+    "allgather",
+    "allgatherv",
+    "allreduce",
+    "alltoall",
+    "alltoallv",
+)
+
+#: FiM's per-point measurements of the computation and of the hardware.
+FIM_COLUMNS = (
+    "comp_time_iterations",
+    "hw_utilisation",
+    "hw_total_cycles",
+    "hw_frequency",
+)
+
+_COLLECTIVE_PARTS = ("_time", "_calls", "_jobs", "_job_bytes")
+
+
+def is_measured(column) -> bool:
+    """Whether a frame column is a measurement carried along, not a feature.
+
+    Examples
+    --------
+    >>> [is_measured(c) for c in ("nodes", "cp_comp_time", "bcast_job_bytes",
+    ...                           "points", "comp_time_iterations")]
+    [False, True, True, False, True]
+    """
+    column = str(column)
+    if column in MEASURED_COLUMNS or column in FIM_COLUMNS:
+        return True
+    return any(
+        column.endswith(part) and column[: -len(part)] in COLLECTIVE_KINDS
+        for part in _COLLECTIVE_PARTS
+    )
+
+
 def configuration_keys(X):
     """The columns of ``X`` that define a configuration.
 
@@ -53,9 +101,7 @@ def configuration_keys(X):
     >>> configuration_keys(pd.DataFrame(columns=["nodes", "run", "cp_comp_time"]))
     ['nodes']
     """
-    return [
-        c for c in X.columns if c not in REPLICATE_COLUMNS and c not in MEASURED_COLUMNS
-    ]
+    return [c for c in X.columns if c not in REPLICATE_COLUMNS and not is_measured(c)]
 
 
 @dataclass(frozen=True)
@@ -194,7 +240,7 @@ def collapse_trials(X, values):
     values = values.reset_index(drop=True)
     if "trial" not in X.columns:
         return X, values
-    keys = [c for c in X.columns if c != "trial" and c not in MEASURED_COLUMNS]
+    keys = [c for c in X.columns if c != "trial" and not is_measured(c)]
     frame = pd.concat([X[keys], values], axis=1)
     means = frame.groupby(keys, dropna=False, sort=True)[list(values.columns)].mean()
     means = means.reset_index()

@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._configs import REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
 
 __all__ = ["PowerLawBaseline"]
@@ -61,7 +61,7 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
                     if c not in _NOT_GROUPS
                     and c != column
                     and pd.api.types.is_numeric_dtype(X[c])
-                    and c not in MEASURED_COLUMNS
+                    and not is_measured(c)
                 ]
                 self.process_column_ = column
             data = X[[self.process_column_, *self.group_columns_]].to_numpy(float)

@@ -22,7 +22,7 @@ __all__ = [
 EDGEFACTOR = 16
 
 
-def _frame(model, nodes, bandwidth, scale, ppn=None):
+def _frame(model, nodes, bandwidth, scale, ppn=None, params=None):
     law = getattr(model, "best_estimator_", model)
     ppn = ppn if ppn is not None else (getattr(law, "ppn", None) or 1)
     frame = prediction_frame(
@@ -31,10 +31,14 @@ def _frame(model, nodes, bandwidth, scale, ppn=None):
     frame["bandwidth"] = np.broadcast_to(
         np.asarray(bandwidth, dtype=float), frame["nodes"].shape
     )
+    for name, value in (params or {}).items():
+        frame[name] = float(np.asarray(value, dtype=float).reshape(-1)[0])
     return frame
 
 
-def completion_time_increment(model, nodes, bandwidth, *, scale=None, ppn=None):
+def completion_time_increment(
+    model, nodes, bandwidth, *, scale=None, ppn=None, params=None
+):
     """Completion-time increment ``CTI_bw`` of Eq. 4 of seed 000.
 
     ``CTI_bw = (CT(bw) - CT(100)) / CT(100)``: how much slower the program is at
@@ -51,6 +55,8 @@ def completion_time_increment(model, nodes, bandwidth, *, scale=None, ppn=None):
         Problem scale, for models with a data-size term.
     ppn : float, default=None
         Processes per node for the ``ranks`` column (default: the model's ``ppn``).
+    params : dict of str to float, default=None
+        Values of application parameters the model was trained over (``points``...).
 
     Returns
     -------
@@ -64,12 +70,14 @@ def completion_time_increment(model, nodes, bandwidth, *, scale=None, ppn=None):
     >>> round(float(completion_time_increment(m, 1, 50)[0]), 4)
     0.6667
     """
-    full = model.predict(_frame(model, nodes, 100.0, scale, ppn))
-    slow = model.predict(_frame(model, nodes, bandwidth, scale, ppn))
+    full = model.predict(_frame(model, nodes, 100.0, scale, ppn, params))
+    slow = model.predict(_frame(model, nodes, bandwidth, scale, ppn, params))
     return (slow - full) / full
 
 
-def bandwidth_demand(model, nodes, cti, *, scale=None, ppn=None, lowest=1.0):
+def bandwidth_demand(
+    model, nodes, cti, *, scale=None, ppn=None, lowest=1.0, params=None
+):
     """Bandwidth demand ``BW_{CTI,n}``: the smallest bandwidth (percent) within a CTI.
 
     Parameters
@@ -78,7 +86,7 @@ def bandwidth_demand(model, nodes, cti, *, scale=None, ppn=None, lowest=1.0):
     nodes : int or array-like
     cti : float
         Admissible completion-time increment as a fraction (0.1 for 10 %).
-    scale, ppn : see :func:`completion_time_increment`
+    scale, ppn, params : see :func:`completion_time_increment`
     lowest : float, default=1.0
         Lowest bandwidth percentage considered; returned when even it meets ``cti``.
 
@@ -101,12 +109,11 @@ def bandwidth_demand(model, nodes, cti, *, scale=None, ppn=None, lowest=1.0):
     # bring the bracket [lowest, 100] below 1e-13 percent).
     low = np.full(nodes.shape, float(lowest))
     high = np.full(nodes.shape, 100.0)
-    done = completion_time_increment(model, nodes, low, scale=scale, ppn=ppn) <= cti
+    where = {"scale": scale, "ppn": ppn, "params": params}
+    done = completion_time_increment(model, nodes, low, **where) <= cti
     for _ in range(60):
         middle = 0.5 * (low + high)
-        within = (
-            completion_time_increment(model, nodes, middle, scale=scale, ppn=ppn) <= cti
-        )
+        within = completion_time_increment(model, nodes, middle, **where) <= cti
         high = np.where(within, middle, high)
         low = np.where(within, low, middle)
     return np.where(done, float(lowest), high)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from sklearn.base import clone
 
@@ -24,10 +25,18 @@ from ._warnings import (
 )
 from .baseline import PowerLawBaseline
 from .evaluation import BASELINE, default_cv, evaluate, select_model, summarize
-from .features import TRAFFIC_VARIABLES, link_of, make_features
+from .features import (
+    FEATURE_COLUMNS,
+    TRAFFIC_VARIABLES,
+    link_of,
+    make_features,
+    measurement_sets,
+)
+from .fim import FiM
 from .fitted import EnsembleFit
 from .intervals import calibrate_interval
 from .pmnf import PMNFSearch
+from .rbasp import RBASP
 from .scaling_law import PRESETS, ScalingLaw
 from .splitters import ExtrapolationSplit
 from .traffic import TrafficModel
@@ -47,7 +56,7 @@ PLAUSIBLE_FACTOR = 2.0
 BASELINE_MARGIN = 0.1
 
 
-def default_ensemble(X, *, forms=None, search=True, traffic=None, s0=25):
+def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=25):
     """Every model the data can identify.
 
     Parameters
@@ -62,6 +71,10 @@ def default_ensemble(X, *, forms=None, search=True, traffic=None, s0=25):
         Add ``PMNFSearch`` (with data-size / bandwidth factors when they vary).
     traffic : bool, default=None
         Add :class:`TrafficModel`; default: when ``X`` has the critical-path columns.
+    fim : bool, default=None
+        Add seed 003's :class:`~scaleprobe.models.FiM` and its regression baseline
+        :class:`~scaleprobe.models.RBASP`; default: when ``X`` has the records of the
+        iterative and NPB kernels (``comp_time_iterations`` and the collectives').
     s0 : float, default=25
 
     Returns
@@ -98,6 +111,22 @@ def default_ensemble(X, *, forms=None, search=True, traffic=None, s0=25):
         traffic = set(TRAFFIC_VARIABLES) <= set(X.columns)
     if traffic:
         ensemble["traffic"] = TrafficModel()
+    if fim is None:
+        fim = "comp_time_iterations" in X.columns
+    if fim:
+        link = 1.25e8
+        if "link_bandwidth" in X.columns:
+            link = float(X["link_bandwidth"].median())
+        ensemble["fim"] = FiM(over=over, link_bandwidth=link)
+        # Eq. 17 regresses on the application parameters the sweep varies.
+        varied = [
+            c
+            for c in configuration_keys(X)
+            if c not in ("nodes", "ranks", "ppn", "D")
+            and pd.api.types.is_numeric_dtype(X[c])
+            and X[c].nunique() > 1
+        ]
+        ensemble["rbasp"] = RBASP(over=over, features=varied)
     return ensemble
 
 
@@ -187,8 +216,9 @@ def fit_ensemble(
     """
     dataset = data if isinstance(data, xr.Dataset) else None
     if dataset is not None:
-        traffic = set(TRAFFIC_VARIABLES) <= set(dataset.data_vars)
-        X, y = make_features(dataset, target=target, s0=s0, ppn=ppn, traffic=traffic)
+        X, y = make_features(
+            dataset, target=target, s0=s0, ppn=ppn, **measurement_sets(dataset)
+        )
         link = link_of(dataset)
     else:
         X, y = data
@@ -239,8 +269,8 @@ def fit_ensemble(
     for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            if isinstance(model, TrafficModel):
-                # It models one node as its own regime: give it the single-node runs.
+            if isinstance(model, (TrafficModel, FiM)):
+                # They model one process as its own regime: give them its runs.
                 fitted[name] = clone(model).fit(X_all, y_all)
             else:
                 fitted[name] = clone(model).fit(X, y)
@@ -297,8 +327,8 @@ def _floor_violation(fit, name):
             )
         except (ValueError, TypeError, KeyError):
             return None
-        if below.size:
-            return float(nodes[below[0]])
+        if below.size:  # the frame's rows: nodes x any application parameters
+            return float(frame["nodes"].iloc[below].min())
     return None
 
 
@@ -501,6 +531,13 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
         for c in ("nodes", "ranks", "ppn", "bandwidth", "scale")
         if c in X_all.columns
     }
+    parameters = {
+        c: sorted(float(v) for v in X_all[c].dropna().unique())
+        for c in configuration_keys(X_all)
+        if c not in FEATURE_COLUMNS and pd.api.types.is_numeric_dtype(X_all[c])
+    }
+    for name, values in parameters.items():
+        ranges[name] = [values[0], values[-1]]
     units = {
         "nodes": "1",
         "ranks": "1",
@@ -509,6 +546,10 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
         "scale": "log2(vertices)",
         target: "s" if "time" in target else "",
     }
+    if dataset is not None:
+        for name in parameters:
+            if name in dataset.coords:
+                units[name] = str(dataset[name].attrs.get("units", "1"))
     if dataset is not None and target in dataset.data_vars:
         units[target] = dataset[target].attrs.get("units", units[target])
     ppn_values = sorted(set(X_all["ppn"])) if "ppn" in X_all.columns else None
@@ -537,6 +578,7 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
         "ppn": ppn_values,
         "link": link,
         "feature_ranges": ranges,
+        "parameters": parameters,
         "units": units,
         "configurations": int(X[configuration_keys(X)].drop_duplicates().shape[0]),
         "measurements": len(y),

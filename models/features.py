@@ -17,9 +17,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._configs import COLLECTIVE_LATENCY_COLUMNS
+from ._configs import COLLECTIVE_LATENCY_COLUMNS, MEASURED_COLUMNS, is_measured
 
-__all__ = ["data_size", "link_of", "make_features", "prediction_frame"]
+__all__ = [
+    "data_size",
+    "link_of",
+    "make_features",
+    "measurement_sets",
+    "prediction_frame",
+]
 
 #: Columns a feature frame has, in this order, before any other sweep key.
 FEATURE_COLUMNS = ("nodes", "ppn", "ranks", "bandwidth", "scale", "D")
@@ -35,6 +41,35 @@ TRAFFIC_VARIABLES = (
 #: Variables that split the latency of collectives by how their rounds grow; added
 #: to a traffic frame when the Dataset has them on the same dimensions as the target.
 COLLECTIVE_VARIABLES = COLLECTIVE_LATENCY_COLUMNS
+
+
+def measurement_sets(dataset):
+    """Which measurements beyond the target a Dataset carries for the models.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+
+    Returns
+    -------
+    dict
+        ``traffic``: the critical-path variables of the instrumented communicator
+        (:class:`~scaleprobe.models.TrafficModel`); ``fim``: the computation and
+        collective records of the iterative and NPB kernels
+        (:class:`~scaleprobe.models.FiM`). Keyword arguments of
+        :func:`make_features`.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> measurement_sets(xr.Dataset({"time": ("nodes", [1.0])}))
+    {'traffic': False, 'fim': False}
+    """
+    names = set(map(str, dataset.data_vars))
+    return {
+        "traffic": set(TRAFFIC_VARIABLES) <= names,
+        "fim": "comp_time_iterations" in names,
+    }
 
 
 def data_size(scale, s0=25):
@@ -105,7 +140,7 @@ def link_of(dataset):
 _KNOWN = ("nodes", "ranks", "ppn", "bandwidth", "scale")
 
 
-def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
+def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim=False):
     """Build the feature frame ``X`` and target ``y`` from a results Dataset.
 
     Points whose ``status`` is not ``"ok"`` and missing values of the target are
@@ -130,12 +165,17 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
         collectives' latency by shape (:data:`COLLECTIVE_VARIABLES`, when the
         Dataset has them) and the absolute link (``link_bandwidth``, ``latency``)
         for :class:`~scaleprobe.models.TrafficModel`.
+    fim : bool, default=False
+        Add the records of the iterative and NPB kernels that
+        :class:`~scaleprobe.models.FiM` fits: ``comp_time_iterations``, the hardware
+        parameters and each collective's ``<kind>_time``, ``_calls``, ``_jobs`` and
+        ``_job_bytes`` (those on the same dimensions as the target).
 
     Returns
     -------
     X : pandas.DataFrame
         Columns ``nodes``, ``ppn``, ``ranks``, ``bandwidth``, ``scale`` and ``D`` when
-        available, then every other sweep key, then the traffic columns.
+        available, then every other sweep key, then the traffic and FiM columns.
     y : pandas.Series
         The target, named after it, aligned with ``X``.
 
@@ -172,6 +212,22 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
             v
             for v in COLLECTIVE_VARIABLES
             if v in dataset.data_vars and set(dataset[v].dims) == dims
+        ]
+    if fim:
+        if "comp_time_iterations" not in dataset.data_vars:
+            raise ValueError(
+                "the Dataset lacks 'comp_time_iterations': only the iterative and NPB "
+                "kernels (iterative.*, npb.*) record what FiM fits"
+            )
+        dims = set(dataset[target].dims)
+        names += [
+            str(v)
+            for v in dataset.data_vars
+            if v != target
+            and v not in names
+            and is_measured(v)
+            and str(v) not in MEASURED_COLUMNS
+            and set(dataset[v].dims) == dims
         ]
     subset = dataset[names]
     if "status" in dataset.data_vars:
@@ -215,9 +271,9 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
         for key, value in link.items():
             frame[key] = value
     first = [c for c in FEATURE_COLUMNS if c in frame.columns]
-    tail = []
+    tail = [c for c in names if c != target]
     if traffic:
-        tail = [c for c in names if c != target] + ["link_bandwidth", "latency"]
+        tail += ["link_bandwidth", "latency"]
     rest = [
         c for c in frame.columns if c not in first and c not in tail and c != target
     ]
@@ -226,7 +282,9 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False):
     return X, y
 
 
-def prediction_frame(nodes, *, ppn, bandwidth=None, scale=None, s0=25, link=None):
+def prediction_frame(
+    nodes, *, ppn, bandwidth=None, scale=None, s0=25, link=None, params=None
+):
     """The grid a projection predicts on: every combination of the coordinates.
 
     Parameters
@@ -243,6 +301,9 @@ def prediction_frame(nodes, *, ppn, bandwidth=None, scale=None, s0=25, link=None
     link : dict, default=None
         ``link_bandwidth`` (bytes/s) and ``latency`` (s) of the target network, for
         models that price traffic.
+    params : dict of str to float or array-like, default=None
+        Other features the models were trained over (application parameters such
+        as ``points`` or ``msg_bytes``), each an axis of the grid after ``scale``.
 
     Returns
     -------
@@ -261,8 +322,16 @@ def prediction_frame(nodes, *, ppn, bandwidth=None, scale=None, s0=25, link=None
         axes["bandwidth"] = np.atleast_1d(np.asarray(bandwidth, dtype=float))
     if scale is not None:
         axes["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
+    for name, values in (params or {}).items():
+        if name in axes or name in FEATURE_COLUMNS or name in ("link_bandwidth",):
+            raise ValueError(
+                f"params cannot set {name!r}: it has its own argument or is derived"
+            )
+        axes[name] = np.atleast_1d(np.asarray(values, dtype=float))
     for name, values in axes.items():
-        if np.any(~np.isfinite(values)) or np.any(values <= 0):
+        if np.any(~np.isfinite(values)):
+            raise ValueError(f"{name} must be finite numbers; got {values.tolist()}")
+        if name in ("nodes", "bandwidth", "scale") and np.any(values <= 0):
             raise ValueError(f"{name} must be positive numbers; got {values.tolist()}")
     if not float(ppn) > 0:
         raise ValueError(f"ppn must be positive; got {ppn!r}")

@@ -31,7 +31,7 @@ from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
@@ -52,7 +52,6 @@ COLLECTIVE_PATTERNS = {
     "alltoall": "alltoall",
     "alltoallv": "alltoall",
 }
-_HARDWARE = ("hw_utilisation", "hw_total_cycles", "hw_frequency")
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -62,24 +61,10 @@ def fim_measurements(columns) -> list[str]:
     Examples
     --------
     >>> fim_measurements(["ranks", "points", "comp_time_iterations", "bcast_time",
-    ...                   "bcast_job_bytes"])
+    ...                   "bcast_job_bytes", "cp_comp_time"])
     ['comp_time_iterations', 'bcast_time', 'bcast_job_bytes']
     """
-    found = []
-    for column in columns:
-        kind, _, part = str(column).rpartition("_")
-        if kind.endswith("_job"):
-            kind, part = kind[: -len("_job")], "job_" + part
-        if (
-            column == "comp_time_iterations"
-            or column in _HARDWARE
-            or (
-                kind in COLLECTIVE_PATTERNS
-                and part in ("time", "calls", "jobs", "job_bytes")
-            )
-        ):
-            found.append(column)
-    return found
+    return [c for c in columns if is_measured(c) and str(c) not in MEASURED_COLUMNS]
 
 
 def _kinds(columns):

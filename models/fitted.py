@@ -9,7 +9,13 @@ import pandas as pd
 
 from ._warnings import quiet
 from .features import prediction_frame
-from .projection import CANNOT_TELL_RATIO, cannot_tell_from, project, resolve_ppn
+from .projection import (
+    CANNOT_TELL_RATIO,
+    cannot_tell_from,
+    project,
+    resolve_params,
+    resolve_ppn,
+)
 
 __all__ = ["EnsembleFit", "describe_model"]
 
@@ -58,6 +64,19 @@ def describe_model(model):
             )
             lines.append(f"[{label}] {inner}" if label else inner)
         return " | ".join(lines)
+    if hasattr(law, "intercept_") and hasattr(law, "q_range_"):  # RBASP
+        names = [*law.parameters_, "q"] + (["q^2"] if law.g == "quadratic" else [])
+        terms = " ".join(f"{c:+.4g}*{n}" for c, n in zip(law.coef_, names, strict=True))
+        return f"log2(time) = {law.intercept_:.4g} {terms}"
+    if hasattr(law, "communication_") and hasattr(law, "computation_"):  # FiM
+        cal = law.computation_
+        parts = [f"computation: FiM-Cal (alpha {getattr(cal, 'alpha_', 1.0):.3g})"]
+        parts += [
+            f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
+            f"{com.psi_:.3g} s)"
+            for kind, com in law.communication_.items()
+        ]
+        return "; ".join(parts)
     if getattr(model, "mode_", None) == "time":
         return describe_model(model.time_law_)
     if hasattr(model, "lines_"):
@@ -100,8 +119,11 @@ class EnsembleFit:
     intervals: dict = field(default_factory=dict)
     training: dict = field(default_factory=dict)
 
-    def frame(self, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None):
-        """A prediction frame on the training's ppn (see :func:`prediction_frame`)."""
+    def frame(
+        self, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None, params=None
+    ):
+        """A prediction frame on the training's ppn (see :func:`prediction_frame`);
+        application parameters default to their trained values."""
         return prediction_frame(
             nodes,
             ppn=resolve_ppn(ppn, self.training),
@@ -109,6 +131,7 @@ class EnsembleFit:
             scale=scale,
             s0=self.training.get("s0", 25),
             link=link,
+            params=resolve_params(params, self.training),
         )
 
     def floor_model(self):
@@ -117,7 +140,15 @@ class EnsembleFit:
         return model if getattr(model, "mode_", None) == "traffic" else None
 
     def project(
-        self, name=None, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None
+        self,
+        name=None,
+        *,
+        nodes,
+        bandwidth=100.0,
+        scale=None,
+        ppn=None,
+        link=None,
+        params=None,
     ):
         """Project a model (default: the selected one); see :func:`project`.
 
@@ -146,11 +177,13 @@ class EnsembleFit:
             training=self.training,
             floor_model=floor_model,
             target=self.training.get("target", "time"),
+            params=params,
         )
         out.attrs["model_name"] = name
         out.attrs["law"] = describe_model(self.models[name])
         if name == self.selected and interval is not None:
-            self._widen_by_alternatives(out, name, nodes, bandwidth, scale, ppn, link)
+            where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
+            self._widen_by_alternatives(out, name, nodes, params=params, **where)
         horizon = cannot_tell_from(out)
         if horizon is not None:
             out.attrs["cannot_tell_from"] = horizon
@@ -179,7 +212,9 @@ class EnsembleFit:
             "counts to know more"
         )
 
-    def _widen_by_alternatives(self, out, name, nodes, bandwidth, scale, ppn, link):
+    def _widen_by_alternatives(
+        self, out, name, nodes, *, bandwidth, scale, ppn, link, params
+    ):
         """Join the intervals of the plausible alternatives to the selected model's.
 
         Model uncertainty belongs in the interval: a law that extrapolated almost as
@@ -203,6 +238,7 @@ class EnsembleFit:
                         link=link,
                         training=self.training,
                         target=target,
+                        params=params,
                     )
             except (ValueError, KeyError, TypeError):
                 continue  # it cannot project there (e.g. an unmeasured bandwidth)

@@ -174,6 +174,7 @@ def plot_bandwidth_demand(
     ctis=(0.05, 0.1, 0.2),
     scale=None,
     ppn=None,
+    params=None,
     title="Bandwidth impact",
 ):
     """CTI over bandwidth per node count and bandwidth demand over nodes (Fig. 3).
@@ -186,14 +187,20 @@ def plot_bandwidth_demand(
         Bandwidth percentages for the CTI curves.
     ctis : sequence of float
         Admissible increments for the demand curves (fractions).
-    scale, ppn : see :func:`scaleprobe.models.completion_time_increment`
+    scale, ppn, params : see :func:`scaleprobe.models.completion_time_increment`
+    title : str
     """
     fig = Figure(figsize=(11, 4.2))
     ax_cti, ax_demand = fig.subplots(1, 2)
     bandwidth = np.asarray(bandwidth, float)
     for n in nodes:
         cti = completion_time_increment(
-            model, np.full(bandwidth.shape, n), bandwidth, scale=scale, ppn=ppn
+            model,
+            np.full(bandwidth.shape, n),
+            bandwidth,
+            scale=scale,
+            ppn=ppn,
+            params=params,
         )
         ax_cti.plot(bandwidth, 100 * cti, label=f"{n} nodes")
     ax_cti.set(
@@ -203,7 +210,7 @@ def plot_bandwidth_demand(
     )
     grid = np.unique(np.geomspace(min(nodes), max(nodes), 40).round())
     for cti in ctis:
-        demand = bandwidth_demand(model, grid, cti, scale=scale, ppn=ppn)
+        demand = bandwidth_demand(model, grid, cti, scale=scale, ppn=ppn, params=params)
         ax_demand.plot(grid, demand, label=f"CTI {100 * cti:g}%")
     ax_demand.set(
         xscale="log",

@@ -11,7 +11,13 @@ from ._warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
 from .derived import EDGEFACTOR, teps
 from .features import prediction_frame
 
-__all__ = ["CANNOT_TELL_RATIO", "cannot_tell_from", "project", "resolve_ppn"]
+__all__ = [
+    "CANNOT_TELL_RATIO",
+    "cannot_tell_from",
+    "project",
+    "resolve_params",
+    "resolve_ppn",
+]
 
 _COORD_ATTRS = {
     "nodes": {"units": "1", "long_name": "nodes"},
@@ -69,6 +75,49 @@ def resolve_ppn(ppn, training):
     return float(trained[0])
 
 
+def resolve_params(params, training):
+    """The application parameters of a projection: given, or the trained values.
+
+    A model fitted on a sweep over an application parameter (``points``,
+    ``msg_bytes``...) predicts at a value of it; without one, a projection is made
+    at every value the training measured.
+
+    Parameters
+    ----------
+    params : dict of str to float or array-like, or None
+    training : dict or None
+        Training metadata (``parameters``: the trained values of each).
+
+    Returns
+    -------
+    dict of str to ndarray
+
+    Raises
+    ------
+    ValueError
+        A parameter the models were not trained over.
+
+    Examples
+    --------
+    >>> resolve_params(None, {"parameters": {"points": [1024.0, 4096.0]}})
+    {'points': array([1024., 4096.])}
+    """
+    trained = (training or {}).get("parameters") or {}
+    given = dict(params or {})
+    unknown = [name for name in given if name not in trained]
+    if unknown and training is not None:
+        allowed = ", ".join(trained) or "none"
+        raise ValueError(
+            f"the models were not trained over {unknown[0]!r}; their application "
+            f"parameters: {allowed}"
+        )
+    out = {}
+    for name in [*trained, *[n for n in given if n not in trained]]:
+        values = given.get(name, trained.get(name))
+        out[name] = np.atleast_1d(np.asarray(values, dtype=float))
+    return out
+
+
 def _warn_outside(name, values, trained):
     if trained is None or values is None:
         return
@@ -121,6 +170,7 @@ def project(
     floor_model=None,
     edgefactor=EDGEFACTOR,
     target="time",
+    params=None,
 ):
     """Predict over a grid of new coordinates, with intervals, parts and limits.
 
@@ -152,11 +202,15 @@ def project(
     edgefactor : int, default=16
         Edges per vertex for ``teps_predicted = edgefactor * 2**scale / time``.
     target : str, default="time"
+    params : dict of str to float or array-like, default=None
+        Values of the application parameters the model was trained over (sweep keys
+        such as ``points``); default: the trained values (:func:`resolve_params`).
 
     Returns
     -------
     xarray.Dataset
-        Dims ``nodes``, ``bandwidth`` (and ``scale``) with units; variables
+        Dims ``nodes``, ``bandwidth`` (and ``scale``, then one per application
+        parameter) with units; variables
         ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
         scale), ``<target>_computation`` / ``_communication`` / ``_terms`` when the
         model splits its prediction, ``<target>_floor`` with a floor model.
@@ -164,7 +218,8 @@ def project(
     Warns
     -----
     ExtrapolationWarning
-        Scale, bandwidth or ppn outside what the model was trained on.
+        Scale, bandwidth, ppn or an application parameter outside what the model
+        was trained on.
     PhysicalLimitWarning
         A prediction below the latency floor.
 
@@ -180,6 +235,9 @@ def project(
     ppn = resolve_ppn(ppn, training)
     ranges = (training or {}).get("feature_ranges", {})
     _warn_outside("scale", scale, ranges.get("scale"))
+    params = resolve_params(params, training)
+    for name, values in params.items():
+        _warn_outside(name, values, ranges.get(name))
     link, percent_factor = _target_link(link, training, model)
     frame = prediction_frame(
         nodes,
@@ -188,6 +246,7 @@ def project(
         scale=scale,
         s0=(training or {}).get("s0", getattr(model, "s0", 25)),
         link=link if percent_factor is None else None,
+        params=params,
     )
     if percent_factor is not None:
         frame["bandwidth"] = frame["bandwidth"] * percent_factor
@@ -198,6 +257,7 @@ def project(
     }
     if scale is not None:
         coords["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
+    coords.update(params)
     dims = list(coords)
     shape = tuple(len(coords[d]) for d in dims)
 
@@ -291,6 +351,14 @@ def project(
     for name, extra in _COORD_ATTRS.items():
         if name in out.coords:
             out[name].attrs.update(extra)
+    trained_units = (training or {}).get("units", {})
+    for name in params:
+        out[name].attrs.update(
+            {
+                "units": trained_units.get(name, "1"),
+                "long_name": f"application parameter {name}",
+            }
+        )
     if np.all(out["nodes"].values == np.round(out["nodes"].values)):
         out = out.assign_coords(nodes=out["nodes"].values.astype(int))
         out["nodes"].attrs.update(_COORD_ATTRS["nodes"])

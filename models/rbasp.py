@@ -23,7 +23,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS
+from ._configs import REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
 from ._warnings import ExtrapolationWarning, warn
 
@@ -100,7 +100,7 @@ class RBASP(PerformanceModelTags, RegressorMixin, BaseEstimator):
                     for c in X.columns
                     if c != self.over
                     and c not in _NOT_PARAMETERS
-                    and c not in MEASURED_COLUMNS
+                    and not is_measured(c)
                     and pd.api.types.is_numeric_dtype(X[c])
                 ]
             self.parameters_ = list(names)

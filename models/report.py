@@ -194,14 +194,25 @@ def _projection_parts(fit, measured, X, project_to):
                 "the data hold rank counts without a ppn: give ppn to project to nodes",
             )
         ]
-    projection = fit.project(name, nodes=nodes, bandwidth=bandwidths, scale=scale)
+    # Application parameters (a swept size...): the largest measured value of each.
+    params = {k: v[-1:] for k, v in (fit.training.get("parameters") or {}).items()}
+    projection = fit.project(
+        name, nodes=nodes, bandwidth=bandwidths, scale=scale, params=params
+    ).squeeze(list(params), drop=False)
     with quiet():  # a reference line in a figure, not a projection anyone trusts
         baseline = fit.project(
-            "baseline", nodes=nodes, bandwidth=bandwidths[:1], scale=scale
-        )
+            "baseline",
+            nodes=nodes,
+            bandwidth=bandwidths[:1],
+            scale=scale,
+            params=params,
+        ).squeeze(list(params), drop=False)
     shown = measured
     if scale is not None and "scale" in shown:
         shown = shown[shown["scale"] == scale]
+    for key, values in params.items():
+        if key in shown:
+            shown = shown[shown[key] == values[0]]
     title = (
         f"{name}: projection"
         if fit.selected
@@ -223,6 +234,7 @@ def _projection_parts(fit, measured, X, project_to):
             nodes=sorted({*map(int, np.unique(X["nodes"])), int(largest) * 8})[:6],
             scale=scale,
             ppn=fit.training["ppn"][0] if fit.training.get("ppn") else None,
+            params={k: v[0] for k, v in params.items()},
             title=f"{name}: bandwidth impact",
         )
     at = projection.sel(bandwidth=bandwidths[0])
@@ -235,6 +247,8 @@ def _projection_parts(fit, measured, X, project_to):
     heading = f"Projection of {name} at {bandwidths[0]:g} % bandwidth"
     if scale is not None:
         heading += f", scale {scale:g}"
+    for key, values in params.items():
+        heading += f", {key} {values[0]:g}"
     sections.append((heading, table))
     horizon = fit.cannot_tell_message(projection)
     if horizon:

@@ -19,7 +19,8 @@ A model file is one JSON object::
       "scores": [{"model": "traffic", "cv": "extrapolation", "smape": 8.2, ...}],
       "models": {
         "<name>": {
-          "estimator": "TrafficModel",    # ScalingLaw, PMNFSearch, PowerLawBaseline
+          "estimator": "TrafficModel",    # ScalingLaw, PMNFSearch, PowerLawBaseline,
+                                          #   FiM, RBASP, CommunicationPredictor...
           "law": "computation: ...",      # human-readable
           "params": {...},                # constructor arguments
           "state": {...},                 # fitted attributes (training configurations
@@ -46,7 +47,9 @@ from sklearn.base import BaseEstimator
 
 from .baseline import PowerLawBaseline
 from .commpredictor import CommunicationPredictor
+from .fim import FiM
 from .fim_cal import FiMCal
+from .fim_com import FiMCom
 from .fitted import EnsembleFit, describe_model
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
@@ -70,6 +73,8 @@ ESTIMATORS = {
         PowerLawBaseline,
         CommunicationPredictor,
         FiMCal,
+        FiMCom,
+        FiM,
         RBASP,
         RoundLaw,
     )
