@@ -77,6 +77,18 @@ _COLLECTIVE_PARTS = ("_time", "_calls", "_jobs", "_job_bytes")
 def is_measured(column) -> bool:
     """Whether a frame column is a measurement carried along, not a feature.
 
+    Parameters
+    ----------
+    column : str
+        A column of a feature frame.
+
+    Returns
+    -------
+    bool
+        True for the critical-path and link columns (:data:`MEASURED_COLUMNS`) and
+        for FiM's records (:data:`FIM_COLUMNS`, ``<kind>_time``, ``_calls``,
+        ``_jobs``, ``_job_bytes`` of the :data:`COLLECTIVE_KINDS`).
+
     Examples
     --------
     >>> [is_measured(c) for c in ("nodes", "cp_comp_time", "bcast_job_bytes",
