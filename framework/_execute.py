@@ -145,6 +145,49 @@ def _warn_oversubscription(client: Client, spec: Spec, settings, todo) -> None:
         warnings.warn(message, OversubscriptionWarning, stacklevel=3)
 
 
+def warn_slot_timeouts(ds) -> None:
+    """Warn when ranks of stored points computed without a core slot.
+
+    In emulated mode a rank waits for a host-wide core slot before it computes; after
+    ``max_wait`` (60 s) it gives up and computes beside the ranks that hold the
+    slots (the record's ``slot_timeouts``). Its CPU time, hence its virtual
+    computation time, then includes sharing a core, and says more about the host
+    than about the program.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The campaign's results.
+
+    Warns
+    -----
+    OversubscriptionWarning
+        Naming how many successful points are affected and the first of them.
+    """
+    if "slot_timeouts" not in ds.data_vars:
+        return
+    timeouts = ds["slot_timeouts"]
+    if "status" in ds.data_vars:
+        timeouts = timeouts.where(ds["status"] == "ok")
+    table = timeouts.to_dataframe()
+    hit = table[table["slot_timeouts"] > 0]
+    if hit.empty:
+        return
+    total = int(table["slot_timeouts"].notna().sum())
+    key = hit.index[0] if isinstance(hit.index[0], tuple) else (hit.index[0],)
+    first = ", ".join(
+        f"{name}={value}" for name, value in zip(hit.index.names, key, strict=True)
+    )
+    warnings.warn(
+        f"{len(hit)} of {total} point(s) have ranks that waited 60 s for a core slot "
+        f"and then computed beside the others (slot_timeouts; first: {first}): their "
+        "virtual computation times include sharing a core — measure them with fewer "
+        "ranks per host, or read them with care",
+        OversubscriptionWarning,
+        stacklevel=3,
+    )
+
+
 def execute(
     client: Client,
     spec: Spec,

@@ -8,7 +8,7 @@ import sys
 
 from distributed import Client
 
-from ._execute import execute
+from ._execute import execute, warn_slot_timeouts
 from ._identity import campaign_identity
 from ._lock import OutputLockedError
 from ._progress import Progress
@@ -132,6 +132,7 @@ class Sweep:
                 execute(client, spec, self.settings, store, todo, reporter, network)
         reporter.close()
         ds = store.consolidate()
+        warn_slot_timeouts(ds)
         if self.progress:
             print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
         return ds
