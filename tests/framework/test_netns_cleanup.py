@@ -57,11 +57,25 @@ def _tags(state: Path) -> list[str]:
     return sorted(p.stem for p in state.glob("sp*.json"))
 
 
-def _pids_inside(namespace: str) -> list[str]:
+def _ranks_inside(namespace: str) -> list[str]:
+    """Pids of kernel ranks in ``namespace``.
+
+    Only ranks: a ``tc -n`` that shapes the namespace's link before the launch is
+    in it too, for a few milliseconds.
+    """
     out = subprocess.run(
         ["ip", "netns", "pids", namespace], capture_output=True, text=True
     )
-    return out.stdout.split()
+    ranks = []
+    for pid in out.stdout.split():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().split(b"\0")
+        except FileNotFoundError:
+            continue
+        if b"scaleprobe.kernels.commbench.pingpong" in words:
+            ranks.append(pid)
+    return ranks
 
 
 def _alive(pid: str) -> bool:
@@ -132,7 +146,7 @@ def test_a_sweep_killed_mid_launch_is_cleaned_by_the_next_sweep(tmp_path):
         deadline = time.time() + 120
         while not ranks and killed.poll() is None and time.time() < deadline:
             tags = _tags(state)
-            ranks = _pids_inside(f"{tags[0]}-n1") if tags else []
+            ranks = _ranks_inside(f"{tags[0]}-n1") if tags else []
             time.sleep(0.05)
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
