@@ -129,9 +129,10 @@ def _fit_score(model, data, train, test, level):
                 row["coverage"] = float(
                     np.mean((centres >= lower) & (centres <= upper))
                 )
-                row["interval_ratio"] = float(
-                    np.median(upper / np.maximum(lower, 1e-300))
-                )
+                # a lower bound at zero makes the ratio unbounded, not 1e300
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = np.where(lower > 0, upper / lower, np.inf)
+                row["interval_ratio"] = float(np.median(ratio))
     row.setdefault("interval_ratio", np.nan)
     row["error"] = ""
     row["n_train"] = len(train)
@@ -294,6 +295,9 @@ def evaluate(
 def summarize(scores):
     """Mean of every metric over groups and folds, as a DataFrame (model x cv).
 
+    ``interval_ratio`` is the median over groups and folds instead: one fold whose
+    interval reaches zero has an infinite ratio, which a mean would report for all.
+
     Examples
     --------
     >>> import xarray as xr
@@ -310,8 +314,12 @@ def summarize(scores):
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices stay NaN
-        table = scores[numeric].mean(dim=("group", "fold"), skipna=True).to_dataframe()
-    return table.reset_index()
+        table = scores[numeric].mean(dim=("group", "fold"), skipna=True)
+        if "interval_ratio" in table:
+            table["interval_ratio"] = scores["interval_ratio"].median(
+                dim=("group", "fold"), skipna=True
+            )
+    return table.to_dataframe().reset_index()
 
 
 def select_model(scores, *, cv="extrapolation", metric="smape", exclude=()):

@@ -1,6 +1,9 @@
 """evaluate(): one Dask graph over model x group x split x fold, on two workers."""
 
+import numpy as np
+import pandas as pd
 import pytest
+import xarray as xr
 from scaleprobe.models import (
     ExtrapolationSplit,
     LeaveOneBandwidthOut,
@@ -10,11 +13,13 @@ from scaleprobe.models import (
 )
 from scaleprobe.models.evaluation import (
     ConfigurationKFold,
+    _fit_score,
     evaluate,
     select_model,
     summarize,
 )
 from scaleprobe.models.metrics import score_predictions
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import KFold
 
 ENSEMBLE = {
@@ -108,3 +113,46 @@ def test_configuration_folds_fit_any_number_of_configurations(results):
         assert X["nodes"].iloc[test].nunique() == 1
         assert not set(X["nodes"].iloc[test]) & set(X["nodes"].iloc[train])
     assert ConfigurationKFold(5).get_n_splits(X.iloc[:3]) == 0
+
+
+class ZeroFloorModel(RegressorMixin, BaseEstimator):
+    """Predicts 1/nodes; its interval reaches zero below 4 nodes."""
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return 1.0 / X["nodes"].to_numpy(dtype=float)
+
+    def predict_interval(self, X, level=0.9):
+        pred = self.predict(X)
+        lower = np.where(X["nodes"].to_numpy() < 4, 0.0, 0.5 * pred)
+        return lower, 2.0 * pred
+
+
+def test_an_interval_reaching_zero_has_an_unbounded_ratio():
+    X = pd.DataFrame({"nodes": [1, 2, 4, 8, 16, 32], "ppn": 1})
+    y = 1.0 / X["nodes"].to_numpy(dtype=float)
+    # test configurations 1, 2, 4: two of three lower bounds are zero
+    row = _fit_score(ZeroFloorModel(), (X, y), [3, 4, 5], [0, 1, 2], 0.9)
+    assert row["coverage"] == 1.0
+    assert row["interval_ratio"] == np.inf
+    # 8, 16, 32: every bound positive, the ratio is 2 / 0.5
+    row = _fit_score(ZeroFloorModel(), (X, y), [0, 1, 2], [3, 4, 5], 0.9)
+    assert row["interval_ratio"] == pytest.approx(4.0)
+
+
+def test_summary_takes_the_median_interval_ratio_over_folds():
+    scores = xr.Dataset(
+        {
+            "smape": (("model", "cv", "group", "fold"), [[[[10.0, 20.0, 30.0]]]]),
+            "interval_ratio": (
+                ("model", "cv", "group", "fold"),
+                [[[[3.0, np.inf, 5.0]]]],
+            ),
+        },
+        coords={"model": ["m"], "cv": ["kfold"], "group": ["all"], "fold": [0, 1, 2]},
+    )
+    row = summarize(scores).iloc[0]
+    assert row["smape"] == pytest.approx(20.0)
+    assert row["interval_ratio"] == pytest.approx(5.0)
