@@ -7,8 +7,6 @@ import os
 import tempfile
 import time
 
-from ._idle import next_pause
-
 __all__ = ["CoreSlots", "default_slot_dir"]
 
 
@@ -30,8 +28,7 @@ class CoreSlots:
     Every process of the host that uses the same directory and count competes for
     the same N tokens, so oversubscribed ranks take turns on the cores instead of
     sharing them (and their caches and memory bandwidth) at the same time. Waiting
-    sleeps (backing off as :func:`~scaleprobe.kernels.comm._idle.next_pause` says),
-    so it costs no CPU time and hence no virtual time.
+    sleeps, so it costs no CPU time and hence no virtual time.
 
     Parameters
     ----------
@@ -117,7 +114,7 @@ class CoreSlots:
                 self.timeouts += 1
                 break
             time.sleep(pause)
-            pause = next_pause(pause, now - start)
+            pause = min(pause * 2, 1e-3)
         self.wait_time += time.perf_counter() - start
 
     def release(self) -> None:
