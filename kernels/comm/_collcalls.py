@@ -123,7 +123,6 @@ class CollectiveMixin:
         self._clock.enter()
         done = None
         try:
-            self._arrive()
             nbytes = size_of()
             result = call()
             latest, _ = self._exchange([], need_sizes=False)
@@ -148,7 +147,6 @@ class CollectiveMixin:
         self._clock.enter()
         done = None
         try:
-            self._arrive()
             result = call()
             sizes = sizes_of()
             latest, table = self._exchange(sizes, need_sizes=True)

@@ -96,7 +96,6 @@ class SummaryMixin:
         clock = self._clock
         clock.enter()
         try:
-            self._arrive()
             self._resolve()
             now = clock.now if clock.emulated else clock.wall()
             counts = dict(clock.counts)

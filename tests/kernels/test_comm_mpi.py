@@ -170,20 +170,19 @@ out["objects"] = {"allreduce": comm.allreduce(r), "bcast": comm.bcast("x" * r, r
                   "gather": comm.gather(r, root=0)}
 
 summary = comm.summary()
-everything = comm.allgather([out, summary])
+everything = comm.mpi.allgather([out, summary])
 if r == 0:
     print("RESULT " + json.dumps(everything))
 comm.close()
 """
 
 
-def _run(mpi_run, tmp_path, mode, core_slots=0):
+def _run(mpi_run, tmp_path, mode):
     script = tmp_path / "comm_script.py"
     script.write_text(SCRIPT)
-    comm = {"mode": mode, "ppn": 2, "core_slots": core_slots, **LINK}
-    if core_slots:
-        comm["slot_dir"] = str(tmp_path / "slots")
-    env = {"SCALEPROBE_COMM": json.dumps(comm)}
+    env = {
+        "SCALEPROBE_COMM": json.dumps({"mode": mode, "ppn": 2, "core_slots": 0, **LINK})
+    }
     done = mpi_run(4, sys.executable, script, env=env, timeout=180)
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT ") :])
@@ -192,12 +191,6 @@ def _run(mpi_run, tmp_path, mode, core_slots=0):
 @pytest.fixture(scope="module")
 def emulated(mpi_run, tmp_path_factory):
     return _run(mpi_run, tmp_path_factory.mktemp("emulated"), "emulated")
-
-
-@pytest.fixture(scope="module")
-def slotted(mpi_run, tmp_path_factory):
-    """Emulated with one core slot: every wait goes through the idle waits."""
-    return _run(mpi_run, tmp_path_factory.mktemp("slotted"), "emulated", core_slots=1)
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +207,7 @@ EXPECTED_PATTERN = {  # Isend 1000 B to rank+1, Allreduce 8 B, Alltoall 100 B pe
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
 def test_byte_and_message_counters_are_exact(mode, request):
     results = request.getfixturevalue(mode)
     for out, _ in results:
@@ -228,7 +221,7 @@ def test_byte_and_message_counters_are_exact(mode, request):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
 def test_data_and_statuses_are_delivered(mode, request):
     results = request.getfixturevalue(mode)
     outs = [out for out, _ in results]
@@ -241,7 +234,7 @@ def test_data_and_statuses_are_delivered(mode, request):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
 def test_summary_is_identical_everywhere(mode, request):
     results = request.getfixturevalue(mode)
     summaries = [summary for _, summary in results]
@@ -365,7 +358,7 @@ def test_test_reports_completion_in_virtual_time(emulated):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
 def test_split_keeps_world_nodes_and_shares_counters(mode, request):
     results = request.getfixturevalue(mode)
     for out, _ in results:
@@ -377,7 +370,7 @@ def test_split_keeps_world_nodes_and_shares_counters(mode, request):
         assert split["objects"] == ([0, 2] if rank % 2 == 0 else [1, 3])
         # split (allgather of 8 B on 4 ranks: 2 messages) + 1 allreduce message
         assert split["messages"] == 3
-        if mode != "wallclock":
+        if mode == "emulated":
             link = LinkModel(**LINK)
             assert split["elapsed"] == pytest.approx(link.inter_time(8), abs=1e-3)
 
