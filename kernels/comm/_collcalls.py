@@ -123,6 +123,7 @@ class CollectiveMixin:
         self._clock.enter()
         done = None
         try:
+            self._arrive()
             nbytes = size_of()
             result = call()
             latest, _ = self._exchange([], need_sizes=False)
@@ -147,6 +148,7 @@ class CollectiveMixin:
         self._clock.enter()
         done = None
         try:
+            self._arrive()
             result = call()
             sizes = sizes_of()
             latest, table = self._exchange(sizes, need_sizes=True)

@@ -64,6 +64,7 @@ class ObjectCollectiveMixin:
         self._clock.enter()
         done = None
         try:
+            self._arrive()
             result = self.mpi.bcast(obj, root)
             nbytes = _pickled_size(result)
             latest, _ = self._exchange([], need_sizes=False)

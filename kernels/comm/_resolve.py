@@ -13,10 +13,9 @@ they wait on provisional clocks, and the replay keeps their waits as they were.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from ._idle import idle_wait
 from ._replay import MARK, SEND, WIDTH, replay
 
 __all__ = ["ResolutionMixin"]
@@ -98,7 +97,7 @@ class ResolutionMixin:
         if self.rank == 0:
             outgoing = self._replay_epoch(heads, table, counts)
         # the others sleep while rank 0 replays: spinning would take its CPU
-        _idle_wait(self.mpi.Iscatterv(outgoing, incoming, root=0))
+        idle_wait(self.mpi.Iscatterv(outgoing, incoming, root=0))
         if not np.isfinite(incoming[0]):
             raise RuntimeError(
                 "the replay of point-to-point traffic failed on rank 0: "
@@ -153,11 +152,3 @@ class ResolutionMixin:
             row = [*finals[position], *(v for pair in pairs for v in pair)]
             buffer[starts[rank] : starts[rank] + len(row)] = row
         return [buffer, sizes]
-
-
-def _idle_wait(request, longest=1e-3):
-    """Complete an MPI request, sleeping between tests (backing off to ``longest``)."""
-    delay = 1e-5
-    while not request.Test():
-        time.sleep(delay)
-        delay = min(2 * delay, longest)

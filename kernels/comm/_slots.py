@@ -39,9 +39,11 @@ class CoreSlots:
     first : int, default=0
         Slot to try first (spreading ranks over the slots avoids a stampede).
     max_wait : float, default=60.0
-        Wall seconds after which a waiting rank gives up and computes without a slot
-        (counted in ``timeouts``), so a rank that blocks outside the communicator
-        while holding a slot slows other ranks down instead of hanging them.
+        Wall seconds without any slot changing hands after which a waiting rank
+        gives up and computes without a slot (counted in ``timeouts``), so a rank
+        that blocks outside the communicator while holding a slot slows other ranks
+        down instead of hanging them. A long queue that moves never times out: every
+        acquisition counts up a number in its slot's file, which waiters watch.
 
     Attributes
     ----------
@@ -84,8 +86,15 @@ class CoreSlots:
             except BlockingIOError:
                 continue
             self.held = index
+            fd = self._files[index]
+            count = int.from_bytes(os.pread(fd, 8, 0).ljust(8, b"\0"), "little")
+            os.pwrite(fd, ((count + 1) % 2**64).to_bytes(8, "little"), 0)
             return True
         return False
+
+    def _handovers(self) -> bytes:
+        """The acquisition counters of every slot (changes when a slot moves)."""
+        return b"".join(os.pread(fd, 8, 0) for fd in self._files)
 
     def acquire(self) -> None:
         """Block until this process holds a slot (no-op when disabled or held)."""
@@ -93,10 +102,15 @@ class CoreSlots:
             return
         if self._try():
             return
-        start = time.perf_counter()
+        start = moved = time.perf_counter()
+        seen = self._handovers()
         pause = 5e-5
         while not self._try():
-            if time.perf_counter() - start > self.max_wait:
+            now = time.perf_counter()
+            handovers = self._handovers()
+            if handovers != seen:
+                seen, moved = handovers, now
+            elif now - moved > self.max_wait:
                 self.timeouts += 1
                 break
             time.sleep(pause)

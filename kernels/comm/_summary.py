@@ -96,6 +96,7 @@ class SummaryMixin:
         clock = self._clock
         clock.enter()
         try:
+            self._arrive()
             self._resolve()
             now = clock.now if clock.emulated else clock.wall()
             counts = dict(clock.counts)

@@ -10,6 +10,7 @@ import numpy as np
 from ._args import MODES, resolve_config
 from ._clock import COLLECTIVE_SCALINGS, COUNTER_KEYS, PATH_KEYS, RankClock
 from ._collcalls import CollectiveMixin
+from ._idle import idle_barrier
 from ._link import LinkModel, applied_link
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
@@ -131,7 +132,10 @@ class InstrumentedComm(
             allocation or Allocation(),
         )
         self._setup(mpi_comm, mode, ppn, link, clock, np.arange(size), network)
-        mpi_comm.Barrier()
+        if self._idle:
+            idle_barrier(mpi_comm)
+        else:
+            mpi_comm.Barrier()
         clock.restart()
 
     def _setup(self, mpi_comm, mode, ppn, link, clock, world_ranks, network):
@@ -143,6 +147,8 @@ class InstrumentedComm(
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
         self._clock = clock
+        # ranks that take turns on the cores must not spin while they wait
+        self._idle = clock.slots is not None
         self._world_ranks = np.asarray(world_ranks, dtype=np.int64)
         self._nodes = self._world_ranks // ppn
         self.world_rank = int(self._world_ranks[self.rank])
@@ -246,6 +252,17 @@ class InstrumentedComm(
         )
         return child
 
+    def _arrive(self) -> None:
+        """Wait until every rank has entered this collective call.
+
+        Only when the ranks take turns on the cores (core slots): the wait sleeps
+        (:func:`~scaleprobe.kernels.comm._idle.idle_barrier`), so the ranks that
+        arrive first do not spin on the cores the others still compute on, and the
+        real MPI call that follows finds every rank there. Otherwise a no-op.
+        """
+        if self._idle:
+            idle_barrier(self.mpi)
+
     def Free(self) -> None:  # noqa: N802 - mpi4py naming
         """Free the wrapped communicator (for communicators made by :meth:`Split`)."""
         self.mpi.Free()
@@ -280,6 +297,7 @@ class InstrumentedComm(
 
     def _stamps(self):
         """Every rank's stamp ``[time, *path]`` (one real Allgather, no cost)."""
+        self._arrive()
         self._resolve()
         mine = self._clock.stamp()
         table = np.empty((self.size, mine.size), dtype=np.float64)
@@ -302,6 +320,7 @@ class InstrumentedComm(
 
         now = self._clock.enter()
         try:
+            self._arrive()
             self._resolve()
             now = self._clock.now if self._clock.emulated else now
             return self.mpi.allreduce(now, op=MPI.MAX) - start

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import pytest
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
 from scaleprobe.kernels.comm._slots import CoreSlots
@@ -102,6 +106,43 @@ def test_core_slots_exclude_and_time_out(tmp_path):
     assert second.held == 0
     first.close()
     second.close()
+
+
+def test_a_queue_that_moves_never_times_out(tmp_path):
+    # a waiter behind a long queue: other ranks take the slot in turn for 1 s,
+    # 3 times max_wait, before it is the waiter's turn
+    holder = CoreSlots(1, str(tmp_path))
+    waiter = CoreSlots(1, str(tmp_path), max_wait=0.3)
+    holder.acquire()
+    slot = os.open(tmp_path / "slot-0", os.O_RDWR)
+
+    def queue():
+        for _ in range(20):
+            time.sleep(0.05)
+            count = int.from_bytes(os.pread(slot, 8, 0), "little")
+            os.pwrite(slot, (count + 1).to_bytes(8, "little"), 0)  # a handover
+        holder.release()
+
+    thread = threading.Thread(target=queue)
+    thread.start()
+    waiter.acquire()
+    thread.join()
+    assert (waiter.held, waiter.timeouts) == (0, 0)
+    assert waiter.wait_time >= 1.0
+    os.close(slot)
+    holder.close()
+    waiter.close()
+
+
+def test_every_acquisition_counts_up_its_slot(tmp_path):
+    slots = CoreSlots(2, str(tmp_path))
+    before = slots._handovers()
+    slots.acquire()
+    slots.release()
+    slots.acquire()
+    assert slots._handovers() != before
+    assert int.from_bytes(slots._handovers()[:8], "little") == 2
+    slots.close()
 
 
 def test_slot_is_released_inside_calls(tmp_path):

@@ -175,19 +175,20 @@ out["objects"] = {"allreduce": comm.allreduce(r), "bcast": comm.bcast("x" * r, r
                   "gather": comm.gather(r, root=0)}
 
 summary = comm.summary()
-everything = comm.mpi.allgather([out, summary])
+everything = comm.allgather([out, summary])
 if r == 0:
     print("RESULT " + json.dumps(everything))
 comm.close()
 """
 
 
-def _run(mpi_run, tmp_path, mode):
+def _run(mpi_run, tmp_path, mode, core_slots=0):
     script = tmp_path / "comm_script.py"
     script.write_text(SCRIPT)
-    env = {
-        "SCALEPROBE_COMM": json.dumps({"mode": mode, "ppn": 2, "core_slots": 0, **LINK})
-    }
+    comm = {"mode": mode, "ppn": 2, "core_slots": core_slots, **LINK}
+    if core_slots:
+        comm["slot_dir"] = str(tmp_path / "slots")
+    env = {"SCALEPROBE_COMM": json.dumps(comm)}
     done = mpi_run(4, sys.executable, script, env=env, timeout=180)
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT ") :])
@@ -196,6 +197,12 @@ def _run(mpi_run, tmp_path, mode):
 @pytest.fixture(scope="module")
 def emulated(mpi_run, tmp_path_factory):
     return _run(mpi_run, tmp_path_factory.mktemp("emulated"), "emulated")
+
+
+@pytest.fixture(scope="module")
+def slotted(mpi_run, tmp_path_factory):
+    """Emulated with one core slot: every wait goes through the idle waits."""
+    return _run(mpi_run, tmp_path_factory.mktemp("slotted"), "emulated", core_slots=1)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +219,7 @@ EXPECTED_PATTERN = {  # Isend 1000 B to rank+1, Allreduce 8 B, Alltoall 100 B pe
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
 def test_byte_and_message_counters_are_exact(mode, request):
     results = request.getfixturevalue(mode)
     for out, _ in results:
@@ -226,7 +233,7 @@ def test_byte_and_message_counters_are_exact(mode, request):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
 def test_data_and_statuses_are_delivered(mode, request):
     results = request.getfixturevalue(mode)
     outs = [out for out, _ in results]
@@ -239,7 +246,7 @@ def test_data_and_statuses_are_delivered(mode, request):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
 def test_summary_is_identical_everywhere(mode, request):
     results = request.getfixturevalue(mode)
     summaries = [summary for _, summary in results]
@@ -372,7 +379,7 @@ def test_test_reports_completion_in_virtual_time(emulated):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("mode", ["emulated", "wallclock"])
+@pytest.mark.parametrize("mode", ["emulated", "slotted", "wallclock"])
 def test_split_keeps_world_nodes_and_shares_counters(mode, request):
     results = request.getfixturevalue(mode)
     for out, _ in results:
@@ -384,7 +391,7 @@ def test_split_keeps_world_nodes_and_shares_counters(mode, request):
         assert split["objects"] == ([0, 2] if rank % 2 == 0 else [1, 3])
         # split (allgather of 8 B on 4 ranks: 2 messages) + 1 allreduce message
         assert split["messages"] == 3
-        if mode == "emulated":
+        if mode != "wallclock":
             link = LinkModel(**LINK)
             assert split["elapsed"] == pytest.approx(link.inter_time(8), abs=1e-3)
 
