@@ -7,6 +7,8 @@ import os
 import tempfile
 import time
 
+from ._idle import next_pause
+
 __all__ = ["CoreSlots", "default_slot_dir"]
 
 
@@ -28,7 +30,8 @@ class CoreSlots:
     Every process of the host that uses the same directory and count competes for
     the same N tokens, so oversubscribed ranks take turns on the cores instead of
     sharing them (and their caches and memory bandwidth) at the same time. Waiting
-    sleeps, so it costs no CPU time and hence no virtual time.
+    sleeps (backing off as :func:`~scaleprobe.kernels.comm._idle.next_pause` says),
+    so it costs no CPU time and hence no virtual time.
 
     Parameters
     ----------
@@ -114,7 +117,7 @@ class CoreSlots:
                 self.timeouts += 1
                 break
             time.sleep(pause)
-            pause = min(pause * 2, 1e-3)
+            pause = next_pause(pause, now - start)
         self.wait_time += time.perf_counter() - start
 
     def release(self) -> None:

@@ -36,6 +36,27 @@ def test_idle_wait_tests_and_sleeps_backing_off(monkeypatch):
     )
 
 
+def test_a_long_wait_sleeps_a_twentieth_of_the_time_waited(monkeypatch):
+    now = [0.0]
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(_idle.time, "sleep", sleep)
+    monkeypatch.setattr(_idle.time, "perf_counter", lambda: now[0])
+    _idle.idle_wait(FakeRequest(done=3000))
+    waited = 0.0
+    for pause in sleeps:
+        # never later than 5 % of the wait (or 1 ms), never more than 50 ms
+        assert pause <= max(1e-3, 0.05 * waited) + 1e-12
+        assert pause <= 0.05
+        waited += pause
+    assert sleeps[-1] == pytest.approx(0.05)  # 3000 tests: long enough to reach it
+    assert len(sleeps) == 2999
+
+
 def test_idle_wait_of_a_done_request_does_not_sleep(monkeypatch):
     sleeps = []
     monkeypatch.setattr(_idle.time, "sleep", sleeps.append)
