@@ -6,7 +6,7 @@ that waits in a collective for ranks still queued for a core would spin on the c
 they need: with ``k`` ranks waiting and ``c`` cores, the computing ranks get ``c / (c
 + k)`` of the CPU and the queue behind them grows. The helpers here complete a request
 by testing it and sleeping between tests instead, so a waiting rank uses almost no
-CPU. The sleep backs off from 10 us to ``longest`` (1 ms), and beyond it to a
+CPU. The sleep backs off from 10 us to ``longest`` (0.2 ms), and beyond it to a
 twentieth of the time already waited (at most 50 ms): a long wait, the lot of most
 ranks on an oversubscribed host, wakes rarely (every wake-up costs the computing ranks
 a context switch and cache), and still ends at most about 5 % late.
@@ -18,7 +18,7 @@ import time
 
 __all__ = ["idle_barrier", "idle_wait", "idle_waitall", "next_pause"]
 
-LONGEST = 1e-3
+LONGEST = 2e-4
 #: A sleep is at most this fraction of the time waited so far ...
 RELATIVE = 0.05
 #: ... and never longer than this, seconds.
@@ -35,8 +35,8 @@ def next_pause(pause: float, waited: float, longest: float = LONGEST) -> float:
     --------
     >>> next_pause(1e-5, 0.0)
     2e-05
-    >>> next_pause(1e-3, 0.01)  # 10 ms waited: stays at 1 ms
-    0.001
+    >>> next_pause(2e-4, 0.002)  # 2 ms waited: stays at 0.2 ms
+    0.0002
     >>> next_pause(1e-3, 0.1)   # 100 ms waited: up to 5 ms
     0.002
     >>> round(next_pause(0.04, 10.0), 6)  # long waits: at most 50 ms
@@ -60,7 +60,7 @@ def idle_wait(request, status=None, longest: float = LONGEST) -> None:
         The request.
     status : mpi4py.MPI.Status, optional
         Filled when the request completes.
-    longest : float, default=1e-3
+    longest : float, default=2e-4
         Longest sleep between two tests in the first ``longest / RELATIVE`` seconds
         (see :func:`next_pause`).
     """
@@ -79,7 +79,7 @@ def idle_waitall(requests, statuses=None, longest: float = LONGEST) -> None:
         The requests.
     statuses : list of mpi4py.MPI.Status, optional
         Filled in order when all have completed.
-    longest : float, default=1e-3
+    longest : float, default=2e-4
         Longest sleep between two tests in the first ``longest / RELATIVE`` seconds
         (see :func:`next_pause`).
     """
