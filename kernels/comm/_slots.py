@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import struct
 import tempfile
 import time
 
@@ -24,14 +25,28 @@ def default_slot_dir() -> str:
     return os.path.join(base, f"scaleprobe-slots-{os.getuid()}")
 
 
+#: The longest sleep of the waiter at the head of the queue, seconds: a freed slot
+#: stays unused at most this long.
+HEAD_PAUSE = 1e-3
+_RECORD = struct.Struct("<Qd")  # acquisitions of the slot, monotonic time of the last
+
+
 class CoreSlots:
     """A token a rank holds while it computes: an ``flock`` on one of N lock files.
 
     Every process of the host that uses the same directory and count competes for
     the same N tokens, so oversubscribed ranks take turns on the cores instead of
-    sharing them (and their caches and memory bandwidth) at the same time. Waiting
-    sleeps (backing off as :func:`~scaleprobe.kernels.comm._idle.next_pause` says),
-    so it costs no CPU time and hence no virtual time.
+    sharing them (and their caches and memory bandwidth) at the same time.
+
+    Waiting is first come, first served and costs no CPU (hence no virtual time): a
+    rank that finds no free slot queues on a gate lock (``gate``, a blocking
+    ``flock``: it sleeps in the kernel), and only the rank holding the gate, the head
+    of the queue, tests the slots, sleeping between tests (backing off as
+    :func:`~scaleprobe.kernels.comm._idle.next_pause` says, to at most
+    ``HEAD_PAUSE``). A rank that wants a slot while others queue joins the queue
+    instead of taking a slot as it frees: without that, ranks of a busy job that
+    leave short calls would take every freed slot, and a rank of another job on the
+    host could wait for as long as that job runs.
 
     Parameters
     ----------
@@ -46,7 +61,8 @@ class CoreSlots:
         gives up and computes without a slot (counted in ``timeouts``), so a rank
         that blocks outside the communicator while holding a slot slows other ranks
         down instead of hanging them. A long queue that moves never times out: every
-        acquisition counts up a number in its slot's file, which waiters watch.
+        acquisition writes its time into its slot's file, which the head of the
+        queue reads.
 
     Attributes
     ----------
@@ -75,11 +91,14 @@ class CoreSlots:
         self.max_wait = max_wait
         self.timeouts = 0
         self._files = []
+        self._gate = None
         if self.count:
             os.makedirs(self.slot_dir, exist_ok=True)
             for index in range(self.count):
                 path = os.path.join(self.slot_dir, f"slot-{index}")
                 self._files.append(os.open(path, os.O_RDWR | os.O_CREAT, 0o666))
+            gate = os.path.join(self.slot_dir, "gate")
+            self._gate = os.open(gate, os.O_RDWR | os.O_CREAT, 0o666)
 
     def _try(self) -> bool:
         for offset in range(self.count):
@@ -90,35 +109,52 @@ class CoreSlots:
                 continue
             self.held = index
             fd = self._files[index]
-            count = int.from_bytes(os.pread(fd, 8, 0).ljust(8, b"\0"), "little")
-            os.pwrite(fd, ((count + 1) % 2**64).to_bytes(8, "little"), 0)
+            count, _ = self._record(fd)
+            record = _RECORD.pack((count + 1) % 2**64, time.monotonic())
+            os.pwrite(fd, record, 0)
             return True
         return False
 
-    def _handovers(self) -> bytes:
+    @staticmethod
+    def _record(fd) -> tuple[int, float]:
+        raw = os.pread(fd, _RECORD.size, 0)
+        if len(raw) < _RECORD.size:  # a new file, or one of an older layout
+            raw = raw[:8].ljust(8, b"\0") + bytes(8)
+        return _RECORD.unpack(raw)
+
+    def _handovers(self) -> tuple[int, ...]:
         """The acquisition counters of every slot (changes when a slot moves)."""
-        return b"".join(os.pread(fd, 8, 0) for fd in self._files)
+        return tuple(self._record(fd)[0] for fd in self._files)
+
+    def _last_handover(self, now: float) -> float:
+        """Monotonic time a slot last changed hands (times after ``now`` ignored)."""
+        times = [self._record(fd)[1] for fd in self._files]
+        return max((t for t in times if t <= now), default=0.0)
 
     def acquire(self) -> None:
-        """Block until this process holds a slot (no-op when disabled or held)."""
+        """Block until this process holds a slot (no-op when disabled or held).
+
+        Queues behind the ranks already waiting (see the class description), and
+        gives up, counting a timeout, once no slot has changed hands for
+        ``max_wait`` seconds since this call began.
+        """
         if not self.count or self.held is not None:
             return
-        if self._try():
-            return
-        start = moved = time.perf_counter()
-        seen = self._handovers()
-        pause = 5e-5
-        while not self._try():
-            now = time.perf_counter()
-            handovers = self._handovers()
-            if handovers != seen:
-                seen, moved = handovers, now
-            elif now - moved > self.max_wait:
-                self.timeouts += 1
-                break
-            time.sleep(pause)
-            pause = next_pause(pause, now - start)
-        self.wait_time += time.perf_counter() - start
+        start = time.monotonic()
+        # the gate is free unless someone waits: then this blocks, asleep, in line
+        fcntl.flock(self._gate, fcntl.LOCK_EX)
+        try:
+            pause = 1e-5
+            while not self._try():
+                now = time.monotonic()
+                if now - max(start, self._last_handover(now)) > self.max_wait:
+                    self.timeouts += 1
+                    break
+                time.sleep(pause)
+                pause = min(next_pause(pause, now - start), HEAD_PAUSE)
+        finally:
+            fcntl.flock(self._gate, fcntl.LOCK_UN)
+        self.wait_time += time.monotonic() - start
 
     def release(self) -> None:
         """Give the slot back (no-op when none is held)."""
@@ -131,5 +167,8 @@ class CoreSlots:
         self.release()
         for fd in self._files:
             os.close(fd)
+        if self._gate is not None:
+            os.close(self._gate)
+            self._gate = None
         self._files = []
         self.count = 0

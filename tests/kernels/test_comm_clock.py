@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
 
 import pytest
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
-from scaleprobe.kernels.comm._slots import CoreSlots
+from scaleprobe.kernels.comm._slots import _RECORD, CoreSlots
 
 
 class FakeClock:
@@ -117,10 +118,10 @@ def test_a_queue_that_moves_never_times_out(tmp_path):
     slot = os.open(tmp_path / "slot-0", os.O_RDWR)
 
     def queue():
-        for _ in range(20):
+        for count in range(20):
             time.sleep(0.05)
-            count = int.from_bytes(os.pread(slot, 8, 0), "little")
-            os.pwrite(slot, (count + 1).to_bytes(8, "little"), 0)  # a handover
+            # a handover, as an acquisition records it
+            os.pwrite(slot, _RECORD.pack(count + 2, time.monotonic()), 0)
         holder.release()
 
     thread = threading.Thread(target=queue)
@@ -134,6 +135,61 @@ def test_a_queue_that_moves_never_times_out(tmp_path):
     waiter.close()
 
 
+def test_a_stalled_queue_gives_up_once_for_everyone(tmp_path):
+    # the holder never lets go: the head of the queue gives up after max_wait, and
+    # those queued behind it since as long give up at once instead of in turn
+    holder = CoreSlots(1, str(tmp_path))
+    holder.acquire()
+    waiters = [CoreSlots(1, str(tmp_path), max_wait=0.5) for _ in range(3)]
+    threads = [threading.Thread(target=w.acquire) for w in waiters]
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [(w.held, w.timeouts) for w in waiters] == [(None, 1)] * 3
+    assert time.monotonic() - began < 1.4  # not 3 x 0.5 s one after another
+    for slots in (holder, *waiters):
+        slots.close()
+
+
+def _churn(slot_dir, turns, stop):
+    """A busy rank: computes 1 ms at a time between short calls, until stopped."""
+    busy = CoreSlots(1, slot_dir)
+    busy.acquire()
+    while not stop.is_set():
+        turns.value += 1
+        end = time.perf_counter() + 1e-3
+        while time.perf_counter() < end:
+            pass
+        busy.release()  # a short call ...
+        busy.acquire()  # ... and back to computing
+    busy.close()
+
+
+def test_a_waiting_rank_is_served_before_ranks_that_come_later(tmp_path):
+    # a busy rank (another process) that leaves short calls all the time must not
+    # take every freed slot from a rank that waits for one: once the waiter is in
+    # line, the busy rank computes at most twice more before the waiter's turn
+    context = multiprocessing.get_context("fork")
+    turns, stop = context.Value("l", 0), context.Event()
+    busy = context.Process(target=_churn, args=(str(tmp_path), turns, stop))
+    busy.start()
+    try:
+        while turns.value < 3:  # the busy rank is at work
+            time.sleep(1e-3)
+        waiter = CoreSlots(1, str(tmp_path), max_wait=20.0)
+        before = turns.value
+        waiter.acquire()
+        assert (waiter.held, waiter.timeouts) == (0, 0)
+        assert turns.value - before <= 2
+        waiter.close()
+    finally:
+        stop.set()
+        busy.join(10)
+        busy.kill()
+
+
 def test_every_acquisition_counts_up_its_slot(tmp_path):
     slots = CoreSlots(2, str(tmp_path))
     before = slots._handovers()
@@ -141,7 +197,7 @@ def test_every_acquisition_counts_up_its_slot(tmp_path):
     slots.release()
     slots.acquire()
     assert slots._handovers() != before
-    assert int.from_bytes(slots._handovers()[:8], "little") == 2
+    assert slots._handovers()[0] == 2
     slots.close()
 
 
