@@ -33,8 +33,14 @@ Patterns (Fig. 4): ``scatter`` sends the jobs round-robin to ``R`` receivers;
 per sender in parallel and merges them into one FIFO receiver at the root. scaleprobe
 adds compositions for collectives the paper does not model: ``allgather`` (a gather,
 then a broadcast of what was gathered), ``allreduce`` (a gather of every sender's
-vector, then a broadcast of one vector) and ``alltoall`` (every rank scatters at once
-over its own link: one scatter).
+vector, then a broadcast of one vector), ``alltoall`` (every rank scatters at once
+over its own link: one scatter) and ``tree_broadcast``, the binomial tree MPI
+libraries use for a broadcast (and scaleprobe's emulated communicator charges):
+``ceil(log2 q)`` rounds, in each of which every rank that has the data sends all of
+it to one that has not, as a one-receiver scatter; a round ends with its slowest
+transfer. The paper's ``broadcast`` passes every job once through D and M and then
+duplicates it to the receivers, whose receiving end it shares (time linear in
+``q``); the tree moves the whole data ``ceil(log2 q)`` times, one receiver at a time.
 
 Large collectives move millions of data points; more than ``max_groups`` are
 simulated as that many groups of equal size, a group being served as its points
@@ -59,7 +65,15 @@ __all__ = [
 ]
 
 #: Collective patterns: the paper's three and scaleprobe's compositions.
-PATTERNS = ("scatter", "broadcast", "gather", "allgather", "allreduce", "alltoall")
+PATTERNS = (
+    "scatter",
+    "broadcast",
+    "gather",
+    "allgather",
+    "allreduce",
+    "alltoall",
+    "tree_broadcast",
+)
 
 
 @dataclass(frozen=True)
@@ -218,6 +232,16 @@ def _broadcast(jobs, receivers, laws, rng, max_groups):
     )
 
 
+def _tree_broadcast(jobs, receivers, laws, rng, max_groups):
+    held, ranks, out = 1, receivers + 1, 0.0
+    while held < ranks:
+        # every rank that has the data sends all of it to one that has not
+        pairs = min(held, ranks - held)
+        out += max(_scatter(jobs, 1, laws, rng, max_groups) for _ in range(pairs))
+        held += pairs
+    return out
+
+
 def _gather(jobs, senders, laws, rng, max_groups):
     if not senders or jobs <= 0:
         return 0.0
@@ -239,9 +263,10 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
     pattern : str
         One of :data:`PATTERNS`.
     jobs : int
-        Data points of the collective: sent by the root (scatter, broadcast: each
-        once), received by the root (gather), received by each rank (allgather),
-        per rank's vector (allreduce) or sent by each rank (alltoall).
+        Data points of the collective: sent by the root (scatter, broadcast,
+        tree_broadcast: each once), received by the root (gather), received by
+        each rank (allgather), per rank's vector (allreduce) or sent by each rank
+        (alltoall).
     processes : int
         Ranks taking part; ``processes - 1`` receivers or senders.
     laws : ServiceLaws
@@ -278,4 +303,6 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
         )
     if pattern == "alltoall":
         return _scatter(jobs, others, laws, rng, max_groups)
+    if pattern == "tree_broadcast":
+        return _tree_broadcast(jobs, others, laws, rng, max_groups)
     raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")

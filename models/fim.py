@@ -15,15 +15,18 @@ parallel computation and its communication, with no overlap (Section 4).
 To predict a configuration that was never run, FiM needs the number of calls and the
 data points per call there. Like the hardware parameters (Eq. 11), they are regressed
 on the application parameters, with non-negative least squares on the forms a
-collective's data take: calls on ``1, x_i``; data points on ``1, q - 1, q(q - 1),
-x_i, x_i (q - 1)/q, x_i (q - 1)/q**2`` (``q`` the process count), which hold a
-scatter's ``N (q-1)/q``, a gather of partial sums ``K (q-1)``, an all-to-all's
-``N (q-1)/q**2`` exactly.
+collective's data take: calls on ``1, x_i``; data points on ``1, [q > 1], q - 1,
+q(q - 1), x_i, x_i [q > 1], x_i (q - 1)/q, x_i (q - 1)/q**2`` (``q`` the process
+count), which hold a broadcast's ``N``, a scatter's ``N (q-1)/q``, a gather of
+partial sums ``K (q-1)``, an all-to-all's ``N (q-1)/q**2`` exactly. Of the forms
+that reproduce the measured counts, the one with the fewest terms is taken.
 
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -52,6 +55,8 @@ COLLECTIVE_PATTERNS = {
     "alltoall": "alltoall",
     "alltoallv": "alltoall",
 }
+#: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
+_BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -89,10 +94,37 @@ def _count_basis(x, q, jobs):
             (q - 1)[:, None],
             (q * (q - 1))[:, None],
             x,
+            x * others,
             x * share,
             x * share / q[:, None],
         ]
     )
+
+
+#: Largest number of count-basis columns tried one subset at a time.
+_MOST_TERMS = 3
+
+
+def _fit_counts(basis, counts, tolerance=1e-6):
+    """Non-negative coefficients of ``counts`` on the fewest columns of ``basis``.
+
+    Counts of calls and data points are exact, and a few process counts cannot tell
+    apart every form that passes through them (a broadcast's ``N`` for ``q > 1``
+    is also ``2/3 N (q-1)/q + 8/3 N (q-1)/q**2`` on ``q = 1, 2, 4``, which falls to
+    0.73 N at 32). The smallest set of columns that reproduces the counts (within
+    ``tolerance``, relative) is the form they take; without one of at most
+    ``_MOST_TERMS`` columns, NNLS on all.
+    """
+    scale = max(float(np.linalg.norm(counts)), 1e-300)
+    columns = basis.shape[1]
+    for size in range(1, min(columns, len(counts), _MOST_TERMS) + 1):
+        for subset in itertools.combinations(range(columns), size):
+            part, residual = nnls(basis[:, subset], counts)
+            if residual <= tolerance * scale:
+                coef = np.zeros(columns)
+                coef[list(subset)] = part
+                return coef
+    return nnls(basis, counts)[0]
 
 
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -111,6 +143,12 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Bytes/s of the link at 100 %; a ``bandwidth`` column (percent) scales it.
     variant : {"published", "synchronized"}, default="published"
         FiM-Cal's Markov model.
+    broadcast : {"tree", "queue"}, default="tree"
+        FiM-Com's model of a ``bcast``: ``"tree"``, the binomial tree of MPI
+        libraries and of scaleprobe's emulated communicator (``ceil(log2 q)``
+        one-receiver transfers of the whole data), or ``"queue"``, the paper's
+        (every data point duplicated to all receivers through one queue, time linear
+        in ``q``). See :mod:`scaleprobe.models._queue_sim`.
     replications : int, default=30
         FiM-Com's replications per prediction.
     random_state : int, default=0
@@ -143,6 +181,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         frequency=None,
         link_bandwidth=1.25e8,
         variant="published",
+        broadcast="tree",
         replications=30,
         random_state=0,
     ):
@@ -151,6 +190,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.frequency = frequency
         self.link_bandwidth = link_bandwidth
         self.variant = variant
+        self.broadcast = broadcast
         self.replications = replications
         self.random_state = random_state
 
@@ -182,6 +222,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         -------
         self : FiM
         """
+        if self.broadcast not in _BROADCASTS:
+            raise ValueError(
+                f"broadcast must be one of {sorted(_BROADCASTS)}, "
+                f"got {self.broadcast!r}"
+            )
         named = isinstance(X, pd.DataFrame) and "comp_time_iterations" in X.columns
         if not named:
             self.mode_ = "time"
@@ -241,7 +286,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 job_bytes = float(np.nanmedian(X[f"{kind}_job_bytes"]))
             seconds = X[f"{kind}_time"].to_numpy(float)[called] / calls[called]
             model = FiMCom(
-                pattern=COLLECTIVE_PATTERNS[kind],
+                pattern=self._pattern(kind),
                 job_bytes=job_bytes,
                 link_bandwidth=link,
                 replications=self.replications,
@@ -251,10 +296,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 np.column_stack([per_call[called], q[called]]), seconds
             )
             self.counts_[kind] = (
-                nnls(_count_basis(x, q, False), calls)[0],
-                nnls(_count_basis(x, q, True), per_call)[0],
+                _fit_counts(_count_basis(x, q, False), calls),
+                _fit_counts(_count_basis(x, q, True), per_call),
             )
         return self
+
+    def _pattern(self, kind):
+        pattern = COLLECTIVE_PATTERNS[kind]
+        return _BROADCASTS[self.broadcast] if pattern == "broadcast" else pattern
 
     def _frame(self, X):
         check_is_fitted(self)

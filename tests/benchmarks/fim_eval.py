@@ -141,6 +141,8 @@ def fit_models(train):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
         fim = FiM(features=["size"]).fit(train, y)
+        # the paper's broadcast (one queue duplicating to every receiver)
+        queue = FiM(features=["size"], broadcast="queue").fit(train, y)
         logs = train[["ranks"]].assign(log2_size=np.log2(train["size"]))
         rbasp = RBASP(features=["log2_size"]).fit(logs, y)
         linear = RBASP(features=["log2_size"], g="linear").fit(logs, y)
@@ -153,6 +155,7 @@ def fit_models(train):
     order += [m for m in ranked if m not in order and m in ensemble.models]
     return {
         "FiM": fim,
+        "FiM-queue": queue,
         "RBASP": rbasp,
         "RBASP-lin": linear,
         "scaleprobe": ensemble,
@@ -167,6 +170,7 @@ def predict(models, test):
         logs = test[["ranks"]].assign(log2_size=np.log2(test["size"]))
         predicted = {
             "FiM": models["FiM"].predict(test[["ranks", "size"]]),
+            "FiM-queue": models["FiM-queue"].predict(test[["ranks", "size"]]),
             "RBASP": models["RBASP"].predict(logs),
             "RBASP-lin": models["RBASP-lin"].predict(logs),
         }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models.fim import FiM, _count_basis, fim_measurements
+from scaleprobe.models.fim import FiM, _count_basis, _fit_counts, fim_measurements
 
 F = 2e9
 CYCLES_PER_POINT = 400.0
@@ -97,3 +97,69 @@ def test_named_frames_are_required_once_fitted_on_one():
         model.predict(pd.DataFrame({"ranks": [2]}))
     with pytest.raises(ValueError, match="process-count column 'nodes'"):
         FiM(over="nodes").fit(X, y)
+
+
+def _pagerank_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
+    """A vector of N points broadcast every iteration down a binomial tree."""
+    rows = []
+    for n in sizes:
+        for q in ranks:
+            rounds = np.ceil(np.log2(q))
+            rows.append(
+                {
+                    "ranks": q,
+                    "points": n,
+                    "run": 0,
+                    "comp_time_iterations": CYCLES_PER_POINT * n / F / q,
+                    "hw_total_cycles": CYCLES_PER_POINT * n,
+                    "hw_utilisation": 0.9,
+                    "hw_frequency": F,
+                    "bcast_calls": iterations,
+                    "bcast_jobs": iterations * n * (q > 1),
+                    "bcast_time": iterations * rounds * (LATENCY + n * PER_POINT),
+                    "bcast_job_bytes": 40,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    return frame, (frame["comp_time_iterations"] + frame["bcast_time"]).to_numpy()
+
+
+def test_a_broadcast_follows_the_binomial_tree_by_default():
+    X, y = _pagerank_like([1, 2, 4])
+    far, truth = _pagerank_like([16, 32], sizes=(8e4,))
+    tree = FiM(replications=10).fit(X, y)
+    queue = FiM(broadcast="queue", replications=10).fit(X, y)
+    assert tree.communication_["bcast"].pattern == "tree_broadcast"
+    assert queue.communication_["bcast"].pattern == "broadcast"
+    # log2 q rounds of the whole vector: the tree extrapolates; the paper's queue,
+    # linear in the receivers, does not
+    np.testing.assert_allclose(tree.predict(far), truth, rtol=0.15)
+    assert np.all(queue.predict(far) > 1.5 * truth)
+
+
+def test_an_unknown_broadcast_model_is_refused():
+    X, y = _pagerank_like([1, 2])
+    with pytest.raises(ValueError, match="broadcast must be one of"):
+        FiM(broadcast="ring").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda n, q: n * (q > 1),  # a broadcast of the whole vector
+        lambda n, q: n * (q - 1) / q,  # a scatter
+        lambda n, q: 8 * (q - 1),  # a gather of 8 partial sums per rank
+        lambda n, q: n * (q - 1) / q**2,  # an all-to-all
+    ],
+)
+def test_data_points_per_call_extrapolate_in_their_own_form(form):
+    # three sizes on 1, 2, 4 processes cannot tell every form apart: the fewest
+    # terms that reproduce them are taken, and hold at 32 processes
+    n, q = np.meshgrid([1e4, 2e4, 4e4], [1.0, 2.0, 4.0])
+    x, q = n.reshape(-1, 1), q.ravel()
+    coef = _fit_counts(_count_basis(x, q, True), form(x[:, 0], q))
+    far_x, far_q = np.array([[1e6], [1e6]]), np.array([16.0, 32.0])
+    np.testing.assert_allclose(
+        _count_basis(far_x, far_q, True) @ coef, form(far_x[:, 0], far_q), rtol=1e-6
+    )
+    assert np.count_nonzero(coef) == 1

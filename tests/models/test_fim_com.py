@@ -110,11 +110,25 @@ def test_receivers_by_pattern():
     assert _mean("broadcast", jobs, 5, laws, 300) == pytest.approx(
         _slowest(4, jobs, 4 * psi), rel=0.02
     )
+    # tree broadcast: ceil(log2 q) rounds of one-receiver transfers of all jobs
+    ranks, rounds = 5, 3
+    assert _mean("tree_broadcast", jobs, ranks, laws, 300) == pytest.approx(
+        rounds * jobs * psi, rel=0.02
+    )
     # gather: the root's one FIFO queue takes everything
     assert _mean("gather", jobs, 5, laws, 300) == pytest.approx(jobs * psi, rel=0.02)
     assert simulate("gather", jobs, 1, laws, np.random.default_rng(0)) == 0.0
     with pytest.raises(ValueError, match="pattern must be one of"):
         simulate("reduce", 1, 2, laws, np.random.default_rng(0))
+
+
+def test_a_tree_broadcast_takes_log2_rounds_of_the_whole_data():
+    laws = ServiceLaws(1e6, 1e6, 1e15, FAST, FAST)  # D alone: 1 us per job
+    rng = np.random.default_rng(0)
+    for ranks, rounds in [(1, 0), (2, 1), (3, 2), (8, 3), (9, 4), (32, 5)]:
+        assert simulate("tree_broadcast", 1000, ranks, laws, rng) == pytest.approx(
+            rounds * 1e-3, rel=1e-6
+        )
 
 
 def _measured(pattern, laws, grid):
