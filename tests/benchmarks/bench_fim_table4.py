@@ -3,7 +3,8 @@
 For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on three
 small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
 emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
-measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`), RBASP (Eq. 17,
+measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`; a broadcast as
+a binomial tree), FiM-queue (the same with the paper's queue broadcast), RBASP (Eq. 17,
 ``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and the model
 scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on the
 process count and ``scale = log2`` size). Printed per kernel: best / average / worst
