@@ -100,10 +100,10 @@ Core slots
     come, first served, across all jobs of the host. With slots on, a rank that
     waits inside the communicator (a collective, a receive, a wait) sleeps between
     tests of its MPI request instead of spinning, so it leaves the cores to the
-    ranks that compute (:mod:`scaleprobe.kernels.comm._idle`). A rank that blocks outside the
-    communicator (for example by calling ``comm.mpi`` directly) while holding a slot
-    stalls the others; they give up waiting once no slot has changed hands for 60 s,
-    and count ``slot_timeouts``.
+    ranks that compute (:mod:`scaleprobe.kernels.comm._idle`). A rank that blocks
+    outside the communicator (for example by calling ``comm.mpi`` directly) while
+    holding a slot stalls the others; they give up waiting once no slot has changed
+    hands for 60 s, and count ``slot_timeouts``.
 
 What is approximate
     - computation is charged as CPU time, which co-scheduled ranks inflate for each
