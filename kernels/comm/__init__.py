@@ -98,9 +98,10 @@ Core slots
     there are slots; waiting costs no virtual time. Default ``os.cpu_count()`` in
     emulated mode, off in none mode. Ranks waiting for a slot are served first
     come, first served, across all jobs of the host. With slots on, a rank that
-    waits inside the communicator (a collective, a receive, a wait) sleeps between
-    tests of its MPI request instead of spinning, so it leaves the cores to the
-    ranks that compute (:mod:`scaleprobe.kernels.comm._idle`). A rank that blocks
+    waits in a collective for the others to arrive sleeps between tests of an MPI
+    barrier instead of spinning, so it leaves the cores to the ranks that compute
+    (:mod:`scaleprobe.kernels.comm._idle`); point-to-point waits spin in MPI, as a
+    large message moves only while both ends test. A rank that blocks
     outside the communicator (for example by calling ``comm.mpi`` directly) while
     holding a slot stalls the others; they give up waiting once no slot has changed
     hands for 60 s, and count ``slot_timeouts``.

@@ -20,7 +20,6 @@ import numpy as np
 
 from ._buffers import byte_view
 from ._clock import PATH_KEYS, extend
-from ._idle import idle_wait, idle_waitall
 from ._replay import SEND, WAIT, WAIT_RECV, WAIT_SEND
 
 __all__ = ["PointToPointMixin", "Request"]
@@ -144,10 +143,7 @@ class Request:
         try:
             if not self.completed:
                 real_status = _mpi().Status()
-                if self._comm._idle:
-                    idle_wait(self._real, real_status)
-                else:
-                    self._real.Wait(real_status)
+                self._real.Wait(real_status)
                 self._status = real_status
                 self._finish(real_status)
             self._copy_status(status)
@@ -266,10 +262,7 @@ class PointToPointMixin:
         done = None
         try:
             message, done, key = self._pack(buf, dest)
-            if self._idle:
-                idle_wait(self.mpi.Isend(message, dest, tag))
-            else:
-                self.mpi.Send(message, dest, tag)
+            self.mpi.Send(message, dest, tag)
             if key is not None:
                 clock.record(*key)
                 clock.record(WAIT)
@@ -366,9 +359,7 @@ class PointToPointMixin:
         try:
             pending = [r for r in requests if not r.completed]
             real_statuses = [_mpi().Status() for _ in pending]
-            if pending and requests[0]._comm._idle:
-                idle_waitall([r._real for r in pending], real_statuses)
-            elif pending:
+            if pending:
                 _mpi().Request.Waitall([r._real for r in pending], real_statuses)
             for request, status in zip(pending, real_statuses, strict=True):
                 request._status = status
@@ -419,14 +410,9 @@ class PointToPointMixin:
             incoming, staging, target = self._staging_for(recvbuf)
             real_status = _mpi().Status()
             source, recvtag = _any(source, recvtag)
-            if self._idle:
-                receive = self.mpi.Irecv(incoming, source, recvtag)
-                send = self.mpi.Isend(message, dest, sendtag)
-                idle_waitall([receive, send], [real_status, _mpi().Status()])
-            else:
-                self.mpi.Sendrecv(
-                    message, dest, sendtag, incoming, source, recvtag, real_status
-                )
+            self.mpi.Sendrecv(
+                message, dest, sendtag, incoming, source, recvtag, real_status
+            )
             request = Request(self, None, staging=staging, target=target)
             request._status = real_status
             request._finish(real_status)

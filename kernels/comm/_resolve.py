@@ -96,8 +96,9 @@ class ResolutionMixin:
         outgoing = None
         if self.rank == 0:
             outgoing = self._replay_epoch(heads, table, counts)
-        # the others sleep while rank 0 replays: spinning would take its CPU
-        idle_wait(self.mpi.Iscatterv(outgoing, incoming, root=0))
+        # the others sleep while rank 0 replays: spinning would take its CPU (at
+        # most 1 ms at a time: the scatter can be large enough to move in pieces)
+        idle_wait(self.mpi.Iscatterv(outgoing, incoming, root=0), ceiling=1e-3)
         if not np.isfinite(incoming[0]):
             raise RuntimeError(
                 "the replay of point-to-point traffic failed on rank 0: "

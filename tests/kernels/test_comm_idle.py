@@ -1,4 +1,4 @@
-"""Ranks that wait in a call while others compute sleep instead of spinning.
+"""Ranks that wait in a collective while others compute sleep instead of spinning.
 
 With core slots the ranks of a host take turns on its cores; a rank that spun in
 MPI while it waited for a rank still computing would take the core that rank needs.
@@ -89,36 +89,9 @@ def allreduce():
         burn(BURN)
     comm.Allreduce(np.ones(4), np.empty(4))
 
-def recv():
-    if r == 0:
-        burn(BURN)
-        for dest in range(1, p):
-            comm.Send(np.arange(8.0), dest)
-    else:
-        box = np.empty(8)
-        comm.Recv(box, 0)
-        assert box.tolist() == list(range(8))
-
-def waitall():
-    box = np.empty(8)
-    requests = [comm.Irecv(box, (r - 1) % p)]
-    if r == 0:
-        burn(BURN)
-    requests.append(comm.Isend(np.full(8, float(r)), (r + 1) % p))
-    comm.Waitall(requests)
-    assert box[0] == (r - 1) % p
-
-def sendrecv():
-    if r == 0:
-        burn(BURN)
-    box = np.empty(8)
-    comm.Sendrecv(np.full(8, float(r)), (r + 1) % p, recvbuf=box, source=(r - 1) % p)
-    assert box[0] == (r - 1) % p
-
 out = {}
-for name, call in [("allreduce", allreduce), ("recv", recv), ("waitall", waitall),
-                   ("sendrecv", sendrecv), ("summary", lambda: burn(BURN * (r == 0))
-                                            or comm.summary())]:
+for name, call in [("allreduce", allreduce),
+                   ("summary", lambda: burn(BURN * (r == 0)) or comm.summary())]:
     # a waiting rank waits in the call or for the slot when the call returns
     out[name] = measured(lambda: (comm.sync(), call(), comm.sync()))
 table = comm.gather(out, root=0)
