@@ -188,19 +188,66 @@ def _groups(jobs, max_groups):
     return np.full(count, jobs // count) + (np.arange(count) < jobs % count)
 
 
-def _send(sizes, laws, rng):
-    """D then M for one sender: the groups' times out of M, in order."""
+def _metadata_many(arrivals, work, sizes, nu):
+    """:func:`metadata_departures` at speed ``nu * log1p(chi)`` for independent
+    senders at once: one row of ``arrivals`` and ``work`` per sender, the same
+    ``sizes``; the loop runs over the groups, each step over all senders.
+
+    A group's data points present when its service starts are those arrived and not
+    yet departed: FIFO makes that the sizes from the group itself up to the last
+    arrival, a difference of cumulative sizes.
+    """
+    senders, count = arrivals.shape
+    rows = np.arange(senders)
+    cumulative = np.concatenate([[0.0], np.cumsum(sizes, dtype=float)])
+    ahead = np.concatenate([arrivals, np.full((senders, 1), np.inf)], axis=1)
+    out = np.empty((senders, count))
+    now = np.zeros(senders)
+    arrived = np.zeros(senders, dtype=np.int64)
+    for k in range(count):
+        np.maximum(now, arrivals[:, k], out=now)
+        np.maximum(arrived, k + 1, out=arrived)
+        while True:  # everything that has arrived by now joins the queue
+            came = ahead[rows, arrived] <= now
+            if not came.any():
+                break
+            arrived += came
+        remaining = work[:, k].copy()
+        serving = np.ones(senders, dtype=bool)
+        while True:  # serve, the speed changing at every arrival before the end
+            speed = nu * np.log1p(cumulative[arrived] - cumulative[k])
+            finish = now + remaining / speed
+            following = ahead[rows, arrived]
+            interrupted = serving & (following < finish)
+            ended = serving & ~interrupted
+            now[ended] = finish[ended]
+            serving = interrupted
+            if not serving.any():
+                break
+            remaining[serving] -= (following - now)[serving] * speed[serving]
+            now[serving] = following[serving]
+            arrived += serving
+        out[:, k] = now
+    return out
+
+
+def _send(sizes, laws, rng, senders=None):
+    """D then M for one sender: the groups' times out of M, in order; with
+    ``senders``, for that many independent senders of the same groups (one row each).
+    """
     low, high = laws.zeta_min, laws.zeta_max
     mean = math.log(high / low) / (high - low) if high > low else 1.0 / low
     variance = max(1.0 / (low * high) - mean * mean, 0.0)
-    single = 1.0 / rng.uniform(low, high, len(sizes))
-    summed = rng.normal(sizes * mean, np.sqrt(sizes * variance))
+    shape = len(sizes) if senders is None else (senders, len(sizes))
+    single = 1.0 / rng.uniform(low, high, shape)
+    summed = rng.normal(sizes * mean, np.sqrt(sizes * variance), shape)
     data = np.where(sizes == 1, single, np.maximum(summed, 0.5 * sizes * mean))
-    sent = np.cumsum(data)
+    sent = np.cumsum(data, axis=-1)
     nu = laws.metadata_rate
-    return metadata_departures(
-        sent, rng.gamma(sizes), sizes, lambda chi: nu * math.log1p(chi)
-    )
+    work = rng.gamma(sizes, 1.0, shape)
+    if senders is None:
+        return metadata_departures(sent, work, sizes, lambda chi: nu * math.log1p(chi))
+    return _metadata_many(sent, work, sizes, nu)
 
 
 def _receive(arrivals, sizes, scale, rng, shape=None):
@@ -232,12 +279,26 @@ def _broadcast(jobs, receivers, laws, rng, max_groups):
     )
 
 
+#: A tree round with at least this many transfers simulates them side by side
+#: (:func:`_metadata_many`); fewer go one by one, which is faster for so few.
+_SIDE_BY_SIDE = 8
+
+
 def _tree_broadcast(jobs, receivers, laws, rng, max_groups):
     held, ranks, out = 1, receivers + 1, 0.0
+    sizes = _groups(jobs, max_groups)
+    if not len(sizes):
+        return 0.0
     while held < ranks:
         # every rank that has the data sends all of it to one that has not
         pairs = min(held, ranks - held)
-        out += max(_scatter(jobs, 1, laws, rng, max_groups) for _ in range(pairs))
+        if pairs < _SIDE_BY_SIDE:
+            out += max(_scatter(jobs, 1, laws, rng, max_groups) for _ in range(pairs))
+        else:
+            sent = _send(sizes, laws, rng, senders=pairs)
+            sent += rng.exponential(laws.eta, (pairs, 1))
+            services = rng.gamma(sizes, laws.psi, (pairs, len(sizes)))
+            out += float(fifo_departures(sent, services).max())
         held += pairs
     return out
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scaleprobe.models import DegenerateFitWarning
+from scaleprobe.models import DegenerateFitWarning, _queue_sim
 from scaleprobe.models._queue_sim import (
     ServiceLaws,
     fifo_departures,
@@ -129,6 +129,38 @@ def test_a_tree_broadcast_takes_log2_rounds_of_the_whole_data():
         assert simulate("tree_broadcast", 1000, ranks, laws, rng) == pytest.approx(
             rounds * 1e-3, rel=1e-6
         )
+
+
+def test_senders_side_by_side_are_each_the_one_sender_server():
+    rng = np.random.default_rng(5)
+    for nu in (1e3, 1e6):  # M the bottleneck, M fast
+        sizes = rng.integers(1, 40, 300)
+        arrivals = np.cumsum(rng.exponential(1e-4, (6, 300)), axis=1)
+        arrivals[:, 10:14] = arrivals[:, 9:10]  # simultaneous arrivals
+        work = rng.gamma(sizes, 1.0, (6, 300))
+        together = _queue_sim._metadata_many(arrivals, work, sizes, nu)
+        for row in range(6):
+            alone = metadata_departures(
+                arrivals[row], work[row], sizes, lambda chi, nu=nu: nu * math.log1p(chi)
+            )
+            np.testing.assert_allclose(together[row], alone, rtol=1e-12)
+
+
+def test_wide_tree_rounds_side_by_side_have_the_one_by_one_distribution(monkeypatch):
+    laws = ServiceLaws(1e5, 3e5, 2e5, 5e-6, 2e-6)
+
+    def sample():
+        return [
+            simulate("tree_broadcast", 6, 40, laws, np.random.default_rng(seed))
+            for seed in range(300)
+        ]
+
+    side_by_side = sample()
+    monkeypatch.setattr(_queue_sim, "_SIDE_BY_SIDE", 10**9)
+    one_by_one = sample()
+    assert side_by_side != one_by_one  # two code paths, two random streams
+    assert stats.ks_2samp(side_by_side, one_by_one).pvalue > 0.01
+    assert np.mean(side_by_side) == pytest.approx(np.mean(one_by_one), rel=0.02)
 
 
 def _measured(pattern, laws, grid):
