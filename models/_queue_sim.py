@@ -42,6 +42,10 @@ transfer. The paper's ``broadcast`` passes every job once through D and M and th
 duplicates it to the receivers, whose receiving end it shares (time linear in
 ``q``); the tree moves the whole data ``ceil(log2 q)`` times, one receiver at a time.
 
+Replications of one collective are simulated side by side (:func:`simulate_many`):
+every array gets a leading replications axis, and the loops run over groups and tree
+rounds, never over replications or senders.
+
 Large collectives move millions of data points; more than ``max_groups`` are
 simulated as that many groups of equal size, a group being served as its points
 would be in a row (D: the sum of its points' times, by its mean and variance; M and
@@ -62,6 +66,7 @@ __all__ = [
     "fifo_departures",
     "metadata_departures",
     "simulate",
+    "simulate_many",
 ]
 
 #: Collective patterns: the paper's three and scaleprobe's compositions.
@@ -231,93 +236,117 @@ def _metadata_many(arrivals, work, sizes, nu):
     return out
 
 
-def _send(sizes, laws, rng, senders=None):
-    """D then M for one sender: the groups' times out of M, in order; with
-    ``senders``, for that many independent senders of the same groups (one row each).
-    """
+def _send(sizes, laws, rng, shape=()):
+    """D then M for independent senders of the same groups: the groups' times out of
+    M, in order, an array of ``shape + (len(sizes),)``."""
     low, high = laws.zeta_min, laws.zeta_max
     mean = math.log(high / low) / (high - low) if high > low else 1.0 / low
     variance = max(1.0 / (low * high) - mean * mean, 0.0)
-    shape = len(sizes) if senders is None else (senders, len(sizes))
-    single = 1.0 / rng.uniform(low, high, shape)
-    summed = rng.normal(sizes * mean, np.sqrt(sizes * variance), shape)
+    full = (*shape, len(sizes))
+    single = 1.0 / rng.uniform(low, high, full)
+    summed = rng.normal(sizes * mean, np.sqrt(sizes * variance), full)
     data = np.where(sizes == 1, single, np.maximum(summed, 0.5 * sizes * mean))
-    sent = np.cumsum(data, axis=-1)
+    sent = np.cumsum(data, axis=-1).reshape(-1, len(sizes))
+    work = rng.gamma(sizes, 1.0, sent.shape)
     nu = laws.metadata_rate
-    work = rng.gamma(sizes, 1.0, shape)
-    if senders is None:
-        return metadata_departures(sent, work, sizes, lambda chi: nu * math.log1p(chi))
-    return _metadata_many(sent, work, sizes, nu)
+    if len(sent) == 1:  # one sender: the plain loop is faster
+        rate = lambda chi: nu * math.log1p(chi)  # noqa: E731
+        return metadata_departures(sent[0], work[0], sizes, rate).reshape(full)
+    return _metadata_many(sent, work, sizes, nu).reshape(full)
 
 
-def _receive(arrivals, sizes, scale, rng, shape=None):
-    services = rng.gamma(sizes, scale, size=shape)
-    return fifo_departures(arrivals, services).max(initial=0.0)
+#: Most cells (replications x receivers x groups) simulated in one array; more are
+#: taken a block of replications at a time.
+_CELLS = 1 << 21
 
 
-def _scatter(jobs, receivers, laws, rng, max_groups):
+def _blocks(replications, cells_each):
+    """Slices of the replications that keep each block under :data:`_CELLS`."""
+    step = max(_CELLS // max(int(cells_each), 1), 1)
+    return [slice(a, min(a + step, replications)) for a in range(0, replications, step)]
+
+
+def _scatter(jobs, receivers, laws, rng, max_groups, replications):
+    """Groups sent round robin to ``receivers`` FIFO receivers: the last to finish."""
     sizes = _groups(jobs, max_groups)
+    out = np.zeros(replications)
     if not receivers or not len(sizes):
-        return 0.0
-    sent = _send(sizes, laws, rng)
-    which = np.arange(len(sizes)) % receivers
-    activation = rng.exponential(laws.eta, receivers)
-    return max(
-        _receive(sent[which == r] + activation[r], sizes[which == r], laws.psi, rng)
-        for r in range(min(receivers, len(sizes)))
-    )
+        return out
+    used = min(receivers, len(sizes))
+    rounds = -(-len(sizes) // used)
+    pad = rounds * used - len(sizes)
+    # receiver r takes groups r, r + used, ...; padding (size 0, served in no time,
+    # arriving at once) leaves its departures as they were
+    work = np.pad(sizes, (0, pad)).reshape(rounds, used).T
+    for block in _blocks(replications, rounds * used):
+        count = block.stop - block.start
+        sent = np.pad(_send(sizes, laws, rng, (count,)), ((0, 0), (0, pad)))
+        arrivals = sent.reshape(count, rounds, used).transpose(0, 2, 1)
+        arrivals = arrivals + rng.exponential(laws.eta, (count, used, 1))
+        services = rng.gamma(work, laws.psi, arrivals.shape)
+        out[block] = fifo_departures(arrivals, services).max(axis=(1, 2))
+    return out
 
 
-def _broadcast(jobs, receivers, laws, rng, max_groups):
+def _broadcast(jobs, receivers, laws, rng, max_groups, replications):
+    """Every group duplicated to all receivers, which share the receiving end."""
     sizes = _groups(jobs, max_groups)
+    out = np.zeros(replications)
     if not receivers or not len(sizes):
-        return 0.0
-    sent = _send(sizes, laws, rng)
-    arrivals = sent[None, :] + rng.exponential(laws.eta, (receivers, 1))
-    return _receive(
-        arrivals, sizes, receivers * laws.psi, rng, shape=(receivers, len(sizes))
-    )
+        return out
+    for block in _blocks(replications, receivers * len(sizes)):
+        count = block.stop - block.start
+        sent = _send(sizes, laws, rng, (count,))
+        arrivals = sent[:, None, :] + rng.exponential(laws.eta, (count, receivers, 1))
+        services = rng.gamma(sizes, receivers * laws.psi, arrivals.shape)
+        out[block] = fifo_departures(arrivals, services).max(axis=(1, 2))
+    return out
 
 
-#: A tree round with at least this many transfers simulates them side by side
-#: (:func:`_metadata_many`); fewer go one by one, which is faster for so few.
-_SIDE_BY_SIDE = 8
-
-
-def _tree_broadcast(jobs, receivers, laws, rng, max_groups):
-    held, ranks, out = 1, receivers + 1, 0.0
+def _tree_broadcast(jobs, receivers, laws, rng, max_groups, replications):
+    """``ceil(log2 q)`` rounds of one-receiver transfers of all the data."""
     sizes = _groups(jobs, max_groups)
-    if not len(sizes):
-        return 0.0
-    while held < ranks:
-        # every rank that has the data sends all of it to one that has not
+    out = np.zeros(replications)
+    held, ranks = 1, receivers + 1
+    while len(sizes) and held < ranks:
+        # every rank that has the data sends all of it to one that has not; the
+        # round ends with its slowest transfer
         pairs = min(held, ranks - held)
-        if pairs < _SIDE_BY_SIDE:
-            out += max(_scatter(jobs, 1, laws, rng, max_groups) for _ in range(pairs))
-        else:
-            sent = _send(sizes, laws, rng, senders=pairs)
-            sent += rng.exponential(laws.eta, (pairs, 1))
-            services = rng.gamma(sizes, laws.psi, (pairs, len(sizes)))
-            out += float(fifo_departures(sent, services).max())
+        for block in _blocks(replications, pairs * len(sizes)):
+            count = block.stop - block.start
+            sent = _send(sizes, laws, rng, (count, pairs))
+            sent += rng.exponential(laws.eta, (count, pairs, 1))
+            services = rng.gamma(sizes, laws.psi, sent.shape)
+            out[block] += fifo_departures(sent, services).max(axis=(1, 2))
         held += pairs
     return out
 
 
-def _gather(jobs, senders, laws, rng, max_groups):
+def _gather(jobs, senders, laws, rng, max_groups, replications):
+    """D, M and C per sender in parallel, merged into the root's FIFO receiver."""
     if not senders or jobs <= 0:
-        return 0.0
+        return np.zeros(replications)
     each = _groups(jobs, senders) if jobs >= senders else np.ones(int(jobs), int)
-    parts = [_groups(n, max(max_groups // senders, 1)) for n in each]
-    arrivals = np.concatenate(
-        [_send(p, laws, rng) + rng.exponential(laws.eta) for p in parts]
-    )
-    sizes = np.concatenate(parts)
-    order = np.argsort(arrivals, kind="stable")
-    return _receive(arrivals[order], sizes[order], laws.psi, rng)
+    parts = {}  # senders with the same groups are simulated side by side
+    for n in each:
+        part = tuple(_groups(n, max(max_groups // senders, 1)))
+        parts[part] = parts.get(part, 0) + 1
+    arrivals, sizes = [], []
+    for part, count in parts.items():
+        part = np.array(part)
+        sent = _send(part, laws, rng, (replications, count))
+        sent += rng.exponential(laws.eta, (replications, count, 1))
+        arrivals.append(sent.reshape(replications, -1))
+        sizes.append(np.tile(part, count))
+    arrivals, sizes = np.concatenate(arrivals, axis=1), np.concatenate(sizes)
+    order = np.argsort(arrivals, axis=1, kind="stable")
+    arrivals = np.take_along_axis(arrivals, order, axis=1)
+    services = rng.gamma(sizes[order], laws.psi)
+    return fifo_departures(arrivals, services).max(axis=1)
 
 
-def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
-    """Completion time of one collective, one replication.
+def simulate_many(pattern, jobs, processes, laws, rng, replications, max_groups=1024):
+    """Completion times of independent replications of one collective, side by side.
 
     Parameters
     ----------
@@ -328,6 +357,60 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
         tree_broadcast: each once), received by the root (gather), received by
         each rank (allgather), per rank's vector (allreduce) or sent by each rank
         (alltoall).
+    processes : int
+        Ranks taking part; ``processes - 1`` receivers or senders.
+    laws : ServiceLaws
+    rng : numpy.random.Generator
+    replications : int
+    max_groups : int, default=1024
+
+    Returns
+    -------
+    numpy.ndarray of shape (replications,)
+        Seconds (0 without another rank or without jobs).
+
+    Examples
+    --------
+    >>> laws = ServiceLaws(1e6, 1e6, 1e9, 1e-12, 1e-12)
+    >>> rng = np.random.default_rng(0)
+    >>> times = simulate_many("scatter", 1000, 4, laws, rng, 3)  # 1e6 jobs/s
+    >>> np.round(times * 1e3, 2).tolist()  # ms
+    [1.0, 1.0, 1.0]
+    """
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")
+    if isinstance(replications, bool) or int(replications) != replications:
+        raise ValueError(f"replications must be an integer, got {replications!r}")
+    if replications < 0:
+        raise ValueError(f"replications must be >= 0, got {replications!r}")
+    if not replications:
+        return np.zeros(0)
+    others = max(int(processes) - 1, 0)
+    jobs = max(round(jobs), 0)
+    run = (laws, rng, max_groups, int(replications))
+    if pattern in ("scatter", "alltoall"):  # all-to-all: each rank scatters at once
+        return _scatter(jobs, others, *run)
+    if pattern == "broadcast":
+        return _broadcast(jobs, others, *run)
+    if pattern == "tree_broadcast":
+        return _tree_broadcast(jobs, others, *run)
+    if pattern == "gather":
+        return _gather(jobs, others, *run)
+    if pattern == "allgather":
+        return _gather(jobs, others, *run) + _broadcast(jobs, others, *run)
+    # allreduce: a gather of every sender's vector, then a broadcast of one vector
+    return _gather(jobs * others, others, *run) + _broadcast(jobs, others, *run)
+
+
+def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
+    """Completion time of one collective, one replication.
+
+    Parameters
+    ----------
+    pattern : str
+        One of :data:`PATTERNS`.
+    jobs : int
+        Data points of the collective (see :func:`simulate_many`).
     processes : int
         Ranks taking part; ``processes - 1`` receivers or senders.
     laws : ServiceLaws
@@ -346,24 +429,4 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
     >>> round(float(simulate("scatter", 1000, 4, laws, rng)) * 1e3, 2)  # ms, 1e6 jobs/s
     1.0
     """
-    others = max(int(processes) - 1, 0)
-    jobs = max(round(jobs), 0)
-    if pattern == "scatter":
-        return _scatter(jobs, others, laws, rng, max_groups)
-    if pattern == "broadcast":
-        return _broadcast(jobs, others, laws, rng, max_groups)
-    if pattern == "gather":
-        return _gather(jobs, others, laws, rng, max_groups)
-    if pattern == "allgather":
-        return _gather(jobs, others, laws, rng, max_groups) + _broadcast(
-            jobs, others, laws, rng, max_groups
-        )
-    if pattern == "allreduce":
-        return _gather(jobs * others, others, laws, rng, max_groups) + _broadcast(
-            jobs, others, laws, rng, max_groups
-        )
-    if pattern == "alltoall":
-        return _scatter(jobs, others, laws, rng, max_groups)
-    if pattern == "tree_broadcast":
-        return _tree_broadcast(jobs, others, laws, rng, max_groups)
-    raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")
+    return float(simulate_many(pattern, jobs, processes, laws, rng, 1, max_groups)[0])

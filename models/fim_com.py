@@ -10,9 +10,10 @@ of a unit job (Section 3.3), by a bounded optimiser of the relative error of the
 simulated mean (common random numbers, so the objective is smooth).
 
 Predictions average independent replications of the simulation; the replications run
-as a Dask graph (one task per replication, on the active Dask client if there is
-one) and :meth:`FiMCom.predict_interval` gives a Student-t confidence interval of the
-mean over them.
+as a Dask graph (eight tasks, each simulating its share of every row's
+replications side by side, on the active Dask client if there is one) and
+:meth:`FiMCom.predict_interval` gives a Student-t confidence interval of the mean over
+them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._queue_sim import PATTERNS, ServiceLaws, simulate
+from ._queue_sim import PATTERNS, ServiceLaws, simulate_many
 from ._tags import PerformanceModelTags
 from ._warnings import DegenerateFitWarning, warn
 
@@ -37,16 +38,19 @@ _LOG_LOWER = np.log([1e-12, 1e-15, 1e-3])
 _LOG_UPPER = np.log([1e3, 1e3, 1e15])
 
 
-def _seed(random_state, replication, jobs, processes):
-    """A replication's random stream for one row: independent of the other rows."""
+def _seed(random_state, task, jobs, processes):
+    """A task's random stream for one row: independent of the other rows and tasks."""
     return np.random.default_rng(
-        [int(random_state), int(replication), int(jobs), int(processes)]
+        [int(random_state), int(task), int(jobs), int(processes)]
     )
 
 
 #: A collective of fewer data points than this is cheap to simulate and noisy (one
 #: exponential delay dominates it): it gets up to this many times the replications.
 _BOOST = 32
+
+#: Dask tasks a prediction's replications are split over.
+_TASKS = 8
 
 
 def _counts(rows, replications):
@@ -55,31 +59,28 @@ def _counts(rows, replications):
     return replications * (_BOOST // small)
 
 
-def _replication(pattern, laws, rows, counts, replication, random_state, max_groups):
-    """Replication ``replication`` of every row that has that many (a Dask task);
-    NaN for the others."""
-    return np.array(
-        [
-            simulate(
-                pattern,
-                jobs,
-                procs,
-                laws,
-                _seed(random_state, replication, jobs, procs),
-                max_groups,
-            )
-            if replication < count
-            else np.nan
-            for (jobs, procs), count in zip(rows, counts, strict=True)
-        ]
-    )
+def _share(pattern, laws, rows, counts, task, tasks, random_state, max_groups):
+    """Task ``task`` of ``tasks``: its share of every row's replications, simulated
+    side by side (a Dask task); one array per row."""
+    return [
+        simulate_many(
+            pattern,
+            jobs,
+            procs,
+            laws,
+            _seed(random_state, task, jobs, procs),
+            count // tasks + (task < count % tasks),
+            max_groups,
+        )
+        for (jobs, procs), count in zip(rows, counts, strict=True)
+    ]
 
 
 class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """FiM-Com as a scikit-learn regressor: time of one collective call.
 
     ``X`` holds the data points the call moves (column ``jobs``; see
-    :func:`~scaleprobe.models._queue_sim.simulate` for what they count per pattern)
+    :func:`~scaleprobe.models._queue_sim.simulate_many` for what they count per pattern)
     and the process count (column ``processes``); ``y`` the measured time of the call
     in seconds.
 
@@ -195,13 +196,10 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
 
     def _mean(self, rows, laws, replications, max_groups):
         counts = _counts(rows, replications)
-        runs = [
-            _replication(
-                self.pattern, laws, rows, counts, r, self.random_state, max_groups
-            )
-            for r in range(int(counts.max()))
-        ]
-        return np.nanmean(runs, axis=0)
+        runs = _share(
+            self.pattern, laws, rows, counts, 0, 1, self.random_state, max_groups
+        )
+        return np.array([run.mean() for run in runs])
 
     def fit(self, X, y):
         """Calibrate eta, psi and the metadata rate on measured transfers.
@@ -267,19 +265,28 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
         if not len(rows):
             return np.zeros((1, 0))
         counts = _counts(rows, self.replications)
-        tasks = [
-            dask.delayed(_replication, pure=True)(
-                self.pattern,
-                laws,
-                rows,
-                counts,
-                r,
-                self.random_state,
-                self.max_groups,
-            )
-            for r in range(int(counts.max()))
-        ]
-        return np.vstack(dask.compute(*tasks))
+        # the same split whatever the other rows: a row's prediction is its own
+        tasks = _TASKS
+        shares = dask.compute(
+            *[
+                dask.delayed(_share, pure=True)(
+                    self.pattern,
+                    laws,
+                    rows,
+                    counts,
+                    task,
+                    tasks,
+                    self.random_state,
+                    self.max_groups,
+                )
+                for task in range(tasks)
+            ]
+        )
+        out = np.full((int(counts.max()), len(rows)), np.nan)
+        for row in range(len(rows)):
+            runs = np.concatenate([share[row] for share in shares])
+            out[: len(runs), row] = runs
+        return out
 
     def predict(self, X):
         """Mean simulated time of the collective over the replications, s.

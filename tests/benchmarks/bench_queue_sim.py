@@ -1,13 +1,14 @@
-"""FiM-Com's tree broadcast simulated round by round: side by side against one by one.
+"""FiM-Com's queue simulation: replications side by side against one at a time.
 
-A binomial-tree broadcast to ``q`` ranks has ``ceil(log2 q)`` rounds, the last ones
-with hundreds of independent one-receiver transfers. Simulating those transfers side
-by side (one loop over the groups, each step over all senders) gives the same
-distribution as simulating them one after another; this prints how long one
-replication takes each way, the ratio, and the two means (median of ``--repeats``
+FiM-Com averages many replications of each collective (50 for a prediction, 8 per
+training row while calibrating, up to 32x more for collectives of few data points).
+:func:`~scaleprobe.models._queue_sim.simulate_many` simulates them side by side;
+this prints, per pattern, process count and data points, the seconds for
+``--replications`` replications one ``simulate`` call at a time and in one
+``simulate_many`` call, their ratio and the two means (medians of ``--repeats``
 timings, measured alternately in one run).
 
-Run: ``python tests/benchmarks/bench_queue_sim.py`` (about a minute).
+Run: ``python tests/benchmarks/bench_queue_sim.py`` (a few minutes).
 """
 
 from __future__ import annotations
@@ -16,49 +17,59 @@ import argparse
 import time
 
 import numpy as np
-from scaleprobe.models import _queue_sim
-from scaleprobe.models._queue_sim import ServiceLaws, simulate
+from scaleprobe.models._queue_sim import ServiceLaws, simulate, simulate_many
 
 LAWS = ServiceLaws(1e5, 2e5, 1e6, 3e-6, 3e-6)
+CASES = [
+    ("scatter", 4, 10),
+    ("scatter", 4, 100_000),
+    ("gather", 4, 100_000),
+    ("tree_broadcast", 4, 10),
+    ("tree_broadcast", 64, 100_000),
+    ("tree_broadcast", 1024, 100_000),
+    ("allreduce", 1024, 10),
+    ("scatter", 1024, 100_000),
+]
 
 
-def timed(ranks, jobs, seed, side_by_side):
-    """Seconds and result of one simulated replication."""
-    saved = _queue_sim._SIDE_BY_SIDE
-    if not side_by_side:
-        _queue_sim._SIDE_BY_SIDE = 10**9
-    try:
-        start = time.perf_counter()
-        value = simulate(
-            "tree_broadcast", jobs, ranks, LAWS, np.random.default_rng(seed)
-        )
-        return time.perf_counter() - start, value
-    finally:
-        _queue_sim._SIDE_BY_SIDE = saved
+def one_at_a_time(pattern, ranks, jobs, replications, seed):
+    """Seconds and mean of ``replications`` separate ``simulate`` calls."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    runs = [simulate(pattern, jobs, ranks, LAWS, rng) for _ in range(replications)]
+    return time.perf_counter() - start, float(np.mean(runs))
+
+
+def side_by_side(pattern, ranks, jobs, replications, seed):
+    """Seconds and mean of one ``simulate_many`` call."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    runs = simulate_many(pattern, jobs, ranks, LAWS, rng, replications)
+    return time.perf_counter() - start, float(np.mean(runs))
 
 
 def main(argv=None):
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--replications", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     print(
-        f"{'ranks':>6} {'jobs':>7} {'one by one s':>13} {'side by side s':>15} "
-        f"{'ratio':>6} {'mean 1x1 s':>11} {'mean sxs s':>11}"
+        f"{'pattern':>15} {'ranks':>6} {'jobs':>7} {'one at a time s':>16} "
+        f"{'side by side s':>15} {'ratio':>6} {'mean 1 s':>10} {'mean n s':>10}"
     )
-    for ranks in (64, 256, 1024):
-        for jobs in (10, 100_000):
-            rows = {False: [], True: []}
-            for seed in range(args.repeats):
-                for side_by_side in (False, True):
-                    rows[side_by_side].append(timed(ranks, jobs, seed, side_by_side))
-            one = np.median([t for t, _ in rows[False]])
-            both = np.median([t for t, _ in rows[True]])
-            print(
-                f"{ranks:>6} {jobs:>7} {one:>13.4f} {both:>15.4f} {one / both:>6.1f} "
-                f"{np.mean([v for _, v in rows[False]]):>11.4g} "
-                f"{np.mean([v for _, v in rows[True]]):>11.4g}"
-            )
+    for pattern, ranks, jobs in CASES:
+        alone, together = [], []
+        for seed in range(args.repeats):
+            alone.append(one_at_a_time(pattern, ranks, jobs, args.replications, seed))
+            together.append(side_by_side(pattern, ranks, jobs, args.replications, seed))
+        slow = np.median([t for t, _ in alone])
+        fast = np.median([t for t, _ in together])
+        print(
+            f"{pattern:>15} {ranks:>6} {jobs:>7} {slow:>16.4f} {fast:>15.4f} "
+            f"{slow / fast:>6.1f} {np.mean([m for _, m in alone]):>10.4g} "
+            f"{np.mean([m for _, m in together]):>10.4g}"
+        )
 
 
 if __name__ == "__main__":

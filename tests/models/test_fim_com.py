@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from scaleprobe.models import DegenerateFitWarning, _queue_sim
 from scaleprobe.models._queue_sim import (
+    PATTERNS,
     ServiceLaws,
     fifo_departures,
     metadata_departures,
     simulate,
+    simulate_many,
 )
 from scaleprobe.models.fim_com import FiMCom
 from scipy import integrate, stats
@@ -92,10 +94,13 @@ def test_activation_delays_of_a_broadcast_are_the_maximum_of_exponentials():
 
 
 def _slowest(receivers, jobs, scale):
-    """E[max of independent Gamma(jobs, scale) sums], by integrating 1 - F**n."""
-    law = stats.gamma(jobs, scale=scale)
+    """E[max of independent Gamma(jobs, scale) sums], by integrating 1 - prod F."""
+    laws = [stats.gamma(n, scale=scale) for n in np.broadcast_to(jobs, receivers)]
     return integrate.quad(
-        lambda t: 1 - law.cdf(t) ** receivers, 0, law.ppf(1 - 1e-12), limit=200
+        lambda t: 1 - np.prod([law.cdf(t) for law in laws]),
+        0,
+        max(law.ppf(1 - 1e-12) for law in laws),
+        limit=200,
     )[0]
 
 
@@ -105,6 +110,10 @@ def test_receivers_by_pattern():
     # scatter: round robin, each of 4 receivers takes 60 jobs one after another
     assert _mean("scatter", jobs, 5, laws, 300) == pytest.approx(
         _slowest(4, 60, psi), rel=0.02
+    )
+    # 250 jobs do not divide among 4: two receivers take 63, two take 62
+    assert _mean("scatter", 250, 5, laws, 300) == pytest.approx(
+        _slowest(4, [63, 63, 62, 62], psi), rel=0.02
     )
     # broadcast: every receiver takes all jobs, phi = 4 fetching at once
     assert _mean("broadcast", jobs, 5, laws, 300) == pytest.approx(
@@ -146,21 +155,51 @@ def test_senders_side_by_side_are_each_the_one_sender_server():
             np.testing.assert_allclose(together[row], alone, rtol=1e-12)
 
 
-def test_wide_tree_rounds_side_by_side_have_the_one_by_one_distribution(monkeypatch):
+SETTINGS = [(1, 2), (5, 4), (250, 5), (3000, 9), (7, 40)]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_replications_side_by_side_have_the_one_at_a_time_distribution(pattern):
     laws = ServiceLaws(1e5, 3e5, 2e5, 5e-6, 2e-6)
-
-    def sample():
-        return [
-            simulate("tree_broadcast", 6, 40, laws, np.random.default_rng(seed))
-            for seed in range(300)
+    for jobs, ranks in SETTINGS:
+        together = simulate_many(
+            pattern, jobs, ranks, laws, np.random.default_rng(1), 200, 64
+        )
+        alone = [
+            simulate(pattern, jobs, ranks, laws, np.random.default_rng(seed), 64)
+            for seed in range(200)
         ]
+        assert together.shape == (200,)
+        assert stats.ks_2samp(together, alone).pvalue > 0.005, (jobs, ranks)
+        assert together.mean() == pytest.approx(np.mean(alone), rel=0.05)
 
-    side_by_side = sample()
-    monkeypatch.setattr(_queue_sim, "_SIDE_BY_SIDE", 10**9)
-    one_by_one = sample()
-    assert side_by_side != one_by_one  # two code paths, two random streams
-    assert stats.ks_2samp(side_by_side, one_by_one).pvalue > 0.01
-    assert np.mean(side_by_side) == pytest.approx(np.mean(one_by_one), rel=0.02)
+
+def test_replications_in_blocks_have_the_distribution_of_one_block(monkeypatch):
+    laws = ServiceLaws(1e5, 3e5, 2e5, 5e-6, 2e-6)
+    runs, whole = {}, _queue_sim._CELLS
+    for cells in (whole, 64):  # one block, blocks of a few replications
+        monkeypatch.setattr(_queue_sim, "_CELLS", cells)
+        runs[cells] = {
+            pattern: simulate_many(
+                pattern, 300, 6, laws, np.random.default_rng(2), 300, 32
+            )
+            for pattern in ("scatter", "broadcast", "tree_broadcast")
+        }
+    for pattern, blocked in runs[64].items():
+        assert stats.ks_2samp(blocked, runs[whole][pattern]).pvalue > 0.005
+    blocks = _queue_sim._blocks(10, 30)  # 64 cells: 2 replications a block
+    assert [(b.start, b.stop) for b in blocks] == [
+        (0, 2),
+        (2, 4),
+        (4, 6),
+        (6, 8),
+        (8, 10),
+    ]
+    assert simulate_many("gather", 10, 4, laws, np.random.default_rng(0), 0).shape == (
+        0,
+    )
+    with pytest.raises(ValueError, match="replications must be >= 0"):
+        simulate_many("gather", 10, 4, laws, np.random.default_rng(0), -1)
 
 
 def _measured(pattern, laws, grid):
