@@ -255,6 +255,14 @@ def _send(sizes, laws, rng, shape=()):
     return _metadata_many(sent, work, sizes, nu).reshape(full)
 
 
+def _received(arrivals, work, scale, rng):
+    """Last departure from FIFO receivers (last axis) of ``work`` gamma-distributed
+    work at ``scale`` s per data point, one per leading index."""
+    services = rng.gamma(work, scale, np.shape(arrivals))
+    departures = fifo_departures(arrivals, services)
+    return departures.max(axis=tuple(range(1, departures.ndim)))
+
+
 #: Most cells (replications x receivers x groups) simulated in one array; more are
 #: taken a block of replications at a time.
 _CELLS = 1 << 21
@@ -283,8 +291,7 @@ def _scatter(jobs, receivers, laws, rng, max_groups, replications):
         sent = np.pad(_send(sizes, laws, rng, (count,)), ((0, 0), (0, pad)))
         arrivals = sent.reshape(count, rounds, used).transpose(0, 2, 1)
         arrivals = arrivals + rng.exponential(laws.eta, (count, used, 1))
-        services = rng.gamma(work, laws.psi, arrivals.shape)
-        out[block] = fifo_departures(arrivals, services).max(axis=(1, 2))
+        out[block] = _received(arrivals, work, laws.psi, rng)
     return out
 
 
@@ -298,8 +305,7 @@ def _broadcast(jobs, receivers, laws, rng, max_groups, replications):
         count = block.stop - block.start
         sent = _send(sizes, laws, rng, (count,))
         arrivals = sent[:, None, :] + rng.exponential(laws.eta, (count, receivers, 1))
-        services = rng.gamma(sizes, receivers * laws.psi, arrivals.shape)
-        out[block] = fifo_departures(arrivals, services).max(axis=(1, 2))
+        out[block] = _received(arrivals, sizes, receivers * laws.psi, rng)
     return out
 
 
@@ -316,8 +322,7 @@ def _tree_broadcast(jobs, receivers, laws, rng, max_groups, replications):
             count = block.stop - block.start
             sent = _send(sizes, laws, rng, (count, pairs))
             sent += rng.exponential(laws.eta, (count, pairs, 1))
-            services = rng.gamma(sizes, laws.psi, sent.shape)
-            out[block] += fifo_departures(sent, services).max(axis=(1, 2))
+            out[block] += _received(sent, sizes, laws.psi, rng)
         held += pairs
     return out
 
@@ -341,8 +346,7 @@ def _gather(jobs, senders, laws, rng, max_groups, replications):
     arrivals, sizes = np.concatenate(arrivals, axis=1), np.concatenate(sizes)
     order = np.argsort(arrivals, axis=1, kind="stable")
     arrivals = np.take_along_axis(arrivals, order, axis=1)
-    services = rng.gamma(sizes[order], laws.psi)
-    return fifo_departures(arrivals, services).max(axis=1)
+    return _received(arrivals, sizes[order], laws.psi, rng)
 
 
 def simulate_many(pattern, jobs, processes, laws, rng, replications, max_groups=1024):
