@@ -21,7 +21,7 @@ then every test point. ``--plot`` writes a Fig. 2-style figure: observed against
 predicted time per area, with the +-30 % band. Usage::
 
     python tests/benchmarks/bench_commpredictor.py [--workdir DIR] [--plot fig.png]
-        [--quick] [--iterations 10]
+        [--test-set original|fresh|quick] [--iterations 10]
 
 The training sweep is 576 launches (about an hour and a half on two cores); it can
 also be run and fitted from the command line::
@@ -49,7 +49,8 @@ import pandas as pd
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.framework.spec import load_spec
-from scaleprobe.kernels.comm.pattern import METRICS
+from scaleprobe.kernels.comm.pattern import METRICS, CommPattern
+from scaleprobe.kernels.commbench.random_pingpong import random_partners
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import CommunicationPredictor
 from scaleprobe.models._warnings import quiet
@@ -60,24 +61,69 @@ SPEC = Path(__file__).with_name("commpredictor_training.yaml")
 
 
 def train(workdir, spec):
-    """The benchmark's results (run or resumed) as training rows."""
+    """The benchmark's results (run or resumed) as training rows, with ``NTmax``."""
     ds = run_sweep(
         spec, output=Path(workdir) / "commpredictor_training.zarr", progress=False
     )
-    return benchmark_frame(ds)
+    X, y = benchmark_frame(ds)  # checks the results and names what they lack
+    names = [*METRICS, "exchange_time", "status"]
+    names += ["NTmax"] if "NTmax" in ds.data_vars else []
+    frame = ds[names].to_dataframe().reset_index()
+    frame = frame[frame["status"].astype(str) == "ok"]
+    frame = frame.dropna(subset=[*METRICS, "exchange_time"])
+    assert np.array_equal(frame["exchange_time"].to_numpy(dtype=float), y)
+    recorded = frame.get("NTmax", pd.Series(np.nan, index=frame.index))
+    recorded = recorded.to_numpy(dtype=float)
+    X["NTmax"] = busiest_node(frame, recorded)
+    return X, y
 
 
-def test_points(quick):
-    """(kernel, nodes, ppn, domain, placement, seed) of every test run."""
-    shapes = (
-        [(8, 2), (32, 1), (64, 1)]
-        if quick
-        else [(8, 2), (16, 1), (16, 4), (32, 1), (32, 2), (64, 1), (64, 2)]
+def busiest_node(frame, recorded):
+    """``NTmax`` of every training run, from its pattern (it needs no measurement).
+
+    Results measured before the benchmark recorded ``NTmax`` lack it; it is a
+    property of the pattern (the seeded matchings) and the ranks per node, so it is
+    computed here as the kernel computes it, and checked against every run that
+    recorded it.
+    """
+    values = np.empty(len(frame))
+    for i, (_, row) in enumerate(frame.iterrows()):
+        ranks, messages = int(row["nodes"]) * int(row["ppn"]), int(row["messages"])
+        partners = random_partners(ranks, messages, seed=0)
+        pattern = CommPattern.from_partners(
+            [[p for p in mine if p >= 0] for mine in partners], int(row["msg_bytes"])
+        )
+        values[i] = pattern.metrics(ppn=int(row["ppn"]))["NTmax"]
+    known = np.isfinite(recorded)
+    if not np.allclose(values[known], recorded[known]):
+        raise SystemExit("NTmax computed from the pattern differs from the records")
+    print(
+        f"NTmax: {int(known.sum())} runs recorded it, equal to the pattern's; "
+        f"{int((~known).sum())} computed from the pattern"
     )
-    domains = (96,) if quick else (64, 128, 256)
+    return values
+
+
+#: Test phases: the first evaluation's, and phases at node counts, ranks per node and
+#: domains none of it measured (so a change chosen after the first evaluation is
+#: judged on phases it has not seen).
+TEST_SETS = {
+    "original": (
+        [(8, 2), (16, 1), (16, 4), (32, 1), (32, 2), (64, 1), (64, 2)],
+        (64, 128, 256),
+        0,
+    ),
+    "fresh": ([(12, 2), (24, 1), (24, 2), (48, 1), (48, 2)], (96, 224), 1000),
+    "quick": ([(8, 2), (32, 1), (64, 1)], (96,), 0),
+}
+
+
+def test_points(name):
+    """(kernel, nodes, ppn, domain, placement, seed) of every run of a test set."""
+    shapes, domains, first_seed = TEST_SETS[name]
     points = []
     grid = itertools.product(("jacobi3d", "advection3d"), shapes, domains)
-    for seed, (kernel, (nodes, ppn), domain) in enumerate(grid):
+    for seed, (kernel, (nodes, ppn), domain) in enumerate(grid, start=first_seed):
         points.append(
             (kernel, nodes, ppn, domain, ("compact", "random")[seed % 2], seed)
         )
@@ -228,16 +274,39 @@ def plot(path, observed, predicted, area, kernel):
     print(f"\nfigure: {path}")
 
 
+def measured(spec, points, iterations, path):
+    """Each test point's record metrics: measured now, or read from ``path``.
+
+    Every measurement is added to ``path`` (JSON) as soon as it is taken, so an
+    interrupted run goes on where it stopped.
+    """
+    path = Path(path)
+    done = json.loads(path.read_text()) if path.exists() else {}
+    out = []
+    for point in points:
+        key = f"{'/'.join(map(str, point))}/iterations={iterations}"
+        if key not in done:
+            done[key] = measure(spec, point, iterations)
+            path.write_text(json.dumps(done, indent=1))
+        out.append(done[key])
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--workdir",
         default="bench_commpredictor",
-        help="folder of the training results (resumed when present)",
+        help="folder of the training results and test measurements (resumed)",
     )
     parser.add_argument("--spec", default=str(SPEC), help="training sweep spec")
     parser.add_argument("--plot", help="write the Fig. 2-style figure (.png)")
-    parser.add_argument("--quick", action="store_true", help="fewer test runs")
+    parser.add_argument(
+        "--test-set",
+        choices=sorted(TEST_SETS),
+        default="original",
+        help="stencil phases to predict and measure",
+    )
     parser.add_argument(
         "--iterations", type=int, default=10, help="iterations of every stencil run"
     )
@@ -250,51 +319,58 @@ def main():
         f"{sorted(X['N'].unique().astype(int).tolist())}, "
         f"{time.monotonic() - start:.0f} s"
     )
-    model = CommunicationPredictor().fit(X, y)
-    print(model.describe())
+    variants = {"predictor": list(METRICS), "predictor+NTmax": [*METRICS, "NTmax"]}
+    models = {
+        name: CommunicationPredictor().fit(X[columns], y)
+        for name, columns in variants.items()
+    }
+    for name, model in models.items():
+        print(f"{name}:\n{model.describe()}")
     print(
         "Pearson r with time: "
         + ", ".join(
-            f"{k} {v:+.2f}" for k, v in model.correlations_.items() if np.isfinite(v)
+            f"{k} {v:+.2f}"
+            for k, v in models["predictor+NTmax"].correlations_.items()
+            if np.isfinite(v)
         )
     )
-    points = test_points(args.quick)
+    points = test_points(args.test_set)
     rows = pd.concat(
-        [pattern_metrics(describe(spec, p)) for p in points], ignore_index=True
+        [pattern_metrics(describe(spec, p), [*METRICS, "NTmax"]) for p in points],
+        ignore_index=True,
     )
     with quiet():  # the test phases lie beyond the trained nodes: it extrapolates
-        ahead = model.predict(rows)
+        ahead = {
+            name: model.predict(rows[variants[name]]) for name, model in models.items()
+        }
     outside = sorted(
-        {name for name in METRICS if rows[name].max() > X[name].max() * (1 + 1e-9)}
+        {name for name in rows if rows[name].max() > X[name].max() * (1 + 1e-9)}
     )
     print(
-        f"\npredicted ahead of execution: {len(points)} stencil phases; beyond the "
-        f"trained range in {', '.join(outside) or 'nothing'}"
+        f"\npredicted ahead of execution: {len(points)} stencil phases "
+        f"({args.test_set}); beyond the trained range in "
+        f"{', '.join(outside) or 'nothing'}"
     )
-    observed, checked = [], 0
-    for point, (_, row) in zip(points, rows.iterrows(), strict=True):
-        metrics = measure(spec, point, args.iterations)
+    records = measured(
+        spec,
+        points,
+        args.iterations,
+        Path(args.workdir) / f"stencil_{args.test_set}.json",
+    )
+    for point, metrics, (_, row) in zip(points, records, rows.iterrows(), strict=True):
         # the kernel reports the metrics of the phase it ran: the same as described
         assert all(np.isclose(metrics[n], row[n]) for n in METRICS), (point, metrics)
-        checked += 1
-        observed.append(metrics["exchange_time"])
-        print(
-            f"  {point[0]:>11} N={point[1]:<3} ppn={point[2]} {point[3]:>3}^3 "
-            f"{point[4]:>7}: measured {observed[-1]:.3e} s, predicted "
-            f"{ahead[len(observed) - 1]:.3e} s",
-            flush=True,
-        )
-    observed = np.asarray(observed)
-    area = model.area_names(rows)
+    observed = np.array([metrics["exchange_time"] for metrics in records])
+    area = models["predictor"].area_names(rows[list(METRICS)])
     kernel = np.array([p[0] for p in points])
     predictions = {
-        "predictor": ahead,
+        **ahead,
         **{
             name: np.asarray(f(rows), dtype=float)
             for name, f in baselines(X, y).items()
         },
     }
-    print(f"\n{checked} test runs; their reported metrics equal the described ones")
+    print(f"\n{len(points)} test runs; their reported metrics equal the described ones")
     table(predictions, observed, area, kernel)
     for name in ("jacobi3d", "advection3d"):
         mine = kernel == name
@@ -306,19 +382,21 @@ def main():
         )
     print(
         f"\n{'kernel':>11} {'N':>3} {'PPN':>3} {'domain':>6} {'alloc':>7} "
-        f"{'area':>4} {'NT':>10} {'SW':>3} {'measured s':>11} {'predicted s':>11} "
-        f"{'err':>6}"
+        f"{'area':>4} {'NT':>10} {'NTmax':>10} {'SW':>3} {'measured s':>11} "
+        f"{'predictor':>11} {'err':>6} {'+NTmax':>11} {'err':>6}"
     )
     for i, point in enumerate(points):
-        p, o = ahead[i], observed[i]
+        o = observed[i]
+        p, q = ahead["predictor"][i], ahead["predictor+NTmax"][i]
         print(
             f"{point[0]:>11} {point[1]:>3} {point[2]:>3} {point[3]:>6} "
             f"{point[4]:>7} {area[i]:>4} {rows['NT'][i]:>10.0f} "
-            f"{int(rows['SW'][i]):>3} {o:>11.3e} {p:>11.3e} "
-            f"{100 * (p - o) / o:>5.0f}%"
+            f"{rows['NTmax'][i]:>10.0f} {int(rows['SW'][i]):>3} {o:>11.3e} "
+            f"{p:>11.3e} {100 * (p - o) / o:>5.0f}% {q:>11.3e} "
+            f"{100 * (q - o) / o:>5.0f}%"
         )
     if args.plot:
-        plot(args.plot, observed, ahead, area, kernel)
+        plot(args.plot, observed, ahead["predictor+NTmax"], area, kernel)
     print(
         f"\nwall time {time.monotonic() - start:.0f} s, load average "
         f"{os.getloadavg()[0]:.1f}"
