@@ -2,7 +2,10 @@
 
 ``fit`` trains :class:`~scaleprobe.models.CommunicationPredictor` on a benchmark's
 results (the pattern metrics of every point and its ``exchange_time``), scores it on
-held-out node counts like every model and saves it in a model file; ``project`` reads
+held-out node counts like every model and saves it in a model file. Besides the
+paper's 13 metrics it offers the term selection ``NTmax``, the busiest node's
+inter-node bytes (:data:`~scaleprobe.kernels.comm.pattern.EXTRA_METRICS`), when every
+successful point recorded it (results of an older benchmark may not). ``project`` reads
 that file and predicts the communication time of a described phase — a stencil of a
 given domain, or a pattern file — at the node counts, ranks per node and allocation
 given on the command line, ahead of execution.
@@ -85,6 +88,7 @@ def fit_predictor(args, dataset, bad_input):
     -------
     int
     """
+    from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
     from scaleprobe.models import CommunicationPredictor, fit_ensemble, save_models
     from scaleprobe.models.patterns import benchmark_frame
 
@@ -100,9 +104,21 @@ def fit_predictor(args, dataset, bad_input):
         X, y = benchmark_frame(dataset, target)
     except ValueError as error:
         raise bad_input(str(error)) from None
+    extra = [name for name in EXTRA_METRICS if name in dataset.data_vars]
+    if extra:
+        wider, _ = benchmark_frame(dataset, target, columns=[*METRICS, *extra])
+        if len(wider) == len(X):  # every measurement recorded them
+            X = wider
+    lacking = [name for name in EXTRA_METRICS if name not in X]
     print(
         f"{MODEL}: {len(y)} measurements of {target!r}, nodes "
         f"{sorted(int(n) for n in X['N'].unique())}"
+        + (
+            f"; {', '.join(lacking)} not recorded by every one: the paper's "
+            f"{len(METRICS)} metrics only"
+            if lacking
+            else ""
+        )
     )
     from ._cli_models import _reported_warnings, parse_cv
 
@@ -180,6 +196,7 @@ def project_phase(args, fit, name, nodes, bad_input):
     -------
     int
     """
+    from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
     from scaleprobe.models.patterns import pattern_table
 
     if not (args.pattern or args.stencil):
@@ -190,7 +207,15 @@ def project_phase(args, fit, name, nodes, bad_input):
         )
     model = fit.models[name]
     try:
-        table = pattern_table(_description(args, bad_input), nodes)
+        table = pattern_table(
+            _description(args, bad_input),
+            nodes,
+            columns=[
+                str(name)
+                for name in model.feature_names_in_
+                if name in (*METRICS, *EXTRA_METRICS)
+            ],
+        )
     except ValueError as error:
         raise bad_input(str(error)) from None
     from ._cli_models import _reported_warnings
@@ -206,7 +231,8 @@ def project_phase(args, fit, name, nodes, bad_input):
         else (f"--pattern {args.pattern}")
     )
     print(f"{name}: communication time of {what} ahead of execution")
-    columns = ["N", "PPN", "S", "M", "NT", "SW", "R", "area", "time_predicted"]
+    columns = ["N", "PPN", "S", "M", "NT", "NTmax", "SW", "R", "area"]
+    columns = [name for name in columns if name in table] + ["time_predicted"]
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.output:
         if str(args.output).endswith(".csv"):

@@ -25,6 +25,16 @@ Procedure (all of it deterministic, so a refit on the same data gives the same m
 
 An area with fewer than ``min_area_samples`` training rows is predicted by the model
 of all rows, with a :class:`~scaleprobe.models.DegenerateFitWarning`.
+
+The metrics are the columns given. Besides the paper's 13
+(:data:`~scaleprobe.kernels.comm.pattern.METRICS`), ``NTmax``
+(:data:`~scaleprobe.kernels.comm.pattern.EXTRA_METRICS`), the inter-node bytes of
+the busiest node, may be given: a phase ends when its busiest node has finished, and
+a pattern with boundaries (a stencil's inner nodes carry up to 1.6x the mean ``NT``)
+loads its nodes less evenly than the benchmark's random pairings (at most 1.33x), so
+a model on the mean node traffic alone under-predicts it (by 15-38 % on the stencils
+of ``tests/benchmarks/bench_commpredictor.py``, against 0-10 % with ``NTmax`` but
+for the few-byte phases of area Ia).
 """
 
 from __future__ import annotations

@@ -4,21 +4,32 @@ Training: the random ping-pong sweep of ``commpredictor_training.yaml`` (2-16
 emulated nodes, 1-4 ranks per node, 1-4 partners, 128 B to 16 MiB, compact and random
 allocations on a 1404-node machine of 18 nodes per switch and 4 switches per rack,
 uplinks oversubscribed 2:1), run through ``run_sweep`` into ``--workdir`` (it
-resumes: a finished sweep is only read). Test: ``stencil.jacobi3d`` (halo exchange)
-and ``stencil.advection3d`` (wavefront) over several domain sizes at 8 to 64 nodes
-(4x the largest trained), on the same emulated machine, compact and random
-allocations. For every test point the metrics are computed from the description of
-its phase and its mapping and the time predicted *before* the kernel runs; then it
-runs and its ``exchange_time`` is measured (virtual time makes 64 nodes honest on a
-small host).
+resumes: a finished sweep is only read). Test (``--test-set``): ``stencil.jacobi3d``
+(halo exchange) and ``stencil.advection3d`` (wavefront) over several domain sizes at
+8 to 64 nodes (4x the largest trained), on the same emulated machine, compact and
+random allocations: ``original``, the first evaluation's 42 phases (64^3-256^3 at
+8-64 nodes), or ``fresh``, 20 phases at node counts, ranks per node and domains it
+never measured (96^3 and 224^3 at 12-48 nodes), or ``quick``. For every test point
+the metrics are computed from the description of its phase and its mapping and the
+time predicted *before* the kernel runs; then it runs and its ``exchange_time`` is
+measured (virtual time makes 64 nodes honest on a small host); measurements are kept
+in ``--workdir`` (``stencil_<set>.json``), so an interrupted run goes on.
+
+Two predictors: ``predictor`` on the paper's 13 metrics, and ``predictor+NTmax``,
+which is also offered ``NTmax``, the inter-node bytes of the busiest node (a phase
+ends when its busiest node has finished; a stencil's inner nodes carry up to 1.6x
+the mean ``NT``, the benchmark's random pairings at most 1.33x). Training results
+measured before the benchmark recorded ``NTmax`` get it from their seeded pattern,
+checked against every run that recorded it.
 
 Printed, as the paper reports (29 % mean |relative error| and 60 % within +-30 %
 there; the goal here <= 20 % and >= 75 %): per model the mean |relative error|, the
 share within +-30 %, the errors per area and per kernel; the baselines side by side:
 Hockney per message (``a + S / b``), LogGP-like per process (``L + g (M - 1) + G M
-S``), both fitted on the same benchmark, and gradient boosting on the same metrics;
-then every test point. ``--plot`` writes a Fig. 2-style figure: observed against
-predicted time per area, with the +-30 % band. Usage::
+S``), both fitted on the same benchmark, and gradient boosting on the paper's
+metrics; then every test point. ``--plot`` writes a Fig. 2-style figure of
+``predictor+NTmax``: observed against predicted time per area, with the +-30 % band.
+Usage::
 
     python tests/benchmarks/bench_commpredictor.py [--workdir DIR] [--plot fig.png]
         [--test-set original|fresh|quick] [--iterations 10]

@@ -25,8 +25,16 @@ def _law(metrics):
     return 2e-5 + metrics["NT"] / B
 
 
-def _benchmark(tmp_path):
-    """A random ping-pong results file as a sweep writes it, timed by ``_law``."""
+def _busiest_law(metrics):
+    """A known time set by the busiest node's inter-node bytes."""
+    return 2e-5 + metrics["NTmax"] / B
+
+
+def _benchmark(tmp_path, law=_law, busiest=False):
+    """A random ping-pong results file as a sweep writes it, timed by ``law``.
+
+    With ``busiest`` the records carry ``NTmax``, as the benchmark's do.
+    """
     coords = {
         "nodes": [2, 4, 8],
         "ppn": [1, 2],
@@ -35,7 +43,8 @@ def _benchmark(tmp_path):
         "run": [0],
     }
     shape = tuple(len(v) for v in coords.values())
-    values = {name: np.empty(shape) for name in (*METRICS, "exchange_time")}
+    names = (*METRICS, *(["NTmax"] if busiest else []), "exchange_time")
+    values = {name: np.empty(shape) for name in names}
     topology = Topology(nodes_per_switch=4, switches_per_rack=2)
     for index in itertools.product(*(range(n) for n in shape)):
         nodes, ppn, m, size, run = (
@@ -46,9 +55,9 @@ def _benchmark(tmp_path):
         metrics = CommPattern.from_partners(
             [[p for p in row if p >= 0] for row in partners], size
         ).metrics(ppn=ppn, placement=placement, nodes_per_switch=4, switches_per_rack=2)
-        for name in METRICS:
+        for name in names[:-1]:
             values[name][index] = metrics[name]
-        values["exchange_time"][index] = _law(metrics)
+        values["exchange_time"][index] = law(metrics)
     dims = tuple(coords)
     status = np.full(shape, "ok", dtype=object)
     status[0, 0, 0, 0, 0] = "failed"  # a failed point is left out, not trained on
@@ -96,7 +105,48 @@ def test_fit_trains_on_the_benchmark_and_reports_its_areas(fitted):
     assert "89 measurements" in out  # 90 points, one failed
     assert "area II" in out
     assert "extrapolation" in out  # scored on held-out node counts
+    assert "NTmax not recorded by every one: the paper's 13 metrics only" in out
     assert model.exists()
+
+
+def test_a_phase_set_by_its_busiest_node_is_projected_with_ntmax(tmp_path, capsys):
+    """Records with NTmax: it is offered to the fit and computed for the phase.
+
+    The benchmark's random pairings load nodes nearly evenly (NTmax close to NT),
+    but a stencil's inner nodes carry far more than the mean: only a model that
+    knows NTmax can carry that over.
+    """
+    results = _benchmark(tmp_path, law=_busiest_law, busiest=True)
+    model = str(tmp_path / "comm.json")
+    assert (
+        main(["fit", str(results), "--model", "commpredictor", "--output", model]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "not recorded" not in out
+    argv = ["project", model, "--stencil", "jacobi3d", "--shape", "96,96,96"]
+    assert main([*argv, "--nodes", "8", "--ppn", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "NTmax" in lines[1].split()
+    expected = pattern_table(
+        {"pattern": {"stencil": "jacobi3d", "shape": [96] * 3}, "mapping": {"ppn": 2}},
+        [8],
+        columns=[*METRICS, "NTmax"],
+    )
+    assert expected["NTmax"].iloc[0] > 1.3 * expected["NT"].iloc[0]
+    predicted = float(lines[2].split()[-1])
+    assert predicted == pytest.approx(_busiest_law(expected).iloc[0], rel=0.05)
+    # the same records without NTmax: a mean-node model misses the busiest node
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    results = _benchmark(plain, law=_busiest_law)
+    assert (
+        main(["fit", str(results), "--model", "commpredictor", "--output", model]) == 0
+    )
+    capsys.readouterr()
+    assert main([*argv, "--nodes", "8", "--ppn", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "NTmax" not in lines[1].split()
+    assert float(lines[2].split()[-1]) < 0.85 * _busiest_law(expected).iloc[0]
 
 
 def test_project_predicts_a_stencil_never_run_at_a_mapping(fitted, capsys):
