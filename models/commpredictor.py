@@ -30,7 +30,7 @@ The metrics are the columns given. Besides the paper's 13
 (:data:`~scaleprobe.kernels.comm.pattern.METRICS`), ``NTmax``
 (:data:`~scaleprobe.kernels.comm.pattern.EXTRA_METRICS`), the inter-node bytes of
 the busiest node, may be given: a phase ends when its busiest node has finished, and
-a pattern with boundaries (a stencil's inner nodes carry up to 1.6x the mean ``NT``)
+a pattern with boundaries (a stencil's inner nodes carry up to 1.7x the mean ``NT``)
 loads its nodes less evenly than the benchmark's random pairings (at most 1.33x), so
 a model on the mean node traffic alone under-predicts it (by 15-38 % on the stencils
 of ``tests/benchmarks/bench_commpredictor.py``, against 0-10 % with ``NTmax`` but

@@ -17,7 +17,7 @@ in ``--workdir`` (``stencil_<set>.json``), so an interrupted run goes on.
 
 Two predictors: ``predictor`` on the paper's 13 metrics, and ``predictor+NTmax``,
 which is also offered ``NTmax``, the inter-node bytes of the busiest node (a phase
-ends when its busiest node has finished; a stencil's inner nodes carry up to 1.6x
+ends when its busiest node has finished; a stencil's inner nodes carry up to 1.7x
 the mean ``NT``, the benchmark's random pairings at most 1.33x). Training results
 measured before the benchmark recorded ``NTmax`` get it from their seeded pattern,
 checked against every run that recorded it.
