@@ -110,8 +110,11 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     areas_ : dict
         Per area: ``terms``, ``coef`` (intercept first, on standardised terms),
         ``center``, ``spread``, ``samples``, ``error`` (training mean |relative
-        error|, or mean |error| with ``loss="absolute"``) and ``fallback`` (True
-        when the area uses the all-rows model).
+        error|, or mean |error| with ``loss="absolute"``), ``fallback`` (True
+        when the area uses the all-rows model) and ``ranges`` (``[min, max]`` of
+        each metric over the rows the law was fitted on: :meth:`predict` warns,
+        :class:`~scaleprobe.models.ExtrapolationWarning`, when a row of the area
+        lies beyond them in a metric of its terms).
     feature_names_ : list of str
     n_features_in_ : int
 
@@ -283,7 +286,15 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             best = error
             chosen.append(term)
             pool.remove(term)
-        return {**self._fit_terms(X, y, scale, chosen), "selection_error": best}
+        ranges = {
+            name: [float(X[:, i].min()), float(X[:, i].max())]
+            for i, name in enumerate(names)
+        }
+        return {
+            **self._fit_terms(X, y, scale, chosen),
+            "selection_error": best,
+            "ranges": ranges,
+        }
 
     def _held_out_error(self, X, y, scale, terms, fold):
         if len(y) < 2 * self.folds:
@@ -354,6 +365,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             prediction[rows] = _evaluate(
                 self.areas_[name], X[rows], self.feature_names_
             )
+            self._warn_area_range(name, X[rows])
         if np.any(prediction <= 0):
             warn(
                 f"{int(np.sum(prediction <= 0))} predicted communication times are "
@@ -362,6 +374,33 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 PhysicalLimitWarning,
             )
         return prediction
+
+    def _warn_area_range(self, name, X):
+        area = self.areas_[name]
+        ranges = area.get("ranges")  # model files written before ranges lack them
+        if not ranges:
+            return
+        used = dict.fromkeys(part for term in area["terms"] for part in term.split("*"))
+        outside = []
+        for metric in used:
+            low, high = ranges[metric]
+            values = X[:, self.feature_names_.index(metric)]
+            if values.min() < low * (1 - 1e-9) or values.max() > high * (1 + 1e-9):
+                span = f"{values.min():.4g}" + (
+                    f"..{values.max():.4g}" if np.ptp(values) else ""
+                )
+                outside.append(f"{metric} {span} (trained {low:.4g}..{high:.4g})")
+        if outside:
+            rows = (
+                "the training rows of all areas"
+                if area["fallback"] or name == "all"
+                else f"its {area['samples']} training rows"
+            )
+            warn(
+                f"area {name}: {'; '.join(outside)} lie beyond {rows}: its law "
+                f"t ~ {' + '.join(['1', *area['terms']])} extrapolates",
+                ExtrapolationWarning,
+            )
 
     def describe(self):
         """One line per area: its terms and training error."""

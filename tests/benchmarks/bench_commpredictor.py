@@ -53,6 +53,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -285,6 +286,14 @@ def plot(path, observed, predicted, area, kernel):
     print(f"\nfigure: {path}")
 
 
+def beyond_its_area(model, row):
+    """Whether ``predict`` warns that the row lies beyond its area's training rows."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.predict(row)
+    return any(str(w.message).startswith("area ") for w in caught)
+
+
 def measured(spec, points, iterations, path):
     """Each test point's record metrics: measured now, or read from ``path``.
 
@@ -354,6 +363,11 @@ def main():
         ahead = {
             name: model.predict(rows[variants[name]]) for name, model in models.items()
         }
+    wide = models["predictor+NTmax"]
+    columns = variants["predictor+NTmax"]
+    beyond = np.array(
+        [beyond_its_area(wide, rows.iloc[[i]][columns]) for i in range(len(rows))]
+    )
     outside = sorted(
         {name for name in rows if rows[name].max() > X[name].max() * (1 + 1e-9)}
     )
@@ -394,7 +408,7 @@ def main():
     print(
         f"\n{'kernel':>11} {'N':>3} {'PPN':>3} {'domain':>6} {'alloc':>7} "
         f"{'area':>4} {'NT':>10} {'NTmax':>10} {'SW':>3} {'measured s':>11} "
-        f"{'predictor':>11} {'err':>6} {'+NTmax':>11} {'err':>6}"
+        f"{'predictor':>11} {'err':>6} {'+NTmax':>11} {'err':>6} beyond area"
     )
     for i, point in enumerate(points):
         o = observed[i]
@@ -404,8 +418,18 @@ def main():
             f"{point[4]:>7} {area[i]:>4} {rows['NT'][i]:>10.0f} "
             f"{rows['NTmax'][i]:>10.0f} {int(rows['SW'][i]):>3} {o:>11.3e} "
             f"{p:>11.3e} {100 * (p - o) / o:>5.0f}% {q:>11.3e} "
-            f"{100 * (q - o) / o:>5.0f}%"
+            f"{100 * (q - o) / o:>5.0f}% {'yes' if beyond[i] else ''}"
         )
+    error = np.abs(ahead["predictor+NTmax"] - observed) / observed
+    for flagged, what in ((True, "warned"), (False, "not warned")):
+        mine = beyond == flagged
+        if mine.any():
+            print(
+                f"predictor+NTmax, {what} that a phase lies beyond its area's "
+                f"training rows in a metric of the area's law: {int(mine.sum())} "
+                f"phases, mean |err| {100 * error[mine].mean():.1f} %, largest "
+                f"{100 * error[mine].max():.0f} %"
+            )
     if args.plot:
         plot(args.plot, observed, ahead["predictor+NTmax"], area, kernel)
     print(

@@ -1,5 +1,7 @@
 """CommunicationPredictor: known-answer fits per area, robustness, round trip."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -160,3 +162,26 @@ def test_round_trip_through_fit_ensemble_and_a_model_file(data, tmp_path):
     test = _metrics(50, seed=11).assign(nodes=lambda f: f["N"])
     assert np.allclose(loaded.predict(test), fit.models["comm"].predict(test))
     assert loaded.describe() == fit.models["comm"].describe()
+
+
+def test_warns_when_a_row_lies_beyond_its_areas_training_rows():
+    """Inside the trained range overall, but beyond what its own area saw."""
+    sizes = np.array([128.0, 2048.0, 16384.0, 131072.0] * 6)
+    partners = np.repeat([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 4)
+    X = pd.DataFrame({"S": sizes, "NT": sizes * partners})
+    y = 1e-5 + X["NT"] / 1e9 + X["S"] / 2e8
+    model = CommunicationPredictor(min_area_samples=4).fit(X, y)
+    assert model.areas_["Ia"]["ranges"]["S"] == [128.0, 2048.0]
+    assert "S" in {p for t in model.areas_["Ia"]["terms"] for p in t.split("*")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)
+        model.predict(X)  # every row inside its area's rows: no warning
+    # S = 3600 B is inside the overall 128 B..128 KiB, but area Ia (S <= 4 KiB)
+    # was trained on 128 B and 2 KiB messages only
+    row = pd.DataFrame({"S": [3600.0], "NT": [7200.0]})
+    assert model.area_names(row).tolist() == ["Ia"]
+    with pytest.warns(ExtrapolationWarning) as caught:
+        model.predict(row)
+    texts = [str(w.message) for w in caught]
+    assert any(t.startswith("area Ia: S 3600 (trained 128..2048)") for t in texts)
+    assert not any("outside the trained range" in t for t in texts)  # overall: inside
