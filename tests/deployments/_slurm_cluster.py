@@ -10,6 +10,7 @@ through ``SLURM_CONF``. Needs the Debian packages ``slurmctld``, ``slurmd``,
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -21,6 +22,7 @@ CONF = """\
 ClusterName={name}
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}
+FirstJobId={first_job}
 SlurmdPort={d_port}
 SlurmUser=root
 SlurmdUser=root
@@ -113,6 +115,10 @@ class SlurmCluster:
                     host=self.host,
                     root=self.root,
                     ctld_port=_free_port(),
+                    # job ids name MPICH's shared-memory segments: a fresh
+                    # controller counting from 1 would meet those of a killed
+                    # earlier session's jobs on this host
+                    first_job=random.randrange(10_000, 50_000_000),
                     d_port=_free_port(),
                     cpus=self.cpus,
                 )
