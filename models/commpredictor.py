@@ -375,29 +375,64 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             )
         return prediction
 
-    def _warn_area_range(self, name, X):
-        area = self.areas_[name]
+    def beyond_area(self, X):
+        """Whether each row lies beyond its own area's training rows.
+
+        A row is beyond when, in a metric of its area's law, it lies outside the
+        ``[min, max]`` of the rows that law was fitted on (:meth:`predict` then
+        warns). Models saved before areas recorded their ranges say False.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of bool
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        codes = self._areas(X)
+        names = list(self.areas_) if "all" in self.areas_ else list(AREAS)
+        beyond = np.zeros(X.shape[0], dtype=bool)
+        for code, name in enumerate(names):
+            rows = codes == code
+            for outside in self._outside(self.areas_[name], X[rows]).values():
+                beyond[rows] |= outside
+        return beyond
+
+    def _outside(self, area, X):
+        """Per metric of the area's law: the rows outside its training rows' range."""
         ranges = area.get("ranges")  # model files written before ranges lack them
         if not ranges:
-            return
+            return {}
         used = dict.fromkeys(part for term in area["terms"] for part in term.split("*"))
-        outside = []
+        outside = {}
         for metric in used:
             low, high = ranges[metric]
             values = X[:, self.feature_names_.index(metric)]
-            if values.min() < low * (1 - 1e-9) or values.max() > high * (1 + 1e-9):
+            outside[metric] = (values < low * (1 - 1e-9)) | (values > high * (1 + 1e-9))
+        return outside
+
+    def _warn_area_range(self, name, X):
+        area = self.areas_[name]
+        parts = []
+        for metric, outside in self._outside(area, X).items():
+            if outside.any():
+                low, high = area["ranges"][metric]
+                values = X[:, self.feature_names_.index(metric)]
                 span = f"{values.min():.4g}" + (
                     f"..{values.max():.4g}" if np.ptp(values) else ""
                 )
-                outside.append(f"{metric} {span} (trained {low:.4g}..{high:.4g})")
-        if outside:
+                parts.append(f"{metric} {span} (trained {low:.4g}..{high:.4g})")
+        if parts:
             rows = (
                 "the training rows of all areas"
                 if area["fallback"] or name == "all"
                 else f"its {area['samples']} training rows"
             )
             warn(
-                f"area {name}: {'; '.join(outside)} lie beyond {rows}: its law "
+                f"area {name}: {'; '.join(parts)} lie beyond {rows}: its law "
                 f"t ~ {' + '.join(['1', *area['terms']])} extrapolates",
                 ExtrapolationWarning,
             )

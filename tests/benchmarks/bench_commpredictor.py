@@ -53,7 +53,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -286,14 +285,6 @@ def plot(path, observed, predicted, area, kernel):
     print(f"\nfigure: {path}")
 
 
-def beyond_its_area(model, row):
-    """Whether ``predict`` warns that the row lies beyond its area's training rows."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.predict(row)
-    return any(str(w.message).startswith("area ") for w in caught)
-
-
 def measured(spec, points, iterations, path):
     """Each test point's record metrics: measured now, or read from ``path``.
 
@@ -363,11 +354,7 @@ def main():
         ahead = {
             name: model.predict(rows[variants[name]]) for name, model in models.items()
         }
-    wide = models["predictor+NTmax"]
-    columns = variants["predictor+NTmax"]
-    beyond = np.array(
-        [beyond_its_area(wide, rows.iloc[[i]][columns]) for i in range(len(rows))]
-    )
+    beyond = models["predictor+NTmax"].beyond_area(rows[variants["predictor+NTmax"]])
     outside = sorted(
         {name for name in rows if rows[name].max() > X[name].max() * (1 + 1e-9)}
     )

@@ -176,10 +176,12 @@ def test_warns_when_a_row_lies_beyond_its_areas_training_rows():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExtrapolationWarning)
         model.predict(X)  # every row inside its area's rows: no warning
+    assert not model.beyond_area(X).any()
     # S = 3600 B is inside the overall 128 B..128 KiB, but area Ia (S <= 4 KiB)
     # was trained on 128 B and 2 KiB messages only
     row = pd.DataFrame({"S": [3600.0], "NT": [7200.0]})
     assert model.area_names(row).tolist() == ["Ia"]
+    assert model.beyond_area(pd.concat([X.iloc[:1], row])).tolist() == [False, True]
     with pytest.warns(ExtrapolationWarning) as caught:
         model.predict(row)
     texts = [str(w.message) for w in caught]
