@@ -130,17 +130,40 @@ def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=2
     return ensemble
 
 
-def _bandwidth_blind(model, X):
-    """Whether a fitted model's predictions ignore bandwidth."""
-    if "bandwidth" not in X.columns or X["bandwidth"].nunique() < 2:
-        return False
-    rows = X.iloc[:1].copy()
-    low = rows.assign(bandwidth=float(X["bandwidth"].min()))
-    high = rows.assign(bandwidth=float(X["bandwidth"].max()))
-    try:
-        return bool(np.allclose(model.predict(low), model.predict(high)))
-    except (ValueError, TypeError):
-        return True
+def _blind_to(model, X):
+    """The varying configuration keys a fitted model's predictions ignore.
+
+    Bandwidth, scale and every application parameter of the sweep are checked: a
+    model that predicts the same time at their smallest and largest values mixes
+    configurations it cannot tell apart. A column the model takes as a feature of
+    its own (``feature_names_in_``: a metric a term selection may leave out) is not
+    a parameter it ignores; bandwidth always is checked.
+    """
+    own = set(getattr(model, "feature_names_in_", ())) - {"bandwidth"}
+    varying = [
+        c
+        for c in configuration_keys(X)
+        if c not in ("nodes", "ranks", "ppn", "D")
+        and c not in own
+        and pd.api.types.is_numeric_dtype(X[c])
+        and X[c].nunique() > 1
+    ]
+    blind = []
+    for column in varying:
+        rows = X.iloc[:1].copy()
+        low, high = float(X[column].min()), float(X[column].max())
+        ends = []
+        for value in (low, high):
+            row = rows.assign(**{column: value})
+            if column == "scale" and "D" in row:
+                row["D"] = rows["D"] * 2.0 ** (value - rows["scale"])
+            ends.append(row)
+        try:
+            if np.allclose(model.predict(ends[0]), model.predict(ends[1])):
+                blind.append(column)
+        except (ValueError, TypeError):
+            blind.append(column)
+    return blind
 
 
 def _reemit(caught, name):
@@ -335,10 +358,13 @@ def _floor_violation(fit, name):
 def _select(fit, X, splitters, degenerate):
     cv_name = "extrapolation" if "extrapolation" in splitters else next(iter(splitters))
     excluded = {}
-    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1:
-        for name, model in fit.models.items():
-            if name != BASELINE and _bandwidth_blind(model, X):
-                excluded[name] = "ignores bandwidth, which varies"
+    for name, model in fit.models.items():
+        ignored = [] if name == BASELINE else _blind_to(model, X)
+        if ignored:
+            excluded[name] = (
+                f"ignores {', '.join(ignored)}, which "
+                f"{'varies' if len(ignored) == 1 else 'vary'}"
+            )
     for name in fit.models:
         nodes = _floor_violation(fit, name)
         if nodes is not None and name not in excluded:

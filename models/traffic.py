@@ -13,7 +13,12 @@ so they extrapolate far better than a time does; and because they are counts, th
 can be priced on any other network.
 
 :class:`TrafficModel` fits one scaling law (:class:`PMNFSearch`) per part and per
-configuration group (problem ``scale`` and ``ppn``). Where the kernel also split the
+configuration group (problem ``scale``, ``ppn`` and every application parameter the
+sweep varies, such as ``points``). A group that was not measured but differs from
+measured ones in one column (a larger ``scale``, more ``points``) is reached along it:
+every part continues as the power law in the size through the two nearest measured
+values, checked by a third where there is one (:mod:`scaleprobe.models._traffic_axes`).
+Where the kernel also split the
 latency of its collectives over all ranks by how their rounds grow
 (``coll_tree_latency_time``: barriers, trees, recursive doubling, ``log2 p`` rounds;
 ``coll_linear_latency_time``: pairwise alltoall, rings, ``p - 1`` rounds), those
@@ -39,9 +44,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials
+from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials, configuration_keys
 from ._tags import PerformanceModelTags
-from ._warnings import quiet
+from ._traffic_axes import axis_pairs, continue_along, size_exponents, size_of
+from ._warnings import ExtrapolationWarning, quiet, warn
 from .pmnf import PMNFSearch
 from .rounds import RoundLaw
 
@@ -81,6 +87,29 @@ _PARTS = ("computation", "latency", "bandwidth", "intra", "tree", "linear")
 #: Parts counted in latency-bound steps (priced by the link's latency).
 _LATENCY_PARTS = ("latency", "tree", "linear")
 _GROUP_COLUMNS = ("scale", "ppn")
+#: Columns that are not group keys: the law's variable, the priced link, the size
+#: ``D`` (another name for ``scale``).
+_NOT_GROUPS = ("nodes", "ranks", "bandwidth", "D")
+
+
+def _group_columns(runs):
+    """``scale``, ``ppn``, then every application parameter of the sweep."""
+    keys = [c for c in configuration_keys(runs) if c not in _NOT_GROUPS]
+    return tuple(
+        [c for c in _GROUP_COLUMNS if c in keys]
+        + [c for c in keys if c not in _GROUP_COLUMNS]
+    )
+
+
+def _key(values):
+    """A group key with numbers as floats (as the laws are stored)."""
+    out = []
+    for value in values:
+        try:
+            out.append(float(value))
+        except (TypeError, ValueError):
+            out.append(value)
+    return tuple(out)
 
 
 class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -103,7 +132,9 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         time itself with one :class:`PMNFSearch` (nothing to price).
     laws_ : dict
         ``{group: {part: law or None, "single_node": float or None}}``;
-        ``group`` is a tuple of the values of ``group_columns_``; parts are
+        ``group`` is a tuple of the values of ``group_columns_`` (``scale``, ``ppn``,
+        then the application parameters); a group asked for that was not measured
+        is reached along the one column it differs in (see the module); parts are
         ``computation``, ``latency`` (steps; only the point-to-point ones when
         ``collectives_``), ``bandwidth`` (bytes), ``intra`` (seconds) as
         :class:`PMNFSearch` laws and, when ``collectives_``, ``tree`` and
@@ -116,6 +147,10 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         rounds (:data:`COLLECTIVE_COLUMNS`): their steps then follow
         ``a + b log2 n`` and ``a + b n`` exactly as their algorithms do, instead
         of a searched law.
+    part_means_ : dict
+        ``{group: DataFrame}``: the measured parts (computation seconds, latency
+        steps, bytes, ...) averaged per node count, from which the exponents in the
+        size are measured.
     group_columns_ : tuple of str
     link_ : dict
         Training link: ``link_bandwidth`` (bytes/s) and ``latency`` (s).
@@ -204,7 +239,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             and c not in COLLECTIVE_COLUMNS
         ]
         runs, means = collapse_trials(frame[keep], values)
-        self.group_columns_ = tuple(c for c in _GROUP_COLUMNS if c in runs.columns)
+        self.group_columns_ = _group_columns(runs)
         self.link_ = {
             "link_bandwidth": float(np.median(means["link_bandwidth"])),
             "latency": float(np.median(means["latency"])),
@@ -239,9 +274,15 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             else [((), runs)]
         )
         self.laws_ = {}
+        self.part_means_ = {}
         for key, group in groups:
-            key = key if isinstance(key, tuple) else (key,)
-            self.laws_[key] = self._fit_group(group, parts.loc[group.index], key)
+            key = _key(key if isinstance(key, tuple) else (key,))
+            group_parts = parts.loc[group.index]
+            self.laws_[key] = self._fit_group(group, group_parts, key)
+            # what was measured, per node count: the size exponents come from it
+            self.part_means_[key] = group_parts.groupby(
+                group["nodes"].astype(float).to_numpy()
+            ).mean()
         nodes = runs["nodes"].astype(float)
         self.node_range_ = (float(nodes.min()), float(nodes.max()))
         self.n_features_in_ = len(self._input_columns())
@@ -360,7 +401,10 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """Part laws evaluated row by row: dict part -> (low, mid, high) arrays."""
         out = {part: np.zeros((3, len(frame))) for part in _PARTS}
         keys = (
-            list(zip(*(frame[c] for c in self.group_columns_), strict=True))
+            [
+                _key(k)
+                for k in zip(*(frame[c] for c in self.group_columns_), strict=True)
+            ]
             if self.group_columns_
             else [()] * len(frame)
         )
@@ -372,40 +416,88 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         )
         variable = nodes if self.over == "nodes" else nodes * ppn
         for key in dict.fromkeys(keys):
-            laws = self.laws_.get(tuple(float(k) for k in key)) or self.laws_.get(
-                tuple(key)
-            )
-            if laws is None:
-                trained = sorted(self.laws_)
-                raise ValueError(
-                    f"{dict(zip(self.group_columns_, key, strict=True))} was not "
-                    f"measured; the traffic model knows {self.group_columns_} in "
-                    f"{trained}"
-                )
             rows = np.array([k == key for k in keys])
-            single = laws["single_node"]
-            for part in _PARTS:
-                law = laws.get(part)
-                if law is None:
-                    continue
-                use = rows & (nodes > 1)
-                alone = rows & (nodes <= 1)
-                if part == "computation" and alone.any():
-                    out[part][:, alone] = (
-                        single
-                        if single is not None
-                        else (law.predict(variable[alone].reshape(-1, 1)))
-                    )
-                if not use.any():
-                    continue
-                p = variable[use].reshape(-1, 1)
-                mid = law.predict(p)
-                if method == "interval":
-                    low, high = law.predict_interval(p, level=self.level)
-                else:
-                    low = high = mid
-                out[part][:, use] = np.vstack([low, mid, high])
+            laws = self.laws_.get(key)
+            if laws is not None:
+                values = self._evaluate(laws, variable[rows], nodes[rows], method)
+            else:
+                values = self._along(key, variable[rows], nodes[rows], method)
+            for part, value in values.items():
+                out[part][:, rows] = value
         return out
+
+    def _evaluate(self, laws, variable, nodes, method):
+        """One measured group's parts at these rows: part -> (3, rows) array."""
+        out = {part: np.zeros((3, variable.size)) for part in _PARTS}
+        single = laws["single_node"]
+        use, alone = nodes > 1, nodes <= 1
+        for part in _PARTS:
+            law = laws.get(part)
+            if law is None:
+                continue
+            if part == "computation" and alone.any():
+                out[part][:, alone] = (
+                    single
+                    if single is not None
+                    else law.predict(variable[alone].reshape(-1, 1))
+                )
+            if not use.any():
+                continue
+            p = variable[use].reshape(-1, 1)
+            mid = law.predict(p)
+            if method == "interval":
+                low, high = law.predict_interval(p, level=self.level)
+            else:
+                low = high = mid
+            out[part][:, use] = np.vstack([low, mid, high])
+        return out
+
+    def _along(self, key, variable, nodes, method):
+        """An unmeasured group, reached along the one column it differs in."""
+        where = dict(zip(self.group_columns_, key, strict=True))
+        if not hasattr(self, "part_means_"):  # written before they were stored
+            raise ValueError(
+                f"{where} was not measured; this model knows {self.group_columns_} "
+                f"in {sorted(self.laws_)} (refit it to reach other sizes)"
+            )
+        try:
+            column, near, far, inside = axis_pairs(
+                key, list(self.laws_), self.group_columns_
+            )
+        except (ValueError, TypeError) as error:
+            raise ValueError(
+                f"{where} was not measured, and the traffic model cannot reach it: "
+                f"{error}; it knows {self.group_columns_} in {sorted(self.laws_)}"
+            ) from None
+        index = self.group_columns_.index(column)
+
+        def exponents(pair):
+            first, second = pair
+            return size_exponents(
+                self.part_means_[first],
+                self.part_means_[second],
+                size_of(column, first[index]),
+                size_of(column, second[index]),
+            )
+
+        nearest = near[1]
+        if far is None and not inside:
+            measured = sorted(group[index] for group in near)
+            warn(
+                f"traffic: {column} = {key[index]:g} was not measured: every part "
+                f"follows the power law in the size through {column} = "
+                f"{measured[0]:g} and {measured[1]:g}, and no third value checks it",
+                ExtrapolationWarning,
+                stacklevel=5,
+            )
+        return continue_along(
+            self._evaluate(self.laws_[nearest], variable, nodes, method),
+            nodes,
+            size_of(column, nearest[index]),
+            size_of(column, key[index]),
+            exponents(near),
+            far=None if far is None else exponents(far),
+        )
 
     def _priced(self, X, method="point"):
         frame = self._frame(X)
@@ -433,6 +525,18 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        ValueError
+            A group that was not measured and differs from the measured ones in
+            more than one column.
+
+        Warns
+        -----
+        ExtrapolationWarning
+            A group beyond the measured values of a column that has only two of
+            them: nothing checks the power law through them.
         """
         check_is_fitted(self)
         if self.mode_ == "time":

@@ -1,9 +1,18 @@
 """TrafficModel: laws of computation and traffic counts, priced by the link model."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import TrafficModel, fit_ensemble, make_features, project
+from scaleprobe.models import (
+    DegenerateFitWarning,
+    ExtrapolationWarning,
+    TrafficModel,
+    fit_ensemble,
+    make_features,
+    project,
+)
 
 
 def _fit(ds, **kwargs):
@@ -92,20 +101,125 @@ def test_clear_errors(traffic):
         TrafficModel(over="cores").fit(X, y)
 
 
-def test_groups_by_scale_and_refuses_unmeasured_ones(make_traffic):
-    small = make_traffic(volume=4e7, seed=1).expand_dims(scale=[12])
-    large = make_traffic(volume=1.6e8, work=8.0, seed=2).expand_dims(scale=[14])
-    ds = xr_concat([small, large])
-    model, _, _ = _fit(ds)
-    assert set(model.laws_) == {(12, 1), (14, 1)}
-    frame = pd.DataFrame(
-        {"nodes": [32.0, 32.0], "ppn": 1.0, "bandwidth": 100.0, "scale": [12.0, 14.0]}
+def _scales(make_traffic, scales, growth=lambda s: 2.0 ** (s - 12)):
+    """Records at several scales: work and volume grow with ``growth(scale)``."""
+    parts = [
+        make_traffic(volume=4e7 * growth(s), work=2.0 * growth(s), seed=i).expand_dims(
+            scale=[s]
+        )
+        for i, s in enumerate(scales)
+    ]
+    return xr_concat(parts)
+
+
+def _at(nodes, scale, **columns):
+    return pd.DataFrame(
+        {"nodes": nodes, "ppn": 1.0, "bandwidth": 100.0, "scale": scale, **columns}
     )
+
+
+def test_groups_by_scale_and_follows_an_unmeasured_one_along_it(make_traffic):
+    model, _, _ = _fit(_scales(make_traffic, [12, 13, 14]))
+    assert set(model.laws_) == {(12, 1), (13, 1), (14, 1)}
+    frame = _at([32.0, 32.0], [12.0, 14.0])
     parts = model.predict_components(frame)
     ratio = parts["bandwidth"].iloc[1] / parts["bandwidth"].iloc[0]
     assert ratio == pytest.approx(4.0, rel=0.05)
-    with pytest.raises(ValueError, match="was not measured"):
-        model.predict(frame.assign(scale=16.0))
+    # Scale 16 was not measured: every part continues as the power law in the size
+    # through scales 13 and 14, checked by 12 (no warning).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)
+        big = model.predict_components(_at([32.0], [16.0]))
+        lower, upper = model.predict_interval(_at([32.0], [16.0]))
+    n, grow = 32.0, 16.0
+    assert big["bandwidth"].item() == pytest.approx(4e7 * grow / n / 1.25e8, rel=0.03)
+    assert big["computation"].item() == pytest.approx(2 * grow / n + 0.01, rel=0.25)
+    assert big["latency"].item() == pytest.approx(6 * (n - 1) * 5e-6, rel=0.15)
+    truth = 2 * grow / n + 0.01 + 6 * (n - 1) * 5e-6 + 4e7 * grow / n / 1.25e8
+    assert lower[0] <= truth <= upper[0]
+    # Between measured scales it interpolates; one node keeps its measured regime.
+    middle = model.predict(_at([1.0, 8.0], [13.5, 13.5]))
+    below = model.predict(_at([1.0, 8.0], [13.0, 13.0]))
+    above = model.predict(_at([1.0, 8.0], [14.0, 14.0]))
+    assert np.all((below < middle) & (middle < above))
+
+
+def test_two_scales_warn_and_two_new_columns_are_refused(make_traffic):
+    model, _, _ = _fit(_scales(make_traffic, [12, 14]))
+    with pytest.warns(ExtrapolationWarning, match="no third value checks it"):
+        time = model.predict(_at([32.0], [16.0]))
+    truth = 2 * 16 / 32 + 0.01 + 6 * 31 * 5e-6 + 4e7 * 16 / 32 / 1.25e8
+    assert time[0] == pytest.approx(truth, rel=0.1)
+    with pytest.raises(ValueError, match="cannot reach it"):
+        model.predict(_at([32.0], [16.0], ppn=2.0))
+
+
+def test_exponents_that_disagree_widen_the_interval(make_traffic):
+    steady = _fit(_scales(make_traffic, [12, 13, 14]))[0]
+    # volume and work double from 12 to 13, then grow by 1.2 only: a bend
+    bend = {12: 1.0, 13: 2.0, 14: 2.4}
+    bent = _fit(_scales(make_traffic, [12, 13, 14], growth=bend.get))[0]
+    frame = _at([32.0], [18.0])
+    ratios = []
+    for model in (steady, bent):
+        lower, upper = model.predict_interval(frame)
+        ratios.append(upper[0] / lower[0])
+    assert ratios[1] > 2 * ratios[0]
+    assert ratios[0] < 1.5
+
+
+def _points_frame(points=(1e5, 1e6, 1e7), seed=0):
+    """A sweep over an application parameter: computation and bytes grow with it."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in points:
+        for n in (1, 2, 3, 4, 6, 8):
+            for run in range(2):
+                rows.append(
+                    {
+                        "nodes": n,
+                        "ppn": 1,
+                        "ranks": n,
+                        "bandwidth": 100.0,
+                        "points": p,
+                        "run": run,
+                        "link_bandwidth": 1e9,
+                        "latency": 1e-6,
+                        "cp_comp_time": p * 1e-6 / n * rng.lognormal(0, 0.02),
+                        "cp_latency_time": 1e-6 * 3 * (n - 1),
+                        "cp_bandwidth_time": p * 8 / n / 1e9 * (n > 1),
+                        "cp_intra_time": 0.0,
+                    }
+                )
+    X = pd.DataFrame(rows)
+    return X, X.filter(like="cp_").sum(axis=1).to_numpy()
+
+
+def _points_truth(points, n):
+    return points * 1e-6 / n + 3e-6 * (n - 1) + points * 8 / n / 1e9
+
+
+def test_an_application_parameter_is_a_group_and_an_axis():
+    X, y = _points_frame()
+    model = TrafficModel().fit(X, y)
+    assert model.group_columns_ == ("ppn", "points")
+    points = np.array([1e5, 1e6, 1e8])
+    frame = pd.DataFrame(
+        {"nodes": 32.0, "ppn": 1, "ranks": 32, "bandwidth": 100.0, "points": points}
+    )
+    np.testing.assert_allclose(
+        model.predict(frame), _points_truth(points, 32.0), rtol=0.03
+    )
+
+
+def test_the_ensemble_refuses_laws_blind_to_an_application_parameter():
+    X, y = _points_frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        fit = fit_ensemble((X, y))
+    assert fit.selected == "traffic"
+    for name in ("base", "pmnf"):
+        assert f"{name} is not selected: ignores points, which varies" in fit.notes
 
 
 def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
