@@ -347,7 +347,9 @@ def _project(args) -> int:
     params = _params(args.param, fit.training)
     with _reported_warnings():
         result = fit.project(
-            name,
+            # the trusted model unless one was named: it may then hand a size it
+            # cannot reach to the next plausible model (which the output names)
+            name if name != fit.selected or args.name else None,
             params=params,
             nodes=nodes,
             bandwidth=bandwidth,
@@ -355,6 +357,7 @@ def _project(args) -> int:
             ppn=args.ppn,
             link=_link(args),
         )
+    name = result.attrs["model_name"]
     target = fit.training.get("target", "time")
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]

@@ -133,7 +133,10 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
         for i, key in enumerate(map(tuple, groups)):
             line = self.lines_.get(key)
             if line is None:
-                where = dict(zip(self.group_columns_, key, strict=True))
+                where = ", ".join(
+                    f"{c}={float(v):g}"
+                    for c, v in zip(self.group_columns_, key, strict=True)
+                )
                 raise ValueError(f"no baseline for {where}: it was not measured")
             a, b = line
             # In log space: a steep line on random data must not overflow.

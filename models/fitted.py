@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ._warnings import quiet
+from ._warnings import ExtrapolationWarning, quiet, warn
 from .features import prediction_frame
 from .projection import (
     CANNOT_TELL_RATIO,
@@ -156,7 +157,17 @@ class EnsembleFit:
         ------
         ValueError
             When no name is given and no model was selected (the verdict says why).
+
+        Warns
+        -----
+        ExtrapolationWarning
+            Without a name, when the selected model cannot name a time at a scale or
+            parameter value that was not measured (the naive trend has no law
+            across sizes): the projection is then that of the next plausible model
+            that can, the traffic-informed one first, and ``trusted_model`` names
+            the selected one.
         """
+        named = name is not None
         name = name or self.selected
         if name is None:
             raise ValueError(f"no model to project: {self.verdict}")
@@ -164,30 +175,76 @@ class EnsembleFit:
             raise ValueError(
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
             )
-        interval = self.intervals.get(name)
-        floor_model = self.floor_model()
-        out = project(
-            self.models[name],
-            nodes=nodes,
-            bandwidth=bandwidth,
-            scale=scale,
-            ppn=ppn,
-            interval=interval,
-            link=link,
-            training=self.training,
-            floor_model=floor_model,
-            target=self.training.get("target", "time"),
-            params=params,
-        )
+        where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
+        candidates = [name] if named else [name, *self._size_laws(name)]
+        reason = ""
+        for position, candidate in enumerate(candidates):
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    out = self._project_one(candidate, nodes, params=params, **where)
+                break
+            except ValueError as error:
+                last = position == len(candidates) - 1
+                if last or "not measured" not in str(error):
+                    raise
+                reason = reason or str(error).splitlines()[0]
+        for item in caught:  # the projection's own warnings, once
+            warnings.warn_explicit(
+                item.message, item.category, item.filename, item.lineno
+            )
+        if candidate != name:
+            warn(
+                f"{name}, the trusted model, has no law across the sizes it was "
+                f"trained on ({reason}): this projection is "
+                f"{candidate}'s, the next plausible model that has one",
+                ExtrapolationWarning,
+                stacklevel=2,
+            )
+            out.attrs["trusted_model"] = name
+            name = candidate
         out.attrs["model_name"] = name
         out.attrs["law"] = describe_model(self.models[name])
-        if name == self.selected and interval is not None:
-            where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
+        default = name == self.selected or "trusted_model" in out.attrs
+        if default and self.intervals.get(name) is not None:
             self._widen_by_alternatives(out, name, nodes, params=params, **where)
         horizon = cannot_tell_from(out)
         if horizon is not None:
             out.attrs["cannot_tell_from"] = horizon
         return out
+
+    def _project_one(self, name, nodes, *, bandwidth, scale, ppn, link, params):
+        return project(
+            self.models[name],
+            nodes=nodes,
+            bandwidth=bandwidth,
+            scale=scale,
+            ppn=ppn,
+            interval=self.intervals.get(name),
+            link=link,
+            training=self.training,
+            floor_model=self.floor_model(),
+            target=self.training.get("target", "time"),
+            params=params,
+        )
+
+    def _size_laws(self, name):
+        """Plausible models to project a size ``name`` cannot reach, in preference.
+
+        The traffic-informed model first (it carries the physics), then the other
+        plausible ones by extrapolation SMAPE.
+        """
+        plausible = [m for m in self.training.get("plausible", []) if m != name]
+        table = self.summary
+        smape = {}
+        if not table.empty and {"model", "cv", "smape"} <= set(table.columns):
+            cv = "extrapolation" if (table["cv"] == "extrapolation").any() else None
+            rows = table if cv is None else table[table["cv"] == cv]
+            smape = dict(zip(rows["model"], rows["smape"], strict=True))
+        return sorted(
+            plausible,
+            key=lambda m: (m != "traffic", smape.get(m, np.inf)),
+        )
 
     def cannot_tell_message(self, projection):
         """One line on where the projection's interval stops being an answer, or ''.
@@ -224,7 +281,7 @@ class EnsembleFit:
         lower, upper = out[f"{target}_lower"], out[f"{target}_upper"]
         joined = []
         for other in self.training.get("plausible", []):
-            if other not in self.models or other not in self.intervals:
+            if other == name or other not in self.models or other not in self.intervals:
                 continue
             try:
                 with quiet():

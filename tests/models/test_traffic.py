@@ -1,5 +1,6 @@
 """TrafficModel: laws of computation and traffic counts, priced by the link model."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -101,12 +102,12 @@ def test_clear_errors(traffic):
         TrafficModel(over="cores").fit(X, y)
 
 
-def _scales(make_traffic, scales, growth=lambda s: 2.0 ** (s - 12)):
+def _scales(make_traffic, scales, growth=lambda s: 2.0 ** (s - 12), **kwargs):
     """Records at several scales: work and volume grow with ``growth(scale)``."""
     parts = [
-        make_traffic(volume=4e7 * growth(s), work=2.0 * growth(s), seed=i).expand_dims(
-            scale=[s]
-        )
+        make_traffic(
+            volume=4e7 * growth(s), work=2.0 * growth(s), seed=i, **kwargs
+        ).expand_dims(scale=[s])
         for i, s in enumerate(scales)
     ]
     return xr_concat(parts)
@@ -199,6 +200,15 @@ def _points_truth(points, n):
     return points * 1e-6 / n + 3e-6 * (n - 1) + points * 8 / n / 1e9
 
 
+@pytest.fixture(scope="module")
+def points_fit():
+    """The ensemble fitted on :func:`_points_frame` (shared: a fit takes seconds)."""
+    X, y = _points_frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        return fit_ensemble((X, y))
+
+
 def test_an_application_parameter_is_a_group_and_an_axis():
     X, y = _points_frame()
     model = TrafficModel().fit(X, y)
@@ -212,11 +222,8 @@ def test_an_application_parameter_is_a_group_and_an_axis():
     )
 
 
-def test_the_ensemble_refuses_laws_blind_to_an_application_parameter():
-    X, y = _points_frame()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateFitWarning)
-        fit = fit_ensemble((X, y))
+def test_the_ensemble_refuses_laws_blind_to_an_application_parameter(points_fit):
+    fit = points_fit
     assert fit.selected == "traffic"
     for name in ("base", "pmnf"):
         assert f"{name} is not selected: ignores points, which varies" in fit.notes
@@ -318,3 +325,43 @@ def test_collective_columns_are_measurements_not_configurations():
     assert "coll_linear_latency_time" not in baseline.group_columns_
     far = pd.DataFrame({"nodes": [16.0], "ppn": 1.0, "bandwidth": 100.0})
     assert np.isfinite(baseline.predict(far)).all()
+
+
+def test_a_model_file_keeps_what_reaches_an_unmeasured_size(points_fit, tmp_path):
+    from scaleprobe.models import load_models, save_models
+
+    fit = points_fit
+    assert fit.selected == "traffic"
+    loaded = load_models(save_models(tmp_path / "models.json", fit))
+    frame = pd.DataFrame(
+        {"nodes": [4.0, 64.0], "ppn": 1, "ranks": [4, 64], "bandwidth": 100.0}
+    ).assign(points=1e8)
+    np.testing.assert_allclose(
+        loaded.models["traffic"].predict(frame), fit.models["traffic"].predict(frame)
+    )
+    with pytest.warns(ExtrapolationWarning, match=r"points \[100000000.0\]"):
+        out = loaded.project(nodes=[64], params={"points": [1e8]})
+    assert out["time_predicted"].item() == pytest.approx(
+        _points_truth(1e8, 64.0), rel=0.05
+    )
+
+
+def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fit):
+    fit = copy.deepcopy(points_fit)
+    # as when the naive trend wins by a hair (it has no law across sizes)
+    fit.selected, fit.training["plausible"] = "baseline", ["traffic"]
+    with pytest.warns(ExtrapolationWarning) as caught:
+        out = fit.project(nodes=[32], params={"points": [1e8]})
+    texts = [str(w.message) for w in caught]
+    assert any("this projection is traffic's" in t for t in texts)
+    assert sum("lies outside the trained range" in t for t in texts) == 1
+    assert out.attrs["model_name"] == "traffic"
+    assert out.attrs["trusted_model"] == "baseline"
+    predicted = out["time_predicted"].values.item()
+    assert predicted == pytest.approx(_points_truth(1e8, 32.0), rel=0.05)
+    lower, upper = out["time_lower"].values.item(), out["time_upper"].values.item()
+    assert lower <= _points_truth(1e8, 32.0) <= upper
+    # measured sizes stay the trend's; a model named stays that model
+    assert fit.project(nodes=[32]).attrs["model_name"] == "baseline"
+    with pytest.raises(ValueError, match="it was not measured"):
+        fit.project("baseline", nodes=[32], params={"points": [1e8]})
