@@ -4,29 +4,41 @@
 ``scale``, ``ppn`` and every application parameter the sweep varies. A group that
 was not measured, but differs from measured ones in one column only (a larger
 ``scale``, more ``points``), is reached along that column: at the requested node
-counts every part is carried from the nearest measured value ``b`` by a power law in
-the *size* ``x`` (``2**scale`` for ``scale``, the value itself for an application
-parameter)::
+counts every part is carried from the nearest measured value ``b`` to the size ``x``
+(``2**scale`` for ``scale``, the value itself for an application parameter) by one of
+two laws through ``b`` and the next value ``a``: a power of the size, or a fixed cost
+plus a cost per unit of size (the line through them)::
 
-    part(n, x) = part(n, x_b) * (x / x_b) ** k
+    power:   part(n, x) = part(n, x_b) * (x / x_b) ** k
+    affine:  part(n, x) = part(n, x_b) * (1 + (1 - r**-1) * (x - x_b) / (x_b - x_a))
 
-Its exponent ``k`` is measured where both sizes were measured, not where the laws
-extrapolate: the mean of ``log(part_b / part_a) / log(x_b / x_a)`` over the two largest
-multi-node counts measured at ``b`` and at the next value ``a`` (the two largest beyond
-the range, the two that bracket it inside; one node has its own exponent). Counts and
-computation grow as powers of the size (bytes as the edges, steps as a constant or a
-logarithm, divided work as the size), so the local exponent carries them. With a
-third measured value further in, the exponent of the next pair checks it: the
-interval is widened by ``(x / x_b) ** |k - k_next|``, the disagreement of the two
-exponents continued over the distance. With only two values nothing checks it, and
-the model says so.
+with ``r = (x_b / x_a) ** k`` the measured ratio ``part_b / part_a``. The exponent ``k``
+is measured where both sizes were measured, not where the laws extrapolate: the mean
+of ``log(part_b / part_a) / log(x_b / x_a)`` over the two largest multi-node counts
+both have (the two largest values beyond the range, the two that bracket it inside;
+one node has its own exponent). Counts and computation grow as powers of the size
+(bytes as the edges, divided work as the size), or carry a fixed part that small
+sizes show (per-iteration overheads, a constant number of steps).
+
+A third measured value further in checks them: the form that carries the inner pair
+to ``b`` best gives the point, per part, and the difference of the two pairs'
+exponents, continued over the distance, widens the interval by
+``(x / x_b) ** |k - k_next|``. The interval always holds both forms. With only two
+values nothing checks them: the point is the power law, and the model says so.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["axis_pairs", "continue_along", "size_exponents", "size_of"]
+__all__ = [
+    "FORMS",
+    "axis_pairs",
+    "choose_forms",
+    "continue_along",
+    "size_exponents",
+    "size_of",
+]
 
 
 def size_of(column, value):
@@ -157,7 +169,61 @@ def size_exponents(first, second, x1, x2):
     return out
 
 
-def continue_along(values, nodes, x_near, x, exponents, far=None):
+#: Laws of a part in the size through two measured sizes: a power of the size, or a
+#: fixed cost plus a cost per unit of size.
+FORMS = ("power", "affine")
+
+
+def _factor(form, k, x_a, x_b, x):
+    """part(x) / part(x_b) under ``form``, given part(x_b) / part(x_a) = (x_b/x_a)**k.
+
+    The affine form is the line through both measured points, never below zero.
+    """
+    k = np.asarray(k, dtype=float)
+    if form == "power":
+        return np.exp(k * np.log(x / x_b))
+    ratio = np.exp(k * np.log(x_b / x_a))  # part(x_b) / part(x_a)
+    return np.maximum(1.0 + (1.0 - 1.0 / ratio) * (x - x_b) / (x_b - x_a), 0.0)
+
+
+def choose_forms(far, near, sizes):
+    """Per part, the form that carries the inner pair to the next size best.
+
+    Parameters
+    ----------
+    far, near : dict
+        :func:`size_exponents` of the inner pair ``(x0, x1)`` and of the pair
+        ``(x1, x2)``.
+    sizes : tuple of float
+        ``(x0, x1, x2)``.
+
+    Returns
+    -------
+    dict
+        ``{part: (multi_node_form, single_node_form)}``, each one of :data:`FORMS`:
+        the one whose factor from ``x1`` to ``x2``, with the exponent of the inner
+        pair, lies nearer (in log) to the factor measured.
+    """
+    x0, x1, x2 = sizes
+    out = {}
+    for part, pair in near.items():
+        chosen = []
+        for index, measured in enumerate(pair):
+            inner = far.get(part, (np.nan, np.nan))[index]
+            if not (np.isfinite(inner) and np.isfinite(measured)):
+                chosen.append("power")
+                continue
+            actual = measured * np.log(x2 / x1)
+            misses = [
+                abs(np.log(max(_factor(f, inner, x0, x1, x2), 1e-300)) - actual)
+                for f in FORMS
+            ]
+            chosen.append(FORMS[int(np.argmin(misses))])
+        out[part] = tuple(chosen)
+    return out
+
+
+def continue_along(values, nodes, sizes, x, exponents, far=None, forms=None):
     """Carry the nearest measured group's parts to the size asked for.
 
     Parameters
@@ -167,20 +233,26 @@ def continue_along(values, nodes, x_near, x, exponents, far=None):
         array of shape (3, n) (low, mid, high).
     nodes : ndarray of shape (n,)
         Node counts of the rows (one node has its own exponent).
-    x_near, x : float
-        Size of the nearest measured group, and the size asked for.
+    sizes : tuple of float
+        ``(x_a, x_b)``: the other size of the pair, and the nearest one's.
+    x : float
+        The size asked for.
     exponents : dict
-        :func:`size_exponents` of the pair through the nearest group.
+        :func:`size_exponents` of the pair.
     far : dict, default=None
         :func:`size_exponents` of the next pair inward: the difference of the two
         exponents, continued over the distance, widens the interval.
+    forms : dict, default=None
+        :func:`choose_forms`; default: a power law for every part.
 
     Returns
     -------
     dict
-        Part -> array of shape (3, n). A part whose exponent is unknown (zero in
-        one group) keeps the nearest group's values.
+        Part -> array of shape (3, n). The point follows the chosen form; the
+        interval holds both forms. A part whose exponent is unknown (zero in one
+        group) keeps the nearest group's values.
     """
+    x_a, x_near = sizes
     distance = np.log(x / x_near)
     alone = nodes <= 1
     out = {}
@@ -188,7 +260,14 @@ def continue_along(values, nodes, x_near, x, exponents, far=None):
         multi, single = exponents.get(part, (np.nan, np.nan))
         k = np.where(alone, single, multi)
         k = np.where(np.isfinite(k), k, 0.0)
-        rows = np.asarray(rows, dtype=float) * np.exp(k * distance)
+        chosen = (forms or {}).get(part, ("power", "power"))
+        factors = {form: _factor(form, k, x_a, x_near, x) for form in FORMS}
+        point = np.where(alone, factors[chosen[1]], factors[chosen[0]])
+        rows = np.asarray(rows, dtype=float) * point
+        base = np.asarray(values[part], dtype=float)[1]
+        for factor in factors.values():  # both forms belong in the interval
+            rows[0] = np.minimum(rows[0], base * factor)
+            rows[2] = np.maximum(rows[2], base * factor)
         if far is not None:
             other = np.where(alone, *far.get(part, (np.nan, np.nan))[::-1])
             gap = np.where(np.isfinite(other), np.abs(k - other), 0.0)

@@ -16,8 +16,9 @@ can be priced on any other network.
 configuration group (problem ``scale``, ``ppn`` and every application parameter the
 sweep varies, such as ``points``). A group that was not measured but differs from
 measured ones in one column (a larger ``scale``, more ``points``) is reached along it:
-every part continues as the power law in the size through the two nearest measured
-values, checked by a third where there is one (:mod:`scaleprobe.models._traffic_axes`).
+every part continues through the two nearest measured values as a power of the size
+or as a fixed cost plus a cost per unit of size, the form picked by a third value
+where there is one (:mod:`scaleprobe.models._traffic_axes`).
 Where the kernel also split the
 latency of its collectives over all ranks by how their rounds grow
 (``coll_tree_latency_time``: barriers, trees, recursive doubling, ``log2 p`` rounds;
@@ -46,7 +47,13 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials, configuration_keys
 from ._tags import PerformanceModelTags
-from ._traffic_axes import axis_pairs, continue_along, size_exponents, size_of
+from ._traffic_axes import (
+    axis_pairs,
+    choose_forms,
+    continue_along,
+    size_exponents,
+    size_of,
+)
 from ._warnings import ExtrapolationWarning, quiet, warn
 from .pmnf import PMNFSearch
 from .rounds import RoundLaw
@@ -490,13 +497,22 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 ExtrapolationWarning,
                 stacklevel=5,
             )
+        sizes = tuple(size_of(column, group[index]) for group in near)
+        forms = None
+        if far is not None:
+            forms = choose_forms(
+                exponents(far),
+                exponents(near),
+                (size_of(column, far[0][index]), *sizes),
+            )
         return continue_along(
             self._evaluate(self.laws_[nearest], variable, nodes, method),
             nodes,
-            size_of(column, nearest[index]),
+            sizes,
             size_of(column, key[index]),
             exponents(near),
             far=None if far is None else exponents(far),
+            forms=forms,
         )
 
     def _priced(self, X, method="point"):
