@@ -9,6 +9,7 @@ import pytest
 from scaleprobe.models import (
     DegenerateFitWarning,
     ExtrapolationWarning,
+    ScaleprobeWarning,
     TrafficModel,
     fit_ensemble,
     make_features,
@@ -391,3 +392,37 @@ def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fi
     assert fit.project(nodes=[32]).attrs["model_name"] == "baseline"
     with pytest.raises(ValueError, match="it was not measured"):
         fit.project("baseline", nodes=[32], params={"points": [1e8]})
+
+
+def test_a_parameter_that_moves_only_traffic_is_not_ignored():
+    """On one node a message size moves no byte: the check looks at the largest."""
+    from scaleprobe.models.ensemble import _blind_to
+
+    rows = []
+    for size in (1e3, 1e5):
+        for n in (1, 2, 4):
+            for run in range(2):
+                rows.append(
+                    {
+                        "nodes": n,
+                        "ppn": 1,
+                        "ranks": n,
+                        "bandwidth": 100.0,
+                        "msg_bytes": size,
+                        "run": run,
+                        "link_bandwidth": 1e9,
+                        "latency": 1e-6,
+                        "cp_comp_time": 1e-3,
+                        "cp_latency_time": 1e-6 * (n - 1),
+                        "cp_bandwidth_time": size * (n - 1) / 1e9,
+                        "cp_intra_time": 0.0,
+                    }
+                )
+    X = pd.DataFrame(rows)
+    y = X.filter(like="cp_").sum(axis=1).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaleprobeWarning)
+        model = TrafficModel().fit(X, y)
+    assert X["nodes"].iloc[0] == 1
+    assert _blind_to(model, X) == []
+    assert _blind_to(TrafficModel().fit(X.assign(msg_bytes=1e3), y), X) == ["msg_bytes"]
