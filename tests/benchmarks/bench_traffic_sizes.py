@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from bench_graph500_projection import _centres
 
 LINK = "throttle: {mode: emulated, link_bandwidth: 1 Gbit/s, latency: 5 us}"
 
@@ -89,15 +90,6 @@ def _sweep(directory, data, name, nodes, sizes, runs):
     run_sweep(path, workers=1)
     print(f"{name}: {time.perf_counter() - started:.0f} s of wall time", flush=True)
     return open_results(output).load()
-
-
-def _centres(ds):
-    from scaleprobe.models import make_features
-    from scaleprobe.models._configs import reduce_configurations
-
-    X, y = make_features(ds)
-    configs = reduce_configurations(X, y).frame
-    return configs.rename(columns={"y": "time"})
 
 
 def evaluate_sizes(train, test, axis):

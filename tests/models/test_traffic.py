@@ -196,31 +196,45 @@ def test_a_third_size_picks_a_fixed_cost_plus_a_cost_per_size(make_traffic):
     assert upper[0] >= 0.95 * truth
 
 
-def _points_frame(points=(1e5, 1e6, 1e7), seed=0):
-    """A sweep over an application parameter: computation and bytes grow with it."""
-    rng = np.random.default_rng(seed)
+def _records(column, values, nodes, parts):
+    """Critical-path records of a sweep over ``column``, 2 runs, ppn 1, 1 GB/s, 1 us.
+
+    ``parts(value, n)`` returns the computation, latency and transfer seconds.
+    """
     rows = []
-    for p in points:
-        for n in (1, 2, 3, 4, 6, 8):
+    for value in values:
+        for n in nodes:
             for run in range(2):
+                comp, lat, transfer = parts(value, n)
                 rows.append(
                     {
                         "nodes": n,
                         "ppn": 1,
                         "ranks": n,
                         "bandwidth": 100.0,
-                        "points": p,
+                        column: value,
                         "run": run,
                         "link_bandwidth": 1e9,
                         "latency": 1e-6,
-                        "cp_comp_time": p * 1e-6 / n * rng.lognormal(0, 0.02),
-                        "cp_latency_time": 1e-6 * 3 * (n - 1),
-                        "cp_bandwidth_time": p * 8 / n / 1e9 * (n > 1),
+                        "cp_comp_time": comp,
+                        "cp_latency_time": lat,
+                        "cp_bandwidth_time": transfer,
                         "cp_intra_time": 0.0,
                     }
                 )
     X = pd.DataFrame(rows)
     return X, X.filter(like="cp_").sum(axis=1).to_numpy()
+
+
+def _points_frame(points=(1e5, 1e6, 1e7), seed=0):
+    """A sweep over an application parameter: computation and bytes grow with it."""
+    rng = np.random.default_rng(seed)
+
+    def parts(p, n):
+        comp = p * 1e-6 / n * rng.lognormal(0, 0.02)
+        return comp, 1e-6 * 3 * (n - 1), p * 8 / n / 1e9 * (n > 1)
+
+    return _records("points", points, (1, 2, 3, 4, 6, 8), parts)
 
 
 def _points_truth(points, n):
@@ -398,28 +412,12 @@ def test_a_parameter_that_moves_only_traffic_is_not_ignored():
     """On one node a message size moves no byte: the check looks at the largest."""
     from scaleprobe.models.ensemble import _blind_to
 
-    rows = []
-    for size in (1e3, 1e5):
-        for n in (1, 2, 4):
-            for run in range(2):
-                rows.append(
-                    {
-                        "nodes": n,
-                        "ppn": 1,
-                        "ranks": n,
-                        "bandwidth": 100.0,
-                        "msg_bytes": size,
-                        "run": run,
-                        "link_bandwidth": 1e9,
-                        "latency": 1e-6,
-                        "cp_comp_time": 1e-3,
-                        "cp_latency_time": 1e-6 * (n - 1),
-                        "cp_bandwidth_time": size * (n - 1) / 1e9,
-                        "cp_intra_time": 0.0,
-                    }
-                )
-    X = pd.DataFrame(rows)
-    y = X.filter(like="cp_").sum(axis=1).to_numpy()
+    X, y = _records(
+        "msg_bytes",
+        (1e3, 1e5),
+        (1, 2, 4),
+        lambda size, n: (1e-3, 1e-6 * (n - 1), size * (n - 1) / 1e9),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
         model = TrafficModel().fit(X, y)
