@@ -45,18 +45,17 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials, configuration_keys
+from ._configs import COLLECTIVE_LATENCY_COLUMNS, collapse_trials
 from ._tags import PerformanceModelTags
-from ._traffic_axes import (
-    axis_pairs,
-    choose_forms,
-    continue_along,
-    size_exponents,
-    size_of,
+from ._traffic_parts import (
+    COUNT_EXPONENTS,
+    LATENCY_PARTS,
+    fit_group,
+    group_columns,
+    group_key,
+    part_values,
 )
-from ._warnings import ExtrapolationWarning, quiet, warn
 from .pmnf import PMNFSearch
-from .rounds import RoundLaw
 
 __all__ = [
     "COLLECTIVE_COLUMNS",
@@ -80,43 +79,6 @@ COLLECTIVE_COLUMNS = COLLECTIVE_LATENCY_COLUMNS
 
 #: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
 LINK_COLUMNS = ("link_bandwidth", "latency")
-
-#: Terms of the count laws: counts come from algorithms whose costs are built of
-#: ``1``, ``log2 p``, ``sqrt p``, ``p`` and ``p log2 p`` (and their inverses).
-COUNT_EXPONENTS = ("1/2", "1")
-COUNT_LAWS = {"exponents": COUNT_EXPONENTS, "log_exponents": (0, 1)}
-
-#: Terms of the computation law: a serial part, the divided work ``1/p`` (nothing
-#: falls faster) and overheads growing as ``log2 p``, ``p`` or ``p log2 p``.
-COMPUTATION_LAWS = {"exponents": ("1",), "log_exponents": (0, 1), "falling": ("1/p",)}
-
-_PARTS = ("computation", "latency", "bandwidth", "intra", "tree", "linear")
-#: Parts counted in latency-bound steps (priced by the link's latency).
-_LATENCY_PARTS = ("latency", "tree", "linear")
-_GROUP_COLUMNS = ("scale", "ppn")
-#: Columns that are not group keys: the law's variable, the priced link, the size
-#: ``D`` (another name for ``scale``).
-_NOT_GROUPS = ("nodes", "ranks", "bandwidth", "D")
-
-
-def _group_columns(runs):
-    """``scale``, ``ppn``, then every application parameter of the sweep."""
-    keys = [c for c in configuration_keys(runs) if c not in _NOT_GROUPS]
-    return tuple(
-        [c for c in _GROUP_COLUMNS if c in keys]
-        + [c for c in keys if c not in _GROUP_COLUMNS]
-    )
-
-
-def _key(values):
-    """A group key with numbers as floats (as the laws are stored)."""
-    out = []
-    for value in values:
-        try:
-            out.append(float(value))
-        except (TypeError, ValueError):
-            out.append(value)
-    return tuple(out)
 
 
 class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -246,7 +208,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             and c not in COLLECTIVE_COLUMNS
         ]
         runs, means = collapse_trials(frame[keep], values)
-        self.group_columns_ = _group_columns(runs)
+        self.group_columns_ = group_columns(runs)
         self.link_ = {
             "link_bandwidth": float(np.median(means["link_bandwidth"])),
             "latency": float(np.median(means["latency"])),
@@ -283,9 +245,18 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.laws_ = {}
         self.part_means_ = {}
         for key, group in groups:
-            key = _key(key if isinstance(key, tuple) else (key,))
+            key = group_key(key if isinstance(key, tuple) else (key,))
             group_parts = parts.loc[group.index]
-            self.laws_[key] = self._fit_group(group, group_parts, key)
+            where = ", ".join(
+                f"{c}={v}" for c, v in zip(self.group_columns_, key, strict=True)
+            )
+            self.laws_[key] = fit_group(
+                group,
+                group_parts,
+                where or "all data",
+                over=self.over,
+                max_terms=self.max_terms,
+            )
             # what was measured, per node count: the size exponents come from it
             self.part_means_[key] = group_parts.groupby(
                 group["nodes"].astype(float).to_numpy()
@@ -294,53 +265,6 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.node_range_ = (float(nodes.min()), float(nodes.max()))
         self.n_features_in_ = len(self._input_columns())
         return self
-
-    def _fit_group(self, runs, parts, key):
-        variable = runs[self.over].astype(float).to_numpy()
-        multi = runs["nodes"].to_numpy(dtype=float) > 1
-        laws = {}
-        where = (
-            ", ".join(f"{c}={v}" for c, v in zip(self.group_columns_, key, strict=True))
-            or "all data"
-        )
-        single = parts["computation"].to_numpy(dtype=float)[~multi]
-        # One node runs another code path (no exchange at all): its computation is
-        # kept as measured, and the laws describe two nodes and more.
-        laws["single_node"] = (
-            float(np.exp(np.mean(np.log(single)))) if single.size else None
-        )
-        for part in _PARTS:
-            if part not in parts:
-                continue
-            values = parts[part].to_numpy(dtype=float)
-            rows = multi & (values > 0)
-            if part != "computation" and not rows.any():
-                laws[part] = None  # no such traffic in the data (e.g. ppn = 1 intra)
-                continue
-            if part in ("tree", "linear"):
-                if np.unique(variable[multi]).size < 2:
-                    raise ValueError(
-                        f"{where}: collective rounds need two or more multi-node "
-                        f"node counts; got {np.unique(runs['nodes'][multi]).tolist()}"
-                    )
-                laws[part] = RoundLaw(shape=part).fit(
-                    variable[multi].reshape(-1, 1), values[multi]
-                )
-                continue
-            if np.unique(variable[rows]).size < 2:
-                raise ValueError(
-                    f"{where}: the {part} part needs measurements at two or more "
-                    f"multi-node node counts; got "
-                    f"{np.unique(runs['nodes'][rows]).tolist()}"
-                )
-            with quiet():  # a part's few node counts are the model's own affair
-                laws[part] = PMNFSearch(
-                    parameter="ranks",
-                    max_terms=self.max_terms,
-                    family_interval=False,
-                    **(COMPUTATION_LAWS if part == "computation" else COUNT_LAWS),
-                ).fit(variable[rows].reshape(-1, 1), values[rows])
-        return laws
 
     def _fit_time(self, X, y):
         self.mode_ = "time"
@@ -404,122 +328,13 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             np.asarray(latency, dtype=float), len(frame)
         )
 
-    def _part_values(self, frame, method):
-        """Part laws evaluated row by row: dict part -> (low, mid, high) arrays."""
-        out = {part: np.zeros((3, len(frame))) for part in _PARTS}
-        keys = (
-            [
-                _key(k)
-                for k in zip(*(frame[c] for c in self.group_columns_), strict=True)
-            ]
-            if self.group_columns_
-            else [()] * len(frame)
-        )
-        nodes = frame["nodes"].to_numpy(dtype=float)
-        ppn = (
-            frame["ppn"].to_numpy(dtype=float)
-            if "ppn" in frame
-            else np.ones(len(frame))
-        )
-        variable = nodes if self.over == "nodes" else nodes * ppn
-        for key in dict.fromkeys(keys):
-            rows = np.array([k == key for k in keys])
-            laws = self.laws_.get(key)
-            if laws is not None:
-                values = self._evaluate(laws, variable[rows], nodes[rows], method)
-            else:
-                values = self._along(key, variable[rows], nodes[rows], method)
-            for part, value in values.items():
-                out[part][:, rows] = value
-        return out
-
-    def _evaluate(self, laws, variable, nodes, method):
-        """One measured group's parts at these rows: part -> (3, rows) array."""
-        out = {part: np.zeros((3, variable.size)) for part in _PARTS}
-        single = laws["single_node"]
-        use, alone = nodes > 1, nodes <= 1
-        for part in _PARTS:
-            law = laws.get(part)
-            if law is None:
-                continue
-            if part == "computation" and alone.any():
-                out[part][:, alone] = (
-                    single
-                    if single is not None
-                    else law.predict(variable[alone].reshape(-1, 1))
-                )
-            if not use.any():
-                continue
-            p = variable[use].reshape(-1, 1)
-            mid = law.predict(p)
-            if method == "interval":
-                low, high = law.predict_interval(p, level=self.level)
-            else:
-                low = high = mid
-            out[part][:, use] = np.vstack([low, mid, high])
-        return out
-
-    def _along(self, key, variable, nodes, method):
-        """An unmeasured group, reached along the one column it differs in."""
-        where = dict(zip(self.group_columns_, key, strict=True))
-        if not hasattr(self, "part_means_"):  # written before they were stored
-            raise ValueError(
-                f"{where} was not measured; this model knows {self.group_columns_} "
-                f"in {sorted(self.laws_)} (refit it to reach other sizes)"
-            )
-        try:
-            column, near, far, inside = axis_pairs(
-                key, list(self.laws_), self.group_columns_
-            )
-        except (ValueError, TypeError) as error:
-            raise ValueError(
-                f"{where} was not measured, and the traffic model cannot reach it: "
-                f"{error}; it knows {self.group_columns_} in {sorted(self.laws_)}"
-            ) from None
-        index = self.group_columns_.index(column)
-
-        def exponents(pair):
-            first, second = pair
-            return size_exponents(
-                self.part_means_[first],
-                self.part_means_[second],
-                size_of(column, first[index]),
-                size_of(column, second[index]),
-            )
-
-        nearest = near[1]
-        if far is None and not inside:
-            measured = sorted(group[index] for group in near)
-            warn(
-                f"traffic: {column} = {key[index]:g} was not measured: every part "
-                f"follows the power law in the size through {column} = "
-                f"{measured[0]:g} and {measured[1]:g}, and no third value checks it",
-                ExtrapolationWarning,
-                stacklevel=5,
-            )
-        sizes = tuple(size_of(column, group[index]) for group in near)
-        forms = None
-        if far is not None:
-            forms = choose_forms(
-                exponents(far),
-                exponents(near),
-                (size_of(column, far[0][index]), *sizes),
-            )
-        return continue_along(
-            self._evaluate(self.laws_[nearest], variable, nodes, method),
-            nodes,
-            sizes,
-            size_of(column, key[index]),
-            exponents(near),
-            far=None if far is None else exponents(far),
-            forms=forms,
-        )
-
-    def _priced(self, X, method="point"):
+    def _priced(self, X, level=None):
+        """Seconds of each part, (3, rows): lower, point, upper (``level`` None:
+        the point three times)."""
         frame = self._frame(X)
         effective, latency = self._link(frame)
-        values = self._part_values(frame, method)
-        steps = sum(values[part] for part in _LATENCY_PARTS)
+        values = part_values(self, frame, level)
+        steps = sum(values[part] for part in LATENCY_PARTS)
         priced = {
             "computation": values["computation"],
             "latency": steps * latency,
@@ -596,13 +411,12 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         lower, upper : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if level is not None and level != self.level:
-            return self.set_params(level=level).predict_interval(X)
+        level = self.level if level is None else level
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
         if self.mode_ == "time":
-            return self.time_law_.predict_interval(
-                self._time_input(X), level=self.level
-            )
-        priced = self._priced(X, method="interval")
+            return self.time_law_.predict_interval(self._time_input(X), level=level)
+        priced = self._priced(X, level=level)
         low = sum(v[0] for v in priced.values())
         high = sum(v[2] for v in priced.values())
         return low, high
@@ -625,4 +439,4 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.mode_ == "time":
             return np.full(len(X), np.nan)
-        return self._priced(X, method="interval")["latency"][0]
+        return self._priced(X, level=self.level)["latency"][0]

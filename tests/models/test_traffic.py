@@ -79,6 +79,19 @@ def test_interval_contains_prediction_and_truth(traffic):
     assert np.all(truth <= upper)
 
 
+def test_a_level_asked_of_one_interval_leaves_the_model_as_it_was(traffic):
+    model, _, _ = _fit(traffic)
+    frame = pd.DataFrame({"nodes": [256.0], "ppn": 1.0, "bandwidth": 100.0})
+    wide = model.predict_interval(frame)
+    narrow = model.predict_interval(frame, level=0.5)
+    assert model.level == 0.9
+    assert narrow[0][0] >= wide[0][0]
+    assert narrow[1][0] <= wide[1][0]
+    np.testing.assert_array_equal(model.predict_interval(frame), wide)
+    with pytest.raises(ValueError, match="level must be in"):
+        model.predict_interval(frame, level=1.5)
+
+
 def test_without_traffic_columns_it_fits_time_only():
     X = pd.DataFrame({"nodes": [2.0, 4, 8, 16, 32] * 2})
     y = 10 / X["nodes"] + 0.1
