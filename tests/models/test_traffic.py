@@ -423,7 +423,7 @@ def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fi
 
 def test_a_parameter_that_moves_only_traffic_is_not_ignored():
     """On one node a message size moves no byte: the check looks at the largest."""
-    from scaleprobe.models.ensemble import _blind_to
+    from scaleprobe.models._selection import blind_to
 
     X, y = _records(
         "msg_bytes",
@@ -435,5 +435,5 @@ def test_a_parameter_that_moves_only_traffic_is_not_ignored():
         warnings.simplefilter("ignore", ScaleprobeWarning)
         model = TrafficModel().fit(X, y)
     assert X["nodes"].iloc[0] == 1
-    assert _blind_to(model, X) == []
-    assert _blind_to(TrafficModel().fit(X.assign(msg_bytes=1e3), y), X) == ["msg_bytes"]
+    assert blind_to(model, X) == []
+    assert blind_to(TrafficModel().fit(X.assign(msg_bytes=1e3), y), X) == ["msg_bytes"]
