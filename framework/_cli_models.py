@@ -3,159 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
+from ._cli_inputs import (
+    BAD_INPUT,
+    FAILURE,
+    BadInputError,
+    load_results,
+    parse_cv,
+    parse_values,
+    writable,
+)
 
 __all__ = ["parse_cv", "parse_values", "register"]
-
-BAD_INPUT = 2
-FAILURE = 1
-
-
-class _BadInputError(ValueError):
-    """A user error reported as one line with exit code 2."""
-
-
-def parse_values(text, *, integer=False):
-    """Parse ``"4:1024"`` (doublings), ``"10:100:10"`` (a range) or ``"100,50,25"``.
-
-    Examples
-    --------
-    >>> parse_values("4:32", integer=True).tolist()
-    [4, 8, 16, 32]
-    >>> parse_values("100,50").tolist()
-    [100.0, 50.0]
-    """
-    try:
-        if ":" in text:
-            parts = [float(x) for x in text.split(":")]
-            if len(parts) == 2:
-                start, stop = parts
-                if not 0 < start <= stop:
-                    raise ValueError
-                values = start * 2.0 ** np.arange(
-                    int(np.floor(np.log2(stop / start))) + 1
-                )
-            elif len(parts) == 3:
-                start, stop, step = parts
-                if step <= 0:
-                    raise ValueError
-                values = np.arange(start, stop + step / 2, step)
-            else:
-                raise ValueError
-        else:
-            values = np.array([float(x) for x in text.split(",")])
-        if values.size == 0 or np.any(~np.isfinite(values)) or np.any(values <= 0):
-            raise ValueError
-    except ValueError:
-        raise _BadInputError(
-            f"cannot read {text!r}: use positive numbers as START:STOP (doublings), "
-            "START:STOP:STEP or a comma list"
-        ) from None
-    return values.round().astype(int) if integer else values
-
-
-def parse_cv(specs, column="nodes"):
-    """Splitters from ``kfold[:K]``, ``extrapolation[:MAX]``, ``scale``, ``bandwidth``.
-
-    Examples
-    --------
-    >>> sorted(parse_cv(["kfold:5", "extrapolation:8"]))
-    ['extrapolation', 'kfold']
-    """
-    from scaleprobe.models import (
-        ExtrapolationSplit,
-        LeaveOneBandwidthOut,
-        LeaveOneScaleOut,
-    )
-    from scaleprobe.models.evaluation import ConfigurationKFold
-
-    out = {}
-    for spec in specs:
-        name, _, arg = spec.partition(":")
-        try:
-            if name == "kfold":
-                folds = int(arg or 5)
-                if folds < 2:
-                    raise ValueError
-                out[name] = ConfigurationKFold(folds, column=column)
-            elif name == "extrapolation":
-                out[name] = ExtrapolationSplit(
-                    column, n_splits=3, train_max=float(arg) if arg else None
-                )
-            elif name == "scale":
-                out[name] = LeaveOneScaleOut()
-            elif name == "bandwidth":
-                out[name] = LeaveOneBandwidthOut()
-            else:
-                raise ValueError
-        except ValueError:
-            raise _BadInputError(
-                f"unknown cross-validation {spec!r}: use kfold[:K] (K >= 2), "
-                "extrapolation[:MAX_TRAIN_NODES], scale or bandwidth"
-            ) from None
-    return out
-
-
-def _load(path, args=None):
-    from scaleprobe.models import load_measurements, measurement_format
-
-    from .store import ResultStore, StoreError, open_results
-
-    if not Path(path).exists() and not ResultStore(path).exists():
-        raise _BadInputError(f"no results at {path}")
-    if measurement_format(path) is not None:
-        return load_measurements(path, **_measurement_options(args))
-    if Path(path).suffix.lower() in (".yaml", ".yml"):
-        raise _BadInputError(
-            f"{path} is a YAML file (a spec?), not results: give the results of "
-            "'scaleprobe run' (.zarr, .nc) or a measurement file (.csv, .parquet, "
-            "Extra-P .txt, .json, .jsonl)"
-        )
-    try:
-        return open_results(path)
-    except StoreError as error:
-        raise _BadInputError(str(error)) from None
-    except (OSError, ValueError, KeyError) as error:
-        raise _BadInputError(
-            f"cannot read {path} as scaleprobe results ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''})"
-        ) from None
-
-
-def _writable(path, option):
-    """Refuse an output file that cannot be written, before any work is done."""
-    if not path:
-        return
-    folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        raise _BadInputError(f"{option} {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise _BadInputError(
-            f"{option} {path}: cannot write in {folder} (read-only file system or "
-            "no permission)"
-        )
-
-
-def _measurement_options(args):
-    select = {}
-    for item in getattr(args, "select", None) or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise _BadInputError(f"cannot read --select {item!r}: use NAME=VALUE")
-        select[name] = value
-    return {
-        "ranks": getattr(args, "ranks_from", None),
-        "nodes": getattr(args, "nodes_from", None),
-        "callpath": getattr(args, "callpath", None),
-        "units": getattr(args, "units", None),
-        "select": select,
-        "single_series": True,
-    }
 
 
 def _ensemble(names, X, s0):
@@ -169,7 +31,7 @@ def _ensemble(names, X, s0):
     allowed = sorted({*PRESETS, "pmnf", "traffic", "fim", "rbasp"})
     unknown = [n for n in names if n not in allowed]
     if unknown:
-        raise _BadInputError(
+        raise BadInputError(
             f"unknown model {unknown[0]!r}; allowed: {', '.join(allowed)}"
         )
     over = "ranks" if "ranks" in X.columns else "nodes"
@@ -189,7 +51,7 @@ def _ensemble(names, X, s0):
                 "emulated sweep",
                 "fim": "FiM needs the records of an iterative.* or npb.* kernel",
             }
-            raise _BadInputError(
+            raise BadInputError(
                 f"model {name!r} does not apply to these data ({needs[name]})"
             )
     return chosen
@@ -235,9 +97,9 @@ def _features(args):
     from scaleprobe.models import make_features
     from scaleprobe.models.features import measurement_sets
 
-    dataset = _load(args.results, args)
+    dataset = load_results(args.results, args)
     if args.target not in dataset.data_vars:
-        raise _BadInputError(
+        raise BadInputError(
             f"{args.results} has no variable {args.target!r}; it has "
             f"{', '.join(sorted(map(str, dataset.data_vars)))}"
         )
@@ -254,11 +116,11 @@ def _features(args):
 def _fit(args) -> int:
     from scaleprobe.models import fit_ensemble, save_models
 
-    _writable(args.output, "--output")
+    writable(args.output, "--output")
     if args.model and "commpredictor" in args.model:
         from ._cli_comm import fit_predictor
 
-        return fit_predictor(args, _load(args.results, args), _BadInputError)
+        return fit_predictor(args, load_results(args.results, args), BadInputError)
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
@@ -292,7 +154,7 @@ def _link(args):
         if args.latency is not None:
             link["latency"] = parse_duration(args.latency)
     except UnitError as error:
-        raise _BadInputError(str(error)) from None
+        raise BadInputError(str(error)) from None
     return link or None
 
 
@@ -303,9 +165,9 @@ def _params(items, training):
     for item in items or []:
         name, sep, text = item.partition("=")
         if not sep or not name:
-            raise _BadInputError(f"cannot read --param {item!r}: use NAME=VALUES")
+            raise BadInputError(f"cannot read --param {item!r}: use NAME=VALUES")
         if name not in trained:
-            raise _BadInputError(
+            raise BadInputError(
                 f"--param {name}: the models were not trained over {name!r}; their "
                 f"application parameters: {', '.join(trained) or 'none'}"
             )
@@ -318,20 +180,20 @@ def _project(args) -> int:
     from scaleprobe.models.plots import plot_projection, save_figure
 
     if not Path(args.model_file).exists():
-        raise _BadInputError(f"no model file at {args.model_file}")
-    _writable(args.output, "--output")
-    _writable(args.plot, "--plot")
+        raise BadInputError(f"no model file at {args.model_file}")
+    writable(args.output, "--output")
+    writable(args.plot, "--plot")
     fit = load_models(args.model_file)
     from ._cli_comm import phase_model
 
     name = args.name or phase_model(args, fit) or fit.selected
     if name is None:
-        raise _BadInputError(
+        raise BadInputError(
             f"{args.model_file} has no trusted model ({fit.verdict}); choose one with "
             f"--name from {', '.join(fit.models)} if you still want its projection"
         )
     if name not in fit.models:
-        raise _BadInputError(
+        raise BadInputError(
             f"model {name!r} is not in {args.model_file}; it has "
             f"{', '.join(fit.models)}"
         )
@@ -341,7 +203,7 @@ def _project(args) -> int:
     if isinstance(fit.models[name], CommunicationPredictor):
         from ._cli_comm import project_phase
 
-        return project_phase(args, fit, name, nodes, _BadInputError)
+        return project_phase(args, fit, name, nodes, BadInputError)
     bandwidth = parse_values(args.bandwidth)
     scale = None if args.scale is None else parse_values(args.scale)
     params = _params(args.param, fit.training)
@@ -387,7 +249,7 @@ def _project(args) -> int:
 def _report(args) -> int:
     from scaleprobe.models.report import write_report
 
-    _writable(args.output, "--output")
+    writable(args.output, "--output")
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
@@ -411,7 +273,7 @@ def _guarded(handler):
     def run(args) -> int:
         try:
             return handler(args)
-        except (_BadInputError, FileNotFoundError) as error:
+        except (BadInputError, FileNotFoundError) as error:
             print(f"scaleprobe: error: {error}", file=sys.stderr)
             return BAD_INPUT
         except ValueError as error:  # invalid data or parameters named by the library

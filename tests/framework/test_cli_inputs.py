@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import xarray as xr
 import yaml
-from scaleprobe.framework._cli_models import _load
+from scaleprobe.framework._cli_inputs import load_results
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.runner import prepare_sweep
 from scaleprobe.framework.store import ResultStore
@@ -184,7 +184,7 @@ def test_reading_commands_refuse_what_is_not_results_in_one_line(tmp_path, capsy
 def test_a_store_whose_consolidated_dataset_is_missing_is_rebuilt_for_fit(tmp_path):
     store = _store_with_points(tmp_path)
     assert not os.path.exists(store.path)
-    ds = _load(store.path)
+    ds = load_results(store.path)
     assert ds.attrs["points"] == 2
     assert os.path.exists(store.path)
 
