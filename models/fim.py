@@ -72,6 +72,19 @@ def fim_measurements(columns) -> list[str]:
     return [c for c in columns if is_measured(c) and str(c) not in MEASURED_COLUMNS]
 
 
+def _sizes(X, parameters):
+    """The parameters' values, ``scale`` as the size it stands for (``2**scale``).
+
+    Eq. 11 and the count forms are linear in the application parameters, which
+    holds for a size (points, keys, edges), not for its logarithm.
+    """
+    columns = [
+        2.0 ** X[c].to_numpy(float) if c == "scale" else X[c].to_numpy(float)
+        for c in parameters
+    ]
+    return np.column_stack(columns) if columns else np.empty((len(X), 0))
+
+
 def _kinds(columns):
     return [
         k
@@ -137,6 +150,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     features : sequence of str, default=None
         Application parameters; default every other numeric column but process
         counts, ``ppn``, ``D``, ``bandwidth``, replicates and measurements.
+        ``scale`` (log2 of the problem size, as in scaleprobe's sweeps) enters as
+        the size ``2**scale``: the regressions are linear in a size.
     frequency : float, default=None
         Clock rate F; default the median of ``hw_frequency`` (1 GHz without it).
     link_bandwidth : float, default=1.25e8
@@ -247,7 +262,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.parameters_ = self._parameters(X)
         validate_data(self, X[[self.over, *self.parameters_]], y, y_numeric=True)
         q = X[self.over].to_numpy(float)
-        x = X[self.parameters_].to_numpy(float)
+        x = _sizes(X, self.parameters_)
         frequency = self.frequency
         if frequency is None:
             frequency = (
@@ -315,7 +330,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         if missing:
             raise ValueError(f"FiM needs the column(s) {missing} to predict")
         data = validate_data(self, X[[self.over, *self.parameters_]], reset=False)
-        return data[:, 1:], data[:, 0]
+        return _sizes(X, self.parameters_), data[:, 0]
 
     def predict_parts(self, X):
         """Predicted computation and time of each collective kind, s.

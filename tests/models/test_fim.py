@@ -80,6 +80,29 @@ def test_extrapolates_computation_and_collective_counts():
     np.testing.assert_allclose(total, sum(parts.values()))
 
 
+def test_a_scale_is_the_size_it_stands_for():
+    # A sweep over scale = log2(points) is the same sweep: Eq. 11 and the count
+    # forms are linear in the size, so 64x the points is 64x the work.
+    X, y = _kmeans_like([2**13, 2**14, 2**15], [1, 2, 4])
+    logged = X.assign(scale=np.log2(X["points"])).drop(columns="points")
+    by_points = FiM(replications=10).fit(X, y)
+    by_scale = FiM(replications=10).fit(logged, y)
+    assert by_scale.parameters_ == ["scale"]
+    big = pd.DataFrame({"ranks": [1, 8, 32], "points": [2.0**21] * 3})
+    np.testing.assert_allclose(
+        by_scale.predict(big.assign(scale=21.0).drop(columns="points")),
+        by_points.predict(big),
+        rtol=1e-9,
+    )
+    np.testing.assert_allclose(
+        by_scale.predict_parts(pd.DataFrame({"ranks": [32], "scale": [21.0]}))[
+            "computation"
+        ],
+        CYCLES_PER_POINT * 2.0**21 / F / 32,
+        rtol=0.01,
+    )
+
+
 def test_without_kernel_measurements_it_is_fim_cal_on_the_time():
     X = np.array([[1e6, 1], [1e6, 2], [2e6, 1], [2e6, 4]])
     y = X[:, 0] * 1e-7 / X[:, 1]
