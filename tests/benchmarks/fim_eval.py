@@ -15,6 +15,7 @@ from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import RBASP, ScaleprobeWarning, fit_ensemble
 from scaleprobe.models.fim import FiM, fim_measurements
+from scaleprobe.models.traffic import COLLECTIVE_COLUMNS, LINK_COLUMNS, TRAFFIC_COLUMNS
 from scipy import stats
 
 #: The emulated cluster: one rank per node on a 1 Gbit/s, 5 us link.
@@ -102,9 +103,10 @@ def launch(kernel, size, ranks):
 
 
 def frame(kernel, records):
-    """Feature frame of ok records: ranks, the size parameter, FiM's measurements."""
+    """Feature frame of ok ``(run, record)`` pairs: ranks, the size parameter, the
+    run, FiM's measurements."""
     rows = []
-    for record in records:
+    for run, record in records:
         if record["status"] != "ok":
             raise RuntimeError(
                 f"{kernel}: a point is {record['status']}: {record['reason']}"
@@ -114,29 +116,41 @@ def frame(kernel, records):
             "ranks": record["params"]["ranks"],
             "size": float(KERNELS[kernel]["parameter"](metrics)),
             "time": metrics["time"],
+            "run": run,
         }
         row.update({k: metrics[k] for k in fim_measurements(metrics)})
+        # what the traffic model prices: the critical path and the link it ran on
+        row.update({k: metrics[k] for k in TRAFFIC_COLUMNS if k in metrics})
+        row.update({k: metrics[k] for k in COLLECTIVE_COLUMNS if k in metrics})
+        row.update({k: record["link"][k] for k in LINK_COLUMNS})
         rows.append(row)
     return pd.DataFrame(rows).sort_values(["size", "ranks"], ignore_index=True)
 
 
 def _law_frame(data):
+    """The frame ``scaleprobe fit`` builds from such a sweep: one rank per node, the
+    size as ``scale = log2 size``, and every measurement the records carry (the
+    critical path and link for the traffic model, FiM's for FiM)."""
     scale = np.log2(data["size"])
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "nodes": data["ranks"],
             "ppn": 1,
             "ranks": data["ranks"],
+            "bandwidth": 100.0,
             "scale": scale,
             "D": 2.0 ** (scale - 25),
-            "run": 0,
+            "run": data.get("run", 0),
         }
     )
+    measured = [c for c in data.columns if c not in ("ranks", "size", "time", "run")]
+    return pd.concat([frame, data[measured]], axis=1)
 
 
 def fit_models(train):
     """FiM, RBASP and scaleprobe's ensemble, fitted on the training frame."""
     # scaleprobe's model is the ensemble's selection when it can predict a new size
+    # (the ensemble of `scaleprobe fit` on these records: laws, traffic, FiM, RBASP)
     y = train["time"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
