@@ -23,7 +23,7 @@ Records are kept in ``--records`` (JSON) as they arrive: a rerun reuses them, so
 report can be printed again without measuring (``--report-only``).
 
 Run: ``python tests/benchmarks/bench_fim_table4.py --plot fim_table4.png`` (the class
-B points make it long: about 20 minutes of CPU).
+B points make it long: 16 minutes on 2 idle cores with three training runs).
 """
 
 from __future__ import annotations
