@@ -26,6 +26,7 @@ DEFAULT_ATTRS = {
     "peak_rss": ("bytes", "peak resident memory of the largest rank"),
     "teps": ("edges/s", "traversed edges per second"),
     "launch_time": ("s", "wall time of the whole launch, start-up included"),
+    "host_load": ("1", "cores other work kept busy on the launch's host, on average"),
     "returncode": ("1", "exit code of the launch"),
     "status": ("", "point status: ok, failed, timeout, invalid (empty: not run)"),
     "error": ("", "error text of a failed, timed-out or invalid point"),
@@ -151,6 +152,8 @@ def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
         cell = builder.index(result["coords"])
         for key in ("status", "error", "launch_time", "returncode"):
             builder.add(key, cell, result.get(key))
+        if "host_load" in result:  # results stored before it was measured lack it
+            builder.add("host_load", cell, result["host_load"])
         record = result.get("record") or {}
         for name, value in (record.get("metrics") or {}).items():
             if isinstance(value, (list, dict)):

@@ -14,6 +14,7 @@ from distributed import Client, Semaphore, as_completed
 
 from . import config
 from ._connect import ClusterError
+from ._hostload import HOST_LOAD_LIMIT
 from ._lease import task_wanted
 from ._progress import Progress
 from ._warnings import OversubscriptionWarning
@@ -145,6 +146,25 @@ def _warn_oversubscription(client: Client, spec: Spec, settings, todo) -> None:
         warnings.warn(message, OversubscriptionWarning, stacklevel=3)
 
 
+def _flagged(ds, name, limit):
+    """Successful points whose ``name`` exceeds ``limit``: (count, total, first)."""
+    if name not in ds.data_vars:
+        return 0, 0, ""
+    values = ds[name]
+    if "status" in ds.data_vars:
+        values = values.where(ds["status"] == "ok")
+    table = values.to_dataframe()
+    hit = table[table[name] > limit]
+    total = int(table[name].notna().sum())
+    if hit.empty:
+        return 0, total, ""
+    key = hit.index[0] if isinstance(hit.index[0], tuple) else (hit.index[0],)
+    first = ", ".join(
+        f"{dim}={value}" for dim, value in zip(hit.index.names, key, strict=True)
+    )
+    return len(hit), total, first
+
+
 def warn_slot_timeouts(ds) -> None:
     """Warn when ranks of stored points computed without a core slot.
 
@@ -164,25 +184,48 @@ def warn_slot_timeouts(ds) -> None:
     OversubscriptionWarning
         Naming how many successful points are affected and the first of them.
     """
-    if "slot_timeouts" not in ds.data_vars:
+    count, total, first = _flagged(ds, "slot_timeouts", 0)
+    if not count:
         return
-    timeouts = ds["slot_timeouts"]
-    if "status" in ds.data_vars:
-        timeouts = timeouts.where(ds["status"] == "ok")
-    table = timeouts.to_dataframe()
-    hit = table[table["slot_timeouts"] > 0]
-    if hit.empty:
-        return
-    total = int(table["slot_timeouts"].notna().sum())
-    key = hit.index[0] if isinstance(hit.index[0], tuple) else (hit.index[0],)
-    first = ", ".join(
-        f"{name}={value}" for name, value in zip(hit.index.names, key, strict=True)
-    )
     warnings.warn(
-        f"{len(hit)} of {total} point(s) have ranks that waited 60 s for a core slot "
+        f"{count} of {total} point(s) have ranks that waited 60 s for a core slot "
         f"and then computed beside the others (slot_timeouts; first: {first}): their "
         "virtual computation times include sharing a core — measure them with fewer "
         "ranks per host, or read them with care",
+        OversubscriptionWarning,
+        stacklevel=3,
+    )
+
+
+def warn_host_load(ds, limit=HOST_LOAD_LIMIT) -> None:
+    """Warn when stored points ran while other work kept their host busy.
+
+    Computation is measured as CPU time, which other work on the host inflates
+    through shared caches and memory bandwidth even when every rank has a core.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The campaign's results (``host_load``: cores other work kept busy, on
+        average over each launch).
+    limit : float, default=HOST_LOAD_LIMIT
+        Cores of other work from which a point is flagged.
+
+    Warns
+    -----
+    OversubscriptionWarning
+        Naming how many successful points are affected, the first of them and the
+        largest load.
+    """
+    count, total, first = _flagged(ds, "host_load", limit)
+    if not count:
+        return
+    peak = float(ds["host_load"].max())
+    warnings.warn(
+        f"{count} of {total} point(s) ran while other work kept their host busy "
+        f"(host_load above {limit:g} core(s), up to {peak:.2f}; first: {first}): "
+        "their computation times include contention for caches and memory — "
+        "measure them again on a quiet host, or read them with care",
         OversubscriptionWarning,
         stacklevel=3,
     )

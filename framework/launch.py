@@ -23,6 +23,7 @@ from scaleprobe.kernels.record import RecordError, parse_record
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 
 from . import config
+from ._hostload import LoadMeter
 from ._linkcheck import link_mismatch
 from ._process import terminate_group, wait_launch
 from ._replay import replay_line
@@ -333,9 +334,12 @@ def launch_point(
     dict
         ``key``, ``coords``, ``status`` (ok / failed / timeout / invalid), ``error``,
         ``record`` (the kernel's record or None), ``returncode``, ``launch_time``
-        (wall seconds of the whole launch), ``started`` and ``finished`` (epoch
-        seconds), ``host``, ``command``, ``replay`` (a shell line rerunning the launch
-        with the environment scaleprobe set), ``stdout`` and ``stderr``.
+        (wall seconds of the whole launch), ``host_load`` (cores other work kept
+        busy on this host meanwhile, on average; None when the ranks ran elsewhere
+        or the host cannot tell, see :mod:`scaleprobe.framework._hostload`),
+        ``started`` and ``finished`` (epoch seconds), ``host``, ``command``,
+        ``replay`` (a shell line rerunning the launch with the environment
+        scaleprobe set), ``stdout`` and ``stderr``.
     """
     result = {
         "key": point.key,
@@ -361,6 +365,11 @@ def launch_point(
         result["replay"] = replay_line(command, env, cwd=os.getcwd())
         # The guard makes the launch die with this process (see _guard.py).
         guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
+        # Ranks on this host: measure what else kept it busy meanwhile.
+        meter = None
+        if command[0] != "srun" and not settings.hostfile:
+            meter = LoadMeter()
+            meter.start()
         process = subprocess.Popen(
             guarded,
             stdout=subprocess.PIPE,
@@ -409,6 +418,10 @@ def launch_point(
         stdout=stdout,
         stderr=stderr,
     )
+    # A killed launch's ranks are nobody's waited-for children: their CPU would
+    # count as other work.
+    killed = result["status"] == "timeout" or result.get("stopped")
+    result["host_load"] = None if meter is None or killed else meter.stop()
     if result["status"] == "timeout" or result.get("stopped"):
         return result
     if process.returncode != 0:

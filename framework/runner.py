@@ -8,7 +8,7 @@ import sys
 
 from distributed import Client
 
-from ._execute import execute, warn_slot_timeouts
+from ._execute import execute, warn_host_load, warn_slot_timeouts
 from ._identity import campaign_identity
 from ._lock import OutputLockedError
 from ._progress import Progress
@@ -133,6 +133,7 @@ class Sweep:
         reporter.close()
         ds = store.consolidate()
         warn_slot_timeouts(ds)
+        warn_host_load(ds)
         if self.progress:
             print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
         return ds

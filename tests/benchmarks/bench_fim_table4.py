@@ -45,6 +45,7 @@ from fim_eval import (
     predict,
     table4,
 )
+from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
 
 GOAL_ERROR, GOAL_STEPS = 10.0, 1
 
@@ -58,10 +59,17 @@ def _measure(kernel, points, store, path, repeats=1):
             if key not in store:
                 started = time.perf_counter()
                 store[key] = launch(kernel, size, ranks)
+                load = store[key].get("host_load")
                 print(
                     f"  {kernel} {size} on {ranks:>2} ranks, run {run}: "
                     f"{store[key]['metrics']['time']:.4g} s virtual, "
-                    f"{time.perf_counter() - started:.0f} s wall",
+                    f"{time.perf_counter() - started:.0f} s wall"
+                    + (
+                        f"; other work kept {load:.2f} core(s) busy: rerun on a "
+                        "quiet host"
+                        if load is not None and load > HOST_LOAD_LIMIT
+                        else ""
+                    ),
                     flush=True,
                 )
                 with open(path + ".tmp", "w") as handle:

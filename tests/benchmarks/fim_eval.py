@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scaleprobe.framework._hostload import LoadMeter
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import RBASP, ScaleprobeWarning, fit_ensemble
@@ -87,6 +88,8 @@ def launch(kernel, size, ranks):
         str(size),
         *spec["args"],
     ]
+    meter = LoadMeter()
+    meter.start()
     done = subprocess.run(
         command,
         capture_output=True,
@@ -95,11 +98,14 @@ def launch(kernel, size, ranks):
         env=environment,
         check=False,
     )
+    load = meter.stop()
     if done.returncode:
         raise RuntimeError(
             f"{kernel} {size} on {ranks} ranks failed:\n{done.stderr[-2000:]}"
         )
-    return parse_record(done.stdout)
+    record = parse_record(done.stdout)
+    record["host_load"] = load
+    return record
 
 
 def frame(kernel, records):

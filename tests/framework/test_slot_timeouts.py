@@ -11,13 +11,14 @@ from scaleprobe.framework import OversubscriptionWarning
 from scaleprobe.framework._execute import warn_slot_timeouts
 
 
-def _results(timeouts, status=None):
-    timeouts = np.asarray(timeouts, dtype=float)
-    status = np.full(timeouts.shape, "ok", dtype=object) if status is None else status
+def _results(values, status=None, name="slot_timeouts"):
+    """Results over nodes 8, 16, 32 and two runs with one per-point variable."""
+    values = np.asarray(values, dtype=float)
+    status = np.full(values.shape, "ok", dtype=object) if status is None else status
     dims = ("nodes", "run")
     return xr.Dataset(
         {
-            "slot_timeouts": (dims, timeouts),
+            name: (dims, values),
             "status": (dims, np.asarray(status, dtype=object)),
         },
         coords={"nodes": [8, 16, 32], "run": [0, 1]},
