@@ -147,9 +147,10 @@ def _warn_oversubscription(client: Client, spec: Spec, settings, todo) -> None:
 
 
 def _flagged(ds, name, limit):
-    """Successful points whose ``name`` exceeds ``limit``: (count, total, first)."""
+    """Successful points whose ``name`` exceeds ``limit``: their values (a Series),
+    how many points have a value, and the first flagged point in words."""
     if name not in ds.data_vars:
-        return 0, 0, ""
+        return (), 0, ""
     values = ds[name]
     if "status" in ds.data_vars:
         values = values.where(ds["status"] == "ok")
@@ -157,12 +158,12 @@ def _flagged(ds, name, limit):
     hit = table[table[name] > limit]
     total = int(table[name].notna().sum())
     if hit.empty:
-        return 0, total, ""
+        return (), total, ""
     key = hit.index[0] if isinstance(hit.index[0], tuple) else (hit.index[0],)
     first = ", ".join(
         f"{dim}={value}" for dim, value in zip(hit.index.names, key, strict=True)
     )
-    return len(hit), total, first
+    return hit[name], total, first
 
 
 def warn_slot_timeouts(ds) -> None:
@@ -184,11 +185,11 @@ def warn_slot_timeouts(ds) -> None:
     OversubscriptionWarning
         Naming how many successful points are affected and the first of them.
     """
-    count, total, first = _flagged(ds, "slot_timeouts", 0)
-    if not count:
+    hit, total, first = _flagged(ds, "slot_timeouts", 0)
+    if not len(hit):
         return
     warnings.warn(
-        f"{count} of {total} point(s) have ranks that waited 60 s for a core slot "
+        f"{len(hit)} of {total} point(s) have ranks that waited 60 s for a core slot "
         f"and then computed beside the others (slot_timeouts; first: {first}): their "
         "virtual computation times include sharing a core — measure them with fewer "
         "ranks per host, or read them with care",
@@ -217,13 +218,12 @@ def warn_host_load(ds, limit=HOST_LOAD_LIMIT) -> None:
         Naming how many successful points are affected, the first of them and the
         largest load.
     """
-    count, total, first = _flagged(ds, "host_load", limit)
-    if not count:
+    hit, total, first = _flagged(ds, "host_load", limit)
+    if not len(hit):
         return
-    peak = float(ds["host_load"].max())
     warnings.warn(
-        f"{count} of {total} point(s) ran while other work kept their host busy "
-        f"(host_load above {limit:g} core(s), up to {peak:.2f}; first: {first}): "
+        f"{len(hit)} of {total} point(s) ran while other work kept their host busy "
+        f"(host_load above {limit:g} core(s), up to {hit.max():.2f}; first: {first}): "
         "their computation times include contention for caches and memory — "
         "measure them again on a quiet host, or read them with care",
         OversubscriptionWarning,

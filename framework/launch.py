@@ -422,7 +422,7 @@ def launch_point(
     # count as other work.
     killed = result["status"] == "timeout" or result.get("stopped")
     result["host_load"] = None if meter is None or killed else meter.stop()
-    if result["status"] == "timeout" or result.get("stopped"):
+    if killed:
         return result
     if process.returncode != 0:
         detail = _tail(stderr, 1000) or "no error output"
