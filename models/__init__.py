@@ -13,10 +13,11 @@ from ._warnings import (
     InsufficientDataWarning,
     NoiseWarning,
     PhysicalLimitWarning,
+    RegimeChangeWarning,
     ScaleprobeWarning,
     UnreliableModelWarning,
 )
-from .baseline import PowerLawBaseline
+from .baseline import PowerLawBaseline, RegimeTrend
 from .commpredictor import CommunicationPredictor
 from .derived import (
     bandwidth_demand,
@@ -78,6 +79,8 @@ __all__ = [
     "PhysicalLimitWarning",
     "PowerLawBaseline",
     "PredictionInterval",
+    "RegimeChangeWarning",
+    "RegimeTrend",
     "RoundLaw",
     "ScaleprobeWarning",
     "ScalingLaw",

@@ -17,6 +17,7 @@ __all__ = [
     "InsufficientDataWarning",
     "NoiseWarning",
     "PhysicalLimitWarning",
+    "RegimeChangeWarning",
     "ScaleprobeWarning",
     "UnreliableModelWarning",
 ]
@@ -54,6 +55,14 @@ class PhysicalLimitWarning(ScaleprobeWarning):
 
 class UnreliableModelWarning(ScaleprobeWarning):
     """A model extrapolates no better than the naive baseline, or not within 50 %."""
+
+
+class RegimeChangeWarning(UnreliableModelWarning):
+    """The time jumps over the last measured step: an algorithm or protocol switch.
+
+    Laws fitted across the jump extrapolate the jump itself; what follows the
+    largest count cannot be known from one point in the new regime.
+    """
 
 
 class NoiseWarning(ScaleprobeWarning):

@@ -10,7 +10,15 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 from ._configs import REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
 
-__all__ = ["PowerLawBaseline"]
+__all__ = ["REGIME_FACTOR", "REGIME_SLOPE", "PowerLawBaseline", "RegimeTrend"]
+
+#: Change of the log-log slope over the last measured step, against the step before,
+#: from which :class:`RegimeTrend` reads a change of regime (an algorithm or protocol
+#: switch) rather than the onset of a steeper term: a smooth ``c0 + c p**3`` changes
+#: its slope by at most 1.34 between neighbouring steps of ratio 2 and 2.02 of ratio 4.
+REGIME_SLOPE = 2.5
+#: ... and the factor by which the last point must depart from the slope before.
+REGIME_FACTOR = 2.0
 
 #: Columns that never separate groups: the process count and what derives from it.
 _NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
@@ -106,15 +114,15 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
         for key, part in parts:
             centres = part.groupby("p")["log"].mean().sort_index()
             key = key if isinstance(key, tuple) else (key,)
-            if centres.size == 1:
-                self.lines_[key] = (float(np.exp(centres.iloc[0])), 0.0)
-                continue
-            (p1, l1), (p2, l2) = list(centres.items())[-2:]
-            slope = (l2 - l1) / (np.log(p2) - np.log(p1))
-            with np.errstate(all="ignore"):
-                intercept = float(np.exp(l2 - slope * np.log(p2)))
-            self.lines_[key] = (intercept, float(slope))
+            self.lines_[key] = self._line(key, centres)
         return self
+
+    def _line(self, key, centres):
+        """``(a, b)`` of one group from its log-centres per process count."""
+        if centres.size == 1:
+            return float(np.exp(centres.iloc[0])), 0.0
+        (p1, l1), (p2, l2) = list(centres.items())[-2:]
+        return _through(p2, l2, (l2 - l1) / (np.log(p2) - np.log(p1)))
 
     def predict(self, X):
         """Continue each group's line.
@@ -143,3 +151,90 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
             with np.errstate(all="ignore"):
                 out[i] = np.exp(np.log(a) + b * np.log(p[i]))
         return out
+
+
+def _through(p, log_value, slope):
+    """The line of ``slope`` through ``(p, exp(log_value))`` as ``(a, b)``."""
+    with np.errstate(all="ignore"):
+        intercept = float(np.exp(log_value - slope * np.log(p)))
+    return intercept, float(slope)
+
+
+class RegimeTrend(PowerLawBaseline):
+    """The naive trend, aware of a change of regime at the largest process count.
+
+    A collective whose library switches algorithm or protocol, a working set that
+    leaves (or enters) a cache: the time jumps over one step, and a line through
+    the two largest counts continues the jump itself (a gather measured at 30, 42,
+    59 and 580 us on 32..256 ranks would be projected at 5800 us on 512; it took
+    750). When the last step's log-log slope differs from the step before by at
+    least :data:`REGIME_SLOPE` and the last point lies a factor of
+    :data:`REGIME_FACTOR` or more off the earlier slope continued, the group's
+    line continues from the largest count with the slope measured before the
+    jump: the new regime entered, growing as the old one did. Otherwise it is
+    :class:`PowerLawBaseline`'s line.
+
+    It assumes what one point in the new regime cannot show: that no other change
+    follows. :func:`~scaleprobe.models.fit_ensemble` says so when it projects it.
+
+    Parameters
+    ----------
+    over : {"nodes", "ranks"}, default="nodes"
+
+    Attributes
+    ----------
+    lines_ : dict
+        ``{group: (a, b)}``.
+    changes_ : dict
+        ``{group: {"before": p, "after": p, "slope_before": b0, "slope_last": b1,
+        "factor": f}}`` for every group whose last step is a change of regime;
+        ``factor`` is the last point over the earlier slope continued.
+    group_columns_ : list of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[32.0], [64.0], [128.0], [256.0]])
+    >>> trend = RegimeTrend().fit(p, [30.0, 42.0, 59.0, 580.0])
+    >>> round(trend.changes_[()]["slope_last"], 2)
+    3.3
+    >>> trend.predict([[512.0]]).round(0).tolist()
+    [815.0]
+    """
+
+    def fit(self, X, y):
+        """Draw each group's line, continuing a change of regime at its end.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Positive values.
+
+        Returns
+        -------
+        self : RegimeTrend
+        """
+        self.changes_ = {}
+        return super().fit(X, y)
+
+    def _line(self, key, centres):
+        if centres.size >= 3:
+            (p0, l0), (p1, l1), (p2, l2) = list(centres.items())[-3:]
+            step = np.log(p2) - np.log(p1)
+            before = (l1 - l0) / (np.log(p1) - np.log(p0))
+            last = (l2 - l1) / step
+            departure = (last - before) * step
+            if abs(last - before) >= REGIME_SLOPE and abs(departure) >= np.log(
+                REGIME_FACTOR
+            ):
+                self.changes_[key] = {
+                    "before": float(p1),
+                    "after": float(p2),
+                    "slope_before": float(before),
+                    "slope_last": float(last),
+                    "factor": float(np.exp(departure)),
+                }
+                return _through(p2, l2, before)
+        return super()._line(key, centres)

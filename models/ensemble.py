@@ -17,10 +17,12 @@ from sklearn.base import clone
 
 from ._checks import noise_against_bandwidth, run_spread
 from ._configs import configuration_keys
+from ._regimes import continue_regime
 from ._selection import BASELINE_MARGIN, RELIABLE_SMAPE, check_crossover, select
 from ._warnings import (
     DegenerateFitWarning,
     InsufficientDataWarning,
+    UnreliableModelWarning,
     warn,
 )
 from .baseline import PowerLawBaseline
@@ -188,6 +190,12 @@ def fit_ensemble(
         Too few node counts to check extrapolation or calibrate intervals.
     NoiseWarning
         Run-to-run spread as large as the bandwidth effect being modelled.
+    RegimeChangeWarning
+        The time jumps over the last measured step of some configuration (see
+        :class:`~scaleprobe.models.RegimeTrend`): unless the traffic-informed model
+        or FiM is trusted, the trend continued from the new regime with the slope
+        of the old one is (model ``regime``), when it extrapolated within
+        :data:`RELIABLE_SMAPE` before the jump; else nothing is.
     """
     dataset = data if isinstance(data, xr.Dataset) else None
     if dataset is not None:
@@ -273,8 +281,20 @@ def fit_ensemble(
             "node counts: the laws are fitted (project one by name to see it), but "
             "none is presented as trustworthy — measure a third node count"
         )
+        continue_regime(fit, X, y, False, level, RELIABLE_SMAPE)
     else:
-        select(fit, X, splitters, degenerate)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            select(fit, X, splitters, degenerate)
+        verdict = fit.verdict
+        continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
+        for item in caught:  # unless a change of regime answered instead
+            if fit.verdict == verdict or not issubclass(
+                item.category, UnreliableModelWarning
+            ):
+                warnings.warn_explicit(
+                    item.message, item.category, item.filename, item.lineno
+                )
     _calibrate(fit, models, X, y, level, column)
     check_crossover(fit)
     return fit

@@ -82,7 +82,14 @@ def describe_model(model):
         return describe_model(model.time_law_)
     if hasattr(model, "lines_"):
         column = getattr(model, "process_column_", None) or "nodes"
-        return f"power law through the two largest {column[:-1]} counts of each group"
+        text = f"power law through the two largest {column[:-1]} counts of each group"
+        changes = getattr(model, "changes_", None)
+        if changes:
+            text += (
+                f"; after a jump at the largest count ({len(changes)} group(s)), the "
+                "slope before it from the largest count"
+            )
+        return text
     return type(model).__name__
 
 

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .baseline import PowerLawBaseline
+from .baseline import PowerLawBaseline, RegimeTrend
 from .commpredictor import CommunicationPredictor
 from .fim import FiM
 from .fim_cal import FiMCal
@@ -71,6 +71,7 @@ ESTIMATORS = {
         PMNFSearch,
         TrafficModel,
         PowerLawBaseline,
+        RegimeTrend,
         CommunicationPredictor,
         FiMCal,
         FiMCom,

@@ -18,6 +18,7 @@ from scaleprobe.models import (
     FiMCal,
     PMNFSearch,
     PowerLawBaseline,
+    RegimeTrend,
     RoundLaw,
     ScalingLaw,
     TrafficModel,
@@ -96,6 +97,7 @@ class WeightedProcessCounts(ProcessCounts):
         WeightedProcessCounts(PMNFSearch(max_terms=2)),
         ProcessCounts(TrafficModel()),
         ProcessCounts(PowerLawBaseline()),
+        ProcessCounts(RegimeTrend()),
         CommunicationPredictor(loss="absolute"),
         ProcessCounts(FiMCal()),
         ProcessCounts(
