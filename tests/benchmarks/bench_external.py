@@ -2,12 +2,20 @@
 
 Run:  python tests/benchmarks/bench_external.py --data DIR [--extrap PATH]
           [--dataset NAME ...] [--holdout 1 2] [--jobs N] [--csv OUT.csv]
+      python tests/benchmarks/bench_external.py --from-cali *.cali --output F.jsonl
 
-``DIR`` holds the public data sets described in its README (default: the environment
-variable ``SCALEPROBE_EXTERNAL_DATA``): ``extrap-relearn/relearn_data.txt`` (RELeARN,
-Extra-P text), ``extrap-mpi-collectives/mpi_data.csv`` (MPI collective latencies) and
-``thicket-lulesh/lulesh.jsonl`` (LULESH weak scaling, Extra-P JSON Lines). Each file
-is read with :func:`scaleprobe.models.load_measurements`.
+``DIR`` (default: the environment variable ``SCALEPROBE_EXTERNAL_DATA``) holds public
+data sets, read with :func:`scaleprobe.models.load_measurements`:
+
+- ``extrap-relearn/relearn_data.txt``: RELeARN, Extra-P text; Extra-P's
+  ``tests/data/text/mpa/relearn_data.txt`` (github.com/extra-p/extrap);
+- ``extrap-mpi-collectives/mpi_data.csv``: latencies of seven collectives under
+  Intel MPI and Open MPI on 32..512 ranks; Extra-P's ``tests/data/mpi_data.csv``;
+- ``thicket-lulesh/lulesh.jsonl``: LULESH weak scaling on 27..343 ranks (one run
+  each, MVAPICH2), Extra-P JSON Lines: the average inclusive time of every region
+  of Thicket's ``thicket/tests/data/mpi_scaling_cali/*_cores.cali``
+  (github.com/LLNL/thicket), written by ``--from-cali FILE... --output PATH``
+  (needs the ``caliper-reader`` package).
 
 Every series (one callpath / collective / parameter value over the process counts)
 is trained on its smaller process counts and predicts the largest one (``holdout
@@ -127,7 +135,7 @@ def lulesh(data):
     ds = load_measurements(
         os.path.join(data, "thicket-lulesh", "lulesh.jsonl"), units="s"
     )
-    ds = ds.drop_sel(callpath="lulesh2.0")
+    ds = ds.drop_sel(callpath="lulesh2.0", errors="ignore")  # a root above main
     root = _series(ds.sel(callpath="main"), "time_avg", "main")[0]
     return _relevant(_series(ds, "time_avg", "time_avg", ("callpath",)), root)
 
@@ -337,12 +345,41 @@ def run(args):
     return rows
 
 
+def cali_to_jsonl(files, output):
+    """Write the average inclusive time of every region path of Caliper files
+    (one per process count, ``mpi.world.size``) as Extra-P JSON Lines."""
+    import json
+
+    import caliperreader
+
+    with open(output, "w", encoding="utf-8") as out:
+        for path in files:
+            reader = caliperreader.CaliperReader()
+            reader.read(path)
+            ranks = int(reader.globals["mpi.world.size"])
+            for record in reader.records:
+                if "path" not in record:
+                    continue
+                region = record["path"]
+                region = region if isinstance(region, list) else [region]
+                value = float(record["avg#inclusive#sum#time.duration"])
+                line = {
+                    "params": {"p": ranks},
+                    "callpath": "->".join(region),
+                    "metric": "time_avg",
+                    "value": value,
+                }
+                out.write(json.dumps(line) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--from-cali", nargs="+", help="Caliper files to convert")
+    parser.add_argument("--output", help="JSON Lines file --from-cali writes")
     parser.add_argument(
         "--data",
         default=os.environ.get("SCALEPROBE_EXTERNAL_DATA"),
-        help="directory of the external data sets (README there)",
+        help="directory of the external data sets (see above)",
     )
     parser.add_argument("--extrap", help="the extrap command (default: on PATH)")
     parser.add_argument(
@@ -352,6 +389,11 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="parallel fits")
     parser.add_argument("--csv", help="write per-series errors to this CSV")
     args = parser.parse_args(argv)
+    if args.from_cali:
+        if not args.output:
+            parser.error("--from-cali needs --output PATH")
+        cali_to_jsonl(args.from_cali, args.output)
+        return 0
     if not args.data or not os.path.isdir(args.data):
         print(
             "skip: no external data directory (pass --data DIR or set "
