@@ -10,7 +10,13 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 from ._configs import REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
 
-__all__ = ["REGIME_FACTOR", "REGIME_SLOPE", "PowerLawBaseline", "RegimeTrend"]
+__all__ = [
+    "REGIME_FACTOR",
+    "REGIME_SLOPE",
+    "REGIME_SPREAD",
+    "PowerLawBaseline",
+    "RegimeTrend",
+]
 
 #: Change of the log-log slope over the last measured step, against the step before,
 #: from which :class:`RegimeTrend` reads a change of regime (an algorithm or protocol
@@ -19,6 +25,10 @@ __all__ = ["REGIME_FACTOR", "REGIME_SLOPE", "PowerLawBaseline", "RegimeTrend"]
 REGIME_SLOPE = 2.5
 #: ... and the factor by which the last point must depart from the slope before.
 REGIME_FACTOR = 2.0
+#: The new regime's slope is not measured (one point): the range of
+#: :meth:`RegimeTrend.predict_interval` lets it differ from the old one by this much
+#: (a factor sqrt(2) per doubling).
+REGIME_SPREAD = 0.5
 
 #: Columns that never separate groups: the process count and what derives from it.
 _NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
@@ -174,8 +184,11 @@ class RegimeTrend(PowerLawBaseline):
     jump: the new regime entered, growing as the old one did. Otherwise it is
     :class:`PowerLawBaseline`'s line.
 
-    It assumes what one point in the new regime cannot show: that no other change
-    follows. :func:`~scaleprobe.models.fit_ensemble` says so when it projects it.
+    It assumes what one point in the new regime cannot show: that the new regime
+    grows as the old one did and that no other change follows.
+    :func:`~scaleprobe.models.fit_ensemble` says so when it projects it, and
+    :meth:`predict_interval` lets the new regime's slope differ from the old one's
+    by :data:`REGIME_SPREAD`.
 
     Parameters
     ----------
@@ -238,3 +251,31 @@ class RegimeTrend(PowerLawBaseline):
                 }
                 return _through(p2, l2, before)
         return super()._line(key, centres)
+
+    def predict_interval(self, X, level=0.9):
+        """The range of slopes a new regime may take, continued from its first count.
+
+        For a group whose last step is a change of regime, the slope beyond it is
+        the old one's plus or minus :data:`REGIME_SPREAD` (an assumption, stated, not
+        a statistic: the range does not depend on ``level``); every other group's
+        range is its prediction alone. Calibration on held-out counts widens it
+        further (:func:`~scaleprobe.models.calibrate_interval`).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        level : float, default=0.9
+            Accepted for the interval protocol.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+        """
+        centre = self.predict(X)
+        p, groups, _ = self._split(X, reset=False)
+        spread = np.zeros(p.size)
+        for i, key in enumerate(map(tuple, groups)):
+            change = self.changes_.get(key)
+            if change is not None:
+                spread[i] = REGIME_SPREAD * abs(np.log(p[i] / change["after"]))
+        return centre * np.exp(-spread), centre * np.exp(spread)
