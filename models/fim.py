@@ -158,6 +158,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Bytes/s of the link at 100 %; a ``bandwidth`` column (percent) scales it.
     variant : {"published", "synchronized"}, default="published"
         FiM-Cal's Markov model.
+    size_law : {"cv", "linear", "power"}, default="cv"
+        FiM-Cal's form of Eq. 11 (``"linear"`` as published); see
+        :class:`~scaleprobe.models.FiMCal`.
     broadcast : {"tree", "queue"}, default="tree"
         FiM-Com's model of a ``bcast``: ``"tree"``, the binomial tree of MPI
         libraries and of scaleprobe's emulated communicator (``ceil(log2 q)``
@@ -196,6 +199,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         frequency=None,
         link_bandwidth=1.25e8,
         variant="published",
+        size_law="cv",
         broadcast="tree",
         replications=30,
         random_state=0,
@@ -205,6 +209,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.frequency = frequency
         self.link_bandwidth = link_bandwidth
         self.variant = variant
+        self.size_law = size_law
         self.broadcast = broadcast
         self.replications = replications
         self.random_state = random_state
@@ -247,7 +252,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.mode_ = "time"
             self.parameters_ = None
             self.computation_ = FiMCal(
-                frequency=self.frequency or 1e9, variant=self.variant
+                frequency=self.frequency or 1e9,
+                variant=self.variant,
+                size_law=self.size_law,
             )
             self.computation_.fit(X, y)
             self.n_features_in_ = self.computation_.n_features_in_
@@ -277,7 +284,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             )
             if not np.all(np.isfinite(hardware)):
                 hardware = None
-        self.computation_ = FiMCal(frequency=frequency, variant=self.variant)
+        self.computation_ = FiMCal(
+            frequency=frequency, variant=self.variant, size_law=self.size_law
+        )
         self.computation_.fit(
             np.column_stack([x, q]),
             X["comp_time_iterations"].to_numpy(float),

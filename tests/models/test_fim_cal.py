@@ -88,3 +88,46 @@ def test_published_algorithm_warns_when_it_cannot_reach_tau():
     noisy = y * np.tile([1.0, 1.5, 0.7], 3)
     with pytest.warns(ScaleprobeWarning, match="Algorithm 1"):
         FiMCal(frequency=F, alpha="published").fit(X, noisy, hardware=hardware)
+
+
+def _growing(exponent=1.2):
+    """Cycles growing faster than the size (a cost per unit that rises with it)."""
+    sizes = np.repeat([1e5, 4e5, 1.6e6], 3)
+    procs = np.tile([1, 2, 4], 3)
+    total = 50.0 * sizes**exponent
+    hardware = np.column_stack([np.full(9, 0.7), total, np.zeros(9)])
+    pairs = zip(total, procs, strict=True)
+    seconds = np.array([calculation_time(0.7, c, 0.0, F, int(t)) for c, t in pairs])
+    return np.column_stack([sizes, procs]), seconds, hardware
+
+
+def test_a_cost_per_unit_growing_with_size_is_extrapolated_as_a_power():
+    X, y, hardware = _growing()
+    big = np.array([[2.56e7, 1], [2.56e7, 32]])
+    truth = 50.0 * 2.56e7**1.2
+    model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    assert model.forms_ == ("power", "power", "linear")  # SC = 0 stays linear
+    assert model.size_errors_["power"] < 1e-6 < model.size_errors_["linear"]
+    np.testing.assert_allclose(model.predict_hardware(big)[:, 1], truth, rtol=1e-4)
+    np.testing.assert_allclose(model.predict(big), truth / F / big[:, 1], rtol=1e-3)
+    # Eq. 11 as published carries the cycles per unit of the training sizes on
+    published = FiMCal(frequency=F, size_law="linear").fit(X, y, hardware=hardware)
+    assert published.forms_ == ("linear",) * 3
+    assert published.predict_hardware(big)[0, 1] < 0.7 * truth
+
+
+def test_a_linear_cost_keeps_the_published_form():
+    X, y, hardware = _training()
+    model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    assert model.forms_ == ("linear",) * 3
+    assert model.size_errors_["linear"] < model.size_errors_["power"]
+
+
+def test_two_sizes_cannot_check_the_form():
+    X, y, hardware = _growing()
+    two = X[:, 0] < 1e6
+    model = FiMCal(frequency=F).fit(X[two], y[two], hardware=hardware[two])
+    assert model.forms_ == ("linear",) * 3
+    assert model.size_errors_ == {}
+    with pytest.raises(ValueError, match="size_law"):
+        FiMCal(size_law="quadratic").fit(X, y)
