@@ -157,3 +157,19 @@ def test_a_jump_after_noise_is_no_regime_and_changes_no_verdict():
     assert fit.selected is None
     assert "regime" not in fit.models
     assert any("not read as a change of regime" in note for note in fit.notes)
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
+def test_a_model_of_what_the_program_sends_keeps_its_trust():
+    from scaleprobe.models._regimes import continue_regime
+
+    X = _frame(COUNTS)
+    y = _noisy(_switch(X["ranks"]), 0.03, seed=1)
+    with pytest.warns(RegimeChangeWarning):
+        fit = fit_ensemble((X, y))
+    fit.selected, fit.verdict = "traffic", "scaleprobe trusts traffic"
+    with pytest.warns(RegimeChangeWarning, match="models what the program sends"):
+        continue_regime(fit, X, y, True, 0.9, 50.0)
+    assert fit.selected == "traffic"
+    assert fit.verdict == "scaleprobe trusts traffic"
