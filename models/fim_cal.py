@@ -233,6 +233,11 @@ class FiMCal(RegressorMixin, BaseEstimator):
     def _times(self, design, counts, alpha):
         model = _VARIANTS[self.variant]
         u, tc, sc = self._hardware(design, alpha)
+        if self.variant == "synchronized":
+            # each process runs TC / (stages t) cycles, whose chain allows at most
+            # U = 1 - stages t / TC (Eq. 2); U = 1 - 1/TC, derived without counters,
+            # is beyond it
+            u = np.clip(u, 0.0, np.maximum(1.0 - self.stages * counts / tc, 0.0))
         return np.array(
             [
                 model(float(a), float(b), float(c), self.frequency, int(t), self.stages)

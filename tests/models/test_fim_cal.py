@@ -131,3 +131,14 @@ def test_two_sizes_cannot_check_the_form():
     assert model.size_errors_ == {}
     with pytest.raises(ValueError, match="size_law"):
         FiMCal(size_law="quadratic").fit(X, y)
+
+
+def test_synchronized_variant_without_counters():
+    # U = 1 - 1/TC, derived from CPU time, exceeds what one process's share of the
+    # cycles allows (Eq. 2); the variant must take the largest U the share allows
+    X, y, _ = _training()
+    model = FiMCal(frequency=F, variant="synchronized").fit(X, y)
+    published = FiMCal(frequency=F).fit(X, y)
+    big = np.array([[1e6, 16]])
+    assert np.isfinite(model.predict(big)).all()
+    assert model.predict(big)[0] > published.predict(big)[0]
