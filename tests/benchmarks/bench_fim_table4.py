@@ -4,10 +4,11 @@ For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on th
 small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
 emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
 measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`; a broadcast as
-a binomial tree), FiM-queue (the same with the paper's queue broadcast), RBASP (Eq. 17,
-``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and the model
-scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on the
-process count and ``scale = log2`` size). Printed per kernel: best / average / worst
+a binomial tree; Eq. 11 linear or a power law of the size, as holding out the largest
+training size decides), FiM-queue (the same with the paper's queue broadcast), RBASP
+(Eq. 17, ``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and
+the model scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on
+the process count and ``scale = log2`` size). Printed per kernel: best / average / worst
 relative error, predicted and measured optimal process count, Spearman's rank
 correlation of the process counts' times, chi-square of the predicted times; and
 whether the best model meets the goal (average error <= 10 %, optimal process count
