@@ -41,9 +41,10 @@ def _label(model, key):
 def _jumps(model, column):
     counts = column[:-1]
     return "; ".join(
-        f"the {change['factor']:.3g}x jump between {change['before']:g} and "
-        f"{change['after']:g} {counts}s{_label(model, key)} (log-log slope "
-        f"{change['slope_last']:.2f} after {change['slope_before']:.2f})"
+        f"the jump between {change['before']:g} and {change['after']:g} "
+        f"{counts}s{_label(model, key)}, {change['factor']:.3g}x off the slope "
+        f"before it (log-log slope {change['slope_last']:.2f} after "
+        f"{change['slope_before']:.2f})"
         for key, change in model.changes_.items()
     )
 

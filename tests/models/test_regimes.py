@@ -120,7 +120,7 @@ def test_the_ensemble_continues_the_new_regime_and_says_so(tmp_path):
     # the selection's "no model extrapolates" is superseded, not shown beside it
     assert not any("no model extrapolates" in str(w.message) for w in caught)
     assert fit.selected == "regime"
-    assert "10" in fit.verdict.split("x jump")[0]
+    assert "between 128 and 256 ranks, 10" in fit.verdict
     assert "cannot tell whether another change follows" in fit.verdict
     projection = fit.project(nodes=[512, 1024], ppn=1)
     predicted = projection["time_predicted"].values.ravel()
