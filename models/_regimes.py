@@ -30,6 +30,9 @@ REGIME = "regime"
 #: Models that price what the program sends: a jump in its time is theirs to explain.
 _STRUCTURAL = ("traffic", "fim")
 
+#: What a change of regime may be, in every message that names one.
+_CAUSES = "an algorithm or protocol switch, a working set leaving a cache"
+
 
 def _label(model, key):
     where = ", ".join(
@@ -71,6 +74,11 @@ def continue_regime(fit, X, y, selectable, level, smape_limit):
         Extrapolation SMAPE (percent, within the old regime) above which the
         continued trend is not trusted either.
 
+    Returns
+    -------
+    bool
+        Whether the continued trend now answers (the selection was replaced).
+
     Warns
     -----
     RegimeChangeWarning
@@ -79,37 +87,33 @@ def continue_regime(fit, X, y, selectable, level, smape_limit):
     column = fit.training["column"]
     model = RegimeTrend(over=column).fit(X, y)
     if not model.changes_:
-        return
+        return False
     jumps = _jumps(model, column)
     if fit.selected in _STRUCTURAL:
         message = (
-            f"{jumps} is a change of regime (an algorithm or protocol switch, a "
-            f"working set leaving a cache); {fit.selected}, trusted, models what the "
-            "program sends and does not extrapolate the jump as a trend"
+            f"{jumps} is a change of regime ({_CAUSES}); {fit.selected}, trusted, "
+            "models what the program sends and does not extrapolate the jump as a "
+            "trend"
         )
         fit.notes.append(message)
         warn(message, RegimeChangeWarning, stacklevel=3)
-        return
+        return False
     first = min(change["after"] for change in model.changes_.values())
     earlier = (X[column] < first).to_numpy()
+    cv = ExtrapolationSplit(column=column, n_splits=3)
     smape = np.nan
     if selectable:
         try:
             scores = evaluate(
                 {REGIME: RegimeTrend(over=column)},
                 (X[earlier], y[earlier]),
-                cv={"extrapolation": ExtrapolationSplit(column=column, n_splits=3)},
+                cv={"extrapolation": cv},
                 level=level,
                 baseline=False,
             )
             smape = float(summarize(scores)["smape"].iloc[0])
         except ValueError:
             pass  # too few counts before the jump to hold one out
-    counts = column[:-1]
-    what = (
-        f"{jumps} is a change of regime (an algorithm or protocol switch, a working "
-        "set leaving a cache): every law fitted across it extrapolates the jump itself"
-    )
     if not smape <= smape_limit:
         # no trend before the jump to continue: a jump in noise is not a regime
         checked = f"SMAPE {smape:.0f} %" if np.isfinite(smape) else "too few counts"
@@ -117,7 +121,7 @@ def continue_regime(fit, X, y, selectable, level, smape_limit):
             f"{jumps}: the counts before it follow no trend that can be checked "
             f"({checked}), so it is not read as a change of regime"
         )
-        return
+        return False
     fit.models[REGIME] = model
     fit.selected = REGIME
     fit.training["plausible"] = []
@@ -128,18 +132,16 @@ def continue_regime(fit, X, y, selectable, level, smape_limit):
             # them, a step before the point the trend continues from (the new
             # regime's slope is borrowed, not measured)
             fit.intervals[REGIME] = calibrate_interval(
-                RegimeTrend(over=column),
-                X[earlier],
-                y[earlier],
-                level=level,
-                cv=ExtrapolationSplit(column=column, n_splits=3),
+                RegimeTrend(over=column), X[earlier], y[earlier], level=level, cv=cv
             )
         except ValueError as error:
             fit.notes.append(f"{REGIME}: no interval ({error})")
     fit.verdict = (
-        f"{what}. scaleprobe continues the trend from the largest {counts} count "
-        f"with the slope measured before the jump (SMAPE {smape:.1f} % extrapolating "
-        f"before it) and cannot tell whether another change follows — measure a "
-        f"larger count to confirm the new regime"
+        f"{jumps} is a change of regime ({_CAUSES}): every law fitted across it "
+        f"extrapolates the jump itself. scaleprobe continues the trend from the "
+        f"largest {column[:-1]} count with the slope measured before the jump (SMAPE "
+        f"{smape:.1f} % extrapolating before it) and cannot tell whether another "
+        "change follows — measure a larger count to confirm the new regime"
     )
     warn(fit.verdict, RegimeChangeWarning, stacklevel=3)
+    return True

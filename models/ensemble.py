@@ -286,12 +286,9 @@ def fit_ensemble(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             select(fit, X, splitters, degenerate)
-        verdict = fit.verdict
-        continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
+        answered = continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
         for item in caught:  # unless a change of regime answered instead
-            if fit.verdict == verdict or not issubclass(
-                item.category, UnreliableModelWarning
-            ):
+            if not (answered and issubclass(item.category, UnreliableModelWarning)):
                 warnings.warn_explicit(
                     item.message, item.category, item.filename, item.lineno
                 )

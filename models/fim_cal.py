@@ -308,9 +308,8 @@ def _evaluate(design, coef, forms):
 def _size_form(design, hardware):
     """``size_law="cv"``: the form of Eq. 11 that extrapolates TC better in size."""
     parameters = design[:, 1:]
-    if parameters.shape[1] == 0 or np.any(parameters <= 0):
-        return "linear", {}
-    if np.any(hardware[:, 1] <= 0):
+    positive = np.all(parameters > 0) and np.all(hardware[:, 1] > 0)
+    if parameters.shape[1] == 0 or not positive:
         return "linear", {}
     errors = {"linear": [], "power": []}
     for j in range(parameters.shape[1]):
