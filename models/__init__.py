@@ -12,6 +12,7 @@ from ._warnings import (
     ExtrapolationWarning,
     InsufficientDataWarning,
     NoiseWarning,
+    NoTrendWarning,
     PhysicalLimitWarning,
     RegimeChangeWarning,
     ScaleprobeWarning,
@@ -35,6 +36,7 @@ from .fim import FiM
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 from .fitted import EnsembleFit, describe_model
+from .flat import FlatTrend, trend_tests
 from .intervals import PredictionInterval, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .patterns import build_pattern, pattern_metrics
@@ -70,10 +72,12 @@ __all__ = [
     "FiM",
     "FiMCal",
     "FiMCom",
+    "FlatTrend",
     "InsufficientDataWarning",
     "LeaveOneBandwidthOut",
     "LeaveOneScaleOut",
     "MeasurementFileError",
+    "NoTrendWarning",
     "NoiseWarning",
     "PMNFSearch",
     "PhysicalLimitWarning",
@@ -116,5 +120,6 @@ __all__ = [
     "speedup",
     "summarize",
     "teps",
+    "trend_tests",
     "write_report",
 ]

@@ -15,6 +15,7 @@ __all__ = [
     "DegenerateFitWarning",
     "ExtrapolationWarning",
     "InsufficientDataWarning",
+    "NoTrendWarning",
     "NoiseWarning",
     "PhysicalLimitWarning",
     "RegimeChangeWarning",
@@ -43,6 +44,14 @@ class DegenerateFitWarning(ScaleprobeWarning):
 
 class InsufficientDataWarning(ScaleprobeWarning):
     """The data cannot support what was asked (too few node counts, residuals)."""
+
+
+class NoTrendWarning(InsufficientDataWarning):
+    """The measurements show no trend beyond their noise: the level is projected.
+
+    A trend too small to show in the data may still be there; the interval holds
+    every slope the data cannot reject.
+    """
 
 
 class ExtrapolationWarning(ScaleprobeWarning):

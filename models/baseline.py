@@ -122,10 +122,13 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.lines_ = {}
         parts = frame.groupby(keys) if keys else [((), frame)]
         for key, part in parts:
-            centres = part.groupby("p")["log"].mean().sort_index()
             key = key if isinstance(key, tuple) else (key,)
-            self.lines_[key] = self._line(key, centres)
+            self.lines_[key] = self._group_line(key, part)
         return self
+
+    def _group_line(self, key, part):
+        """``(a, b)`` of one group from its rows (columns ``p`` and ``log``)."""
+        return self._line(key, part.groupby("p")["log"].mean().sort_index())
 
     def _line(self, key, centres):
         """``(a, b)`` of one group from its log-centres per process count."""

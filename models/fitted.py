@@ -82,6 +82,13 @@ def describe_model(model):
         return describe_model(model.time_law_)
     if hasattr(model, "lines_"):
         column = getattr(model, "process_column_", None) or "nodes"
+        if hasattr(model, "spread_"):  # FlatTrend
+            levels = [f"{a:.4g}" for a, _ in model.lines_.values()]
+            shown = ", ".join(levels[:4]) + (", ..." if len(levels) > 4 else "")
+            return (
+                f"level of the measurements, the same at every {column[:-1]} "
+                f"count ({shown})"
+            )
         text = f"power law through the two largest {column[:-1]} counts of each group"
         changes = getattr(model, "changes_", None)
         if changes:

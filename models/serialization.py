@@ -51,6 +51,7 @@ from .fim import FiM
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 from .fitted import EnsembleFit, describe_model
+from .flat import FlatTrend
 from .intervals import PredictionInterval
 from .pmnf import PMNFSearch
 from .rbasp import RBASP
@@ -72,6 +73,7 @@ ESTIMATORS = {
         TrafficModel,
         PowerLawBaseline,
         RegimeTrend,
+        FlatTrend,
         CommunicationPredictor,
         FiMCal,
         FiMCom,

@@ -16,6 +16,7 @@ from scaleprobe.models import (
     RBASP,
     CommunicationPredictor,
     FiMCal,
+    FlatTrend,
     PMNFSearch,
     PowerLawBaseline,
     RegimeTrend,
@@ -98,6 +99,7 @@ class WeightedProcessCounts(ProcessCounts):
         ProcessCounts(TrafficModel()),
         ProcessCounts(PowerLawBaseline()),
         ProcessCounts(RegimeTrend()),
+        ProcessCounts(FlatTrend()),
         CommunicationPredictor(loss="absolute"),
         ProcessCounts(FiMCal()),
         ProcessCounts(
