@@ -17,6 +17,7 @@ from sklearn.base import clone
 
 from ._checks import noise_against_bandwidth, run_spread
 from ._configs import configuration_keys
+from ._no_trend import trust_flat
 from ._regimes import continue_regime
 from ._selection import BASELINE_MARGIN, RELIABLE_SMAPE, check_crossover, select
 from ._warnings import (
@@ -190,6 +191,12 @@ def fit_ensemble(
         Too few node counts to check extrapolation or calibrate intervals.
     NoiseWarning
         Run-to-run spread as large as the bandwidth effect being modelled.
+    NoTrendWarning
+        No test finds a trend in the measurements (see
+        :func:`~scaleprobe.models.trend_tests`): unless the traffic-informed model or
+        FiM is trusted, their level is (model ``flat``, a
+        :class:`~scaleprobe.models.FlatTrend`), when it extrapolated within
+        :data:`RELIABLE_SMAPE`; the model selected before joins its interval.
     RegimeChangeWarning
         The time jumps over the last measured step of some configuration (see
         :class:`~scaleprobe.models.RegimeTrend`): unless the traffic-informed model
@@ -287,7 +294,8 @@ def fit_ensemble(
             warnings.simplefilter("always")
             select(fit, X, splitters, degenerate)
         answered = continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
-        for item in caught:  # unless a change of regime answered instead
+        answered = answered or trust_flat(fit, X, y, splitters, level, RELIABLE_SMAPE)
+        for item in caught:  # unless a change of regime or the level answered
             if not (answered and issubclass(item.category, UnreliableModelWarning)):
                 warnings.warn_explicit(
                     item.message, item.category, item.filename, item.lineno
