@@ -28,6 +28,9 @@ LAWS = {
     "5 + 100/p (Amdahl)": lambda p: 5 + 100 / p,
     "100/p^0.9 + 0.3 p^0.6": lambda p: 100 / p**0.9 + 0.3 * p**0.6,
     "100/p + 0.2 log2(p)^1.5": lambda p: 100 / p + 0.2 * np.log2(p) ** 1.5,
+    # weak scaling: no trend, and one too small to show on 2..16 nodes
+    "10 (weak, flat)": lambda p: 10 + 0 * p,
+    "10 + 0.02 p (weak)": lambda p: 10 + 0.02 * p,
 }
 GRIDS = {"2..16 (7 counts)": [2, 3, 4, 6, 8, 12, 16], "2..16 (4 counts)": [2, 4, 8, 16]}
 TARGETS = [32, 128, 1024]
