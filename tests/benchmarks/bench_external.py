@@ -15,7 +15,11 @@ data sets, read with :func:`scaleprobe.models.load_measurements`:
   each, MVAPICH2), Extra-P JSON Lines: the average inclusive time of every region
   of Thicket's ``thicket/tests/data/mpi_scaling_cali/*_cores.cali``
   (github.com/LLNL/thicket), written by ``--from-cali FILE... --output PATH``
-  (needs the ``caliper-reader`` package).
+  (needs the ``caliper-reader`` package);
+- seven more in ``DIR/<folder>/data.jsonl`` (:data:`JSONL`): CP2K on Piz Daint and on
+  Jaguar, OpenCMISS weak scaling (two sets), PyClaw strong and weak scaling on
+  Shaheen II, WAVETRISK on three machines; their sources, commits and conversion
+  scripts are in ``external_data.md`` beside this file.
 
 Every series (one callpath / collective / parameter value over the process counts)
 is trained on its smaller process counts and predicts the largest one (``holdout
@@ -140,7 +144,69 @@ def lulesh(data):
     return _relevant(_series(ds, "time_avg", "time_avg", ("callpath",)), root)
 
 
+#: Further public data sets in Extra-P JSON Lines (``DIR/<folder>/data.jsonl``), one
+#: series per callpath over the process counts it was measured at: ``name: (folder,
+#: root callpath for the relevance filter or None)``. Their sources and conversions
+#: are in ``external_data.md`` beside this file.
+JSONL = {
+    "cp2k-dmls": ("cp2k-dmls-pizdaint", None),
+    "cp2k-hfx": ("cp2k-lih-hfx-jaguar", None),
+    "opencmiss-weak": ("opencmiss-cuboid-weak-neon", "Total"),
+    "opencmiss-weak-59": ("opencmiss-cuboid-weak-neon-59reps", "Total"),
+    "pyclaw-strong": ("pyclaw-sedov-strong-shaheen", "total job (max over ranks)"),
+    "pyclaw-weak": ("pyclaw-sedov-weak-shaheen", "total job (max over ranks)"),
+    "wavetrisk": ("wavetrisk-heldsuarez-strong", None),
+}
+
+
+def _callpath_series(ds):
+    """One Series per callpath over the process counts it has values at."""
+    out = []
+    data = ds["time"]
+    others = [d for d in data.dims if d not in ("ranks", "run", "callpath")]
+    for callpath in data.callpath.values:
+        sub = data.sel(callpath=callpath)
+        if others:  # e.g. a problem size that the callpath name already fixes
+            sub = sub.where(np.isfinite(sub), drop=True)
+            sub = sub.max(others) if sub.size else sub
+        if not sub.size:
+            continue
+        sub = sub.transpose("ranks", "run")
+        rows = [
+            (r, row[np.isfinite(row)])
+            for r, row in zip(sub.ranks.values, sub.values, strict=True)
+        ]
+        rows = [(r, v) for r, v in rows if v.size]
+        if len(rows) < 2:
+            continue
+        out.append(
+            Series(str(callpath), np.array([r for r, _ in rows]), [v for _, v in rows])
+        )
+    return out
+
+
+def _jsonl(name):
+    folder, root_name = JSONL[name]
+
+    def load(data):
+        from scaleprobe.models import load_measurements
+
+        ds = load_measurements(os.path.join(data, folder, "data.jsonl"), units="s")
+        series = [
+            s for s in _callpath_series(ds) if all(np.all(v > 0) for v in s.values)
+        ]
+        if root_name is None:
+            return series
+        root = next(s for s in series if s.name == root_name)
+        return [
+            s for s in _relevant(series, root) if np.array_equal(s.ranks, root.ranks)
+        ]
+
+    return load
+
+
 DATASETS = {"relearn": relearn, "mpi-collectives": mpi_collectives, "lulesh": lulesh}
+DATASETS.update({name: _jsonl(name) for name in JSONL})
 
 
 def _dataset(series, counts):
