@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
@@ -95,10 +94,10 @@ class FlatTrend(PowerLawBaseline):
         ``{group: (level, 0.0)}``.
     spread_ : dict
         ``{group: {"counts": m, "centre": mean log p, "sxx": ..., "sigma": ...,
-        "dof": m - 2, "slope": ..., "tests": {...}, "table": configurations}}``: the
-        line through the group's centres, its residual standard deviation, the
-        trend tests, and the centres (``p``, ``y``, ``n``, ``log_sd``) the interval
-        is drawn from.
+        "dof": m - 2, "slope": ..., "tests": {...}, "table": configurations,
+        "noise": ..., "noise_dof": ...}}``: the line through the group's centres,
+        its residual standard deviation, the trend tests, and the centres (``p``,
+        ``y``, ``n``, ``log_sd``) and noise the interval is drawn from.
     group_columns_ : list of str
     n_features_in_ : int
 
@@ -132,9 +131,10 @@ class FlatTrend(PowerLawBaseline):
 
     def _group_line(self, key, part):
         runs = {float(p): rows["log"].to_numpy() for p, rows in part.groupby("p")}
-        self.spread_[key] = _line_spread(runs)
-        centres = np.array([v.mean() for v in runs.values()])
-        return float(np.exp(centres.mean())), 0.0
+        table = _envelope.training_table({"p": part["p"]}, np.exp(part["log"]))
+        level = float(np.exp(np.log(table["y"]).mean()))
+        self.spread_[key] = {**_line_spread(runs), **_noise(table, level)}
+        return level, 0.0
 
     def predict_interval(self, X, level=0.9):
         """The level and every plausible law its configuration cannot reject.
@@ -165,18 +165,14 @@ class FlatTrend(PowerLawBaseline):
         short = False
         for key in dict.fromkeys(keys):
             rows = np.array([k == key for k in keys])
-            table = self.spread_[key]["table"]
-            level_value = self.lines_[key][0]
-            residual = (table["y"] - level_value) / table["y"]
-            loss = float(np.sum(table["n"] * residual**2))
-            replicate, replicate_dof = _envelope.replicate_noise_dof(table)
-            sigma, sigma_dof = _envelope.noise_level(
-                replicate, loss, len(table) - 1, replicate_dof
-            )
-            if not np.isfinite(sigma):
+            line = self.spread_[key]
+            table = line["table"]
+            if not np.isfinite(line["noise"]):
                 short = True
                 continue
-            limit = _envelope.budget(sigma, len(table), level, sigma_dof)
+            limit = _envelope.budget(
+                line["noise"], len(table), level, line["noise_dof"]
+            )
             low, high = _envelope.family_range(
                 table,
                 {"p": p[rows]},
@@ -197,24 +193,25 @@ class FlatTrend(PowerLawBaseline):
         return lower, upper
 
 
+def _noise(table, level):
+    """The configurations the interval is drawn from and the noise it assumes (as
+    for the other laws: replicates, or the residual scatter of the level if larger)."""
+    residual = (table["y"] - level) / table["y"]
+    loss = float(np.sum(table["n"] * residual**2))
+    replicate, replicate_dof = _envelope.replicate_noise_dof(table)
+    noise, noise_dof = _envelope.noise_level(
+        replicate, loss, len(table) - 1, replicate_dof
+    )
+    return {"table": table, "noise": noise, "noise_dof": noise_dof}
+
+
 def _line_spread(runs):
     """The line through the centres of ``{p: logs}`` and the trend tests."""
     counts = np.array(sorted(runs))
     logs = [runs[p] for p in counts]
     x = np.log(counts)
     centres = np.array([v.mean() for v in logs])
-    table = pd.DataFrame(
-        {
-            "p": counts,
-            "y": np.exp(centres),
-            "n": [float(v.size) for v in logs],
-            "log_sd": [
-                float(np.std(v, ddof=1)) if v.size > 1 else np.nan for v in logs
-            ],
-        }
-    )
     out = {
-        "table": table,
         "counts": int(counts.size),
         "centre": float(x.mean()),
         "sxx": float(np.sum((x - x.mean()) ** 2)),
