@@ -192,3 +192,13 @@ def test_a_model_of_what_the_program_sends_keeps_its_trust():
     fit.selected, fit.verdict = "traffic", "scaleprobe trusts traffic"
     assert not trust_flat(fit, X, y, {}, 0.9, 50.0)
     assert fit.selected == "traffic"
+
+
+def test_bad_input_is_refused_with_what_is_allowed():
+    with pytest.raises(ValueError, match="over must be 'nodes' or 'ranks'"):
+        FlatTrend(over="cores").fit(_frame([2, 4]), [1.0, 2.0])
+    with pytest.raises(ValueError, match="positive"):
+        FlatTrend(over="ranks").fit(_frame([2, 4]), [1.0, -2.0])
+    flat = FlatTrend(over="ranks").fit(_frame(list(LEAPFROG)), list(LEAPFROG.values()))
+    with pytest.raises(ValueError, match=r"level must be in \(0, 1\)"):
+        flat.predict_interval(_frame([343]), level=90)
