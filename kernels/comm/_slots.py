@@ -63,6 +63,12 @@ class CoreSlots:
         down instead of hanging them. A long queue that moves never times out: every
         acquisition writes its time into its slot's file, which the head of the
         queue reads.
+    clock : callable, default=time.monotonic
+        Seconds of a monotonic clock shared by every process of the host: the time
+        an acquisition writes into its slot's file and the waiting is measured by
+        (tests inject a fake one).
+    sleep : callable, default=time.sleep
+        How the head of the queue pauses between tests of the slots.
 
     Attributes
     ----------
@@ -80,6 +86,9 @@ class CoreSlots:
         slot_dir: str | None = None,
         first: int = 0,
         max_wait: float = 60.0,
+        *,
+        clock=time.monotonic,
+        sleep=time.sleep,
     ):
         if count < 0:
             raise ValueError(f"core_slots must be >= 0 (0 = off), got {count}")
@@ -90,6 +99,8 @@ class CoreSlots:
         self.wait_time = 0.0
         self.max_wait = max_wait
         self.timeouts = 0
+        self._clock = clock
+        self._sleep = sleep
         self._files = []
         self._gate = None
         if self.count:
@@ -110,7 +121,7 @@ class CoreSlots:
             self.held = index
             fd = self._files[index]
             count, _ = self._record(fd)
-            record = _RECORD.pack((count + 1) % 2**64, time.monotonic())
+            record = _RECORD.pack((count + 1) % 2**64, self._clock())
             os.pwrite(fd, record, 0)
             return True
         return False
@@ -140,21 +151,21 @@ class CoreSlots:
         """
         if not self.count or self.held is not None:
             return
-        start = time.monotonic()
+        start = self._clock()
         # the gate is free unless someone waits: then this blocks, asleep, in line
         fcntl.flock(self._gate, fcntl.LOCK_EX)
         try:
             pause = 1e-5
             while not self._try():
-                now = time.monotonic()
+                now = self._clock()
                 if now - max(start, self._last_handover(now)) > self.max_wait:
                     self.timeouts += 1
                     break
-                time.sleep(pause)
+                self._sleep(pause)
                 pause = min(next_pause(pause, now - start), HEAD_PAUSE)
         finally:
             fcntl.flock(self._gate, fcntl.LOCK_UN)
-        self.wait_time += time.monotonic() - start
+        self.wait_time += self._clock() - start
 
     def release(self) -> None:
         """Give the slot back (no-op when none is held)."""

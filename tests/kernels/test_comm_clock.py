@@ -109,27 +109,43 @@ def test_core_slots_exclude_and_time_out(tmp_path):
     second.close()
 
 
-def test_a_queue_that_moves_never_times_out(tmp_path):
-    # a waiter behind a long queue: other ranks take the slot in turn for 1 s,
-    # 3 times max_wait, before it is the waiter's turn
-    holder = CoreSlots(1, str(tmp_path))
-    waiter = CoreSlots(1, str(tmp_path), max_wait=0.3)
+@pytest.mark.parametrize(
+    ("every", "timeouts"),
+    [(0.05, 0), (0.4, 1)],
+    ids=["moving queue", "queue slower than max_wait"],
+)
+def test_a_queue_that_moves_never_times_out(tmp_path, every, timeouts):
+    # a waiter behind a long queue: for 1 s, 3 times max_wait, other ranks take the
+    # slot in turn before it is the waiter's turn. A hand-over every 0.05 s keeps it
+    # waiting; one every 0.4 s leaves 0.3 s without any and it gives up. Time is a
+    # fake clock that moves when the waiter sleeps.
+    now = [100.0]
+    holder = CoreSlots(1, str(tmp_path), clock=lambda: now[0])
     holder.acquire()
     slot = os.open(tmp_path / "slot-0", os.O_RDWR)
+    handovers = [0]
 
-    def queue():
-        for count in range(20):
-            time.sleep(0.05)
-            # a handover, as an acquisition records it
-            os.pwrite(slot, _RECORD.pack(count + 2, time.monotonic()), 0)
-        holder.release()
+    def sleep(seconds):
+        now[0] += seconds
+        due = min(int((now[0] - 100.0) / every), int(1.0 / every))
+        while handovers[0] < due:  # the ranks ahead take the slot, as _try records
+            handovers[0] += 1
+            record = _RECORD.pack(handovers[0] + 1, 100.0 + every * handovers[0])
+            os.pwrite(slot, record, 0)
+        if now[0] - 100.0 >= 1.0:
+            holder.release()
 
-    thread = threading.Thread(target=queue)
-    thread.start()
+    waiter = CoreSlots(
+        1, str(tmp_path), max_wait=0.3, clock=lambda: now[0], sleep=sleep
+    )
     waiter.acquire()
-    thread.join()
-    assert (waiter.held, waiter.timeouts) == (0, 0)
-    assert waiter.wait_time >= 1.0
+    assert waiter.timeouts == timeouts
+    if timeouts:
+        assert waiter.held is None
+        assert waiter.wait_time == pytest.approx(0.3, abs=2e-3)
+    else:
+        assert waiter.held == 0
+        assert waiter.wait_time == pytest.approx(1.0, abs=2e-3)
     os.close(slot)
     holder.close()
     waiter.close()
@@ -137,18 +153,37 @@ def test_a_queue_that_moves_never_times_out(tmp_path):
 
 def test_a_stalled_queue_gives_up_once_for_everyone(tmp_path):
     # the holder never lets go: the head of the queue gives up after max_wait, and
-    # those queued behind it since as long give up at once instead of in turn
-    holder = CoreSlots(1, str(tmp_path))
+    # those queued behind it since as long give up at once instead of in turn. The
+    # fake clock moves when the head sleeps, once all three waiters are in line.
+    holder = CoreSlots(1, str(tmp_path), clock=lambda: 100.0)
     holder.acquire()
-    waiters = [CoreSlots(1, str(tmp_path), max_wait=0.5) for _ in range(3)]
+    now, lock, callers, in_line = [100.0], threading.Lock(), set(), threading.Event()
+
+    def clock():
+        with lock:
+            callers.add(threading.get_ident())
+            if len(callers) == 3:
+                in_line.set()
+            return now[0]
+
+    def sleep(seconds):
+        assert in_line.wait(10)
+        with lock:
+            now[0] += seconds
+
+    waiters = [
+        CoreSlots(1, str(tmp_path), max_wait=0.5, clock=clock, sleep=sleep)
+        for _ in range(3)
+    ]
     threads = [threading.Thread(target=w.acquire) for w in waiters]
-    began = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert [(w.held, w.timeouts) for w in waiters] == [(None, 1)] * 3
-    assert time.monotonic() - began < 1.4  # not 3 x 0.5 s one after another
+    # 0.5 s for everyone, not 3 x 0.5 s one after another
+    assert now[0] - 100.0 == pytest.approx(0.5, abs=2e-3)
+    assert [w.wait_time for w in waiters] == pytest.approx([0.5] * 3, abs=2e-3)
     for slots in (holder, *waiters):
         slots.close()
 
