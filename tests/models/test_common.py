@@ -92,15 +92,17 @@ class WeightedProcessCounts(ProcessCounts):
         return self._fit(X, y, sample_weight=sample_weight)
 
 
+# The searches are kept small (one term, a few candidates and folds): the contract is
+# the same whatever their size, and the default searches take minutes on random data.
 @parametrize_with_checks(
     [
         WeightedProcessCounts(ScalingLaw()),
-        WeightedProcessCounts(PMNFSearch(max_terms=2)),
-        ProcessCounts(TrafficModel()),
+        WeightedProcessCounts(PMNFSearch(max_terms=1)),
+        ProcessCounts(TrafficModel(max_terms=1)),
         ProcessCounts(PowerLawBaseline()),
         ProcessCounts(RegimeTrend()),
         ProcessCounts(FlatTrend()),
-        CommunicationPredictor(loss="absolute"),
+        CommunicationPredictor(loss="absolute", max_terms=2, candidates=2, folds=2),
         ProcessCounts(FiMCal()),
         ProcessCounts(
             FiMCom(replications=2, calibration_replications=1, max_groups=8, max_iter=5)

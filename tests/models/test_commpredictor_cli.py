@@ -109,6 +109,7 @@ def test_fit_trains_on_the_benchmark_and_reports_its_areas(fitted):
     assert model.exists()
 
 
+@pytest.mark.slow  # fits whole ensembles: half a minute
 def test_a_phase_set_by_its_busiest_node_is_projected_with_ntmax(tmp_path, capsys):
     """Records with NTmax: it is offered to the fit and computed for the phase.
 

@@ -62,6 +62,7 @@ def test_two_node_counts_cannot_check_extrapolation():
     assert np.isfinite(proj["time_upper"].values).all()
 
 
+@pytest.mark.slow  # fits whole ensembles: half a minute
 def test_bandwidth_blind_models_are_not_selected_when_bandwidth_varies():
     X = _frame([2, 3, 4, 6, 8, 12], bandwidth=[100.0, 50.0, 25.0])
     y = _times(

@@ -134,6 +134,7 @@ def test_time_only_laws_take_a_link_bandwidth_but_not_a_latency(results):
         )
 
 
+@pytest.mark.slow  # fits whole ensembles: half a minute
 def test_traffic_projection_knows_its_floor_and_other_networks(traffic):
     fit = fit_ensemble(traffic)
     assert fit.selected == "traffic"
@@ -160,6 +161,7 @@ def test_traffic_projection_knows_its_floor_and_other_networks(traffic):
         )
 
 
+@pytest.mark.slow  # fits whole ensembles: half a minute
 def test_model_file_round_trip_keeps_meaning(traffic, tmp_path):
     fit = fit_ensemble(traffic)
     path = save_models(tmp_path / "m.json", fit)

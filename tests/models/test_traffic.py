@@ -283,6 +283,7 @@ def test_the_ensemble_refuses_laws_blind_to_an_application_parameter(points_fit)
         assert f"{name} is not selected: ignores points, which varies" in fit.notes
 
 
+@pytest.mark.slow  # fits whole ensembles: half a minute
 def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
     fit = fit_ensemble(traffic)
     assert fit.selected == "traffic"
