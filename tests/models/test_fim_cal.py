@@ -142,3 +142,38 @@ def test_synchronized_variant_without_counters():
     big = np.array([[1e6, 16]])
     assert np.isfinite(model.predict(big)).all()
     assert model.predict(big)[0] > published.predict(big)[0]
+
+
+def test_parameters_that_grow_together_keep_the_one_that_extrapolates():
+    # NPB CG's per-iteration cycles on 1, 2, 4 ranks for classes S, W, A (order
+    # na, nonzeros nnz), as measured on a 2-core host without counters
+    na = np.repeat([1400.0, 7000.0, 14000.0], 3)
+    nnz = np.repeat([78148.0, 508402.0, 1853104.0], 3)
+    procs = np.tile([1, 2, 4], 3)
+    total = np.array([1.571, 3.056, 7.056, 5.586, 8.207, 13.05, 18.18, 20.27, 27.79])
+    total = total * 1e7
+    hardware = np.column_stack([1 - 1 / total, total, np.zeros(9)])
+    pairs = zip(total, procs, strict=True)
+    seconds = np.array(
+        [calculation_time(1 - 1 / c, c, 0.0, F, int(t)) for c, t in pairs]
+    )
+    X = np.column_stack([na, nnz, procs])
+    class_b = np.array([[75000.0, 13708072.0, 1]])
+    # what the training sizes say a nonzero costs, carried to class B
+    per_nonzero = total / nnz
+    low, high = per_nonzero.min() * 13708072.0, per_nonzero.max() * 13708072.0
+    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    assert model.kept_ == (1,)  # the nonzeros alone
+    assert model.forms_[1] == "linear"
+    assert model.coef_[1, 1] == 0.0
+    regressed = model.coef_[1] @ [1.0, *class_b[0, :2]]  # Eq. 11, before alpha
+    assert low < regressed < high
+    # two sizes cannot determine a law on both: it is not checked, nor taken
+    assert all(kept != (0, 1) for kept, _ in model.subset_errors_)
+    assert model.size_errors_ == {}
+    # a law on both, fitted through the three sizes, extrapolates with exponents of
+    # opposite signs (na**-0.68 nnz**1.10) to 46 % of what a nonzero costs
+    both = FiMCal(frequency=F, size_law="power").fit(X, seconds, hardware=hardware)
+    exponents = both.coef_[1, 1:]
+    assert exponents[0] < 0 < exponents[1]
+    assert np.exp(both.coef_[1] @ [1.0, *np.log(class_b[0, :2])]) < 0.6 * low
