@@ -38,9 +38,14 @@ over its own link: one scatter) and ``tree_broadcast``, the binomial tree MPI
 libraries use for a broadcast (and scaleprobe's emulated communicator charges):
 ``ceil(log2 q)`` rounds, in each of which every rank that has the data sends all of
 it to one that has not, as a one-receiver scatter; a round ends with its slowest
-transfer. The paper's ``broadcast`` passes every job once through D and M and then
-duplicates it to the receivers, whose receiving end it shares (time linear in
-``q``); the tree moves the whole data ``ceil(log2 q)`` times, one receiver at a time.
+transfer; ``ring_allgather``, the ring MPI libraries use for an allgather of
+long messages (and scaleprobe's emulated communicator charges; recursive doubling
+and Bruck move the same data in fewer rounds): ``q - 1`` rounds, in each of which
+every rank sends one rank's block to its neighbour, as a one-receiver scatter,
+ending with the slowest of the ``q`` transfers. The paper's ``broadcast`` passes
+every job once through D and M and then duplicates it to the receivers, whose
+receiving end it shares (time linear in ``q``); the tree moves the whole data
+``ceil(log2 q)`` times, one receiver at a time.
 
 Replications of one collective are simulated side by side (:func:`simulate_many`):
 every array gets a leading replications axis, and the loops run over groups and tree
@@ -78,7 +83,18 @@ PATTERNS = (
     "allreduce",
     "alltoall",
     "tree_broadcast",
+    "ring_allgather",
 )
+
+#: Most rounds of a ``ring_allgather`` simulated one by one; more are that many
+#: rounds, their times scaled to the number of rounds.
+RING_ROUNDS = 8
+#: Most groups of data points a ring round's transfer is simulated as, whatever
+#: ``q`` and ``max_groups`` (as many as :class:`~scaleprobe.models.FiMCom`'s
+#: calibration simulates): the metadata server's speed depends on how the points
+#: arrive, so the grouping must not change between calibration and prediction, nor
+#: with the process count.
+RING_GROUPS = 32
 
 
 @dataclass(frozen=True)
@@ -327,6 +343,29 @@ def _tree_broadcast(jobs, receivers, laws, rng, max_groups, replications):
     return out
 
 
+def _ring_allgather(jobs, receivers, laws, rng, max_groups, replications):
+    """``q - 1`` rounds of ``q`` one-receiver transfers of one block each.
+
+    A rank receives ``jobs`` data points in all, ``jobs / (q - 1)`` a round. At most
+    :data:`RING_ROUNDS` rounds are simulated; more are that many, scaled: the mean
+    is the same, the spread over replications larger than the ring's (a
+    conservative interval).
+    """
+    out = np.zeros(replications)
+    if not receivers or jobs <= 0:
+        return out
+    ranks = receivers + 1
+    sizes = _groups(max(round(jobs / receivers), 1), min(max_groups, RING_GROUPS))
+    rounds = min(receivers, RING_ROUNDS)
+    for _ in range(rounds):
+        for block in _blocks(replications, ranks * len(sizes)):
+            count = block.stop - block.start
+            sent = _send(sizes, laws, rng, (count, ranks))
+            sent += rng.exponential(laws.eta, (count, ranks, 1))
+            out[block] += _received(sent, sizes, laws.psi, rng)
+    return out * (receivers / rounds)
+
+
 def _gather(jobs, senders, laws, rng, max_groups, replications):
     """D, M and C per sender in parallel, merged into the root's FIFO receiver."""
     if not senders or jobs <= 0:
@@ -359,8 +398,8 @@ def simulate_many(pattern, jobs, processes, laws, rng, replications, max_groups=
     jobs : int
         Data points of the collective: sent by the root (scatter, broadcast,
         tree_broadcast: each once), received by the root (gather), received by
-        each rank (allgather), per rank's vector (allreduce) or sent by each rank
-        (alltoall).
+        each rank (allgather, ring_allgather), per rank's vector (allreduce) or
+        sent by each rank (alltoall).
     processes : int
         Ranks taking part; ``processes - 1`` receivers or senders.
     laws : ServiceLaws
@@ -400,6 +439,8 @@ def simulate_many(pattern, jobs, processes, laws, rng, replications, max_groups=
         return _tree_broadcast(jobs, others, *run)
     if pattern == "gather":
         return _gather(jobs, others, *run)
+    if pattern == "ring_allgather":
+        return _ring_allgather(jobs, others, *run)
     if pattern == "allgather":
         return _gather(jobs, others, *run) + _broadcast(jobs, others, *run)
     # allreduce: a gather of every sender's vector, then a broadcast of one vector

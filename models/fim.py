@@ -21,6 +21,12 @@ count), which hold a broadcast's ``N``, a scatter's ``N (q-1)/q``, a gather of
 partial sums ``K (q-1)``, an all-to-all's ``N (q-1)/q**2`` exactly. Of the forms
 that reproduce the measured counts, the one with the fewest terms is taken.
 
+An iterative kernel's records also say how many iterations were timed
+(``stages``). Iterations multiply the computation and the calls of every collective
+and change nothing else, so FiM fits both per iteration and multiplies them back:
+NPB CG runs 15 iterations in classes S, W, A and 75 in class B, which no regression
+on the training classes could learn.
+
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
 
@@ -57,6 +63,8 @@ COLLECTIVE_PATTERNS = {
 }
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
+#: FiM-Com's pattern of an ``allgather`` for each choice of ``FiM(allgather=...)``.
+_ALLGATHERS = {"ring": "ring_allgather", "queue": "allgather"}
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -167,6 +175,18 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         one-receiver transfers of the whole data), or ``"queue"``, the paper's
         (every data point duplicated to all receivers through one queue, time linear
         in ``q``). See :mod:`scaleprobe.models._queue_sim`.
+    allgather : {"ring", "queue"}, default="ring"
+        FiM-Com's model of an ``allgather``: ``"ring"``, the ring of MPI libraries
+        for long messages and of scaleprobe's emulated communicator (``q - 1``
+        rounds in which every rank passes one block to its neighbour; each rank
+        receives ``(q - 1)/q`` of the data once), or ``"queue"``, a gather to one
+        root followed by the paper's queue broadcast (the root receives and sends
+        everything; time linear in ``q``).
+    iterations : str or None, default="stages"
+        Column counting the iterations a point timed: the computation and the calls
+        are fitted per iteration and multiplied back (not an application
+        parameter). Ignored when the frame lacks it; a frame to predict from may
+        lack it when every training point timed the same number.
     replications : int, default=30
         FiM-Com's replications per prediction.
     random_state : int, default=0
@@ -181,6 +201,10 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     counts_ : dict of str to tuple of ndarray
         Non-negative coefficients of the calls and of the data points per call.
     parameters_ : list of str
+    iterations_ : str or None
+        The iterations column used, None without one.
+    trained_iterations_ : ndarray
+        Its distinct training values.
     n_features_in_ : int
 
     Examples
@@ -201,6 +225,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         variant="published",
         size_law="cv",
         broadcast="tree",
+        allgather="ring",
+        iterations="stages",
         replications=30,
         random_state=0,
     ):
@@ -211,6 +237,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.variant = variant
         self.size_law = size_law
         self.broadcast = broadcast
+        self.allgather = allgather
+        self.iterations = iterations
         self.replications = replications
         self.random_state = random_state
 
@@ -219,6 +247,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             return list(self.features)
         skip = {
             self.over,
+            self.iterations,
             *_NOT_PARAMETERS,
             *MEASURED_COLUMNS,
             *fim_measurements(X.columns),
@@ -247,6 +276,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 f"broadcast must be one of {sorted(_BROADCASTS)}, "
                 f"got {self.broadcast!r}"
             )
+        if self.allgather not in _ALLGATHERS:
+            raise ValueError(
+                f"allgather must be one of {sorted(_ALLGATHERS)}, "
+                f"got {self.allgather!r}"
+            )
         named = isinstance(X, pd.DataFrame) and "comp_time_iterations" in X.columns
         if not named:
             self.mode_ = "time"
@@ -268,6 +302,15 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.mode_ = "fim"
         self.parameters_ = self._parameters(X)
         validate_data(self, X[[self.over, *self.parameters_]], y, y_numeric=True)
+        self.iterations_ = self.iterations if self.iterations in X.columns else None
+        per = np.ones(len(X))
+        if self.iterations_ is not None:
+            per = X[self.iterations_].to_numpy(float)
+            if not np.all(np.isfinite(per) & (per > 0)):
+                raise ValueError(
+                    f"the iterations column {self.iterations_!r} must be positive"
+                )
+        self.trained_iterations_ = np.unique(per)
         q = X[self.over].to_numpy(float)
         x = _sizes(X, self.parameters_)
         frequency = self.frequency
@@ -280,7 +323,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         hardware = None
         if {"hw_utilisation", "hw_total_cycles"} <= set(X.columns):
             hardware = np.column_stack(
-                [X["hw_utilisation"], X["hw_total_cycles"], np.zeros(len(X))]
+                [X["hw_utilisation"], X["hw_total_cycles"] / per, np.zeros(len(X))]
             )
             if not np.all(np.isfinite(hardware)):
                 hardware = None
@@ -289,7 +332,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         )
         self.computation_.fit(
             np.column_stack([x, q]),
-            X["comp_time_iterations"].to_numpy(float),
+            X["comp_time_iterations"].to_numpy(float) / per,
             hardware=hardware,
         )
         link = self.link_bandwidth
@@ -320,26 +363,43 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 np.column_stack([per_call[called], q[called]]), seconds
             )
             self.counts_[kind] = (
-                _fit_counts(_count_basis(x, q, False), calls),
+                _fit_counts(_count_basis(x, q, False), calls / per),
                 _fit_counts(_count_basis(x, q, True), per_call),
             )
         return self
 
     def _pattern(self, kind):
         pattern = COLLECTIVE_PATTERNS[kind]
-        return _BROADCASTS[self.broadcast] if pattern == "broadcast" else pattern
+        if pattern == "broadcast":
+            return _BROADCASTS[self.broadcast]
+        if pattern == "allgather":
+            return _ALLGATHERS[self.allgather]
+        return pattern
 
     def _frame(self, X):
         check_is_fitted(self)
         if self.mode_ == "time":
-            return None, None
+            return None, None, None
         if not isinstance(X, pd.DataFrame):
             raise ValueError("FiM was fitted on a named frame: predict takes one too")
         missing = [c for c in (self.over, *self.parameters_) if c not in X.columns]
         if missing:
             raise ValueError(f"FiM needs the column(s) {missing} to predict")
         data = validate_data(self, X[[self.over, *self.parameters_]], reset=False)
-        return _sizes(X, self.parameters_), data[:, 0]
+        return _sizes(X, self.parameters_), data[:, 0], self._per_iteration(X)
+
+    def _per_iteration(self, X):
+        """Iterations of each row to predict (1 without an iterations column)."""
+        if getattr(self, "iterations_", None) is None:
+            return np.ones(len(X))
+        if self.iterations_ in X.columns:
+            return X[self.iterations_].to_numpy(float)
+        if len(self.trained_iterations_) == 1:
+            return np.full(len(X), float(self.trained_iterations_[0]))
+        raise ValueError(
+            f"FiM needs the column {self.iterations_!r} to predict: the training "
+            f"points timed {self.trained_iterations_.tolist()} iterations"
+        )
 
     def predict_parts(self, X):
         """Predicted computation and time of each collective kind, s.
@@ -353,13 +413,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         dict of str to ndarray
             ``"computation"`` and one entry per collective kind.
         """
-        x, q = self._frame(X)
+        x, q, per = self._frame(X)
         if x is None:
             return {"computation": self.computation_.predict(X)}
-        parts = {"computation": self.computation_.predict(np.column_stack([x, q]))}
+        computation = self.computation_.predict(np.column_stack([x, q]))
+        parts = {"computation": per * computation}
         for kind, model in self.communication_.items():
             calls_coef, jobs_coef = self.counts_[kind]
-            calls = _count_basis(x, q, False) @ calls_coef
+            calls = per * (_count_basis(x, q, False) @ calls_coef)
             jobs = _count_basis(x, q, True) @ jobs_coef
             parts[kind] = calls * model.predict(np.column_stack([jobs, q]))
         return parts

@@ -155,7 +155,8 @@ class IterationProfile:
         dict
             ``profile``: ``{"comp_time": [...], "<kind>_time": [...],
             "<kind>_jobs": [...]}`` over iterations; ``metrics``: their sums
-            (``comp_time_iterations``, ``<kind>_time``, ``<kind>_jobs``,
+            (``comp_time_iterations``, ``stages`` (the iterations timed),
+            ``<kind>_time``, ``<kind>_jobs``,
             ``<kind>_calls``, and ``<kind>_job_bytes``) and the hardware
             parameters ``hw_frequency``,
             ``hw_utilisation`` (mean over ranks), ``hw_total_cycles``,
@@ -173,11 +174,15 @@ class IterationProfile:
         after = np.max([r["calls"][:, 3] for r in every], axis=0)
         cost = np.maximum(after - before, 0.0)
         profile = {"comp_time": comp.tolist()}
-        metrics = {"comp_time_iterations": float(comp.sum()) if count else 0.0}
-        units = {"comp_time_iterations": "s"}
+        metrics = {
+            "comp_time_iterations": float(comp.sum()) if count else 0.0,
+            "stages": count,
+        }
+        units = {"comp_time_iterations": "s", "stages": "1"}
         long_names = {
             "comp_time_iterations": "sum over iterations of the slowest rank's "
             "computation",
+            "stages": "iterations timed",
         }
         iteration = calls[:, 0].astype(int)
         kind = calls[:, 1].astype(int)

@@ -43,6 +43,7 @@ def _profile_adds_up(record, kinds):
     assert parts == pytest.approx(metrics["time"], rel=0.25)
     for kind in kinds:
         assert sum(profile[f"{kind}_time"]) == pytest.approx(metrics[f"{kind}_time"])
+    assert metrics["stages"] == len(profile["comp_time"])  # the iterations timed
     assert metrics["hw_counted"] in (0, 1)
     assert metrics["hw_total_cycles"] > 0
     assert metrics["hw_frequency"] > 0

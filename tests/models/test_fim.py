@@ -166,6 +166,73 @@ def test_an_unknown_broadcast_model_is_refused():
         FiM(broadcast="ring").fit(X, y)
 
 
+def _cg_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
+    """A vector of N points allgathered every iteration around a ring."""
+    rows = []
+    for n in sizes:
+        cycles = iterations * CYCLES_PER_POINT * n / 5  # an iteration's work is fixed
+        for q in ranks:
+            rows.append(
+                {
+                    "ranks": q,
+                    "points": n,
+                    "run": 0,
+                    "comp_time_iterations": cycles / F / q,
+                    "hw_total_cycles": cycles,
+                    "hw_utilisation": 0.9,
+                    "hw_frequency": F,
+                    "allgatherv_calls": iterations,
+                    "allgatherv_jobs": iterations * n * (q - 1) / q,
+                    "allgatherv_time": iterations
+                    * (q - 1)
+                    * (LATENCY + n / q * PER_POINT),
+                    "allgatherv_job_bytes": 8,
+                    "stages": iterations,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    return frame, (frame["comp_time_iterations"] + frame["allgatherv_time"]).to_numpy()
+
+
+def test_an_allgather_follows_the_ring_by_default():
+    X, y = _cg_like([1, 2, 4])
+    far, truth = _cg_like([16, 32], sizes=(8e4,))
+    ring = FiM(replications=10).fit(X, y)
+    queue = FiM(allgather="queue", replications=10).fit(X, y)
+    assert ring.communication_["allgatherv"].pattern == "ring_allgather"
+    assert queue.communication_["allgatherv"].pattern == "allgather"
+    # each rank receives (q - 1)/q of the vector once: the ring extrapolates; a
+    # gather then a queue broadcast, linear in the receivers, does not
+    np.testing.assert_allclose(ring.predict(far), truth, rtol=0.15)
+    assert np.all(queue.predict(far) > 1.5 * truth)
+    with pytest.raises(ValueError, match="allgather must be one of"):
+        FiM(allgather="bruck").fit(X, y)
+
+
+def test_iterations_multiply_the_computation_and_the_calls():
+    # trained on 5 iterations, asked for 25 (NPB CG: 15 in classes S-A, 75 in B)
+    X, y = _cg_like([1, 2, 4])
+    far, truth = _cg_like([1, 8, 32], sizes=(8e4,), iterations=25)
+    model = FiM(replications=10).fit(X, y)
+    assert model.iterations_ == "stages"
+    np.testing.assert_allclose(model.predict(far), truth, rtol=0.15)
+    # without it, what changed nothing in training is not extrapolated
+    blind = FiM(iterations=None, replications=10).fit(X, y)
+    assert blind.iterations_ is None
+    assert np.all(blind.predict(far) < 0.3 * truth)
+    # a frame without the column is predicted at the one count every point timed
+    without = far.drop(columns="stages")
+    np.testing.assert_allclose(
+        model.predict(without), model.predict(far.assign(stages=5)), rtol=1e-12
+    )
+    mixed = pd.concat([X, _cg_like([1, 2, 4], iterations=7)[0]], ignore_index=True)
+    varied = FiM(replications=4).fit(mixed, np.ones(len(mixed)))
+    with pytest.raises(ValueError, match="needs the column 'stages'"):
+        varied.predict(without)
+    with pytest.raises(ValueError, match="must be positive"):
+        FiM().fit(X.assign(stages=0), y)
+
+
 @pytest.mark.parametrize(
     "form",
     [

@@ -140,6 +140,25 @@ def test_a_tree_broadcast_takes_log2_rounds_of_the_whole_data():
         )
 
 
+def test_a_ring_allgather_takes_q_minus_1_rounds_of_one_block():
+    laws = ServiceLaws(1e6, 1e6, 1e15, FAST, FAST)  # D alone: 1 us per job
+    rng = np.random.default_rng(0)
+    # a rank receives (q - 1) blocks, one a round: the rounds add up to its data;
+    # 100 ranks are 99 rounds, simulated as 64 and scaled
+    for ranks, jobs in [(1, 1000), (2, 1000), (5, 1000), (100, 99000)]:
+        expected = jobs * 1e-6 if ranks > 1 else 0.0
+        assert simulate("ring_allgather", jobs, ranks, laws, rng) == pytest.approx(
+            expected, rel=1e-6
+        )
+    # each round waits for the slowest of q initialisation delays: (q - 1) eta H_q
+    eta, ranks = 1e-3, 5
+    delays = ServiceLaws(1e12, 1e12, 1e15, eta, FAST)
+    harmonic = sum(1 / k for k in range(1, ranks + 1))
+    assert _mean("ring_allgather", 4, ranks, delays, 400) == pytest.approx(
+        (ranks - 1) * eta * harmonic, rel=0.05
+    )
+
+
 def test_senders_side_by_side_are_each_the_one_sender_server():
     rng = np.random.default_rng(5)
     for nu in (1e3, 1e6):  # M the bottleneck, M fast
