@@ -4,8 +4,9 @@ For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on th
 small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
 emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
 measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`; a broadcast as
-a binomial tree; Eq. 11 linear or a power law of the size, as holding out the largest
-training size decides), FiM-queue (the same with the paper's queue broadcast), RBASP
+a binomial tree, an allgather as a ring; per iteration timed; Eq. 11 linear or a power
+law of the size, as holding out the largest training size decides), FiM-queue (the
+same with the paper's queue broadcast, and an allgather as a gather then it), RBASP
 (Eq. 17, ``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and
 the model scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on
 the process count and ``scale = log2`` size). Printed per kernel: best / average / worst
@@ -40,6 +41,7 @@ from fim_eval import (
     TEST_RANKS,
     TRAIN_RANKS,
     bar_chart,
+    fim_columns,
     fit_models,
     frame,
     launch,
@@ -117,7 +119,7 @@ def _report(kernel, train, test, models):
         f"best model: {best}; goal (avg <= {GOAL_ERROR:g} %, optimal within "
         f"{GOAL_STEPS} step): {'MET' if met else 'MISSED'}"
     )
-    parts = models["FiM"].predict_parts(test[["ranks", "size"]])
+    parts = models["FiM"].predict_parts(test[fim_columns(test)])
     print(
         "FiM parts at "
         + ", ".join(

@@ -25,7 +25,8 @@ TRAIN_RANKS = (1, 2, 4)
 TEST_RANKS = (1, 2, 4, 8, 16, 32)
 
 #: Per kernel: module, fixed arguments, the size flag, three training sizes, the large
-#: size, and the application parameter (from the record) the models regress on.
+#: size, and the application parameter (from the record) the models regress on; FiM
+#: takes ``fim`` (named parameters of the record) instead where a kernel has one.
 KERNELS = {
     "kmeans": {
         "module": "iterative.kmeans",
@@ -61,13 +62,16 @@ KERNELS = {
     },
     "cg": {
         # classes change the order, the nonzeros and the iterations together: the
-        # work of the products (nonzeros x iterations) is the one size parameter
+        # work of the products (nonzeros x iterations) is the one size parameter of
+        # the laws; FiM counts the iterations apart (stages) and takes the order
+        # (what the allgather moves) and the nonzeros (what a product reads)
         "module": "npb.cg",
         "args": [],
         "flag": "--class",
         "train": ["S", "W", "A"],
         "large": "B",
         "parameter": lambda m: m["nnz"] * m["niter"],
+        "fim": {"na": lambda m: m["na"], "nnz": lambda m: m["nnz"]},
     },
 }
 
@@ -125,6 +129,10 @@ def frame(kernel, records):
             "run": run,
         }
         row.update({k: metrics[k] for k in fim_measurements(metrics)})
+        # records from before the kernels counted their timed iterations
+        row.setdefault("stages", len(record["profiles"]["iteration"]["comp_time"]))
+        for name, value in KERNELS[kernel].get("fim", {}).items():
+            row[name] = float(value(metrics))
         # what the traffic model prices: the critical path and the link it ran on
         row.update({k: metrics[k] for k in TRAFFIC_COLUMNS if k in metrics})
         row.update({k: metrics[k] for k in COLLECTIVE_COLUMNS if k in metrics})
@@ -149,8 +157,26 @@ def _law_frame(data):
             "run": data.get("run", 0),
         }
     )
-    measured = [c for c in data.columns if c not in ("ranks", "size", "time", "run")]
+    # the size is the whole work (CG's counts its iterations): an iteration count
+    # beside it would have FiM divide the work by the iterations twice
+    skip = ("ranks", "size", "time", "run", "stages", *_fim_parameters(data))
+    measured = [c for c in data.columns if c not in skip]
     return pd.concat([frame, data[measured]], axis=1)
+
+
+def _fim_parameters(data):
+    """FiM's application parameters of a kernel's frame: its ``fim`` columns, or the
+    size."""
+    named = [c for c in data.columns if c in _FIM_NAMES]
+    return named or ["size"]
+
+
+_FIM_NAMES = {name for spec in KERNELS.values() for name in spec.get("fim", {})}
+
+
+def fim_columns(data):
+    """The columns FiM predicts from: process count, parameters, iterations."""
+    return ["ranks", *_fim_parameters(data), "stages"]
 
 
 def fit_models(train):
@@ -160,9 +186,12 @@ def fit_models(train):
     y = train["time"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
-        fim = FiM(features=["size"]).fit(train, y)
-        # the paper's broadcast (one queue duplicating to every receiver)
-        queue = FiM(features=["size"], broadcast="queue").fit(train, y)
+        parameters = _fim_parameters(train)
+        fim = FiM(features=parameters).fit(train, y)
+        # the paper's broadcast (one queue duplicating to every receiver), and an
+        # allgather as a gather then that broadcast
+        queue = FiM(features=parameters, broadcast="queue", allgather="queue")
+        queue.fit(train, y)
         logs = train[["ranks"]].assign(log2_size=np.log2(train["size"]))
         rbasp = RBASP(features=["log2_size"]).fit(logs, y)
         linear = RBASP(features=["log2_size"], g="linear").fit(logs, y)
@@ -189,8 +218,8 @@ def predict(models, test):
         warnings.simplefilter("ignore", ScaleprobeWarning)
         logs = test[["ranks"]].assign(log2_size=np.log2(test["size"]))
         predicted = {
-            "FiM": models["FiM"].predict(test[["ranks", "size"]]),
-            "FiM-queue": models["FiM-queue"].predict(test[["ranks", "size"]]),
+            "FiM": models["FiM"].predict(test[fim_columns(test)]),
+            "FiM-queue": models["FiM-queue"].predict(test[fim_columns(test)]),
             "RBASP": models["RBASP"].predict(logs),
             "RBASP-lin": models["RBASP-lin"].predict(logs),
         }
