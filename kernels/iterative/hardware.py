@@ -38,6 +38,7 @@ __all__ = [
     "COUNTED_EVENTS",
     "HardwareCounters",
     "hardware_parameters",
+    "last_level_cache",
     "nominal_frequency",
     "parse_perf_stat",
 ]
@@ -262,6 +263,46 @@ def nominal_frequency() -> float:
     except (OSError, ValueError, IndexError):
         pass
     return math.nan
+
+
+_SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def last_level_cache(root: str = "/sys/devices/system/cpu/cpu0/cache") -> float:
+    """Bytes of the host's last-level data cache, from ``sysfs`` (NaN if unknown).
+
+    Parameters
+    ----------
+    root : str, default="/sys/devices/system/cpu/cpu0/cache"
+        The ``index*`` directories of one CPU's caches.
+
+    Returns
+    -------
+    float
+        Size of the highest-level data or unified cache (one instance of it,
+        shared or not).
+    """
+    found = {}
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return math.nan
+    for name in names:
+        if not name.startswith("index"):
+            continue
+        try:
+            with open(os.path.join(root, name, "level")) as handle:
+                level = int(handle.read())
+            with open(os.path.join(root, name, "type")) as handle:
+                kind = handle.read().strip()
+            with open(os.path.join(root, name, "size")) as handle:
+                size = handle.read().strip().upper()
+        except (OSError, ValueError):
+            continue
+        match = re.fullmatch(r"(\d+)\s*([KMG]?)B?", size)
+        if kind in ("Data", "Unified") and match:
+            found[level] = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    return float(found[max(found)]) if found else math.nan
 
 
 def hardware_parameters(events: dict, *, frequency: float | None = None) -> dict:

@@ -347,6 +347,8 @@ def main(argv=None) -> int:
     profile = IterationProfile(
         comm, {"scatter": 40, "bcast": 40, "gather": 56}, counters=args.counters
     )
+    # the rank's pixels and a chunk of distances to the centroids at a time
+    profile.working_set(local.nbytes + _CHUNK * 8 * (args.clusters + 5))
     others = comm.size - 1
 
     start = comm.sync()

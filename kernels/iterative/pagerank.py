@@ -273,6 +273,14 @@ def main(argv=None) -> int:
         else {"scatter": 24, "allgather": 8}
     )
     profile = IterationProfile(comm, kinds, counters=args.counters)
+    # the rank's links (source, weight, target and the products), the whole rank
+    # vector, its block and the gathered blocks
+    profile.working_set(
+        4 * 8 * mine
+        + rank.nbytes
+        + 8 * (count + 1)
+        + (gathered.nbytes if gathered is not None else 0)
+    )
     others = comm.size - 1
 
     start = comm.sync()

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .hardware import HardwareCounters, hardware_parameters
+from .hardware import HardwareCounters, hardware_parameters, last_level_cache
 
 __all__ = ["HARDWARE_LONG_NAMES", "HARDWARE_UNITS", "IterationProfile", "build_record"]
 
@@ -88,6 +88,21 @@ class IterationProfile:
         self._comp = []
         self._calls = []  # (iteration, kind index, before, after, jobs)
         self._open = None  # clock when the open compute region (re)started
+        self._working_set = math.nan
+
+    def working_set(self, nbytes: float) -> None:
+        """Declare the bytes this rank's iterations read and write.
+
+        Its share of the data and the vectors it touches, allocated once: the record
+        then carries ``working_set`` (the largest over ranks) and ``llc_bytes`` (the
+        host's last-level cache), which tell whether a rank computed from its
+        caches or from memory.
+
+        Parameters
+        ----------
+        nbytes : float
+        """
+        self._working_set = float(nbytes)
 
     def next_iteration(self) -> None:
         """Start the next iteration (call before the first one too)."""
@@ -156,6 +171,8 @@ class IterationProfile:
             ``profile``: ``{"comp_time": [...], "<kind>_time": [...],
             "<kind>_jobs": [...]}`` over iterations; ``metrics``: their sums
             (``comp_time_iterations``, ``stages`` (the iterations timed),
+            ``working_set`` and ``llc_bytes`` when every rank declared its
+            working set,
             ``<kind>_time``, ``<kind>_jobs``,
             ``<kind>_calls``, and ``<kind>_job_bytes``) and the hardware
             parameters ``hw_frequency``,
@@ -167,7 +184,12 @@ class IterationProfile:
         calls = np.array(self._calls, dtype=np.float64).reshape(-1, 5)
         events = self.hardware.events()
         self.hardware.close()
-        mine = {"comp": self._comp, "calls": calls, "events": events}
+        mine = {
+            "comp": self._comp,
+            "calls": calls,
+            "events": events,
+            "working_set": self._working_set,
+        }
         every = self.comm.allgather(mine)
         comp = np.max([np.asarray(r["comp"], dtype=float) for r in every], axis=0)
         before = np.max([r["calls"][:, 2] for r in every], axis=0)
@@ -207,6 +229,15 @@ class IterationProfile:
             long_names[f"{name}_time"] = f"time of the {name} calls (cost, no wait)"
             long_names[f"{name}_jobs"] = f"data points moved by the {name} calls"
             long_names[f"{name}_job_bytes"] = f"bytes of one data point of {name}"
+        declared = [r["working_set"] for r in every]
+        if not any(math.isnan(b) for b in declared):
+            metrics["working_set"] = float(max(declared))
+            metrics["llc_bytes"] = last_level_cache()
+            units.update({"working_set": "bytes", "llc_bytes": "bytes"})
+            long_names["working_set"] = (
+                "bytes one rank's iterations read and write (the largest rank)"
+            )
+            long_names["llc_bytes"] = "last-level cache of the host (NaN if unknown)"
         parts = [hardware_parameters(r["events"]) for r in every]
         counted = all(p["counted"] for p in parts)
         metrics.update(

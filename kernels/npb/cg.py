@@ -297,6 +297,14 @@ def main(argv=None) -> int:
     profile = IterationProfile(
         comm, {"allgather": 8, "allreduce": 8}, counters=args.counters
     )
+    # the row block, the gathered vector and the six local vectors of conj_grad
+    profile.working_set(
+        block.data.nbytes
+        + block.indices.nbytes
+        + block.indptr.nbytes
+        + whole.nbytes
+        + 6 * 8 * mine
+    )
     x = np.ones(mine)
     zeta = rnorm = math.nan
     start = comm.sync()

@@ -178,6 +178,8 @@ def main(argv=None) -> int:
     first = comm.rank * (total // comm.size) + min(comm.rank, total % comm.size)
     profile = IterationProfile(comm, {"allreduce": 8}, counters=args.counters)
     result = np.empty(2 + ANNULI)
+    # the pairs of a chunk of batches and their acceptance, whatever the class
+    profile.working_set(_CHUNK_BATCHES * (1 << BATCH_LOG2) * 8 * 4)
 
     start = comm.sync()
     origin = comm.path()

@@ -241,6 +241,8 @@ def main(argv=None) -> int:
     receives = np.empty(size, dtype=np.int64)
     checks = np.zeros(2, dtype=np.int64)
     others = size > 1
+    # the rank's keys, their bucket order and the keys it receives (about as many)
+    profile.working_set(sorter.keys.nbytes + 2 * 8 * len(sorter.keys))
 
     start = comm.sync()
     origin = comm.path()

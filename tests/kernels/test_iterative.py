@@ -136,3 +136,25 @@ def test_counters_of_this_process_and_the_nominal_clock():
     assert hardware.nominal_frequency() > 1e8
     with pytest.raises(RuntimeError, match="without start"):
         region.stop()
+
+
+def _cache_tree(root, caches):
+    for index, (level, kind, size) in enumerate(caches):
+        entry = root / f"index{index}"
+        entry.mkdir(parents=True)
+        (entry / "level").write_text(f"{level}\n")
+        (entry / "type").write_text(f"{kind}\n")
+        (entry / "size").write_text(f"{size}\n")
+    return str(root)
+
+
+def test_the_last_level_cache_is_the_highest_data_cache(tmp_path):
+    caches = [(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", "512K")]
+    two = _cache_tree(tmp_path / "two", caches)
+    assert hardware.last_level_cache(two) == 512 * 2**10
+    three = _cache_tree(tmp_path / "three", [*caches, (3, "Unified", "32768K")])
+    assert hardware.last_level_cache(three) == 32 * 2**20
+    # an instruction cache is no place for data; no cache known is NaN
+    odd = _cache_tree(tmp_path / "odd", [(1, "Data", "48K"), (2, "Instruction", "1M")])
+    assert hardware.last_level_cache(odd) == 48 * 2**10
+    assert math.isnan(hardware.last_level_cache(str(tmp_path / "absent")))

@@ -44,6 +44,8 @@ def _profile_adds_up(record, kinds):
     for kind in kinds:
         assert sum(profile[f"{kind}_time"]) == pytest.approx(metrics[f"{kind}_time"])
     assert metrics["stages"] == len(profile["comp_time"])  # the iterations timed
+    assert metrics["working_set"] > 0  # every kernel declares it
+    assert record["units"]["llc_bytes"] == "bytes"
     assert metrics["hw_counted"] in (0, 1)
     assert metrics["hw_total_cycles"] > 0
     assert metrics["hw_frequency"] > 0
