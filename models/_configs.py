@@ -67,6 +67,8 @@ COLLECTIVE_KINDS = (
 FIM_COLUMNS = (
     "comp_time_iterations",
     "stages",
+    "working_set",
+    "llc_bytes",
     "hw_utilisation",
     "hw_total_cycles",
     "hw_frequency",

@@ -15,6 +15,7 @@ __all__ = [
     "DegenerateFitWarning",
     "ExtrapolationWarning",
     "InsufficientDataWarning",
+    "MemoryRegimeWarning",
     "NoTrendWarning",
     "NoiseWarning",
     "PhysicalLimitWarning",
@@ -56,6 +57,13 @@ class NoTrendWarning(InsufficientDataWarning):
 
 class ExtrapolationWarning(ScaleprobeWarning):
     """A prediction reaches beyond the trained range (nodes, scale, bandwidth, link)."""
+
+
+class MemoryRegimeWarning(ExtrapolationWarning):
+    """A rank's projected working set and the training's lie on two sides of the
+    host's last-level cache: the cost per unit of work measured on one side does not
+    hold on the other (a DRAM-bound rank is slower, a rank whose share comes to fit
+    in the cache faster)."""
 
 
 class PhysicalLimitWarning(ScaleprobeWarning):

@@ -27,6 +27,15 @@ and change nothing else, so FiM fits both per iteration and multiplies them back
 NPB CG runs 15 iterations in classes S, W, A and 75 in class B, which no regression
 on the training classes could learn.
 
+The kernels also record the bytes a rank's iterations touch (``working_set``) and
+the host's last-level cache (``llc_bytes``). FiM regresses the working set on the
+forms a rank's share takes (``1, x_i, x_i/q``) and warns
+(:class:`~scaleprobe.models.MemoryRegimeWarning`) when a prediction puts it on the
+other side of the cache from every training point: Eq. 11 carries the cycles per unit
+of work of the training sizes, which change when a rank's data leave the cache (NPB
+CG on a host with a 32 MiB cache: 98 cycles per nonzero and iteration in class A,
+whose matrix fits, 117 in class B, whose 165 MB do not).
+
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
 
@@ -42,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ._tags import PerformanceModelTags
+from ._warnings import MemoryRegimeWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -148,6 +158,66 @@ def _fit_counts(basis, counts, tolerance=1e-6):
     return nnls(basis, counts)[0]
 
 
+def _memory_basis(x, q):
+    """Regressors of a rank's working set: fixed, replicated, divided."""
+    return np.hstack([np.ones((len(q), 1)), x, x / q[:, None]])
+
+
+def _fit_memory(X, x, q):
+    """``memory_`` of :class:`FiM` (None without the columns or their values)."""
+    if not {"working_set", "llc_bytes"} <= set(X.columns):
+        return None
+    nbytes = X["working_set"].to_numpy(float)
+    cache = X["llc_bytes"].to_numpy(float)
+    if not (np.all(np.isfinite(nbytes)) and np.isfinite(cache).any()):
+        return None
+    return {
+        "coef": _fit_counts(_memory_basis(x, q), nbytes),
+        "cache": float(np.nanmedian(cache)),
+        "trained": (float(nbytes.min()), float(nbytes.max())),
+    }
+
+
+def _check_memory(memory, x, q):
+    """Warn when a row's working set is across the cache from every training point."""
+    if memory is None:
+        return
+    cache, (low, high) = memory["cache"], memory["trained"]
+    projected = _memory_basis(x, q) @ memory["coef"]
+    if high <= cache:
+        across = np.flatnonzero(projected > cache)
+    elif low > cache:
+        across = np.flatnonzero(projected <= cache)
+    else:
+        return  # the training points were on both sides: Eq. 11 saw both
+    if not across.size:
+        return
+    row, mib = across[0], 2.0**20
+    where = (
+        f"a rank's working set is projected at {projected[row] / mib:.3g} MiB on "
+        f"{q[row]:g} processes"
+    )
+    if high <= cache:
+        warn(
+            f"{where}, beyond the host's {cache / mib:.3g} MiB last-level cache that "
+            f"every training point stayed in (largest {high / mib:.3g} MiB): the "
+            "cycles per unit of work measured in the cache do not hold when the data "
+            "come from memory, and the computation can be much slower than "
+            "predicted; measure a size whose working set exceeds the cache",
+            MemoryRegimeWarning,
+            stacklevel=3,
+        )
+    else:
+        warn(
+            f"{where}, within the host's {cache / mib:.3g} MiB last-level cache that "
+            f"no training point fitted in (smallest {low / mib:.3g} MiB): the cycles "
+            "per unit of work measured from memory do not hold in the cache, and the "
+            "computation can be faster than predicted (a superlinear speedup)",
+            MemoryRegimeWarning,
+            stacklevel=3,
+        )
+
+
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     """FiM-Cal plus FiM-Com: the time of an iterative, multi-stage MPI kernel.
 
@@ -203,6 +273,10 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     parameters_ : list of str
     iterations_ : str or None
         The iterations column used, None without one.
+    memory_ : dict or None
+        Without ``working_set`` and ``llc_bytes``, None; else ``coef`` of the
+        working set per rank on ``1, x_i, x_i/q``, ``cache`` (bytes) and
+        ``trained``, the smallest and largest working set of the training points.
     trained_iterations_ : ndarray
         Its distinct training values.
     n_features_in_ : int
@@ -366,6 +440,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 _fit_counts(_count_basis(x, q, False), calls / per),
                 _fit_counts(_count_basis(x, q, True), per_call),
             )
+        self.memory_ = _fit_memory(X, x, q)
         return self
 
     def _pattern(self, kind):
@@ -416,6 +491,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         x, q, per = self._frame(X)
         if x is None:
             return {"computation": self.computation_.predict(X)}
+        _check_memory(getattr(self, "memory_", None), x, q)
         computation = self.computation_.predict(np.column_stack([x, q]))
         parts = {"computation": per * computation}
         for kind, model in self.communication_.items():

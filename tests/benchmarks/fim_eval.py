@@ -13,8 +13,14 @@ import numpy as np
 import pandas as pd
 from scaleprobe.framework._hostload import LoadMeter
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
+from scaleprobe.kernels.iterative.hardware import last_level_cache
 from scaleprobe.kernels.record import parse_record
-from scaleprobe.models import RBASP, ScaleprobeWarning, fit_ensemble
+from scaleprobe.models import (
+    RBASP,
+    MemoryRegimeWarning,
+    ScaleprobeWarning,
+    fit_ensemble,
+)
 from scaleprobe.models.fim import FiM, fim_measurements
 from scaleprobe.models.traffic import COLLECTIVE_COLUMNS, LINK_COLUMNS, TRAFFIC_COLUMNS
 from scipy import stats
@@ -72,6 +78,11 @@ KERNELS = {
         "large": "B",
         "parameter": lambda m: m["nnz"] * m["niter"],
         "fim": {"na": lambda m: m["na"], "nnz": lambda m: m["nnz"]},
+        # what npb.cg declares: the row block (CSR), the gathered vector and six
+        # local vectors, for the records from before it declared it
+        "working_set": lambda m, q: (
+            12 * m["nnz"] / q + 8 * (m["na"] / q + 1) + 8 * m["na"] + 48 * m["na"] / q
+        ),
     },
 }
 
@@ -133,6 +144,12 @@ def frame(kernel, records):
         row.setdefault("stages", len(record["profiles"]["iteration"]["comp_time"]))
         for name, value in KERNELS[kernel].get("fim", {}).items():
             row[name] = float(value(metrics))
+        if "working_set" not in metrics and "working_set" in KERNELS[kernel]:
+            ranks = record["params"]["ranks"]
+            row["working_set"] = KERNELS[kernel]["working_set"](metrics, ranks)
+            # the cache of the host reading the records: the one that measured them
+            # unless they were copied from another
+            row["llc_bytes"] = last_level_cache()
         # what the traffic model prices: the critical path and the link it ran on
         row.update({k: metrics[k] for k in TRAFFIC_COLUMNS if k in metrics})
         row.update({k: metrics[k] for k in COLLECTIVE_COLUMNS if k in metrics})
@@ -217,8 +234,14 @@ def predict(models, test):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
         logs = test[["ranks"]].assign(log2_size=np.log2(test["size"]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", MemoryRegimeWarning)
+            fim = models["FiM"].predict(test[fim_columns(test)])
+        for warning in caught:
+            if issubclass(warning.category, MemoryRegimeWarning):
+                print(f"FiM warns: {warning.message}")
         predicted = {
-            "FiM": models["FiM"].predict(test[fim_columns(test)]),
+            "FiM": fim,
             "FiM-queue": models["FiM-queue"].predict(test[fim_columns(test)]),
             "RBASP": models["RBASP"].predict(logs),
             "RBASP-lin": models["RBASP-lin"].predict(logs),

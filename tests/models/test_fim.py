@@ -3,9 +3,12 @@ the calls and data points of a configuration never run regressed from the small 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from scaleprobe.models import MemoryRegimeWarning
 from scaleprobe.models.fim import FiM, _count_basis, _fit_counts, fim_measurements
 
 F = 2e9
@@ -231,6 +234,35 @@ def test_iterations_multiply_the_computation_and_the_calls():
         varied.predict(without)
     with pytest.raises(ValueError, match="must be positive"):
         FiM().fit(X.assign(stages=0), y)
+
+
+def _with_memory(frame, cache):
+    """A rank's share of the points (5 doubles each) and a fixed 1 kB, and a cache."""
+    share = frame["points"] * 40 / frame["ranks"]
+    return frame.assign(working_set=share + 1000.0, llc_bytes=cache)
+
+
+def test_a_working_set_across_the_cache_from_training_warns():
+    X, y = _cg_like([1, 2, 4])  # 0.2 to 3.2 MB a rank
+    far, _ = _cg_like([1, 32], sizes=(1e6,))  # 40 MB on 1 rank, 1.25 MB on 32
+    inside = FiM(replications=4).fit(_with_memory(X, 4 * 2**20), y)
+    np.testing.assert_allclose(inside.memory_["coef"], [1000.0, 0.0, 40.0])
+    with pytest.warns(MemoryRegimeWarning, match=r"38.1 MiB on 1 processes, beyond"):
+        inside.predict(far)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inside.predict(far[far["ranks"] == 32])  # back within the cache
+    # trained from memory, projected into the cache: it may speed up
+    outside = FiM(replications=4).fit(_with_memory(X, 2**16), y)
+    with pytest.warns(MemoryRegimeWarning, match="within .* superlinear"):
+        outside.predict(_cg_like([256], sizes=(1e5,))[0])
+    # training on both sides of the cache, or no cache known: nothing to say
+    for cache in (2**20, np.nan):
+        model = FiM(replications=4).fit(_with_memory(X, cache), y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model.predict(far)
+    assert FiM(replications=4).fit(X, y).memory_ is None
 
 
 @pytest.mark.parametrize(
