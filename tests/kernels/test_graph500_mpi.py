@@ -58,7 +58,7 @@ def test_emulated_bandwidth_throttle_slows_communication(run):
             "--bandwidth-percent",
             percent,
             "--link-bandwidth",
-            "100 Mbit/s",
+            "10 Mbit/s",
             "--core-slots",
             0,
         ).stdout
