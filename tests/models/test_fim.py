@@ -16,6 +16,19 @@ CYCLES_PER_POINT = 400.0
 LATENCY, PER_POINT = 2e-5, 40 / 1.25e8
 
 
+def _computed(n, q, cycles):
+    """A record's computation: ``cycles`` of a size ``n`` shared by ``q`` processes."""
+    return {
+        "ranks": q,
+        "points": n,
+        "run": 0,
+        "comp_time_iterations": cycles / F / q,
+        "hw_total_cycles": cycles,
+        "hw_utilisation": 0.9,
+        "hw_frequency": F,
+    }
+
+
 def _kmeans_like(sizes, ranks, clusters=8, iterations=10):
     """Records of a K-means-like kernel with known computation and collectives."""
     rows = []
@@ -25,13 +38,7 @@ def _kmeans_like(sizes, ranks, clusters=8, iterations=10):
             scatter_jobs = n * others / q
             cycles = CYCLES_PER_POINT * n
             row = {
-                "ranks": q,
-                "points": n,
-                "run": 0,
-                "comp_time_iterations": cycles / F / q,
-                "hw_total_cycles": cycles,
-                "hw_utilisation": 0.9,
-                "hw_frequency": F,
+                **_computed(n, q, cycles),
                 "scatter_calls": 1,
                 "scatter_jobs": scatter_jobs,
                 "scatter_time": (LATENCY + scatter_jobs * PER_POINT) * (q > 1),
@@ -133,13 +140,7 @@ def _pagerank_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
             rounds = np.ceil(np.log2(q))
             rows.append(
                 {
-                    "ranks": q,
-                    "points": n,
-                    "run": 0,
-                    "comp_time_iterations": CYCLES_PER_POINT * n / F / q,
-                    "hw_total_cycles": CYCLES_PER_POINT * n,
-                    "hw_utilisation": 0.9,
-                    "hw_frequency": F,
+                    **_computed(n, q, CYCLES_PER_POINT * n),
                     "bcast_calls": iterations,
                     "bcast_jobs": iterations * n * (q > 1),
                     "bcast_time": iterations * rounds * (LATENCY + n * PER_POINT),
@@ -150,25 +151,6 @@ def _pagerank_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
     return frame, (frame["comp_time_iterations"] + frame["bcast_time"]).to_numpy()
 
 
-def test_a_broadcast_follows_the_binomial_tree_by_default():
-    X, y = _pagerank_like([1, 2, 4])
-    far, truth = _pagerank_like([16, 32], sizes=(8e4,))
-    tree = FiM(replications=10).fit(X, y)
-    queue = FiM(broadcast="queue", replications=10).fit(X, y)
-    assert tree.communication_["bcast"].pattern == "tree_broadcast"
-    assert queue.communication_["bcast"].pattern == "broadcast"
-    # log2 q rounds of the whole vector: the tree extrapolates; the paper's queue,
-    # linear in the receivers, does not
-    np.testing.assert_allclose(tree.predict(far), truth, rtol=0.15)
-    assert np.all(queue.predict(far) > 1.5 * truth)
-
-
-def test_an_unknown_broadcast_model_is_refused():
-    X, y = _pagerank_like([1, 2])
-    with pytest.raises(ValueError, match="broadcast must be one of"):
-        FiM(broadcast="ring").fit(X, y)
-
-
 def _cg_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
     """A vector of N points allgathered every iteration around a ring."""
     rows = []
@@ -177,13 +159,7 @@ def _cg_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
         for q in ranks:
             rows.append(
                 {
-                    "ranks": q,
-                    "points": n,
-                    "run": 0,
-                    "comp_time_iterations": cycles / F / q,
-                    "hw_total_cycles": cycles,
-                    "hw_utilisation": 0.9,
-                    "hw_frequency": F,
+                    **_computed(n, q, cycles),
                     "allgatherv_calls": iterations,
                     "allgatherv_jobs": iterations * n * (q - 1) / q,
                     "allgatherv_time": iterations
@@ -197,19 +173,28 @@ def _cg_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
     return frame, (frame["comp_time_iterations"] + frame["allgatherv_time"]).to_numpy()
 
 
-def test_an_allgather_follows_the_ring_by_default():
-    X, y = _cg_like([1, 2, 4])
-    far, truth = _cg_like([16, 32], sizes=(8e4,))
-    ring = FiM(replications=10).fit(X, y)
-    queue = FiM(allgather="queue", replications=10).fit(X, y)
-    assert ring.communication_["allgatherv"].pattern == "ring_allgather"
-    assert queue.communication_["allgatherv"].pattern == "allgather"
-    # each rank receives (q - 1)/q of the vector once: the ring extrapolates; a
-    # gather then a queue broadcast, linear in the receivers, does not
-    np.testing.assert_allclose(ring.predict(far), truth, rtol=0.15)
+@pytest.mark.parametrize(
+    ("like", "kind", "option", "algorithm", "paper"),
+    [
+        (_pagerank_like, "bcast", "broadcast", "tree_broadcast", "broadcast"),
+        (_cg_like, "allgatherv", "allgather", "ring_allgather", "allgather"),
+    ],
+)
+def test_a_collective_follows_the_mpi_algorithm_by_default(
+    like, kind, option, algorithm, paper
+):
+    X, y = like([1, 2, 4])
+    far, truth = like([16, 32], sizes=(8e4,))
+    mpi = FiM(replications=10).fit(X, y)
+    queue = FiM(**{option: "queue"}, replications=10).fit(X, y)
+    assert mpi.communication_[kind].pattern == algorithm
+    assert queue.communication_[kind].pattern == paper
+    # a binomial tree's log2 q rounds of the vector, a ring's (q - 1)/q of it to each
+    # rank extrapolate; the paper's queue, linear in the receivers, does not
+    np.testing.assert_allclose(mpi.predict(far), truth, rtol=0.15)
     assert np.all(queue.predict(far) > 1.5 * truth)
-    with pytest.raises(ValueError, match="allgather must be one of"):
-        FiM(allgather="bruck").fit(X, y)
+    with pytest.raises(ValueError, match=f"{option} must be one of"):
+        FiM(**{option: "bruck"}).fit(X, y)
 
 
 def test_iterations_multiply_the_computation_and_the_calls():
