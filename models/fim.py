@@ -41,17 +41,19 @@ Without those columns (any other data) FiM is FiM-Cal on the whole time.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
+from ._fim_regressions import (
+    _check_memory,
+    _count_basis,
+    _fit_counts,
+    _fit_memory,
+)
 from ._tags import PerformanceModelTags
-from ._warnings import MemoryRegimeWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -109,113 +111,6 @@ def _kinds(columns):
         for k in COLLECTIVE_PATTERNS
         if {f"{k}_time", f"{k}_calls", f"{k}_jobs"} <= set(columns)
     ]
-
-
-def _count_basis(x, q, jobs):
-    """Regressors of a collective's calls (``jobs=False``) or data points per call."""
-    ones = np.ones((len(q), 1))
-    if not jobs:
-        return np.hstack([ones, x])
-    share = ((q - 1) / q)[:, None]
-    others = (q > 1).astype(float)[:, None]
-    return np.hstack(
-        [
-            ones,
-            others,
-            (q - 1)[:, None],
-            (q * (q - 1))[:, None],
-            x,
-            x * others,
-            x * share,
-            x * share / q[:, None],
-        ]
-    )
-
-
-#: Largest number of count-basis columns tried one subset at a time.
-_MOST_TERMS = 3
-
-
-def _fit_counts(basis, counts, tolerance=1e-6):
-    """Non-negative coefficients of ``counts`` on the fewest columns of ``basis``.
-
-    Counts of calls and data points are exact, and a few process counts cannot tell
-    apart every form that passes through them (a broadcast's ``N`` for ``q > 1``
-    is also ``2/3 N (q-1)/q + 8/3 N (q-1)/q**2`` on ``q = 1, 2, 4``, which falls to
-    0.73 N at 32). The smallest set of columns that reproduces the counts (within
-    ``tolerance``, relative) is the form they take; without one of at most
-    ``_MOST_TERMS`` columns, NNLS on all.
-    """
-    scale = max(float(np.linalg.norm(counts)), 1e-300)
-    columns = basis.shape[1]
-    for size in range(1, min(columns, len(counts), _MOST_TERMS) + 1):
-        for subset in itertools.combinations(range(columns), size):
-            part, residual = nnls(basis[:, subset], counts)
-            if residual <= tolerance * scale:
-                coef = np.zeros(columns)
-                coef[list(subset)] = part
-                return coef
-    return nnls(basis, counts)[0]
-
-
-def _memory_basis(x, q):
-    """Regressors of a rank's working set: fixed, replicated, divided."""
-    return np.hstack([np.ones((len(q), 1)), x, x / q[:, None]])
-
-
-def _fit_memory(X, x, q):
-    """``memory_`` of :class:`FiM` (None without the columns or their values)."""
-    if not {"working_set", "llc_bytes"} <= set(X.columns):
-        return None
-    nbytes = X["working_set"].to_numpy(float)
-    cache = X["llc_bytes"].to_numpy(float)
-    if not (np.all(np.isfinite(nbytes)) and np.isfinite(cache).any()):
-        return None
-    return {
-        "coef": _fit_counts(_memory_basis(x, q), nbytes),
-        "cache": float(np.nanmedian(cache)),
-        "trained": (float(nbytes.min()), float(nbytes.max())),
-    }
-
-
-def _check_memory(memory, x, q):
-    """Warn when a row's working set is across the cache from every training point."""
-    if memory is None:
-        return
-    cache, (low, high) = memory["cache"], memory["trained"]
-    projected = _memory_basis(x, q) @ memory["coef"]
-    if high <= cache:
-        across = np.flatnonzero(projected > cache)
-    elif low > cache:
-        across = np.flatnonzero(projected <= cache)
-    else:
-        return  # the training points were on both sides: Eq. 11 saw both
-    if not across.size:
-        return
-    row, mib = across[0], 2.0**20
-    where = (
-        f"a rank's working set is projected at {projected[row] / mib:.3g} MiB on "
-        f"{q[row]:g} processes"
-    )
-    if high <= cache:
-        warn(
-            f"{where}, beyond the host's {cache / mib:.3g} MiB last-level cache that "
-            f"every training point stayed in (largest {high / mib:.3g} MiB): the "
-            "cycles per unit of work measured in the cache do not hold when the data "
-            "come from memory, and the computation can be much slower than "
-            "predicted; measure a size whose working set exceeds the cache",
-            MemoryRegimeWarning,
-            stacklevel=3,
-        )
-    else:
-        warn(
-            f"{where}, within the host's {cache / mib:.3g} MiB last-level cache that "
-            f"no training point fitted in (smallest {low / mib:.3g} MiB): the cycles "
-            "per unit of work measured from memory do not hold in the cache, and the "
-            "computation can be faster than predicted (a superlinear speedup)",
-            MemoryRegimeWarning,
-            stacklevel=3,
-        )
 
 
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
