@@ -144,7 +144,7 @@ def test_a_ring_allgather_takes_q_minus_1_rounds_of_one_block():
     laws = ServiceLaws(1e6, 1e6, 1e15, FAST, FAST)  # D alone: 1 us per job
     rng = np.random.default_rng(0)
     # a rank receives (q - 1) blocks, one a round: the rounds add up to its data;
-    # 100 ranks are 99 rounds, simulated as 64 and scaled
+    # 100 ranks are 99 rounds, simulated as RING_ROUNDS and scaled
     for ranks, jobs in [(1, 1000), (2, 1000), (5, 1000), (100, 99000)]:
         expected = jobs * 1e-6 if ranks > 1 else 0.0
         assert simulate("ring_allgather", jobs, ranks, laws, rng) == pytest.approx(
