@@ -93,26 +93,24 @@ def _check_memory(memory, x, q):
     if not across.size:
         return
     row, mib = across[0], 2.0**20
-    where = (
-        f"a rank's working set is projected at {projected[row] / mib:.3g} MiB on "
-        f"{q[row]:g} processes"
-    )
     if high <= cache:
-        warn(
-            f"{where}, beyond the host's {cache / mib:.3g} MiB last-level cache that "
-            f"every training point stayed in (largest {high / mib:.3g} MiB): the "
-            "cycles per unit of work measured in the cache do not hold when the data "
-            "come from memory, and the computation can be much slower than "
-            "predicted; measure a size whose working set exceeds the cache",
-            MemoryRegimeWarning,
-            stacklevel=3,
+        side = (
+            f"beyond the host's {cache / mib:.3g} MiB last-level cache that every "
+            f"training point stayed in (largest {high / mib:.3g} MiB): the cycles per "
+            "unit of work measured in the cache do not hold when the data come from "
+            "memory, and the computation can be much slower than predicted; measure "
+            "a size whose working set exceeds the cache"
         )
     else:
-        warn(
-            f"{where}, within the host's {cache / mib:.3g} MiB last-level cache that "
-            f"no training point fitted in (smallest {low / mib:.3g} MiB): the cycles "
-            "per unit of work measured from memory do not hold in the cache, and the "
-            "computation can be faster than predicted (a superlinear speedup)",
-            MemoryRegimeWarning,
-            stacklevel=3,
+        side = (
+            f"within the host's {cache / mib:.3g} MiB last-level cache that no "
+            f"training point fitted in (smallest {low / mib:.3g} MiB): the cycles per "
+            "unit of work measured from memory do not hold in the cache, and the "
+            "computation can be faster than predicted (a superlinear speedup)"
         )
+    warn(
+        f"a rank's working set is projected at {projected[row] / mib:.3g} MiB on "
+        f"{q[row]:g} processes, {side}",
+        MemoryRegimeWarning,
+        stacklevel=3,
+    )

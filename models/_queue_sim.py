@@ -325,20 +325,27 @@ def _broadcast(jobs, receivers, laws, rng, max_groups, replications):
     return out
 
 
+def _round(sizes, transfers, laws, rng, replications):
+    """One round of ``transfers`` one-receiver transfers of ``sizes`` at once: each
+    replication's round ends with its slowest transfer."""
+    out = np.empty(replications)
+    for block in _blocks(replications, transfers * len(sizes)):
+        count = block.stop - block.start
+        sent = _send(sizes, laws, rng, (count, transfers))
+        sent += rng.exponential(laws.eta, (count, transfers, 1))
+        out[block] = _received(sent, sizes, laws.psi, rng)
+    return out
+
+
 def _tree_broadcast(jobs, receivers, laws, rng, max_groups, replications):
     """``ceil(log2 q)`` rounds of one-receiver transfers of all the data."""
     sizes = _groups(jobs, max_groups)
     out = np.zeros(replications)
     held, ranks = 1, receivers + 1
     while len(sizes) and held < ranks:
-        # every rank that has the data sends all of it to one that has not; the
-        # round ends with its slowest transfer
+        # every rank that has the data sends all of it to one that has not
         pairs = min(held, ranks - held)
-        for block in _blocks(replications, pairs * len(sizes)):
-            count = block.stop - block.start
-            sent = _send(sizes, laws, rng, (count, pairs))
-            sent += rng.exponential(laws.eta, (count, pairs, 1))
-            out[block] += _received(sent, sizes, laws.psi, rng)
+        out += _round(sizes, pairs, laws, rng, replications)
         held += pairs
     return out
 
@@ -358,11 +365,7 @@ def _ring_allgather(jobs, receivers, laws, rng, max_groups, replications):
     sizes = _groups(max(round(jobs / receivers), 1), min(max_groups, RING_GROUPS))
     rounds = min(receivers, RING_ROUNDS)
     for _ in range(rounds):
-        for block in _blocks(replications, ranks * len(sizes)):
-            count = block.stop - block.start
-            sent = _send(sizes, laws, rng, (count, ranks))
-            sent += rng.exponential(laws.eta, (count, ranks, 1))
-            out[block] += _received(sent, sizes, laws.psi, rng)
+        out += _round(sizes, ranks, laws, rng, replications)
     return out * (receivers / rounds)
 
 
