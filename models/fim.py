@@ -134,6 +134,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     size_law : {"cv", "linear", "power"}, default="cv"
         FiM-Cal's form of Eq. 11 (``"linear"`` as published); see
         :class:`~scaleprobe.models.FiMCal`.
+    process_law : {"cv", "constant", "replicated", "contention"}, default="cv"
+        FiM-Cal's growth of the total cycles with the process count; see
+        :class:`~scaleprobe.models.FiMCal`.
     broadcast : {"tree", "queue"}, default="tree"
         FiM-Com's model of a ``bcast``: ``"tree"``, the binomial tree of MPI
         libraries and of scaleprobe's emulated communicator (``ceil(log2 q)``
@@ -193,6 +196,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         link_bandwidth=1.25e8,
         variant="published",
         size_law="cv",
+        process_law="cv",
         broadcast="tree",
         allgather="ring",
         iterations="stages",
@@ -205,6 +209,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.link_bandwidth = link_bandwidth
         self.variant = variant
         self.size_law = size_law
+        self.process_law = process_law
         self.broadcast = broadcast
         self.allgather = allgather
         self.iterations = iterations
@@ -258,6 +263,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 frequency=self.frequency or 1e9,
                 variant=self.variant,
                 size_law=self.size_law,
+                process_law=self.process_law,
             )
             self.computation_.fit(X, y)
             self.n_features_in_ = self.computation_.n_features_in_
@@ -297,7 +303,10 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             if not np.all(np.isfinite(hardware)):
                 hardware = None
         self.computation_ = FiMCal(
-            frequency=frequency, variant=self.variant, size_law=self.size_law
+            frequency=frequency,
+            variant=self.variant,
+            size_law=self.size_law,
+            process_law=self.process_law,
         )
         self.computation_.fit(
             np.column_stack([x, q]),

@@ -25,6 +25,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._fim_processes import PROCESS_LAWS, fit_process_law, growth
 from ._warnings import DegenerateFitWarning, warn
 from .fim_markov import calculation_time, synchronized_time
 
@@ -85,6 +86,16 @@ class FiMCal(RegressorMixin, BaseEstimator):
         of NPB CG, the order and the nonzeros grow together, and the power law on
         both, fitted through them, took the cycles as order**-0.65 nonzeros**1.08 and
         predicted class B at half its measured time.
+    process_law : {"cv", "constant", "replicated", "contention"}, default="cv"
+        How the total cycles grow with the process count
+        (:mod:`scaleprobe.models._fim_processes`): ``"constant"``, not at all
+        (Eq. 11 as published, fitted on every point); ``"replicated"``, by a part
+        every added process repeats; ``"contention"``, with the logarithm of the
+        processes. The growth is non-negative and linear in the application
+        parameters; the one-process cycles are then Eq. 11 on the points of the
+        smallest count. ``"cv"`` holds out the largest training count and takes a
+        growth law only when it predicts the cycles there with less than half the
+        published law's error (three process counts needed).
 
     Attributes
     ----------
@@ -104,6 +115,16 @@ class FiMCal(RegressorMixin, BaseEstimator):
     subset_errors_ : dict
         ``size_law="cv"``: the same error for each checked ``(kept, form)`` of a
         proper subset of the parameters.
+    process_law_ : str
+        The process law taken.
+    process_base_ : float
+        The smallest training count, :math:`q_0`.
+    growth_ : ndarray of shape (n_features_in_,)
+        :math:`\gamma` of the growth (intercept, then one per application
+        parameter; zeros under ``"constant"``).
+    process_errors_ : dict
+        ``process_law="cv"``: mean absolute log error of TC at the held-out largest
+        count, per law.
     alpha_ : float
         Calibrated :math:`\alpha` of Eq. 12.
     n_features_in_ : int
@@ -130,6 +151,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
         epsilon=1e-3,
         tau=0.01,
         size_law="cv",
+        process_law="cv",
     ):
         self.frequency = frequency
         self.processes = processes
@@ -139,6 +161,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
         self.epsilon = epsilon
         self.tau = tau
         self.size_law = size_law
+        self.process_law = process_law
 
     def _check_params(self):
         if self.variant not in _VARIANTS:
@@ -148,6 +171,11 @@ class FiMCal(RegressorMixin, BaseEstimator):
         if self.size_law not in _SIZE_LAWS:
             raise ValueError(
                 f"size_law must be one of {list(_SIZE_LAWS)}, got {self.size_law!r}"
+            )
+        if self.process_law not in PROCESS_LAWS:
+            raise ValueError(
+                f"process_law must be one of {list(PROCESS_LAWS)}, "
+                f"got {self.process_law!r}"
             )
         if self.alpha not in _ALPHA:
             raise ValueError(f"alpha must be one of {list(_ALPHA)}, got {self.alpha!r}")
@@ -199,8 +227,21 @@ class FiMCal(RegressorMixin, BaseEstimator):
             form, self.kept_, self.size_errors_, self.subset_errors_ = _size_form(
                 design, hardware
             )
-        coef, self.forms_ = _regress(_keep(design, self.kept_), hardware, form)
+        kept = _keep(design, self.kept_)
+        coef, self.forms_ = _regress(kept, hardware, form)
+        law, size, base, gamma, self.process_errors_ = fit_process_law(
+            kept,
+            counts,
+            hardware[:, 1],
+            self.process_law,
+            lambda rows, total: _SizeLaw(rows, total, form),
+        )
+        if law != "constant":
+            coef[1] = size.coef
+            self.forms_ = (self.forms_[0], size.form, self.forms_[2])
+        self.process_law_, self.process_base_ = law, base
         self.coef_ = _embed(coef, self.kept_, design.shape[1])
+        self.growth_ = _embed(gamma[None], self.kept_, design.shape[1])[0]
         self.alpha_ = 1.0
         positive = y > 0
         if not positive.any():
@@ -243,9 +284,13 @@ class FiMCal(RegressorMixin, BaseEstimator):
         )
         return alpha
 
-    def _hardware(self, design, alpha):
+    def _hardware(self, design, counts, alpha):
         forms = getattr(self, "forms_", ("linear",) * 3)
-        u, tc, sc = (alpha * _evaluate(design, self.coef_, forms)).T
+        u, tc, sc = _evaluate(design, self.coef_, forms).T
+        law = getattr(self, "process_law_", "constant")
+        if law != "constant":
+            tc = tc + growth(design, counts, law, self.process_base_, self.growth_)
+        u, tc, sc = alpha * u, alpha * tc, alpha * sc
         tc = np.maximum(tc, 1.0 + 1e-9)
         u = np.clip(u, 0.0, 1.0 - 1.0 / tc)
         sc = np.clip(sc, 0.0, tc * (1.0 - 1e-12))
@@ -253,7 +298,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
 
     def _times(self, design, counts, alpha):
         model = _VARIANTS[self.variant]
-        u, tc, sc = self._hardware(design, alpha)
+        u, tc, sc = self._hardware(design, counts, alpha)
         if self.variant == "synchronized":
             # each process runs TC / (stages t) cycles, whose chain allows at most
             # U = 1 - stages t / TC (Eq. 2); U = 1 - 1/TC, derived without counters,
@@ -286,8 +331,8 @@ class FiMCal(RegressorMixin, BaseEstimator):
         """Extrapolated ``(U, TC, SC)`` per row (Eq. 12), as an (n, 3) array."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
-        design, _ = self._split(X)
-        return np.column_stack(self._hardware(design, self.alpha_))
+        design, counts = self._split(X)
+        return np.column_stack(self._hardware(design, counts, self.alpha_))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -295,6 +340,18 @@ class FiMCal(RegressorMixin, BaseEstimator):
         tags.target_tags.positive_only = True
         tags.regressor_tags.poor_score = True
         return tags
+
+
+class _SizeLaw:
+    """Eq. 11 of the total cycles alone, fitted on some rows (a process law's
+    one-process cycles)."""
+
+    def __init__(self, design, total, form):
+        coef, forms = _regress(design, total[:, None], form)
+        self.coef, self.form = coef[0], forms[0]
+
+    def __call__(self, design):
+        return _evaluate(design, self.coef[None], (self.form,))[:, 0]
 
 
 def _logs(design):
