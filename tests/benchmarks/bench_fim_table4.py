@@ -134,6 +134,16 @@ def _report(kernel, train, test, models):
             if r in (1, ranks[-1])
         )
     )
+    cal = models["FiM"].computation_
+    errors = ", ".join(f"{k} {v:.3g}" for k, v in cal.process_errors_.items())
+    print(
+        f"FiM-Cal's process law: {cal.process_law_}"
+        + (
+            f" (hold-out log error of TC at {TRAIN_RANKS[-1]} ranks: {errors})"
+            if errors
+            else ""
+        )
+    )
     return {
         "ranks": ranks,
         "measured": measured,
