@@ -69,6 +69,7 @@ FIM_COLUMNS = (
     "stages",
     "working_set",
     "llc_bytes",
+    "cache_sharers",
     "hw_utilisation",
     "hw_total_cycles",
     "hw_frequency",

@@ -71,19 +71,36 @@ def _fit_memory(X, x, q):
     cache = X["llc_bytes"].to_numpy(float)
     if not (np.all(np.isfinite(nbytes)) and np.isfinite(cache).any()):
         return None
+    sharers = np.ones(len(X))
+    if "cache_sharers" in X.columns:
+        sharers = X["cache_sharers"].to_numpy(float)
+        sharers = np.where(np.isfinite(sharers) & (sharers >= 1), sharers, 1.0)
+    cached = nbytes * sharers
     return {
         "coef": _fit_counts(_memory_basis(x, q), nbytes),
         "cache": float(np.nanmedian(cache)),
-        "trained": (float(nbytes.min()), float(nbytes.max())),
+        "sharers": float(sharers.max()),
+        "trained": (float(cached.min()), float(cached.max())),
     }
 
 
+def _sharers(memory, q):
+    """Ranks computing at once on one cache for ``q`` processes: as many as the
+    training's most, when fewer than ``q``."""
+    return np.minimum(q, memory.get("sharers", 1.0))
+
+
 def _check_memory(memory, x, q):
-    """Warn when a row's working set is across the cache from every training point."""
+    """Warn when a row's working set is across the cache from every training point.
+
+    What a cache holds is the working sets of the ranks that compute on it at once:
+    a rank's, times the ranks of a host that share it (:func:`_sharers`).
+    """
     if memory is None:
         return
     cache, (low, high) = memory["cache"], memory["trained"]
-    projected = _memory_basis(x, q) @ memory["coef"]
+    rank = _memory_basis(x, q) @ memory["coef"]
+    projected = rank * _sharers(memory, q)
     if high <= cache:
         across = np.flatnonzero(projected > cache)
     elif low > cache:
@@ -92,7 +109,7 @@ def _check_memory(memory, x, q):
         return  # the training points were on both sides: Eq. 11 saw both
     if not across.size:
         return
-    row, mib = across[0], 2.0**20
+    mib = 2.0**20
     if high <= cache:
         side = (
             f"beyond the host's {cache / mib:.3g} MiB last-level cache that every "
@@ -108,9 +125,20 @@ def _check_memory(memory, x, q):
             "unit of work measured from memory do not hold in the cache, and the "
             "computation can be faster than predicted (a superlinear speedup)"
         )
+    counts = sorted({float(c) for c in q[across]})
+    where = ", ".join(
+        f"{projected[across][q[across] == c].max() / mib:.3g} MiB on {c:g}"
+        for c in counts
+    )
+    shared = memory.get("sharers", 1.0) > 1
+    subject = (
+        f"the working sets of the ranks computing at once on one cache (up to "
+        f"{memory['sharers']:g}) are"
+        if shared
+        else "a rank's working set is"
+    )
     warn(
-        f"a rank's working set is projected at {projected[row] / mib:.3g} MiB on "
-        f"{q[row]:g} processes, {side}",
+        f"{subject} projected at {where} processes, {side}",
         MemoryRegimeWarning,
         stacklevel=3,
     )

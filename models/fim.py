@@ -27,11 +27,13 @@ and change nothing else, so FiM fits both per iteration and multiplies them back
 NPB CG runs 15 iterations in classes S, W, A and 75 in class B, which no regression
 on the training classes could learn.
 
-The kernels also record the bytes a rank's iterations touch (``working_set``) and
-the host's last-level cache (``llc_bytes``). FiM regresses the working set on the
-forms a rank's share takes (``1, x_i, x_i/q``) and warns
-(:class:`~scaleprobe.models.MemoryRegimeWarning`) when a prediction puts it on the
-other side of the cache from every training point: Eq. 11 carries the cycles per unit
+The kernels also record the bytes a rank's iterations touch (``working_set``), the
+host's last-level cache (``llc_bytes``) and the most ranks of a host computing at once
+(``cache_sharers``: its ranks, or its core slots when fewer). FiM regresses the
+working set on the forms a rank's share takes (``1, x_i, x_i/q``) and warns
+(:class:`~scaleprobe.models.MemoryRegimeWarning`) when a prediction puts the working
+sets of the ranks sharing the cache (``min(q, cache_sharers)`` of them) on the other
+side of the cache from every training point: Eq. 11 carries the cycles per unit
 of work of the training sizes, which change when a rank's data leave the cache (NPB
 CG on a host with a 32 MiB cache: 98 cycles per nonzero and iteration in class A,
 whose matrix fits, 117 in class B, whose 165 MB do not).
@@ -173,8 +175,10 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         The iterations column used, None without one.
     memory_ : dict or None
         Without ``working_set`` and ``llc_bytes``, None; else ``coef`` of the
-        working set per rank on ``1, x_i, x_i/q``, ``cache`` (bytes) and
-        ``trained``, the smallest and largest working set of the training points.
+        working set per rank on ``1, x_i, x_i/q``, ``cache`` (bytes), ``sharers``
+        (the most ranks computing at once on one cache; 1 without
+        ``cache_sharers``) and ``trained``, the smallest and largest load of the
+        cache (working set times sharers) of the training points.
     trained_iterations_ : ndarray
         Its distinct training values.
     n_features_in_ : int

@@ -267,6 +267,12 @@ class InstrumentedComm(
         """Free the wrapped communicator (for communicators made by :meth:`Split`)."""
         self.mpi.Free()
 
+    @property
+    def core_slots(self) -> int:
+        """Ranks of this host that may compute at once (0: no core slots, any)."""
+        slots = self._clock.slots
+        return 0 if slots is None else int(slots.count)
+
     # -- time and counters --------------------------------------------------------
 
     def clock(self) -> float:

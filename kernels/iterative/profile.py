@@ -20,8 +20,10 @@ that the record carries FiM-Cal's ``F``, ``U``, ``TC`` and ``SC``.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
+import socket
 
 import numpy as np
 
@@ -171,8 +173,9 @@ class IterationProfile:
             ``profile``: ``{"comp_time": [...], "<kind>_time": [...],
             "<kind>_jobs": [...]}`` over iterations; ``metrics``: their sums
             (``comp_time_iterations``, ``stages`` (the iterations timed),
-            ``working_set`` and ``llc_bytes`` when every rank declared its
-            working set,
+            ``working_set``, ``llc_bytes`` and ``cache_sharers`` (the most ranks
+            of one host computing at once: its ranks, or its core slots when
+            fewer) when every rank declared its working set,
             ``<kind>_time``, ``<kind>_jobs``,
             ``<kind>_calls``, and ``<kind>_job_bytes``) and the hardware
             parameters ``hw_frequency``,
@@ -189,6 +192,8 @@ class IterationProfile:
             "calls": calls,
             "events": events,
             "working_set": self._working_set,
+            "host": socket.gethostname(),
+            "slots": int(getattr(self.comm, "core_slots", 0)),
         }
         every = self.comm.allgather(mine)
         comp = np.max([np.asarray(r["comp"], dtype=float) for r in every], axis=0)
@@ -238,6 +243,11 @@ class IterationProfile:
                 "bytes one rank's iterations read and write (the largest rank)"
             )
             long_names["llc_bytes"] = "last-level cache of the host (NaN if unknown)"
+            metrics["cache_sharers"] = _cache_sharers(every)
+            units["cache_sharers"] = "1"
+            long_names["cache_sharers"] = (
+                "most ranks computing at once on one host's last-level cache"
+            )
         parts = [hardware_parameters(r["events"]) for r in every]
         counted = all(p["counted"] for p in parts)
         metrics.update(
@@ -259,6 +269,15 @@ class IterationProfile:
             "units": units,
             "long_names": long_names,
         }
+
+
+def _cache_sharers(every):
+    """Most ranks of one host that compute at once: the host's ranks, or its core
+    slots when fewer (oversubscribed ranks take turns on the cores)."""
+    hosts = collections.Counter(r["host"] for r in every)
+    slots = max(r["slots"] for r in every)
+    ranks = max(hosts.values())
+    return int(min(ranks, slots) if slots else ranks)
 
 
 def build_record(

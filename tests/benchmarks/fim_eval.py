@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import warnings
@@ -150,6 +151,11 @@ def frame(kernel, records):
             # the cache of the host reading the records: the one that measured them
             # unless they were copied from another
             row["llc_bytes"] = last_level_cache()
+        if "working_set" in row and "cache_sharers" not in metrics:
+            # records from before the kernels counted the ranks computing at once on
+            # the cache: the default core slots of the emulated mode, one per core
+            # of the host reading them
+            row["cache_sharers"] = min(record["params"]["ranks"], os.cpu_count() or 1)
         # what the traffic model prices: the critical path and the link it ran on
         row.update({k: metrics[k] for k in TRAFFIC_COLUMNS if k in metrics})
         row.update({k: metrics[k] for k in COLLECTIVE_COLUMNS if k in metrics})

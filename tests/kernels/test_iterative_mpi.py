@@ -16,13 +16,14 @@ GBIT = 1.25e8
 
 @pytest.fixture
 def kernel(mpi_run):
-    def run(module, args, bandwidth=100, ranks=4):
+    def run(module, args, bandwidth=100, ranks=4, slots=0, slot_dir=None):
         comm = {
             "mode": "emulated",
             "link_bandwidth": GBIT,
             "latency": "5 us",
             "bandwidth": bandwidth,
-            "core_slots": 0,
+            "core_slots": slots,
+            "slot_dir": slot_dir,
         }
         done = mpi_run(
             ranks,
@@ -46,6 +47,8 @@ def _profile_adds_up(record, kinds):
     assert metrics["stages"] == len(profile["comp_time"])  # the iterations timed
     assert metrics["working_set"] > 0  # every kernel declares it
     assert record["units"]["llc_bytes"] == "bytes"
+    # one host, no core slots: every rank computes at once beside the others
+    assert metrics["cache_sharers"] == record["params"]["ranks"]
     assert metrics["hw_counted"] in (0, 1)
     assert metrics["hw_total_cycles"] > 0
     assert metrics["hw_frequency"] > 0
@@ -122,6 +125,16 @@ def test_npb_ep_is_cg_class_s_verify_on_four_ranks(kernel):
     assert solver["metrics"]["allgather_calls"] == 15 * 26
     assert solver["metrics"]["allreduce_calls"] == 15 * (3 + 2 * 25)
     _profile_adds_up(solver, ("allgather", "allreduce"))
+
+
+def test_ranks_taking_turns_on_the_cores_share_the_cache_as_many_as_slots(
+    kernel, tmp_path
+):
+    # 4 ranks, 2 core slots: at most 2 compute at once, so 2 working sets share the
+    # host's last-level cache
+    record = kernel("npb.ep", ["--m", "18"], ranks=4, slots=2, slot_dir=str(tmp_path))
+    assert record["status"] == "ok", record["reason"]
+    assert record["metrics"]["cache_sharers"] == 2
 
 
 def test_npb_ep_off_class_sizes_have_no_reference(kernel):

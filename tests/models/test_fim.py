@@ -250,6 +250,28 @@ def test_a_working_set_across_the_cache_from_training_warns():
     assert FiM(replications=4).fit(X, y).memory_ is None
 
 
+def test_ranks_computing_at_once_share_the_cache():
+    # 2 core slots on the host: up to 2 ranks' working sets are in its cache at once
+    X, y = _cg_like([1, 2, 4])
+    far, _ = _cg_like([1, 2, 4, 8, 32], sizes=(1e6,))  # 38.1 MiB a rank on 1
+    shared = _with_memory(X, 16 * 2**20).assign(cache_sharers=np.minimum(X["ranks"], 2))
+    model = FiM(replications=4).fit(shared, y)
+    assert model.memory_["sharers"] == 2
+    message = (
+        r"computing at once on one cache \(up to 2\) are projected at 38.1 MiB on 1, "
+        r"38.1 MiB on 2, 19.1 MiB on 4 processes, beyond"
+    )
+    with pytest.warns(MemoryRegimeWarning, match=message):
+        model.predict(far)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(far[far["ranks"] >= 8])  # 9.5 and 2.4 MiB: in the cache
+    # a rank's own working set alone leaves 4 ranks in the cache
+    alone = FiM(replications=4).fit(_with_memory(X, 16 * 2**20), y)
+    with pytest.warns(MemoryRegimeWarning, match=r"on 1, 19.1 MiB on 2 processes"):
+        alone.predict(far)
+
+
 @pytest.mark.parametrize(
     "form",
     [
