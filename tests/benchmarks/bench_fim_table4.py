@@ -5,7 +5,8 @@ small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
 emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
 measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`; a broadcast as
 a binomial tree, an allgather as a ring; per iteration timed; Eq. 11 linear or a power
-law of the size, as holding out the largest training size decides), FiM-queue (the
+law of the size, as holding out the largest training size decides; the cycles'
+growth with the processes, as holding out 4 ranks decides), FiM-queue (the
 same with the paper's queue broadcast, and an allgather as a gather then it), RBASP
 (Eq. 17, ``log2`` time linear in ``log2`` of the size plus a quadratic ``g(q)``) and
 the model scaleprobe's ensemble selects (:func:`scaleprobe.models.fit_ensemble` on
