@@ -25,9 +25,10 @@ points of the smallest training count :math:`q_0`) apart from a non-negative gro
   overheads).
 
 ``"cv"`` holds out the points of the largest training count, fits each law on the
-others and keeps the one that predicts their total cycles best (mean absolute log
-error); ``"constant"`` unless another is better beyond rounding. It needs three
-process counts; with fewer, ``"constant"``.
+others, and takes a growth law only when it predicts their total cycles (mean
+absolute log error) with less than :data:`CLEARLY_BETTER` times the published law's
+error: a growth read into noise would multiply the cycles at a thousand processes.
+It needs three process counts; with fewer, ``"constant"``.
 """
 
 from __future__ import annotations

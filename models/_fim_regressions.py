@@ -99,8 +99,7 @@ def _check_memory(memory, x, q):
     if memory is None:
         return
     cache, (low, high) = memory["cache"], memory["trained"]
-    rank = _memory_basis(x, q) @ memory["coef"]
-    projected = rank * _sharers(memory, q)
+    projected = (_memory_basis(x, q) @ memory["coef"]) * _sharers(memory, q)
     if high <= cache:
         across = np.flatnonzero(projected > cache)
     elif low > cache:

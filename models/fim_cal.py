@@ -236,9 +236,9 @@ class FiMCal(RegressorMixin, BaseEstimator):
             self.process_law,
             lambda rows, total: _SizeLaw(rows, total, form),
         )
-        if law != "constant":
-            coef[1] = size.coef
-            self.forms_ = (self.forms_[0], size.form, self.forms_[2])
+        # the one-process cycles (under "constant", the same fit as Eq. 11's)
+        coef[1] = size.coef
+        self.forms_ = (self.forms_[0], size.form, self.forms_[2])
         self.process_law_, self.process_base_ = law, base
         self.coef_ = _embed(coef, self.kept_, design.shape[1])
         self.growth_ = _embed(gamma[None], self.kept_, design.shape[1])[0]
@@ -287,9 +287,9 @@ class FiMCal(RegressorMixin, BaseEstimator):
     def _hardware(self, design, counts, alpha):
         forms = getattr(self, "forms_", ("linear",) * 3)
         u, tc, sc = _evaluate(design, self.coef_, forms).T
-        law = getattr(self, "process_law_", "constant")
-        if law != "constant":
-            tc = tc + growth(design, counts, law, self.process_base_, self.growth_)
+        tc = tc + growth(
+            design, counts, self.process_law_, self.process_base_, self.growth_
+        )
         u, tc, sc = alpha * u, alpha * tc, alpha * sc
         tc = np.maximum(tc, 1.0 + 1e-9)
         u = np.clip(u, 0.0, 1.0 - 1.0 / tc)
