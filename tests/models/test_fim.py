@@ -266,8 +266,11 @@ def test_ranks_computing_at_once_share_the_cache():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.predict(far[far["ranks"] >= 8])  # 9.5 and 2.4 MiB: in the cache
-    # a rank's own working set alone leaves 4 ranks in the cache
-    alone = FiM(replications=4).fit(_with_memory(X, 16 * 2**20), y)
+    # a rank's own working set alone leaves 4 ranks in the cache; so does a sharer
+    # count the records could not give (NaN)
+    unknown = _with_memory(X, 16 * 2**20).assign(cache_sharers=np.nan)
+    alone = FiM(replications=4).fit(unknown, y)
+    assert alone.memory_["sharers"] == 1
     with pytest.warns(MemoryRegimeWarning, match=r"on 1, 19.1 MiB on 2 processes"):
         alone.predict(far)
 
