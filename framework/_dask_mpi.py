@@ -26,6 +26,9 @@ __all__ = ["boot"]
 ADDRESS_BYTES = 256
 #: Seconds between two tests of the broadcast while a rank waits for the address.
 POLL = 0.05
+#: Seconds a failing server waits between writing why and ``MPI_Abort``, so that
+#: mpiexec forwards the message before it kills the job.
+ABORT_GRACE = 0.5
 
 
 def _encode(address: str) -> bytearray:
@@ -78,15 +81,16 @@ def _serve_or_abort(comm, role: str, serve, *arguments) -> None:
                 flush=True,
             )
             return
-        # Without its scheduler or worker the other ranks would wait forever.
-        print(
+        # Without its scheduler or worker the other ranks would wait forever. The
+        # reason comes first and in one write: MPI_Abort may kill the job before
+        # mpiexec has forwarded the rest of the traceback.
+        sys.stderr.write(
             f"scaleprobe: the Dask {role} of MPI rank {comm.Get_rank()} could not "
-            "start; aborting the MPI job",
-            file=sys.stderr,
-            flush=True,
+            f"start: {type(exc).__name__}: {exc}; aborting the MPI job\n"
+            + "".join(traceback.format_exception(exc))
         )
-        traceback.print_exc()
         sys.stderr.flush()
+        time.sleep(ABORT_GRACE)
         comm.Abort(1)
 
 
