@@ -88,6 +88,7 @@ def _probe(names: list[str], forbidden) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_every_kernel_module_imports_only_the_kernel_layer():
     names = _modules_below("scaleprobe.kernels")
     assert "scaleprobe.kernels.comm.instrumented" in names

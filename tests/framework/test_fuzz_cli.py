@@ -270,6 +270,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
     spec_text="name: x\n",
     case=("run", None, [("H\x10V\x12\x85G",), ("--output", "FILE"), ("%",)]),
 )
+@pytest.mark.slow
 def test_any_spec_and_argument_list_ends_in_one_line_and_a_known_code(
     stored, spec_text, case
 ):

@@ -35,6 +35,7 @@ def _spec(tmp_path, **extra):
     return raw
 
 
+@pytest.mark.slow
 def test_failures_and_hangs_are_points_and_the_sweep_finishes(tmp_path, client):
     ds = run_sweep(_spec(tmp_path), client, progress=False)
     status = ds.status.squeeze(drop=True).to_pandas()

@@ -43,6 +43,7 @@ def _write(tmp_path, raw, name="spec.yaml"):
     return path
 
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_output_is_refused_and_measures_nothing(
     tmp_path, client
 ):

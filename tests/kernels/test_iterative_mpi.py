@@ -107,6 +107,7 @@ def test_pagerank_matches_serial(kernel, variant):
     assert record["profiles"]["iteration"][f"{kinds[-1]}_jobs"][1] > 0
 
 
+@pytest.mark.slow
 def test_npb_ep_is_cg_class_s_verify_on_four_ranks(kernel):
     ep = kernel("npb.ep", ["--class", "S"])
     assert ep["status"] == "ok"

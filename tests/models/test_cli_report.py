@@ -34,6 +34,7 @@ def results_file(make_results, tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_fit_then_project(results_file, tmp_path, capsys):
     model_file = tmp_path / "models.json"
     code = _run(
@@ -151,6 +152,7 @@ def test_value_parsers():
     assert parse_cv(["extrapolation:8"])["extrapolation"].train_max == 8
 
 
+@pytest.mark.slow
 def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
     path = tmp_path / "results.nc"
     make_results(scale=(20, 21), bandwidth=(20, 100), trials=2).to_netcdf(path)
@@ -203,6 +205,7 @@ def test_html_report_is_self_contained(make_results, tmp_path):
     assert 'src="http' not in text
 
 
+@pytest.mark.slow
 def test_plots_write_png_and_svg(results, tmp_path):
     X, y = make_features(results, s0=20)
     model = ScalingLaw(form="generalized_refined", over="ranks", s0=20).fit(X, y)

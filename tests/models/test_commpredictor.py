@@ -151,6 +151,7 @@ def test_bad_parameters_and_times():
         CommunicationPredictor(max_terms=0).fit(X, [1.0, 2.0])
 
 
+@pytest.mark.slow
 def test_round_trip_through_fit_ensemble_and_a_model_file(data, tmp_path):
     X, y, _ = data
     frame = X.assign(nodes=X["N"]).iloc[:60]

@@ -98,6 +98,7 @@ def fitted(tmp_path_factory):
     return code, out.getvalue(), model
 
 
+@pytest.mark.slow
 def test_fit_trains_on_the_benchmark_and_reports_its_areas(fitted):
     code, out, model = fitted
     assert code == 0

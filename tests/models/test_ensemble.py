@@ -138,6 +138,7 @@ def test_a_law_that_beats_the_baseline_by_the_margin_is_trusted():
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.UnreliableModelWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
+@pytest.mark.slow
 def test_noise_as_large_as_the_bandwidth_effect_warns():
     X = _frame([2, 3, 4, 6], runs=4, bandwidth=[100.0, 25.0])
     y = _times(

@@ -39,6 +39,7 @@ def test_metrics_known_values():
     assert scores["r2"] == pytest.approx(1 - scores["mse"] * 3 / (14 / 3))
 
 
+@pytest.mark.slow
 def test_evaluate_uses_both_workers_and_selects_true_model(results, client):
     scores = evaluate(ENSEMBLE, results, client=client, s0=20)
     assert set(scores["cv"].values) == {"kfold", "extrapolation"}
@@ -58,6 +59,7 @@ def test_evaluate_uses_both_workers_and_selects_true_model(results, client):
     assert table.loc[("base", "extrapolation"), "smape"] > 10 * best["smape"]
 
 
+@pytest.mark.slow
 def test_evaluate_groups_and_custom_splitters(results):
     cv = {
         "bandwidth": LeaveOneBandwidthOut(),

@@ -180,6 +180,7 @@ def _cg_like(ranks, sizes=(2e4, 4e4, 8e4), iterations=5):
         (_cg_like, "allgatherv", "allgather", "ring_allgather", "allgather"),
     ],
 )
+@pytest.mark.slow
 def test_a_collective_follows_the_mpi_algorithm_by_default(
     like, kind, option, algorithm, paper
 ):
@@ -197,6 +198,7 @@ def test_a_collective_follows_the_mpi_algorithm_by_default(
         FiM(**{option: "bruck"}).fit(X, y)
 
 
+@pytest.mark.slow
 def test_iterations_multiply_the_computation_and_the_calls():
     # trained on 5 iterations, asked for 25 (NPB CG: 15 in classes S-A, 75 in B)
     X, y = _cg_like([1, 2, 4])
@@ -227,6 +229,7 @@ def _with_memory(frame, cache):
     return frame.assign(working_set=share + 1000.0, llc_bytes=cache)
 
 
+@pytest.mark.slow
 def test_a_working_set_across_the_cache_from_training_warns():
     X, y = _cg_like([1, 2, 4])  # 0.2 to 3.2 MB a rank
     far, _ = _cg_like([1, 32], sizes=(1e6,))  # 40 MB on 1 rank, 1.25 MB on 32
@@ -250,6 +253,7 @@ def test_a_working_set_across_the_cache_from_training_warns():
     assert FiM(replications=4).fit(X, y).memory_ is None
 
 
+@pytest.mark.slow
 def test_ranks_computing_at_once_share_the_cache():
     # 2 core slots on the host: up to 2 ranks' working sets are in its cache at once
     X, y = _cg_like([1, 2, 4])

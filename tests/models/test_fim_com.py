@@ -178,6 +178,7 @@ SETTINGS = [(1, 2), (5, 4), (250, 5), (3000, 9), (7, 40)]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.slow
 def test_replications_side_by_side_have_the_one_at_a_time_distribution(pattern):
     laws = ServiceLaws(1e5, 3e5, 2e5, 5e-6, 2e-6)
     for jobs, ranks in SETTINGS:
@@ -228,6 +229,7 @@ def _measured(pattern, laws, grid):
 
 
 @pytest.mark.parametrize("pattern", ["scatter", "gather"])
+@pytest.mark.slow
 def test_calibration_recovers_the_laws_and_extrapolates(pattern):
     per_job = 8 / 1.25e8
     laws = ServiceLaws(0.9 / per_job, 1 / per_job, 3 / per_job, 2e-5, 0.5 * per_job)

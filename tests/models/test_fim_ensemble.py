@@ -117,6 +117,7 @@ def fitted():
         return fit_ensemble(data, models=models)
 
 
+@pytest.mark.slow
 def test_fim_projects_a_larger_size_to_more_nodes(fitted):
     assert fitted.training["parameters"] == {"points": list(SIZES)}
     assert fitted.training["feature_ranges"]["points"] == [SIZES[0], SIZES[-1]]

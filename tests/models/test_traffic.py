@@ -276,6 +276,7 @@ def test_an_application_parameter_is_a_group_and_an_axis():
     )
 
 
+@pytest.mark.slow
 def test_the_ensemble_refuses_laws_blind_to_an_application_parameter(points_fit):
     fit = points_fit
     assert fit.selected == "traffic"
