@@ -11,19 +11,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _design, _envelope
-from ._pmnf_search import (
-    ComboScorer,
-    candidate_terms,
-    combinations,
-    complexity,
-    data_decrease,
-    forward_folds,
-    usable_terms,
-)
+from ._pmnf_select import search, with_alpha
 from ._tags import PerformanceModelTags
-from ._terms import Term, parse_term
+from ._terms import Term
 from ._warnings import InsufficientDataWarning, quiet, warn
-from .scaling_law import ScalingLaw, _search_alpha
+from .scaling_law import ScalingLaw
 
 __all__ = ["PMNF_EXPONENTS", "PMNFSearch"]
 
@@ -49,15 +41,6 @@ PMNF_EXPONENTS = (
     "11/4",
     "3",
 )
-
-#: Held-out errors a law may show and still be explained by the noise (quantile).
-_ACCEPT = 0.99
-
-#: Values of ``alpha`` the search tries for every law with a bandwidth factor; the
-#: best ``_REFINED`` laws of each size are then scored at their own fitted alpha.
-_SEARCH_ALPHAS = np.linspace(1.0, 3.0, 9)
-_REFINED = 30
-_PAIRS_EXTENDED = 20
 
 
 class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -257,7 +240,7 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         if distinct == 2:
             chosen, scores, cap = self._two_points(table), None, 1
         else:
-            chosen, scores, cap = self._search(table)
+            chosen, scores, cap = search(self, table)
         law = self._refit(chosen, table)
         self.best_estimator_ = law
         self.terms_ = law.terms_
@@ -293,140 +276,6 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         slope = Fraction(math.log(y2 / y1) / math.log(p2 / p1)).limit_denominator(100)
         return [Term(p_exponent=slope, data=bool(self.data))]
 
-    def _search(self, table):
-        p = table["p"].to_numpy(dtype=float)
-        y = table["y"].to_numpy(dtype=float)
-        n = table["n"].to_numpy(dtype=float)
-        replicate, replicate_dof = _envelope.replicate_noise_dof(table)
-        distinct = np.unique(p).size
-        wanted = int(self.max_terms) + bool(self.constant)
-        cap = max(1, min(wanted, distinct - 2))
-        folds = forward_folds(p, cap + 1)
-        candidates = candidate_terms(self.exponents, self.log_exponents, self.data)
-        if self.falling is not None:
-            names = {parse_term(t).name for t in self.falling}
-            candidates = [
-                t
-                for t in candidates
-                if t.p_exponent >= 0
-                or t.name.replace("D*", "") in names
-                or t.name in names
-            ]
-        if not self.constant:
-            candidates = candidates[1:]  # the constant comes first
-        groups = [c for c in ("D", "bandwidth") if c in table]
-        falls = any(
-            data_decrease(
-                g["p"].to_numpy(float),
-                g["y"].to_numpy(float),
-                g["n"].to_numpy(float),
-                replicate,
-            )
-            for _, g in (table.groupby(groups) if groups else [(None, table)])
-        )
-        allowed = usable_terms(candidates, falls)
-        var = {
-            k: table[k].to_numpy(dtype=float)
-            for k in ("p", "D", "bandwidth")
-            if k in table
-        }
-        alphas = _SEARCH_ALPHAS if self.bandwidth and "bandwidth" in var else [None]
-        sigma = (
-            max(replicate, _envelope.NOISE_FLOOR) if np.isfinite(replicate) else np.nan
-        )
-        errors, chis = {}, {}
-
-        def score(alpha, combos_of_size):
-            """Score combinations at one alpha; keep each one's best alpha."""
-            terms = [_with_alpha(t) if alpha is not None else t for t in candidates]
-            with np.errstate(all="ignore"):
-                phi = np.column_stack(
-                    [
-                        t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
-                        for t in terms
-                    ]
-                )
-            finite = np.all(np.isfinite(phi), axis=0) & np.all(phi > 0, axis=0)
-            usable = [i for i in allowed if finite[i]]
-            scorer = ComboScorer(phi, y, n, folds)
-            seeds = None
-            for size in range(1, cap + 1):
-                if combos_of_size is not None:
-                    combos = combos_of_size.get(size, np.empty((0, size), np.int64))
-                    combos = (
-                        combos[np.all(finite[combos], axis=1)]
-                        if combos.size
-                        else (combos)
-                    )
-                elif size <= 2:
-                    combos = combinations(usable, size)
-                else:
-                    combos = combinations(usable, size, seeds)
-                if combos.size and self.constant:
-                    # At most max_terms terms besides the constant (index 0).
-                    others = (combos != 0).sum(axis=1)
-                    combos = combos[others <= int(self.max_terms)]
-                if combos.size == 0:
-                    continue
-                error = scorer.evaluate(combos, np.nan)[0]
-                # Acceptance uses every fold a law can be fitted on: a simple law
-                # faces the longer extrapolations too.
-                _, passed, _ = ComboScorer(
-                    phi, y, n, forward_folds(p, size + 1)
-                ).evaluate(combos, sigma, dof=replicate_dof, level=_ACCEPT)
-                for combo, e, c in zip(map(tuple, combos), error, passed, strict=True):
-                    if e < errors.get(combo, np.inf):
-                        errors[combo], chis[combo] = e, c
-                order = np.argsort(error)[:_PAIRS_EXTENDED]
-                seeds = [tuple(combos[i]) for i in order if np.isfinite(error[i])]
-
-        for alpha in alphas:
-            score(alpha, None)
-        if alphas[0] is not None and errors:
-            # Precise data confine alpha tightly: refit it for the best laws of every
-            # size (on all configurations, as the final fit will), then score them.
-            refine = {}
-            for combo in sorted(errors, key=errors.get):
-                chosen = refine.setdefault(len(combo), [])
-                if len(chosen) < _REFINED:
-                    chosen.append(combo)
-            for combos in refine.values():
-                for combo in combos:
-                    terms = [_with_alpha(candidates[i]) for i in combo]
-                    alpha = _fit_alpha(terms, var, y, n)
-                    score(alpha, {len(combo): np.array([combo], dtype=np.int64)})
-        finite = {c: e for c, e in errors.items() if np.isfinite(e)}
-        if not finite:
-            raise ValueError(
-                "no scaling law of the normal form extrapolates these data with "
-                "positive coefficients"
-            )
-
-        def key(combo):
-            return (complexity([candidates[i] for i in combo]), finite[combo])
-
-        # Laws whose held-out errors the noise explains in most folds.
-        accepted = [c for c in finite if chis[c] >= 0.5] if np.isfinite(sigma) else []
-        if accepted:
-            # Laws whose held-out errors the noise explains: the simplest wins.
-            pick = min(accepted, key=key)
-        else:
-            best = min(finite.values())
-            noise = sigma if np.isfinite(sigma) else 0.01
-            margin = max(float(self.tol) * best, noise / math.sqrt(np.median(n)))
-            pick = min((c for c, e in finite.items() if e <= best + margin), key=key)
-        ranked = sorted(finite, key=finite.get)[:20]
-        rows = [pick] + [c for c in ranked if c != pick]
-        table_scores = pd.DataFrame(
-            {
-                "terms": [" + ".join(candidates[i].name for i in c) for c in rows],
-                "score": [finite[c] for c in rows],
-                "explained": [chis[c] for c in rows],
-                "coefficients": [len(c) for c in rows],
-            }
-        )
-        return [candidates[i] for i in pick], table_scores, cap
-
     def _frame(self, var):
         """A frame of the law's columns from variables (``p`` back to nodes/ranks)."""
         frame = pd.DataFrame({self.parameter: var["p"] / float(self.ppn or 1.0)})
@@ -439,7 +288,7 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
     def _refit(self, chosen, table):
         terms = chosen
         if self.bandwidth and "bandwidth" in table:
-            terms = [_with_alpha(t) for t in chosen]
+            terms = [with_alpha(t) for t in chosen]
         var = {k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table}
         frame = self._frame(var)
         weights = table["n"].to_numpy(dtype=float)
@@ -533,19 +382,3 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         from .derived import crossover_nodes
 
         return crossover_nodes(self, **kwargs)
-
-
-def _fit_alpha(terms, var, y, weights):
-    """Alpha of the relative least-squares fit of ``terms`` on all configurations."""
-    return _search_alpha(terms, var, y, weights, True, 1.0, 3.0)
-
-
-def _with_alpha(term):
-    if term.p_exponent == 0 and term.log_exponent == 0:
-        return term
-    return Term(
-        term.p_exponent,
-        term.log_exponent,
-        term.data,
-        term.bandwidth or term.is_communication,
-    )
