@@ -17,6 +17,7 @@ from scaleprobe.models._queue_sim import (
     simulate,
     simulate_many,
 )
+from scaleprobe.models._queues import metadata_departures_many
 from scaleprobe.models.fim_com import FiMCom
 from scipy import integrate, stats
 
@@ -166,7 +167,7 @@ def test_senders_side_by_side_are_each_the_one_sender_server():
         arrivals = np.cumsum(rng.exponential(1e-4, (6, 300)), axis=1)
         arrivals[:, 10:14] = arrivals[:, 9:10]  # simultaneous arrivals
         work = rng.gamma(sizes, 1.0, (6, 300))
-        together = _queue_sim._metadata_many(arrivals, work, sizes, nu)
+        together = metadata_departures_many(arrivals, work, sizes, nu)
         for row in range(6):
             alone = metadata_departures(
                 arrivals[row], work[row], sizes, lambda chi, nu=nu: nu * math.log1p(chi)
