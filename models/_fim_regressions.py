@@ -90,8 +90,24 @@ def _sharers(memory, q):
     return np.minimum(q, memory.get("sharers", 1.0))
 
 
+#: How many times the largest load of the cache any training point had (working set
+#: times sharers) a projection out of the cache may reach before FiM warns that it
+#: goes further from the cache than the training.
+DEEPER = 2.0
+
+
+def _where(projected, q, rows):
+    """``"38.1 MiB on 1, 19.1 MiB on 2"``: the largest load per process count."""
+    mib = 2.0**20
+    return ", ".join(
+        f"{projected[rows][q[rows] == c].max() / mib:.3g} MiB on {c:g}"
+        for c in sorted({float(c) for c in q[rows]})
+    )
+
+
 def _check_memory(memory, x, q):
-    """Warn when a row's working set is across the cache from every training point.
+    """Warn when a row's working set is across the cache from every training point,
+    or out of the cache and more than :data:`DEEPER` times further than any.
 
     What a cache holds is the working sets of the ranks that compute on it at once:
     a rank's, times the ranks of a host that share it (:func:`_sharers`).
@@ -100,6 +116,30 @@ def _check_memory(memory, x, q):
         return
     cache, (low, high) = memory["cache"], memory["trained"]
     projected = (_memory_basis(x, q) @ memory["coef"]) * _sharers(memory, q)
+    mib = 2.0**20
+    shared = memory.get("sharers", 1.0) > 1
+    subject = (
+        f"the working sets of the ranks computing at once on one cache (up to "
+        f"{memory['sharers']:g}) are"
+        if shared
+        else "a rank's working set is"
+    )
+    if high > cache:
+        # out of the cache, a random access misses more often the larger the data:
+        # the cycles per unit of work of the training's loads may not hold far beyond
+        deeper = np.flatnonzero(projected > DEEPER * high)
+        if deeper.size:
+            warn(
+                f"{subject} projected at {_where(projected, q, deeper)} processes, "
+                f"more than {DEEPER:g}x the largest load of the host's "
+                f"{cache / mib:.3g} MiB last-level cache that a training point had "
+                f"({high / mib:.3g} MiB): further from the cache, a rank's data are "
+                "found in it less often, and the computation can be slower than "
+                "the cycles per unit of work of the training predict; measure a "
+                "larger size",
+                MemoryRegimeWarning,
+                stacklevel=3,
+            )
     if high <= cache:
         across = np.flatnonzero(projected > cache)
     elif low > cache:
@@ -108,7 +148,6 @@ def _check_memory(memory, x, q):
         return  # the training points were on both sides: Eq. 11 saw both
     if not across.size:
         return
-    mib = 2.0**20
     if high <= cache:
         side = (
             f"beyond the host's {cache / mib:.3g} MiB last-level cache that every "
@@ -124,20 +163,8 @@ def _check_memory(memory, x, q):
             "unit of work measured from memory do not hold in the cache, and the "
             "computation can be faster than predicted (a superlinear speedup)"
         )
-    counts = sorted({float(c) for c in q[across]})
-    where = ", ".join(
-        f"{projected[across][q[across] == c].max() / mib:.3g} MiB on {c:g}"
-        for c in counts
-    )
-    shared = memory.get("sharers", 1.0) > 1
-    subject = (
-        f"the working sets of the ranks computing at once on one cache (up to "
-        f"{memory['sharers']:g}) are"
-        if shared
-        else "a rank's working set is"
-    )
     warn(
-        f"{subject} projected at {where} processes, {side}",
+        f"{subject} projected at {_where(projected, q, across)} processes, {side}",
         MemoryRegimeWarning,
         stacklevel=3,
     )

@@ -61,9 +61,10 @@ class ExtrapolationWarning(ScaleprobeWarning):
 
 class MemoryRegimeWarning(ExtrapolationWarning):
     """A rank's projected working set and the training's lie on two sides of the
-    host's last-level cache: the cost per unit of work measured on one side does not
-    hold on the other (a DRAM-bound rank is slower, a rank whose share comes to fit
-    in the cache faster)."""
+    host's last-level cache, or the projection goes much further out of the cache
+    than the training: the cost per unit of work measured does not hold there (a
+    DRAM-bound rank is slower, a rank whose share comes to fit in the cache
+    faster)."""
 
 
 class PhysicalLimitWarning(ScaleprobeWarning):

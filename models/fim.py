@@ -36,7 +36,12 @@ sets of the ranks sharing the cache (``min(q, cache_sharers)`` of them) on the o
 side of the cache from every training point: Eq. 11 carries the cycles per unit
 of work of the training sizes, which change when a rank's data leave the cache (NPB
 CG on a host with a 32 MiB cache: 98 cycles per nonzero and iteration in class A,
-whose matrix fits, 117 in class B, whose 165 MB do not).
+whose matrix fits, 117 in class B, whose 165 MB do not). It warns too when training
+points were out of the cache and a prediction puts more than twice the largest of
+their loads on it: the further the data are from the cache, the more often a random
+access misses it (NPB IS on one rank: from class A to B, 4x the keys and out of a
+32 MiB cache, the time per key grew 1.2-1.4x in three measurements, and FiM trained
+on S, W and A put class B on 1 to 4 ranks 6-26 % under).
 
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """

@@ -16,7 +16,8 @@ correlation of the process counts' times, chi-square of the predicted times; and
 whether the best model meets the goal (average error <= 10 %, optimal process count
 within one sweep step). ``--plot`` writes the Fig. 5-style bar chart. FiM's
 ``MemoryRegimeWarning`` is printed when the large size puts a rank's working set
-beyond the last-level cache that the training sizes stayed in (NPB CG's class B).
+beyond the last-level cache that the training sizes stayed in (NPB CG's class B), or
+more than twice as far out of it as any training point (NPB IS's class B).
 
 Every training point is run ``--repeats`` times (default 3) and every run is fitted;
 a large-size point ``--test-repeats`` times (default 1), scored by the median. Run it

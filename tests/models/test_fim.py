@@ -244,12 +244,26 @@ def test_a_working_set_across_the_cache_from_training_warns():
     outside = FiM(replications=4).fit(_with_memory(X, 2**16), y)
     with pytest.warns(MemoryRegimeWarning, match="within .* superlinear"):
         outside.predict(_cg_like([256], sizes=(1e5,))[0])
-    # training on both sides of the cache, or no cache known: nothing to say
-    for cache in (2**20, np.nan):
-        model = FiM(replications=4).fit(_with_memory(X, cache), y)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            model.predict(far)
+    # ... and projected further from the cache: 38.1 MiB is 12x the largest
+    with pytest.warns(MemoryRegimeWarning, match=r"38.1 MiB on 1 processes, more"):
+        outside.predict(far)
+    # training on both sides of the cache: only a load more than twice the largest
+    # of the training (3.05 MiB) may cost more per unit of work than Eq. 11 saw
+    both = FiM(replications=4).fit(_with_memory(X, 2**20), y)
+    expected = r"38.1 MiB on 1 processes, more than 2x .* had \(3.05 MiB\)"
+    with pytest.warns(MemoryRegimeWarning, match=expected) as caught:
+        both.predict(far)
+    assert len(caught) == 1  # the row of 32 ranks (1.19 MiB) is not named
+    near, _ = _cg_like([1], sizes=(1.5e5,))  # 5.72 MiB: 1.9x the largest
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both.predict(near)
+        both.predict(far[far["ranks"] == 32])
+    # no cache known: nothing to say
+    unknown = FiM(replications=4).fit(_with_memory(X, np.nan), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unknown.predict(far)
     assert FiM(replications=4).fit(X, y).memory_ is None
 
 
