@@ -39,14 +39,13 @@ for the few-byte phases of area Ia).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from scaleprobe.kernels.comm.pattern import METRICS
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._robust import HUBER_K, huber_fit
+from ._commpredictor_areas import evaluate, fit_area, pearson
+from ._robust import HUBER_K
 from ._warnings import (
     DegenerateFitWarning,
     ExtrapolationWarning,
@@ -65,13 +64,6 @@ def _names(estimator, width):
     if names is not None:
         return [str(name) for name in names]
     return list(METRICS) if width == len(METRICS) else [f"x{i}" for i in range(width)]
-
-
-def _term(X, names, term):
-    column = np.ones(X.shape[0])
-    for part in term.split("*"):
-        column = column * X[:, names.index(part)]
-    return column
 
 
 class CommunicationPredictor(RegressorMixin, BaseEstimator):
@@ -234,7 +226,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             for i, name in enumerate(self.feature_names_)
         }
         self.correlations_ = {
-            name: _pearson(X[:, i], y) for i, name in enumerate(self.feature_names_)
+            name: pearson(X[:, i], y) for i, name in enumerate(self.feature_names_)
         }
         everything = self._fit_area(X, y)
         if "NT" not in self.feature_names_ or "S" not in self.feature_names_:
@@ -266,69 +258,17 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
         return self
 
     def _fit_area(self, X, y):
-        scale = y if self.loss == "relative" else np.ones(len(y))
-        names = self.feature_names_
-        ranked = sorted(
-            range(len(names)), key=lambda i: -np.nan_to_num(abs(_pearson(X[:, i], y)))
+        return fit_area(
+            X,
+            y,
+            self.feature_names_,
+            relative=self.loss == "relative",
+            candidates=self.candidates,
+            folds=self.folds,
+            max_terms=self.max_terms,
+            min_gain=self.min_gain,
+            huber_k=self.huber_k,
         )
-        ranked = [i for i in ranked if np.ptp(X[:, i]) > 0][: self.candidates]
-        pool = [names[i] for i in ranked]
-        pool += [f"{a}*{b}" for a, b in itertools.combinations(pool, 2)]
-        fold = np.random.default_rng(0).permutation(len(y)) % self.folds
-        chosen = []
-        best = self._held_out_error(X, y, scale, chosen, fold)
-        while pool and len(chosen) < self.max_terms:
-            error, term = min(
-                (self._held_out_error(X, y, scale, [*chosen, t], fold), t) for t in pool
-            )
-            if error > best * (1.0 - self.min_gain):
-                break
-            best = error
-            chosen.append(term)
-            pool.remove(term)
-        ranges = {
-            name: [float(X[:, i].min()), float(X[:, i].max())]
-            for i, name in enumerate(names)
-        }
-        return {
-            **self._fit_terms(X, y, scale, chosen),
-            "selection_error": best,
-            "ranges": ranges,
-        }
-
-    def _held_out_error(self, X, y, scale, terms, fold):
-        if len(y) < 2 * self.folds:
-            return self._fit_terms(X, y, scale, terms)["error"]
-        errors = np.empty(len(y))
-        for k in range(self.folds):
-            test = fold == k
-            fit = self._fit_terms(X[~test], y[~test], scale[~test], terms)
-            errors[test] = (
-                np.abs(y[test] - _evaluate(fit, X[test], self.feature_names_))
-                / scale[test]
-            )
-        return float(np.mean(errors))
-
-    def _fit_terms(self, X, y, scale, terms):
-        names = self.feature_names_
-        columns = np.column_stack(
-            [_term(X, names, t) for t in terms] or [np.empty((len(y), 0))]
-        )
-        center = columns.mean(axis=0)
-        spread = np.where(columns.std(axis=0) > 0, columns.std(axis=0), 1.0)
-        design = np.column_stack([np.ones(len(y)), (columns - center) / spread])
-        coef, _ = huber_fit(design, y, scale, k=self.huber_k)
-        # the selection criterion: mean |relative error| (or mean |error|)
-        error = float(np.mean(np.abs(y - design @ coef) / scale))
-        return {
-            "terms": list(terms),
-            "coef": coef.tolist(),
-            "center": center.tolist(),
-            "spread": spread.tolist(),
-            "samples": len(y),
-            "error": error,
-            "fallback": False,
-        }
 
     def predict(self, X):
         """Predicted communication time of each row, s.
@@ -362,9 +302,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             rows = codes == code
             if not rows.any():
                 continue
-            prediction[rows] = _evaluate(
-                self.areas_[name], X[rows], self.feature_names_
-            )
+            prediction[rows] = evaluate(self.areas_[name], X[rows], self.feature_names_)
             self._warn_area_range(name, X[rows])
         if np.any(prediction <= 0):
             warn(
@@ -449,22 +387,3 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 f"|relative error| {100 * area['error']:.1f} %{note}"
             )
         return "\n".join(lines)
-
-
-def _evaluate(area, X, names):
-    columns = np.column_stack(
-        [_term(X, names, t) for t in area["terms"]] or [np.empty((X.shape[0], 0))]
-    )
-    design = np.column_stack(
-        [
-            np.ones(X.shape[0]),
-            (columns - np.asarray(area["center"])) / np.asarray(area["spread"]),
-        ]
-    )
-    return design @ np.asarray(area["coef"])
-
-
-def _pearson(x, y):
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
