@@ -16,6 +16,7 @@ from ._cli_inputs import (
     parse_values,
     writable,
 )
+from ._cli_model_args import common_arguments
 
 __all__ = ["parse_cv", "parse_values", "register"]
 
@@ -291,75 +292,6 @@ def _guarded(handler):
     return run
 
 
-def _common(parser):
-    parser.add_argument(
-        "--model",
-        action="append",
-        metavar="NAME",
-        help="ensemble member (repeatable): base, generalized, bandwidth, "
-        "refined, generalized_refined, pmnf, traffic, fim, rbasp (default: every model "
-        "the data identify); commpredictor alone fits the communication predictor "
-        "on a random ping-pong benchmark",
-    )
-    parser.add_argument(
-        "--cv",
-        action="append",
-        metavar="SPEC",
-        help="cross-validation (repeatable): kfold[:K], "
-        "extrapolation[:MAX_TRAIN_NODES], scale, bandwidth "
-        "(default: kfold:5 and extrapolation)",
-    )
-    parser.add_argument(
-        "--target", default="time", help="variable to model (default: time)"
-    )
-    parser.add_argument(
-        "--s0",
-        type=float,
-        default=25,
-        help="reference scale of D = 2**(scale - s0) (default: 25)",
-    )
-    parser.add_argument(
-        "--level",
-        type=float,
-        default=0.9,
-        help="prediction-interval level (default: 0.9)",
-    )
-    parser.add_argument(
-        "--ppn", type=int, help="ranks per node, for data that do not record it"
-    )
-    _measurement_arguments(parser)
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=int, help="workers of an embedded LocalCluster"
-    )
-    where.add_argument(
-        "--address", help="scheduler address of an existing Dask cluster"
-    )
-
-
-def _measurement_arguments(parser):
-    group = parser.add_argument_group(
-        "measurement files (.csv, .parquet; Extra-P .txt, .json, .jsonl)"
-    )
-    group.add_argument(
-        "--ranks-from",
-        metavar="NAME",
-        help="parameter (column) that counts MPI ranks (default: recognised by "
-        "name: p, np, procs, processes, ranks...)",
-    )
-    group.add_argument(
-        "--nodes-from", metavar="NAME", help="parameter (column) that counts nodes"
-    )
-    group.add_argument("--callpath", help="callpath (Extra-P region) to model")
-    group.add_argument(
-        "--select",
-        action="append",
-        metavar="NAME=VALUE",
-        help="keep one value of another parameter (repeatable)",
-    )
-    group.add_argument("--units", help="units of the measured values (e.g. s)")
-
-
 def register(subparsers):
     """Add the ``fit``, ``project`` and ``report`` subcommands.
 
@@ -380,7 +312,7 @@ def register(subparsers):
         help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
         "Extra-P .txt, .json, .jsonl)",
     )
-    _common(fit)
+    common_arguments(fit)
     fit.add_argument("--groupby", help="feature to evaluate separately (e.g. scale)")
     fit.add_argument("--output", help="model file to write (JSON)")
     fit.set_defaults(handler=_guarded(_fit))
@@ -443,7 +375,7 @@ def register(subparsers):
         help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
         "Extra-P .txt, .json, .jsonl)",
     )
-    _common(rep)
+    common_arguments(rep)
     rep.add_argument(
         "--output",
         default="report.html",
