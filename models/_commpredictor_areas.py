@@ -11,7 +11,7 @@ import numpy as np
 
 from ._robust import huber_fit
 
-__all__ = ["evaluate", "fit_area", "pearson"]
+__all__ = ["evaluate", "fit_area", "fit_terms", "pearson", "term_column"]
 
 
 def term_column(X, names, term):
