@@ -161,6 +161,7 @@ class _Sorter:
         self.max_key = 1 << max_log2
         self.buckets = 1 << buckets_log2
         self.shift = max_log2 - buckets_log2
+        self.bucket_type = np.uint16 if buckets_log2 <= 16 else np.int64
         self.first = comm.rank * self.total // comm.size
         stop = (comm.rank + 1) * self.total // comm.size
         self.keys = make_keys(problem_class, self.first, stop - self.first)
@@ -175,9 +176,12 @@ class _Sorter:
         ):
             if first <= index < first + len(keys):
                 keys[index - first] = value
-        bucket = keys >> self.shift
+        bucket = (keys >> self.shift).astype(self.bucket_type)
+        # a counting sort, as NPB's bucket sort: numpy's stable sort of integers of
+        # at most 16 bits is a radix sort, linear in the keys (of int64, a merge sort)
         self.order = np.argsort(bucket, kind="stable")
         counts = np.bincount(bucket, minlength=self.buckets).astype(np.int64)
+        self.per_bucket = counts
         hidden = np.zeros(len(self.tests), dtype=np.int64)
         mine = (self.tests >= first) & (self.tests < first + len(keys))
         hidden[mine] = keys[self.tests[mine] - first]
@@ -188,9 +192,7 @@ class _Sorter:
         edges = _assign_buckets(
             totals[: self.buckets], self.total // self.comm.size, self.comm.size
         )
-        bucket = self.keys >> self.shift
-        per_bucket = np.bincount(bucket, minlength=self.buckets)
-        sends = np.add.reduceat(np.append(per_bucket, 0), edges[:-1])[: self.comm.size]
+        sends = np.add.reduceat(np.append(self.per_bucket, 0), edges[:-1])[: self.comm.size]
         sends[edges[:-1] == edges[1:]] = 0
         self.low = int(edges[self.comm.rank]) << self.shift
         self.high = int(edges[self.comm.rank + 1]) << self.shift
