@@ -39,9 +39,9 @@ CG on a host with a 32 MiB cache: 98 cycles per nonzero and iteration in class A
 whose matrix fits, 117 in class B, whose 165 MB do not). It warns too when training
 points were out of the cache and a prediction puts more than twice the largest of
 their loads on it: the further the data are from the cache, the more often a random
-access misses it (NPB IS on one rank: from class A to B, 4x the keys and out of a
-32 MiB cache, the time per key grew 1.2-1.4x in three measurements, and FiM trained
-on S, W and A put class B on 1 to 4 ranks 6-26 % under).
+access misses it (NPB IS, a counting sort, on one rank: from class A to B, 4x the
+keys and out of a 32 MiB cache, the time per key grew 1.17-1.36x in two
+measurements, and FiM trained on S, W and A put class B's computation 17-21 % under).
 
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
