@@ -192,10 +192,9 @@ class _Sorter:
         edges = _assign_buckets(
             totals[: self.buckets], self.total // self.comm.size, self.comm.size
         )
-        sends = np.add.reduceat(np.append(self.per_bucket, 0), edges[:-1])[
-            : self.comm.size
-        ]
-        sends[edges[:-1] == edges[1:]] = 0
+        starts = edges[:-1]
+        sends = np.add.reduceat(np.append(self.per_bucket, 0), starts)[: self.comm.size]
+        sends[starts == edges[1:]] = 0
         self.low = int(edges[self.comm.rank]) << self.shift
         self.high = int(edges[self.comm.rank + 1]) << self.shift
         self.below = int(totals[: edges[self.comm.rank]].sum())
