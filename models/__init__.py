@@ -38,7 +38,7 @@ from .fim_cal import FiMCal
 from .fim_com import FiMCom
 from .fitted import EnsembleFit, describe_model
 from .flat import FlatTrend, trend_tests
-from .intervals import PredictionInterval, calibrate_interval
+from .intervals import PredictionInterval, calibrate_axis, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .patterns import build_pattern, pattern_metrics
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
@@ -95,6 +95,7 @@ __all__ = [
     "UnreliableModelWarning",
     "bandwidth_demand",
     "build_pattern",
+    "calibrate_axis",
     "calibrate_interval",
     "cannot_tell_from",
     "completion_time_increment",

@@ -9,6 +9,7 @@ plainly that none can be trusted.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from ._warnings import (
     DegenerateFitWarning,
     InsufficientDataWarning,
     UnreliableModelWarning,
+    quiet,
     warn,
 )
 from .baseline import PowerLawBaseline
@@ -37,7 +39,7 @@ from .features import (
 )
 from .fim import FiM
 from .fitted import EnsembleFit
-from .intervals import calibrate_interval
+from .intervals import calibrate_axis, calibrate_interval
 from .pmnf import PMNFSearch
 from .rbasp import RBASP
 from .scaling_law import PRESETS, ScalingLaw
@@ -301,6 +303,7 @@ def fit_ensemble(
                     item.message, item.category, item.filename, item.lineno
                 )
     _calibrate(fit, models, X, y, level, column)
+    _calibrate_sizes(fit, X, y, level)
     check_crossover(fit)
     return fit
 
@@ -319,6 +322,42 @@ def _calibrate(fit, models, X, y, level, column):
                 continue
         if name == fit.selected:
             _reemit(caught, name)
+
+
+def _calibrate_sizes(fit, X, y, level):
+    """Widen the intervals of the trusted model and of the plausible ones (which
+    project a size the trusted one cannot reach) beyond the measured sizes by what
+    holding out the largest size cost each (:func:`calibrate_axis`): the node
+    counts' calibration says nothing of a size never measured."""
+    if fit.selected is None:
+        return
+    for name in [fit.selected, *fit.training.get("plausible", [])]:
+        if fit.intervals.get(name) is not None:
+            _calibrate_model_sizes(fit, name, X, y, level)
+
+
+def _calibrate_model_sizes(fit, name, X, y, level):
+    interval = fit.intervals[name]
+    sizes = [*fit.training.get("parameters", {}), "scale"]
+    axes = []
+    for column in sizes:
+        if column not in X.columns:
+            continue
+        with quiet():
+            found = calibrate_axis(fit.models[name], X, y, column, level=level)
+        if found is None:
+            continue
+        axis, residuals = found
+        axes.append(axis)
+        unit = "unit" if column == "scale" else "doubling"
+        fit.notes.append(
+            f"{name}: the interval widens by {axis[1]:.3g} (log time) per {unit} of "
+            f"{column} outside the measured {axis[2]:g}-{axis[3]:g}, as the fit "
+            f"without the largest {column} missed it ({residuals} held-out "
+            "configurations)"
+        )
+    if axes:
+        fit.intervals[name] = replace(interval, axes=tuple(axes))
 
 
 def _training_metadata(X, y, X_all, column, target, link, dataset, s0):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from ._warnings import ExtrapolationWarning, quiet, warn
 from .features import prediction_frame
@@ -289,10 +290,16 @@ class EnsembleFit:
         """Join the intervals of the plausible alternatives to the selected model's.
 
         Model uncertainty belongs in the interval: a law that extrapolated almost as
-        well in cross-validation is as likely to be right far out.
+        well in cross-validation is as likely to be right far out — in node counts,
+        which is what the cross-validation held out, at the sizes it was measured
+        on. At a size never measured an alternative's form was never checked (RBASP,
+        linear in log time, put K-means 32x beyond its measured points at 1e20 s),
+        and the trusted model's interval stands alone, widened by its own hold-out
+        of the largest size (:func:`~scaleprobe.models.intervals.calibrate_axis`).
         """
         target = self.training.get("target", "time")
         lower, upper = out[f"{target}_lower"], out[f"{target}_upper"]
+        measured = self._measured_sizes(out)
         joined = []
         for other in self.training.get("plausible", []):
             if other == name or other not in self.models or other not in self.intervals:
@@ -313,8 +320,9 @@ class EnsembleFit:
                     )
             except (ValueError, KeyError, TypeError):
                 continue  # it cannot project there (e.g. an unmeasured bandwidth)
-            lower = np.fmin(lower, alt[f"{target}_lower"].transpose(*lower.dims))
-            upper = np.fmax(upper, alt[f"{target}_upper"].transpose(*upper.dims))
+            low = np.fmin(lower, alt[f"{target}_lower"].transpose(*lower.dims))
+            high = np.fmax(upper, alt[f"{target}_upper"].transpose(*upper.dims))
+            lower, upper = low.where(measured, lower), high.where(measured, upper)
             joined.append(other)
         if f"{target}_floor" in out:  # no time below what the link model allows
             lower = np.fmax(lower, out[f"{target}_floor"].transpose(*lower.dims))
@@ -323,6 +331,19 @@ class EnsembleFit:
         if joined:
             out[f"{target}_upper"] = upper.assign_attrs(out[f"{target}_upper"].attrs)
             out.attrs["interval_models"] = ", ".join([name, *joined])
+
+    def _measured_sizes(self, out):
+        """True where every size coordinate of a projection (an application
+        parameter, ``scale``) is within the range the training measured."""
+        ranges = self.training.get("feature_ranges", {})
+        inside = xr.DataArray(True)
+        for name in [*self.training.get("parameters", {}), "scale"]:
+            if name in out.dims and name in ranges:
+                low, high = ranges[name]
+                values = out[name]
+                inside = inside & (values >= low - 1e-9 * abs(low))
+                inside = inside & (values <= high + 1e-9 * abs(high))
+        return inside
 
     def score_table(self, cv="extrapolation"):
         """Mean scores per model under ``cv`` (all splitters when absent), baseline

@@ -17,6 +17,13 @@ An interval has two parts.
    When the range held every held-out point, ``kappa`` is 0. The distance reached
    in calibration is recorded; beyond it the widening is an extrapolation too.
 
+3. **Calibration on held-out sizes** (:func:`calibrate_axis`): when the measured
+   sizes are three or more (an application parameter such as ``points``, or
+   ``scale``), the model is refitted without the largest and checked there the same
+   way. Its rate widens the interval per doubling of the size outside the measured
+   range (a ``scale`` unit is a doubling): a projection to a size never measured
+   carries what extrapolating in size cost the model on the data.
+
 Too few calibration residuals for a conformal quantile (fewer than
 ``ceil(1 / (1 - level)) - 1``) is not a reason for an infinite interval: the
 largest residual rate is used instead and an
@@ -37,7 +44,12 @@ from ._configs import reduce_configurations
 from ._warnings import InsufficientDataWarning, quiet, warn
 from .splitters import ExtrapolationSplit
 
-__all__ = ["PredictionInterval", "calibrate_interval", "conformal_quantile"]
+__all__ = [
+    "PredictionInterval",
+    "calibrate_axis",
+    "calibrate_interval",
+    "conformal_quantile",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,10 @@ class PredictionInterval:
     method : str, default="consistent-range"
         ``"consistent-range"`` (the model's own range, calibrated) or
         ``"conformal"`` (a model without a range).
+    axes : tuple of (str, float, float, float), default=()
+        ``(column, kappa, low, high)`` per size axis (:func:`calibrate_axis`): the
+        bounds widen further by ``kappa`` per doubling of ``column`` below ``low``
+        or above ``high``, the measured range (``scale``: per unit).
 
     Examples
     --------
@@ -81,6 +97,7 @@ class PredictionInterval:
     reach: float
     column: str = "nodes"
     method: str = "consistent-range"
+    axes: tuple = ()
 
     def bounds(self, model, X, *, nodes=None, prediction=None):
         """Return ``(lower, upper)`` for the rows of ``X``.
@@ -109,6 +126,9 @@ class PredictionInterval:
             prediction = model.predict(X) if prediction is None else prediction
             low = high = np.asarray(prediction, dtype=float)
             width = self.kappa * np.maximum(distance, 1.0)
+        for axis, kappa, smallest, largest in self.axes:
+            if X is not None and axis in X.columns:
+                width = width + kappa * _outside(X[axis], axis, smallest, largest)
         low = np.asarray(low, dtype=float)
         high = np.asarray(high, dtype=float)
         return low * np.exp(-width), high * np.exp(width)
@@ -120,12 +140,29 @@ class PredictionInterval:
     @classmethod
     def from_dict(cls, data):
         """Inverse of :meth:`to_dict`."""
+        data = dict(data)
+        data["axes"] = tuple(tuple(axis) for axis in data.get("axes", ()))
         return cls(**data)
 
 
 def _doublings(nodes, reference):
     ratio = np.asarray(nodes, dtype=float) / float(reference)
     return np.log2(np.maximum(ratio, 1.0))
+
+
+def _sizes(values, column):
+    """A size axis's values as sizes: ``2**scale`` for ``scale`` (log2 of the size)."""
+    values = np.asarray(values, dtype=float)
+    return np.exp2(values) if column == "scale" else values
+
+
+def _outside(values, column, smallest, largest):
+    """Doublings of a size outside the measured ``[smallest, largest]`` (0 inside)."""
+    sizes = _sizes(values, column)
+    low, high = _sizes([smallest, largest], column)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beyond = np.maximum(np.log2(sizes / high), np.log2(low / sizes))
+    return np.nan_to_num(np.maximum(beyond, 0.0), nan=0.0)
 
 
 def conformal_quantile(scores, level):
@@ -171,8 +208,8 @@ def calibration_residuals(model, X, y, cv, level):
                 low, high = fitted.predict_interval(rows, level=level)
             else:
                 low = high = fitted.predict(rows)
-        reference = float(X[column].iloc[train].max())
-        distance = _doublings(rows[column], reference)
+        reference = float(_sizes(X[column].iloc[train], column).max())
+        distance = _doublings(_sizes(rows[column], column), reference)
         low = np.maximum(np.asarray(low, dtype=float), 1e-300)
         high = np.maximum(np.asarray(high, dtype=float), 1e-300)
         excess = np.maximum(np.log(centres / high), np.log(low / centres))
@@ -238,3 +275,66 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
         column=column,
         method=method,
     )
+
+
+def calibrate_axis(model, X, y, column, *, level=0.9):
+    """How much wider ``model``'s interval must grow per doubling of a size.
+
+    The model is refitted without the largest value of ``column`` (and without the
+    two largest, with four or more values) and its range checked on the held-out
+    configurations, as :func:`calibrate_interval` does along the node counts: the
+    excess in log time per doubling of the size beyond the training's largest. With
+    too few residuals for a conformal quantile (the usual case: three sizes give one
+    held-out size), the largest rate.
+
+    Parameters
+    ----------
+    model : estimator
+        It is cloned and refitted.
+    X : pandas.DataFrame
+        Feature frame with ``column``.
+    y : array-like
+        Positive targets.
+    column : str
+        The size: an application parameter, or ``scale`` (log2 of the size; a unit
+        is a doubling).
+    level : float, default=0.9
+
+    Returns
+    -------
+    tuple or None
+        ``((column, kappa, low, high), residuals)`` for
+        :attr:`PredictionInterval.axes` and the number of residuals behind
+        ``kappa``; None with fewer than three sizes, or when no refit could
+        predict a held-out size.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scaleprobe.models import ScalingLaw
+    >>> X = pd.DataFrame({"nodes": [1, 2, 4] * 3, "bandwidth": 100.0,
+    ...                   "scale": [20] * 3 + [21] * 3 + [22] * 3})
+    >>> y = 2.0 ** X["scale"] * (1.0 / X["nodes"] + 0.5 / X["nodes"] ** 0.5)
+    >>> law = ScalingLaw(form="generalized", s0=20)  # time grows as the data, 2**scale
+    >>> (column, kappa, low, high), residuals = calibrate_axis(law, X, y, "scale")
+    >>> column, round(kappa, 6), low, high, residuals
+    ('scale', 0.0, 20.0, 22.0, 3)
+    >>> y_square = y * 2.0 ** (X["scale"] - 20)  # it grows as the data squared
+    >>> axis, _ = calibrate_axis(law, X, y_square, "scale")
+    >>> round(axis[1], 2)  # log(2) a doubling, less what the law's range allowed
+    0.51
+    """
+    values = np.unique(np.asarray(X[column], dtype=float))
+    if values.size < 3:
+        return None
+    cv = ExtrapolationSplit(column=column, n_splits=2)
+    try:
+        rates, _ = calibration_residuals(model, X, np.asarray(y, float), cv, level)
+    except (ValueError, np.linalg.LinAlgError):
+        return None  # a refit on fewer sizes is not possible
+    finite = rates[np.isfinite(rates)]
+    if not finite.size:
+        return None
+    kappa = conformal_quantile(finite, level)
+    kappa = float(finite.max()) if kappa is None else kappa
+    return (column, kappa, float(values[0]), float(values[-1])), int(finite.size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -172,3 +173,52 @@ def test_a_law_over_nodes_alone_projects_every_trained_size():
     np.testing.assert_allclose(
         out["time_predicted"].sel(nodes=8, bandwidth=100).values, expected, rtol=0.05
     )
+
+
+@pytest.mark.slow
+def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
+    (column, kappa, low, high), *rest = fitted.intervals["fim"].axes
+    assert (column, low, high, rest) == ("points", SIZES[0], SIZES[-1], [])
+    assert any(note.startswith("fim: the interval widens") for note in fitted.notes)
+    # RBASP as a plausible alternative (on the K-means sweep of the README it was,
+    # and put 2**21 points 32x beyond the measured ones at 1e20 s)
+    joined = replace(
+        fitted, training={**fitted.training, "plausible": ["fim", "rbasp"]}
+    )
+    nodes = np.array([2.0, 16.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        out = joined.project(nodes=nodes, params={"points": [2e4, 1e6]})
+        alone = project(
+            fitted.models["fim"],
+            nodes=nodes,
+            interval=fitted.intervals["fim"],
+            training=fitted.training,
+            params={"points": [2e4, 1e6]},
+        )
+        rbasp = project(
+            fitted.models["rbasp"],
+            nodes=nodes,
+            interval=fitted.intervals["rbasp"],
+            training=fitted.training,
+            params={"points": [2e4, 1e6]},
+        )
+    assert out.attrs["model_name"] == "fim"
+    assert out.attrs["interval_models"] == "fim, rbasp"
+    lower, upper = out["time_lower"], out["time_upper"]
+    # at a measured size the alternative's interval joins ...
+    measured = {"points": 2e4, "bandwidth": 100}
+    assert np.all(lower.sel(measured) <= rbasp["time_lower"].sel(measured))
+    assert np.all(upper.sel(measured) >= rbasp["time_upper"].sel(measured))
+    # ... beyond them FiM's own stands, widened by its hold-out of the largest size
+    far = {"points": 1e6, "bandwidth": 100}
+    np.testing.assert_allclose(lower.sel(far), alone["time_lower"].sel(far))
+    np.testing.assert_allclose(upper.sel(far), alone["time_upper"].sel(far))
+    widened = np.exp(kappa * np.log2(1e6 / SIZES[-1]))
+    unwidened = replace(fitted.intervals["fim"], axes=())
+    frame = prediction_frame(nodes, ppn=1, params={"points": [1e6]})
+    _, plain = unwidened.bounds(fitted.models["fim"], frame)
+    np.testing.assert_allclose(upper.sel(far), plain * widened)
+    truth = sum(_truth(1e6, nodes))
+    assert np.all(lower.sel(far) < truth)
+    assert np.all(truth < upper.sel(far))

@@ -1,5 +1,7 @@
 """Intervals: the range of consistent laws, calibration, and no infinite bounds."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ from scaleprobe.models import (
     PowerLawBaseline,
     PredictionInterval,
     ScalingLaw,
+    calibrate_axis,
     calibrate_interval,
     evaluate,
 )
@@ -95,3 +98,57 @@ def test_evaluate_never_counts_a_missing_interval_as_covered():
     assert bool(baseline.isnull().all())  # the baseline has no interval
     covered = scores["coverage"].sel(model="law", cv="extrapolation")
     assert float(covered.mean()) == 1.0
+
+
+def test_a_size_axis_widens_the_bounds_outside_the_measured_sizes_only():
+    interval = PredictionInterval(
+        0.9,
+        0.1,
+        4.0,
+        3,
+        1.0,
+        method="conformal",
+        axes=(("points", 0.2, 1e4, 4e4), ("scale", 0.3, 20.0, 22.0)),
+    )
+    X = pd.DataFrame(
+        {
+            "nodes": [4.0, 4.0, 4.0, 4.0, 16.0],
+            "points": [2e4, 16e4, 2.5e3, 2e4, 16e4],
+            "scale": [21.0, 21.0, 21.0, 24.0, 24.0],
+        }
+    )
+    lower, upper = interval.bounds(None, X, prediction=np.ones(5))
+    # kappa * max(d, 1) along the nodes (d = 2 at 16), then 0.2 per doubling of
+    # points outside 1e4-4e4 and 0.3 per unit of scale beyond 22
+    width = np.array(
+        [0.1, 0.1 + 0.2 * 2, 0.1 + 0.2 * 2, 0.1 + 0.3 * 2, 0.2 + 0.2 * 2 + 0.3 * 2]
+    )
+    np.testing.assert_allclose(upper, np.exp(width))
+    np.testing.assert_allclose(lower, np.exp(-width))
+    # a model file's JSON gives the axes back as the tuples they were
+    again = PredictionInterval.from_dict(json.loads(json.dumps(interval.to_dict())))
+    assert again == interval
+    old_file = {k: v for k, v in interval.to_dict().items() if k != "axes"}
+    assert PredictionInterval.from_dict(old_file).axes == ()
+
+
+def test_a_size_axis_is_calibrated_on_the_largest_size_held_out():
+    X = pd.DataFrame(
+        {
+            "nodes": [1.0, 2.0, 4.0] * 3,
+            "bandwidth": 100.0,
+            "points": np.repeat([1e4, 2e4, 4e4], 3),
+        }
+    )
+    base = 1.0 / X["nodes"] + 0.5 / np.sqrt(X["nodes"])
+    law = ScalingLaw(form="base", over="nodes")  # blind to the points
+    (column, kappa, low, high), residuals = calibrate_axis(
+        law, X, base * X["points"] / 1e4, "points"
+    )
+    assert (column, low, high, residuals) == ("points", 1e4, 4e4, 3)
+    # fitted on 1e4 and 2e4 (times doubling between them), the law's range holds
+    # at least the times of 1e4 but misses those of 4e4 (4x), one doubling away
+    assert 0.1 < kappa < np.log(4)
+    flat, _ = calibrate_axis(law, X, base, "points")
+    assert flat[1] == pytest.approx(0.0, abs=1e-9)
+    assert calibrate_axis(law, X[X["points"] < 4e4], base[:6], "points") is None
