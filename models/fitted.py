@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
-from ._warnings import ExtrapolationWarning, quiet, warn
+from ._alternatives import join_alternatives
+from ._warnings import ExtrapolationWarning, warn
 from .features import prediction_frame
 from .projection import (
     CANNOT_TELL_RATIO,
@@ -222,7 +222,7 @@ class EnsembleFit:
         out.attrs["law"] = describe_model(self.models[name])
         default = name == self.selected or "trusted_model" in out.attrs
         if default and self.intervals.get(name) is not None:
-            self._widen_by_alternatives(out, name, nodes, params=params, **where)
+            join_alternatives(self, out, name, nodes, params=params, **where)
         horizon = cannot_tell_from(out)
         if horizon is not None:
             out.attrs["cannot_tell_from"] = horizon
@@ -283,67 +283,6 @@ class EnsembleFit:
             f"{self.training.get('target', 'time')} there — measure larger node "
             "counts to know more"
         )
-
-    def _widen_by_alternatives(
-        self, out, name, nodes, *, bandwidth, scale, ppn, link, params
-    ):
-        """Join the intervals of the plausible alternatives to the selected model's.
-
-        Model uncertainty belongs in the interval: a law that extrapolated almost as
-        well in cross-validation is as likely to be right far out — in node counts,
-        which is what the cross-validation held out, at the sizes it was measured
-        on. At a size never measured an alternative's form was never checked (RBASP,
-        linear in log time, put K-means 32x beyond its measured points at 1e20 s),
-        and the trusted model's interval stands alone, widened by its own hold-out
-        of the largest size (:func:`~scaleprobe.models.intervals.calibrate_axis`).
-        """
-        target = self.training.get("target", "time")
-        lower, upper = out[f"{target}_lower"], out[f"{target}_upper"]
-        measured = self._measured_sizes(out)
-        joined = []
-        for other in self.training.get("plausible", []):
-            if other == name or other not in self.models or other not in self.intervals:
-                continue
-            try:
-                with quiet():
-                    alt = project(
-                        self.models[other],
-                        nodes=nodes,
-                        bandwidth=bandwidth,
-                        scale=scale,
-                        ppn=ppn,
-                        interval=self.intervals[other],
-                        link=link,
-                        training=self.training,
-                        target=target,
-                        params=params,
-                    )
-            except (ValueError, KeyError, TypeError):
-                continue  # it cannot project there (e.g. an unmeasured bandwidth)
-            low = np.fmin(lower, alt[f"{target}_lower"].transpose(*lower.dims))
-            high = np.fmax(upper, alt[f"{target}_upper"].transpose(*upper.dims))
-            lower, upper = low.where(measured, lower), high.where(measured, upper)
-            joined.append(other)
-        if f"{target}_floor" in out:  # no time below what the link model allows
-            lower = np.fmax(lower, out[f"{target}_floor"].transpose(*lower.dims))
-            lower = np.fmin(lower, out[f"{target}_predicted"].transpose(*lower.dims))
-        out[f"{target}_lower"] = lower.assign_attrs(out[f"{target}_lower"].attrs)
-        if joined:
-            out[f"{target}_upper"] = upper.assign_attrs(out[f"{target}_upper"].attrs)
-            out.attrs["interval_models"] = ", ".join([name, *joined])
-
-    def _measured_sizes(self, out):
-        """True where every size coordinate of a projection (an application
-        parameter, ``scale``) is within the range the training measured."""
-        ranges = self.training.get("feature_ranges", {})
-        inside = xr.DataArray(True)
-        for name in [*self.training.get("parameters", {}), "scale"]:
-            if name in out.dims and name in ranges:
-                low, high = ranges[name]
-                values = out[name]
-                inside = inside & (values >= low - 1e-9 * abs(low))
-                inside = inside & (values <= high + 1e-9 * abs(high))
-        return inside
 
     def score_table(self, cv="extrapolation"):
         """Mean scores per model under ``cv`` (all splitters when absent), baseline

@@ -206,8 +206,8 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     assert out.attrs["model_name"] == "fim"
     assert out.attrs["interval_models"] == "fim, rbasp"
     lower, upper = out["time_lower"], out["time_upper"]
-    # at a measured size the alternative's interval joins ...
-    measured = {"points": 2e4, "bandwidth": 100}
+    # at a measured size (and node count) the alternative's interval joins ...
+    measured = {"points": 2e4, "bandwidth": 100, "nodes": 2}
     assert np.all(lower.sel(measured) <= rbasp["time_lower"].sel(measured))
     assert np.all(upper.sel(measured) >= rbasp["time_upper"].sel(measured))
     # ... beyond them FiM's own stands, widened by its hold-out of the largest size
@@ -222,3 +222,35 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     truth = sum(_truth(1e6, nodes))
     assert np.all(lower.sel(far) < truth)
     assert np.all(truth < upper.sel(far))
+
+
+@pytest.mark.slow
+def test_an_alternative_is_not_joined_where_its_time_leaves_physical_growth(fitted):
+    def with_plausible(*names):
+        return replace(fitted, training={**fitted.training, "plausible": list(names)})
+
+    where = {"nodes": [2, 4, 8, 64], "params": {"points": [2e4]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        out = with_plausible("fim", "rbasp").project(**where)
+        without = with_plausible("fim").project(**where)
+        rbasp = project(
+            fitted.models["rbasp"],
+            interval=fitted.intervals["rbasp"],
+            training=fitted.training,
+            **where,
+        )
+    # RBASP's time falls 5x from 4 nodes, the largest measured, to 8: faster than
+    # 1 / nodes**2 (4x a doubling), which no MPI program's does
+    predicted = rbasp["time_predicted"].sel(points=2e4, bandwidth=100)
+    assert predicted.sel(nodes=8) < predicted.sel(nodes=4) / 4
+    assert out.attrs["interval_models"] == "baseline, fim, rbasp"
+    assert out.attrs["interval_unphysical"].startswith("rbasp from 8 nodes: ")
+    beyond = {"nodes": [8, 64]}
+    for bound in ("time_lower", "time_upper"):
+        np.testing.assert_allclose(out[bound].sel(beyond), without[bound].sel(beyond))
+    # up to the largest measured count it is joined
+    inside = {"nodes": [2, 4]}
+    assert np.all(out["time_lower"].sel(inside) <= rbasp["time_lower"].sel(inside))
+    assert np.all(out["time_upper"].sel(inside) >= rbasp["time_upper"].sel(inside))
+    assert np.all(out["time_lower"].sel(inside) < without["time_lower"].sel(inside))
