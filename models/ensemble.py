@@ -29,6 +29,7 @@ from ._warnings import (
     warn,
 )
 from .baseline import PowerLawBaseline
+from .commpredictor import CommunicationPredictor
 from .evaluation import BASELINE, default_cv, evaluate, summarize
 from .features import (
     FEATURE_COLUMNS,
@@ -332,7 +333,11 @@ def _calibrate_sizes(fit, X, y, level):
     if fit.selected is None:
         return
     for name in [fit.selected, *fit.training.get("plausible", [])]:
-        if fit.intervals.get(name) is not None:
+        # a communication predictor's phase projection checks the ranges of its
+        # metrics itself and never widens along them
+        if fit.intervals.get(name) is not None and not isinstance(
+            fit.models.get(name), CommunicationPredictor
+        ):
             _calibrate_model_sizes(fit, name, X, y, level)
 
 

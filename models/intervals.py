@@ -280,12 +280,11 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
 def calibrate_axis(model, X, y, column, *, level=0.9):
     """How much wider ``model``'s interval must grow per doubling of a size.
 
-    The model is refitted without the largest value of ``column`` (and without the
-    two largest, with four or more values) and its range checked on the held-out
-    configurations, as :func:`calibrate_interval` does along the node counts: the
-    excess in log time per doubling of the size beyond the training's largest. With
-    too few residuals for a conformal quantile (the usual case: three sizes give one
-    held-out size), the largest rate.
+    The model is refitted without the largest value of ``column`` and its range
+    checked on the held-out configurations, as :func:`calibrate_interval` does along
+    the node counts: the excess in log time per doubling of the size beyond the
+    training's largest. With too few residuals for a conformal quantile (the usual
+    case: one held-out size), the largest rate.
 
     Parameters
     ----------
@@ -327,7 +326,7 @@ def calibrate_axis(model, X, y, column, *, level=0.9):
     values = np.unique(np.asarray(X[column], dtype=float))
     if values.size < 3:
         return None
-    cv = ExtrapolationSplit(column=column, n_splits=2)
+    cv = ExtrapolationSplit(column=column, n_splits=1)
     try:
         rates, _ = calibration_residuals(model, X, np.asarray(y, float), cv, level)
     except (ValueError, np.linalg.LinAlgError):

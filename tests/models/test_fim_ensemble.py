@@ -175,6 +175,16 @@ def test_a_law_over_nodes_alone_projects_every_trained_size():
     )
 
 
+def _own(fitted, name, **where):
+    """``name``'s projection with its own interval, no alternative joined."""
+    return project(
+        fitted.models[name],
+        interval=fitted.intervals[name],
+        training=fitted.training,
+        **where,
+    )
+
+
 @pytest.mark.slow
 def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     (column, kappa, low, high), *rest = fitted.intervals["fim"].axes
@@ -189,20 +199,8 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtrapolationWarning)
         out = joined.project(nodes=nodes, params={"points": [2e4, 1e6]})
-        alone = project(
-            fitted.models["fim"],
-            nodes=nodes,
-            interval=fitted.intervals["fim"],
-            training=fitted.training,
-            params={"points": [2e4, 1e6]},
-        )
-        rbasp = project(
-            fitted.models["rbasp"],
-            nodes=nodes,
-            interval=fitted.intervals["rbasp"],
-            training=fitted.training,
-            params={"points": [2e4, 1e6]},
-        )
+        alone = _own(fitted, "fim", nodes=nodes, params={"points": [2e4, 1e6]})
+        rbasp = _own(fitted, "rbasp", nodes=nodes, params={"points": [2e4, 1e6]})
     assert out.attrs["model_name"] == "fim"
     assert out.attrs["interval_models"] == "fim, rbasp"
     lower, upper = out["time_lower"], out["time_upper"]
@@ -234,12 +232,7 @@ def test_an_alternative_is_not_joined_where_its_time_leaves_physical_growth(fitt
         warnings.simplefilter("ignore", ExtrapolationWarning)
         out = with_plausible("fim", "rbasp").project(**where)
         without = with_plausible("fim").project(**where)
-        rbasp = project(
-            fitted.models["rbasp"],
-            interval=fitted.intervals["rbasp"],
-            training=fitted.training,
-            **where,
-        )
+        rbasp = _own(fitted, "rbasp", **where)
     # RBASP's time falls 5x from 4 nodes, the largest measured, to 8: faster than
     # 1 / nodes**2 (4x a doubling), which no MPI program's does
     predicted = rbasp["time_predicted"].sel(points=2e4, bandwidth=100)
