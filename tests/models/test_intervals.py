@@ -152,3 +152,29 @@ def test_a_size_axis_is_calibrated_on_the_largest_size_held_out():
     flat, _ = calibrate_axis(law, X, base, "points")
     assert flat[1] == pytest.approx(0.0, abs=1e-9)
     assert calibrate_axis(law, X[X["points"] < 4e4], base[:6], "points") is None
+
+
+class _NeedsEverySize(ScalingLaw):
+    """A law that refuses to fit without all three sizes, as a model whose form
+    needs them would."""
+
+    def fit(self, X, y, sample_weight=None):
+        if X["points"].nunique() < 3:
+            raise ValueError("needs three sizes of points")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_a_size_axis_no_refit_can_make_is_none():
+    X = pd.DataFrame(
+        {
+            "nodes": [1.0, 2.0, 4.0] * 3,
+            "bandwidth": 100.0,
+            "points": np.repeat([1e4, 2e4, 4e4], 3),
+        }
+    )
+    y = 1.0 / X["nodes"] + 0.5 / np.sqrt(X["nodes"])
+    law = _NeedsEverySize(form="base", over="nodes")
+    assert law.fit(X, y) is law  # it fits all the data ...
+    assert calibrate_axis(law, X, y, "points") is None  # ... but not without 4e4
+    with pytest.raises(KeyError):
+        calibrate_axis(law, X, y, "clusters")  # a column the data do not have
