@@ -120,13 +120,14 @@ def join_alternatives(fit, out, name, nodes, *, bandwidth, scale, ppn, link, par
             physical = _physical(fit, other, alt, target, {**where, "params": params})
         except (ValueError, KeyError, TypeError):
             continue  # it cannot project there (e.g. an unmeasured bandwidth)
+        physical = physical.broadcast_like(lower)
         keep = (measured & physical).broadcast_like(lower)
         low = np.fmin(lower, alt[f"{target}_lower"].transpose(*dims))
         high = np.fmax(upper, alt[f"{target}_upper"].transpose(*dims))
         lower = low.where(keep, lower).transpose(*dims)
         upper = high.where(keep, upper).transpose(*dims)
         joined.append(other)
-        unphysical = out["nodes"].where(~physical.broadcast_like(lower)).min()
+        unphysical = out["nodes"].where(~physical).min()
         if np.isfinite(unphysical):
             left_out.append(f"{other} from {float(unphysical):g} nodes")
     if f"{target}_floor" in out:  # no time below what the link model allows
