@@ -25,6 +25,13 @@ on a quiet machine: the computation is CPU time, and a memory-bound kernel that 
 its cores with other work measures much slower (K-means at 16384 points on 2 ranks:
 31 ms beside a test suite, 20.5 ms alone), which the models then extrapolate.
 
+``--core-slots`` sets how many ranks of the host compute at once (the emulated mode's
+default: one per core). With ``--core-slots 1`` every rank computes alone, as on a
+node of its own, and no rank's CPU time is inflated by another streaming from the
+same memory; the wall time is then the sum of every rank's computation (NPB CG's
+class B on 16 ranks: 308 s for 18 s of virtual time). Its records are kept apart
+(``|slots=1`` in their keys).
+
 Records are kept in ``--records`` (JSON) as they arrive: a rerun reuses them, so the
 report can be printed again without measuring (``--report-only``).
 
@@ -59,15 +66,24 @@ from scaleprobe.models import MemoryRegimeWarning
 GOAL_ERROR, GOAL_STEPS = 10.0, 1
 
 
-def _measure(kernel, points, store, path, repeats=1):
-    """Records of every point, ``repeats`` runs each (run 0 is keyed as before)."""
+def _key(kernel, size, ranks, run, slots):
+    """A point's key in the records (run 0 and the default slots keyed as before)."""
+    return (
+        f"{kernel}|{size}|{ranks}"
+        + (f"|{run}" if run else "")
+        + (f"|slots={slots}" if slots is not None else "")
+    )
+
+
+def _measure(kernel, points, store, path, repeats=1, slots=None):
+    """Records of every point, ``repeats`` runs each, ``slots`` core slots."""
     records = []
     for size, ranks in points:
         for run in range(repeats):
-            key = f"{kernel}|{size}|{ranks}" + (f"|{run}" if run else "")
+            key = _key(kernel, size, ranks, run, slots)
             if key not in store:
                 started = time.perf_counter()
-                store[key] = launch(kernel, size, ranks)
+                store[key] = launch(kernel, size, ranks, core_slots=slots)
                 load = store[key].get("host_load")
                 print(
                     f"  {kernel} {size} on {ranks:>2} ranks, run {run}: "
@@ -174,6 +190,13 @@ def main():
         help="runs of every large-size point (their median is scored; default 1)",
     )
     parser.add_argument(
+        "--core-slots",
+        type=int,
+        default=None,
+        help="ranks of the host that compute at once (default: one per core; 1: "
+        "every rank computes alone, as on a node of its own)",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="use stored records only"
     )
     args = parser.parse_args()
@@ -188,7 +211,7 @@ def main():
         test_points = [(spec["large"], r) for r in TEST_RANKS]
         if args.report_only:
             keys = [
-                f"{kernel}|{s}|{r}" + (f"|{run}" if run else "")
+                _key(kernel, s, r, run, args.core_slots)
                 for points, repeats in (
                     (train_points, args.repeats),
                     (test_points, args.test_repeats),
@@ -201,11 +224,26 @@ def main():
                 continue
         print(f"measuring {kernel}", flush=True)
         train = frame(
-            kernel, _measure(kernel, train_points, store, args.records, args.repeats)
+            kernel,
+            _measure(
+                kernel,
+                train_points,
+                store,
+                args.records,
+                args.repeats,
+                args.core_slots,
+            ),
         )
         test = frame(
             kernel,
-            _measure(kernel, test_points, store, args.records, args.test_repeats),
+            _measure(
+                kernel,
+                test_points,
+                store,
+                args.records,
+                args.test_repeats,
+                args.core_slots,
+            ),
         )
         models = fit_models(train)
         results[kernel], goals[kernel] = _report(kernel, train, test, models)

@@ -88,11 +88,13 @@ KERNELS = {
 }
 
 
-def launch(kernel, size, ranks):
-    """Run one point; return its record."""
+def launch(kernel, size, ranks, core_slots=None):
+    """Run one point; return its record. ``core_slots``: ranks of the host that
+    compute at once (None: the emulated mode's default, one per core)."""
     spec = KERNELS[kernel]
     environment = child_environment(threads=1)
-    environment["SCALEPROBE_COMM"] = json.dumps(COMM)
+    comm = dict(COMM) if core_slots is None else {**COMM, "core_slots": core_slots}
+    environment["SCALEPROBE_COMM"] = json.dumps(comm)
     command = [
         resolve_mpiexec(),
         "-n",
