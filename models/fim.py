@@ -42,6 +42,10 @@ their loads on it: the further the data are from the cache, the more often a ran
 access misses it (NPB IS, a counting sort, on one rank: from class A to B, 4x the
 keys and out of a 32 MiB cache, the time per key grew 1.17-1.36x in two
 measurements, and FiM trained on S, W and A put class B's computation 17-21 % under).
+How much it grows depends on how much of the cache the rank really has: on a virtual
+machine whose cache other tenants may share, class A took 50-60 ns per key on one rank
+one day and 72-91 ns another, while class B took 68-86 ns on both; on the second
+day B was no slower per key than A (0.95-1.01x, three measurements).
 
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
