@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import _envelope
+from ._law_fit import search_alpha
 from ._pmnf_search import (
     ComboScorer,
     candidate_terms,
@@ -20,7 +21,6 @@ from ._pmnf_search import (
     usable_terms,
 )
 from ._terms import Term, parse_term
-from .scaling_law import _search_alpha
 
 __all__ = ["fit_alpha", "search", "with_alpha"]
 
@@ -208,7 +208,7 @@ def fit_alpha(terms, var, y, weights):
     float
         The base ``alpha`` of the bandwidth factor, in [1, 3].
     """
-    return _search_alpha(terms, var, y, weights, True, 1.0, 3.0)
+    return search_alpha(terms, var, y, weights, True, 1.0, 3.0)
 
 
 def with_alpha(term):

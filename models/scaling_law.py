@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _design, _envelope
+from ._law_fit import check_weights, search_alpha, training_noise, warn_degenerate
 from ._lsq import weighted_nnls
 from ._tags import PerformanceModelTags
 from ._terms import parse_term
-from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
+from ._warnings import InsufficientDataWarning, warn
 
 __all__ = ["PRESETS", "ScalingLaw"]
 
@@ -234,7 +234,7 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
             X, _design.needed_columns(terms, self.over), self.features, self.s0
         )
         Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
-        weights = _check_weights(sample_weight, yv.shape[0])
+        weights = check_weights(sample_weight, yv.shape[0])
         relative = self.loss == "relative"
         if relative and np.any(yv <= 0):
             raise ValueError(
@@ -251,59 +251,16 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         )
         self.terms_ = tuple(t.name for t in terms)
         if any(t.bandwidth for t in terms):
-            self.alpha_ = _search_alpha(terms, var, yv, weights, relative, lo, hi)
+            self.alpha_ = search_alpha(terms, var, yv, weights, relative, lo, hi)
         else:
             self.alpha_ = None
         design = _design.design_matrix(terms, var, self.alpha_)
-        self.coef_, loss = weighted_nnls(design, yv, weights, relative=relative)
-        self._warn_degenerate(lo, hi)
-        self._keep_training(var, yv, sample_weight, loss, len(terms))
-        return self
-
-    def _warn_degenerate(self, lo, hi):
-        zero = [t for t, c in zip(self.terms_, self.coef_, strict=True) if c <= 0]
-        if zero and len(zero) < len(self.terms_):
-            warn(
-                f"the fit set the coefficient of {', '.join(zero)} to 0: the data "
-                f"do not support that term of {' + '.join(self.terms_)} (a law "
-                "without it, or more node counts, would be better founded)",
-                DegenerateFitWarning,
-                stacklevel=3,
-            )
-        elif zero:
-            warn(
-                "every coefficient is 0: the law cannot describe these data",
-                DegenerateFitWarning,
-                stacklevel=3,
-            )
-        if self.alpha_ is not None:
-            span = hi - lo
-            if min(self.alpha_ - lo, hi - self.alpha_) <= 1e-3 * span:
-                bound = "lower" if self.alpha_ - lo <= 1e-3 * span else "upper"
-                warn(
-                    f"alpha = {self.alpha_:.4g} sits at the {bound} bound of "
-                    f"alpha_bounds {self.alpha_bounds}: the bandwidth effect is "
-                    "outside what the law can express",
-                    DegenerateFitWarning,
-                    stacklevel=3,
-                )
-
-    def _keep_training(self, var, y, sample_weight, loss, n_terms):
-        table = _envelope.training_table(var, y, sample_weight)
-        self.training_ = table
-        # The residual scatter is judged on the configuration centres.
-        terms = [parse_term(t) for t in self.terms_]
-        centres = {
-            k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table
-        }
-        design = _design.design_matrix(terms, centres, self.alpha_)
-        residual = (table["y"].to_numpy() - design @ self.coef_) / table["y"].to_numpy()
-        config_loss = float(np.sum(table["n"].to_numpy() * residual**2))
-        dof = len(table) - n_terms - (self.alpha_ is not None)
-        replicate, replicate_dof = _envelope.replicate_noise_dof(table)
-        self.noise_, self.noise_dof_ = _envelope.noise_level(
-            replicate, config_loss, dof, replicate_dof
+        self.coef_ = weighted_nnls(design, yv, weights, relative=relative)[0]
+        warn_degenerate(self.terms_, self.coef_, self.alpha_, self.alpha_bounds)
+        self.training_, self.noise_, self.noise_dof_ = training_noise(
+            terms, self.coef_, self.alpha_, var, yv, sample_weight
         )
+        return self
 
     def predict_interval(self, X, *, level=0.9):
         """Range of predictions of every coefficient vector the data cannot reject.
@@ -422,38 +379,3 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         from .derived import crossover_nodes
 
         return crossover_nodes(self, **kwargs)
-
-
-def _check_weights(sample_weight, n):
-    if sample_weight is None:
-        return np.ones(n)
-    weights = np.asarray(sample_weight, dtype=float).ravel()
-    if weights.shape != (n,):
-        raise ValueError(f"sample_weight has {weights.size} values for {n} samples")
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    if not weights.any():
-        raise ValueError("sample_weight is zero everywhere: no sample weighs anything")
-    return weights
-
-
-def _search_alpha(terms, var, y, weights, relative, lo, hi):
-    # The design depends on alpha only through alpha**(100/bw) on bandwidth terms:
-    # evaluate everything else once, and the exponent as a log for cheap powers.
-    base = _design.design_matrix(terms, var, 1.0)
-    exponent = 100.0 / np.asarray(var["bandwidth"], dtype=float)
-    scaled = np.array([t.bandwidth for t in terms])
-
-    def loss(alpha):
-        design = base.copy()
-        design[:, scaled] *= np.exp(np.log(alpha) * exponent)[:, None]
-        return weighted_nnls(design, y, weights, relative=relative)[1]
-
-    grid = np.linspace(lo, hi, 41)
-    errors = [loss(a) for a in grid]
-    best = int(np.argmin(errors))
-    left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    result = minimize_scalar(
-        loss, bounds=(left, right), method="bounded", options={"xatol": 1e-6}
-    )
-    return float(result.x) if result.fun <= errors[best] else float(grid[best])
