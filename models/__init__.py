@@ -42,7 +42,7 @@ from .intervals import PredictionInterval, calibrate_axis, calibrate_interval
 from .metrics import METRICS, score_predictions
 from .patterns import build_pattern, pattern_metrics
 from .pmnf import PMNF_EXPONENTS, PMNFSearch
-from .projection import cannot_tell_from, project
+from .projection import cannot_tell_from, project, wide_nodes
 from .rbasp import RBASP
 from .readers import (
     MEASUREMENT_FORMATS,
@@ -124,5 +124,6 @@ __all__ = [
     "summarize",
     "teps",
     "trend_tests",
+    "wide_nodes",
     "write_report",
 ]

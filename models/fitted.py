@@ -13,10 +13,10 @@ from ._warnings import ExtrapolationWarning, warn
 from .features import prediction_frame
 from .projection import (
     CANNOT_TELL_RATIO,
-    cannot_tell_from,
     project,
     resolve_params,
     resolve_ppn,
+    wide_nodes,
 )
 
 __all__ = ["EnsembleFit", "describe_model"]
@@ -223,9 +223,10 @@ class EnsembleFit:
         default = name == self.selected or "trusted_model" in out.attrs
         if default and self.intervals.get(name) is not None:
             join_alternatives(self, out, name, nodes, params=params, **where)
-        horizon = cannot_tell_from(out)
-        if horizon is not None:
-            out.attrs["cannot_tell_from"] = horizon
+        wide = wide_nodes(out)
+        if wide.size:
+            out.attrs["cannot_tell_from"] = float(wide[0])
+            out.attrs["cannot_tell_at"] = [float(n) for n in wide]
         return out
 
     def _project_one(self, name, nodes, *, bandwidth, scale, ppn, link, params):
@@ -277,8 +278,16 @@ class EnsembleFit:
         if horizon is None:
             return ""
         level = projection.attrs.get("interval_level", 0.9)
+        wide = list(projection.attrs.get("cannot_tell_at", [horizon]))
+        counts = projection["nodes"].values if "nodes" in projection.coords else []
+        beyond = [float(n) for n in counts if n >= horizon]
+        if beyond and sorted(wide) != sorted(beyond):
+            # the interval narrows again further out (a joined law ruled out there)
+            where = "at " + ", ".join(f"{n:g}" for n in wide) + " nodes"
+        else:
+            where = f"from {horizon:g} nodes on"
         return (
-            f"from {horizon:g} nodes on, the {level:.0%} interval spans more than "
+            f"{where}, the {level:.0%} interval spans more than "
             f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
             f"{self.training.get('target', 'time')} there — measure larger node "
             "counts to know more"

@@ -17,6 +17,7 @@ __all__ = [
     "project",
     "resolve_params",
     "resolve_ppn",
+    "wide_nodes",
 ]
 
 _COORD_ATTRS = {
@@ -399,11 +400,45 @@ def cannot_tell_from(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
     >>> cannot_tell_from(proj)
     64.0
     """
+    nodes = wide_nodes(projection, target=target, ratio=ratio)
+    return float(nodes.min()) if nodes.size else None
+
+
+def wide_nodes(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
+    """Every projected node count whose interval spans more than ``ratio``.
+
+    :func:`cannot_tell_from` is the smallest of them. They need not be all the
+    counts beyond it: an interval may narrow again where a law it joined is ruled
+    out (see :mod:`scaleprobe.models._alternatives`).
+
+    Parameters
+    ----------
+    projection : xarray.Dataset
+        Output of :func:`project` (with ``<target>_lower`` / ``<target>_upper``).
+    target : str, default=None
+        Default: the projection's ``target`` attribute, else ``time``.
+    ratio : float, default=CANNOT_TELL_RATIO
+
+    Returns
+    -------
+    numpy.ndarray
+        The node counts, ascending (empty without an interval).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> proj = xr.Dataset(
+    ...     {"time_lower": ("nodes", [1.0, 1.0, 1.0]),
+    ...      "time_upper": ("nodes", [2.0, 12.0, 9.0])},
+    ...     coords={"nodes": [16, 64, 256]})
+    >>> wide_nodes(proj)
+    array([64.])
+    """
     target = target or projection.attrs.get("target", "time")
     lower = projection.get(f"{target}_lower")
     upper = projection.get(f"{target}_upper")
     if lower is None or upper is None or "nodes" not in lower.dims:
-        return None
+        return np.array([], dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = upper / lower
     others = [d for d in spread.dims if d != "nodes"]
@@ -411,5 +446,4 @@ def cannot_tell_from(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
     wide = wide.any(dim=others) if others else wide
     finite = np.isfinite(lower).all(dim=others) if others else np.isfinite(lower)
     wide = wide & finite
-    nodes = wide["nodes"].values[wide.values]
-    return float(nodes.min()) if nodes.size else None
+    return np.sort(wide["nodes"].values[wide.values].astype(float))

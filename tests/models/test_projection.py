@@ -6,11 +6,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 from scaleprobe.models import (
     ExtrapolationWarning,
     PhysicalLimitWarning,
     ScalingLaw,
     calibrate_interval,
+    cannot_tell_from,
     crossover_nodes,
     diminishing_returns_nodes,
     fit_ensemble,
@@ -20,6 +22,7 @@ from scaleprobe.models import (
     project,
     save_models,
     speedup,
+    wide_nodes,
 )
 from scaleprobe.models.projection import resolve_ppn
 
@@ -255,4 +258,21 @@ def test_the_projection_says_where_the_data_cannot_tell():
     ratio = (far["time_upper"] / far["time_lower"]).squeeze().values
     assert ratio[0] <= 10 < ratio[1]
     assert far.attrs["cannot_tell_from"] == 2**16
-    assert "the data cannot tell the time there" in fit.cannot_tell_message(far)
+    assert far.attrs["cannot_tell_at"] == [2**16]
+    message = fit.cannot_tell_message(far)
+    assert message.startswith(f"from {2**16} nodes on, the 90% interval spans")
+    assert "the data cannot tell the time there" in message
+    # an interval that narrows again further out is named where it is wide only
+    gap = xr.Dataset(
+        {
+            "time_lower": ("nodes", [1.0, 1.0, 1.0, 1.0]),
+            "time_upper": ("nodes", [2.0, 12.0, 9.0, 30.0]),
+        },
+        coords={"nodes": [16.0, 64.0, 256.0, 1024.0]},
+    )
+    np.testing.assert_array_equal(wide_nodes(gap), [64.0, 1024.0])
+    assert cannot_tell_from(gap) == 64.0
+    gap.attrs.update(cannot_tell_from=64.0, cannot_tell_at=[64.0, 1024.0])
+    assert fit.cannot_tell_message(gap).startswith(
+        "at 64, 1024 nodes, the 90% interval spans more than 10x"
+    )
