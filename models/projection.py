@@ -413,11 +413,8 @@ def wide_nodes(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
 
     Parameters
     ----------
-    projection : xarray.Dataset
-        Output of :func:`project` (with ``<target>_lower`` / ``<target>_upper``).
-    target : str, default=None
-        Default: the projection's ``target`` attribute, else ``time``.
-    ratio : float, default=CANNOT_TELL_RATIO
+    projection, target, ratio
+        As for :func:`cannot_tell_from`.
 
     Returns
     -------
@@ -427,12 +424,11 @@ def wide_nodes(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
     Examples
     --------
     >>> import xarray as xr
-    >>> proj = xr.Dataset(
-    ...     {"time_lower": ("nodes", [1.0, 1.0, 1.0]),
-    ...      "time_upper": ("nodes", [2.0, 12.0, 9.0])},
-    ...     coords={"nodes": [16, 64, 256]})
-    >>> wide_nodes(proj)
-    array([64.])
+    >>> wide_nodes(xr.Dataset(
+    ...     {"time_lower": ("nodes", [1.0] * 4),
+    ...      "time_upper": ("nodes", [2.0, 12.0, 9.0, 30.0])},
+    ...     coords={"nodes": [16, 64, 256, 1024]}))
+    array([  64., 1024.])
     """
     target = target or projection.attrs.get("target", "time")
     lower = projection.get(f"{target}_lower")
