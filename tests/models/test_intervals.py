@@ -132,14 +132,19 @@ def test_a_size_axis_widens_the_bounds_outside_the_measured_sizes_only():
     assert PredictionInterval.from_dict(old_file).axes == ()
 
 
-def test_a_size_axis_is_calibrated_on_the_largest_size_held_out():
-    X = pd.DataFrame(
+def _three_sizes():
+    """1, 2 and 4 nodes at 1e4, 2e4 and 4e4 points, full bandwidth."""
+    return pd.DataFrame(
         {
             "nodes": [1.0, 2.0, 4.0] * 3,
             "bandwidth": 100.0,
             "points": np.repeat([1e4, 2e4, 4e4], 3),
         }
     )
+
+
+def test_a_size_axis_is_calibrated_on_the_largest_size_held_out():
+    X = _three_sizes()
     base = 1.0 / X["nodes"] + 0.5 / np.sqrt(X["nodes"])
     law = ScalingLaw(form="base", over="nodes")  # blind to the points
     (column, kappa, low, high), residuals = calibrate_axis(
@@ -165,13 +170,7 @@ class _NeedsEverySize(ScalingLaw):
 
 
 def test_a_size_axis_no_refit_can_make_is_none():
-    X = pd.DataFrame(
-        {
-            "nodes": [1.0, 2.0, 4.0] * 3,
-            "bandwidth": 100.0,
-            "points": np.repeat([1e4, 2e4, 4e4], 3),
-        }
-    )
+    X = _three_sizes()
     y = 1.0 / X["nodes"] + 0.5 / np.sqrt(X["nodes"])
     law = _NeedsEverySize(form="base", over="nodes")
     assert law.fit(X, y) is law  # it fits all the data ...
