@@ -123,6 +123,55 @@ def test_a_linear_cost_keeps_the_published_form():
     assert model.size_errors_["linear"] < model.size_errors_["power"]
 
 
+def test_a_power_law_falling_per_unit_is_not_taken():
+    # cycles of exactly 50 * size**0.9: the power law predicts the held-out size
+    # without error, but it has the cycles per unit fall without bound
+    X, y, hardware = _growing(exponent=0.9)
+    model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    assert model.size_errors_["power"] < 1e-6 < model.size_errors_["linear"]
+    assert model.size_degrees_[(0,)] == pytest.approx(0.9, abs=1e-9)
+    assert model.forms_ == ("linear",) * 3
+    # a degree of 1.2 (the test above) passes the same check
+    grow = FiMCal(frequency=F).fit(*_growing()[:2], hardware=_growing()[2])
+    assert grow.size_degrees_[(0,)] == pytest.approx(1.2, abs=1e-9)
+
+
+# K-means' cycles per iteration (millions) at 16K, 32K, 64K points on 1, 2, 4 ranks,
+# three runs each, and at 2M points on 1 rank, as measured on a 2-core host without
+# counters (every rank computing alone)
+_KMEANS_CYCLES = [
+    [[23.00, 23.33, 23.96], [24.21, 22.68, 24.91], [25.33, 27.78, 26.70]],
+    [[44.74, 46.33, 47.06], [42.64, 41.89, 44.19], [48.51, 49.36, 50.54]],
+    [[86.42, 83.77, 83.84], [86.62, 90.76, 81.03], [88.79, 107.8, 87.01]],
+]
+_KMEANS_LARGE = 2**21, 2483.0
+
+
+def test_kmeans_cycles_per_point_falling_keep_the_linear_law():
+    total = np.array(_KMEANS_CYCLES).ravel() * 1e6
+    sizes = np.repeat([2.0**14, 2.0**15, 2.0**16], 9)
+    procs = np.tile(np.repeat([1, 2, 4], 3), 3)
+    hardware = np.column_stack([1 - 1 / total, total, np.zeros(27)])
+    pairs = zip(total, procs, strict=True)
+    seconds = np.array(
+        [calculation_time(1 - 1 / c, c, 0.0, F, int(t)) for c, t in pairs]
+    )
+    X = np.column_stack([sizes, procs])
+    big = np.array([[_KMEANS_LARGE[0], 1]])
+    measured = _KMEANS_LARGE[1] * 1e6
+    model = FiMCal(frequency=F, process_law="constant")
+    model.fit(X, seconds, hardware=hardware)
+    # the power law wins the hold-out at 64K points, with a degree below 1
+    assert model.size_errors_["power"] < model.size_errors_["linear"]
+    assert model.size_degrees_[(0,)] < 1.0
+    assert model.forms_[1] == "linear"
+    linear = model.predict_hardware(big)[0, 1]
+    power = FiMCal(frequency=F, process_law="constant", size_law="power")
+    power = power.fit(X, seconds, hardware=hardware).predict_hardware(big)[0, 1]
+    assert abs(linear / measured - 1) < abs(power / measured - 1)
+    assert abs(linear / measured - 1) < 0.1
+
+
 def test_two_sizes_cannot_check_the_form():
     X, y, hardware = _growing()
     two = X[:, 0] < 1e6
