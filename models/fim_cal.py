@@ -15,10 +15,11 @@ better predicts the total cycles at the largest training value of a parameter fr
 the smaller ones, the check scaleprobe's laws pass on node counts, but never a power
 law under which the cycles per unit of work fall without bound (total degree below
 1): a cost per unit that falls with the size is a fixed cost spread over more work,
-the linear law's intercept. K-means' cycles per point fell from 1404 to 1300 over
-its training sizes (16K-64K points) and to 1184 at 2M points; the power law that won
-the hold-out by 0.049 against 0.057 took them as points**0.92 and predicted 2M points
-15.9 % too fast on average over 1-32 ranks, the linear law 6.6 %.
+the linear law's intercept. K-means' cycles per point on one rank (mean of three runs)
+fell from 1430 to 1292 over its training sizes (16K-64K points) and to 1184 at 2M
+points; the power law that won the hold-out by 0.049 against 0.057 took them as
+points**0.92 and predicted 2M points 15.9 % too fast on average over 1-32 ranks, the
+linear law 6.6 %.
 """
 
 from __future__ import annotations
