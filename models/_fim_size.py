@@ -111,8 +111,9 @@ def size_form(design, hardware):
     # a power law of total degree below 1 has the cycles per unit of work fall
     # without bound; a fixed cost spread over more work is the linear law's
     # intercept, which bounds the fall at the slope: it is checked, not taken
+    cycles = hardware[:, 1:2]  # TC alone
     degrees = {
-        kept: float(np.sum(regress(keep(design, kept), hardware, "power")[0][1, 1:]))
+        kept: float(regress(keep(design, kept), cycles, "power")[0][0, 1:].sum())
         for kept, form in found
         if form == "power"
     }
