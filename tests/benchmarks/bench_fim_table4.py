@@ -122,7 +122,7 @@ def _order(jobs, seed):
     Runs of one point measured back to back share the host's state of that minute;
     a slower minute then biases the point instead of adding to its scatter (K-means'
     64K points on one rank, three runs in a row: 1388 cycles per point against 1238
-    at 32K, where four other measurements found them 5-15 % cheaper). Shuffled, the
+    at 32K, where four other measurements found them 3-16 % cheaper). Shuffled, the
     training and the large size see the same mixture of states, as scaleprobe's own
     sweeps do (``order: {shuffle: true}``).
     """
