@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2, f
 
-from . import _design
 from ._lsq import consistent_range
 from ._terms import Term
 
@@ -230,19 +229,36 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     needs_alpha = any(t.bandwidth for t in terms)
     grid = (alpha_grid() if alphas is None else alphas) if needs_alpha else [None]
     count = len(next(iter(target_var.values())))
-    low, high = np.full(count, np.inf), np.full(count, -np.inf)
-    for alpha in grid:
-        with np.errstate(all="ignore"):
-            A = _design.design_matrix(terms, var, alpha)
-            targets = _design.design_matrix(terms, target_var, alpha)
-        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(targets))):
-            continue
-        lo, hi = consistent_range(A, y, n, targets, loss_budget)
-        low = np.fmin(low, lo)
-        high = np.fmax(high, hi)
-    low = np.where(np.isfinite(low), low, np.nan)
-    high = np.where(np.isfinite(high), high, np.nan)
-    return low, high
+    with np.errstate(all="ignore"):
+        A = _designs(terms, var, grid)
+        targets = _designs(terms, target_var, grid)
+    finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(
+        np.isfinite(targets), axis=(1, 2)
+    )
+    if not finite.any():
+        return np.full(count, np.nan), np.full(count, np.nan)
+    # the union over alpha: one stack of designs, solved at once
+    return consistent_range(A[finite], y, n, targets[finite], loss_budget)
+
+
+def _designs(terms, var, alphas):
+    """Design matrices of ``terms`` for every ``alpha``: shape (alphas, rows, terms).
+
+    A term without the bandwidth factor is the same for every ``alpha``; the factor
+    ``alpha**(100/bw)`` of the others is computed for the whole grid at once.
+    """
+    columns = []
+    for term in terms:
+        alpha = 1.0 if term.bandwidth else None
+        value = term.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
+        if term.bandwidth:
+            grid = np.asarray(alphas, dtype=float)[:, None]
+            factor = grid ** (100.0 / np.asarray(var["bandwidth"], dtype=float))
+            value = value[None, :] * factor
+        else:
+            value = np.broadcast_to(value, (len(alphas), value.size))
+        columns.append(value)
+    return np.stack(columns, axis=-1)
 
 
 def parse_forms(forms):

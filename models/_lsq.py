@@ -78,33 +78,43 @@ def weighted_nnls(A, y, weights=None, *, relative=True):
     return coef, float(residual @ residual)
 
 
+def _inverses(gram):
+    """Inverses of a stack of Gram matrices; the pseudo-inverse of a singular one."""
+    try:
+        return np.linalg.inv(gram)
+    except np.linalg.LinAlgError:
+        out = np.empty_like(gram)
+        for index, matrix in enumerate(gram):
+            try:
+                out[index] = np.linalg.inv(matrix)
+            except np.linalg.LinAlgError:
+                out[index] = np.linalg.pinv(matrix)
+        return out
+
+
 def _face_extremes(B, b, targets, budget):
     """Extremes of ``targets @ c`` over ``{c : ||b - B c||^2 <= budget}``.
 
-    Returns ``(low, high, c_low, c_high)``; NaN rows where the face is infeasible.
+    ``B`` is a stack of designs ``(g, n, f)``, ``targets`` their target rows
+    ``(g, t, f)``. Returns ``(low, high, c_low, c_high, feasible)``: the extremes
+    ``(g, t)``, the coefficients that reach them ``(g, t, f)`` and whether the
+    design's set is non-empty ``(g,)`` (the other outputs are meaningless where not).
     """
-    gram = B.T @ B
-    try:
-        inverse = np.linalg.inv(gram)
-    except np.linalg.LinAlgError:
-        inverse = np.linalg.pinv(gram)
-    centre = inverse @ (B.T @ b)
-    residual = b - B @ centre
-    slack = budget - float(residual @ residual)
-    n = targets.shape[0]
-    if slack < 0 or not np.all(np.isfinite(centre)):
-        nan = np.full(n, np.nan)
-        return nan, nan, None, None
-    direction = targets @ inverse  # (n, k): G^-1 phi for every target
-    spread = np.einsum("nk,nk->n", direction, targets)
-    spread = np.maximum(spread, 0.0)
+    gram = np.swapaxes(B, 1, 2) @ B
+    inverse = _inverses(gram)
+    centre = (inverse @ (np.swapaxes(B, 1, 2) @ b)[..., None])[..., 0]
+    residual = b - (B @ centre[..., None])[..., 0]
+    slack = budget - np.einsum("gn,gn->g", residual, residual)
+    feasible = (slack >= 0) & np.all(np.isfinite(centre), axis=1)
+    slack = np.where(feasible, slack, 0.0)[:, None]
+    direction = targets @ inverse  # (g, t, f): G^-1 phi for every target
+    spread = np.maximum(np.einsum("gtf,gtf->gt", direction, targets), 0.0)
     reach = np.sqrt(slack * spread)
-    mid = targets @ centre
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(spread > 0, np.sqrt(slack / spread), 0.0)
-    c_high = centre[None, :] + step[:, None] * direction
-    c_low = centre[None, :] - step[:, None] * direction
-    return mid - reach, mid + reach, c_low, c_high
+    mid = (targets @ centre[..., None])[..., 0]
+    step = np.where(spread > 0, np.sqrt(slack / np.where(spread > 0, spread, 1.0)), 0.0)
+    c_high = centre[:, None, :] + step[..., None] * direction
+    c_low = centre[:, None, :] - step[..., None] * direction
+    return mid - reach, mid + reach, c_low, c_high, feasible
 
 
 def consistent_range(A, y, weights, targets, budget, *, relative=True):
@@ -116,14 +126,18 @@ def consistent_range(A, y, weights, targets, budget, *, relative=True):
     extremes whose coefficients are feasible are kept. Exact for the few terms of a
     scaling law (at most 2**k - 1 faces).
 
+    A stack of designs (one per value of a parameter the design depends on, such as
+    the bandwidth factor's ``alpha``) is handled at once: the range is then the union
+    of the ranges of every design of the stack.
+
     Parameters
     ----------
-    A : array-like of shape (n, k)
-        Training design.
+    A : array-like of shape (n, k) or (g, n, k)
+        Training design, or a stack of ``g`` of them.
     y, weights : array-like of shape (n,)
         Training targets and weights.
-    targets : array-like of shape (t, k)
-        Design rows of the points to predict.
+    targets : array-like of shape (t, k) or (g, t, k)
+        Design rows of the points to predict (for each design of the stack).
     budget : float
         Largest admissible loss (``sigma**2 * chi2.ppf(level, n)``).
     relative : bool, default=True
@@ -142,24 +156,30 @@ def consistent_range(A, y, weights, targets, budget, *, relative=True):
     >>> bool(low[0] < 0.5 < high[0]), round(float(high[0] - low[0]), 3)
     (True, 0.1)
     """
-    B, b = rows(A, y, weights, relative)
+    A = np.asarray(A, dtype=float)
     targets = np.asarray(targets, dtype=float)
-    n_targets, k = targets.shape
-    low = np.full(n_targets, np.inf)
-    high = np.full(n_targets, -np.inf)
+    if A.ndim == 2:
+        A, targets = A[None], targets[None]
+    B, b = rows(A, y, weights, relative)
+    k = targets.shape[2]
+    low = np.full(targets.shape[1], np.inf)
+    high = np.full(targets.shape[1], -np.inf)
     tolerance = 1e-9
-    for size in range(1, k + 1):
-        for face in itertools.combinations(range(k), size):
-            face = list(face)
-            lo, hi, c_lo, c_hi = _face_extremes(B[:, face], b, targets[:, face], budget)
-            if c_lo is None:
-                continue
-            scale = np.maximum(np.abs(c_hi).max(axis=1), 1e-300)
-            ok_hi = np.all(c_hi >= -tolerance * scale[:, None], axis=1)
-            scale = np.maximum(np.abs(c_lo).max(axis=1), 1e-300)
-            ok_lo = np.all(c_lo >= -tolerance * scale[:, None], axis=1)
-            high = np.where(ok_hi, np.maximum(high, hi), high)
-            low = np.where(ok_lo, np.minimum(low, lo), low)
+    with np.errstate(all="ignore"):
+        for size in range(1, k + 1):
+            for face in itertools.combinations(range(k), size):
+                face = list(face)
+                lo, hi, c_lo, c_hi, feasible = _face_extremes(
+                    B[:, :, face], b, targets[:, :, face], budget
+                )
+                if not feasible.any():
+                    continue
+                bound = tolerance * np.maximum(np.abs(c_hi).max(axis=2), 1e-300)
+                ok_hi = feasible[:, None] & np.all(c_hi >= -bound[..., None], axis=2)
+                bound = tolerance * np.maximum(np.abs(c_lo).max(axis=2), 1e-300)
+                ok_lo = feasible[:, None] & np.all(c_lo >= -bound[..., None], axis=2)
+                high = np.maximum(high, np.where(ok_hi, hi, -np.inf).max(axis=0))
+                low = np.minimum(low, np.where(ok_lo, lo, np.inf).min(axis=0))
     low = np.where(np.isfinite(low), low, np.nan)
     high = np.where(np.isfinite(high), high, np.nan)
     return low, high
