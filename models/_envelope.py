@@ -200,6 +200,11 @@ def family_forms(max_coefficients, *, data=False, extra=()):
     return out
 
 
+#: Most cells (values of alpha x points x terms) of one stack of designs: a grid of
+#: alpha is solved a block at a time, so that a projection to many points stays small.
+_CELLS = 1 << 18
+
+
 def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     """Range of predictions of one form's consistent coefficient vectors.
 
@@ -229,16 +234,21 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     needs_alpha = any(t.bandwidth for t in terms)
     grid = (alpha_grid() if alphas is None else alphas) if needs_alpha else [None]
     count = len(next(iter(target_var.values())))
-    with np.errstate(all="ignore"):
-        A = _designs(terms, var, grid)
-        targets = _designs(terms, target_var, grid)
-    finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(
-        np.isfinite(targets), axis=(1, 2)
-    )
-    if not finite.any():
-        return np.full(count, np.nan), np.full(count, np.nan)
-    # the union over alpha: one stack of designs, solved at once
-    return consistent_range(A[finite], y, n, targets[finite], loss_budget)
+    low, high = np.full(count, np.nan), np.full(count, np.nan)
+    # the union over alpha: stacks of designs, each solved at once
+    step = max(_CELLS // max(count * len(terms), 1), 1)
+    for start in range(0, len(grid), step):
+        block = grid[start : start + step]
+        with np.errstate(all="ignore"):
+            A = _designs(terms, var, block)
+            targets = _designs(terms, target_var, block)
+        finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(
+            np.isfinite(targets), axis=(1, 2)
+        )
+        if finite.any():
+            lo, hi = consistent_range(A[finite], y, n, targets[finite], loss_budget)
+            low, high = np.fmin(low, lo), np.fmax(high, hi)
+    return low, high
 
 
 def _designs(terms, var, alphas):

@@ -44,6 +44,50 @@ def test_consistent_range_respects_non_negative_coefficients():
     assert np.isnan(nothing[0]).all()  # no consistent law at all: NaN, not a guess
 
 
+def test_a_stack_of_designs_gives_the_union_of_their_ranges():
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    # y = 8/p. Design a/p admits c*a/8 in [0.9, 1.1] (relative loss 4 (1 - ca/8)^2
+    # <= 0.04); the target row b/16 then predicts [7.2, 8.8] * b / (16 a).
+    A = np.stack([(1 / p)[:, None], (2 / p)[:, None]])
+    targets = np.array([[[1 / 16]], [[1 / 16]]])
+    low, high = consistent_range(A, 8 / p, np.ones(4), targets, 0.04)
+    np.testing.assert_allclose([low[0], high[0]], [3.6 / 16, 8.8 / 16])
+    for design, target in zip(A, targets, strict=True):
+        one_low, one_high = consistent_range(design, 8 / p, np.ones(4), target, 0.04)
+        assert low[0] <= one_low[0]
+        assert one_high[0] <= high[0]
+
+
+def test_a_grid_of_alpha_solved_in_blocks_gives_the_same_range(monkeypatch):
+    from scaleprobe.models import _envelope
+    from scaleprobe.models._terms import parse_term
+
+    nodes = np.repeat([2.0, 4.0, 8.0, 16.0], 2)
+    bandwidth = np.tile([100.0, 50.0], 4)
+    y = 40 / nodes + 3 * 1.3 ** (100 / bandwidth) / np.sqrt(nodes)
+    rng = np.random.default_rng(0)
+    table = _envelope.training_table(
+        {"p": nodes, "bandwidth": bandwidth}, y * np.exp(0.02 * rng.standard_normal(8))
+    )
+    terms = [parse_term("1/p"), parse_term("alpha^(100/bw)/sqrt(p)")]
+    targets = {"p": np.geomspace(32, 4096, 300), "bandwidth": np.full(300, 25.0)}
+    grid = _envelope.alpha_grid(1.3)
+    whole = _envelope.law_range(terms, table, targets, 0.005, alphas=grid)
+    # the union of the ranges of every alpha alone; here neither end of the grid
+    # is consistent with the data, the bounds come from alphas inside it
+    alone = [
+        _envelope.law_range(terms, table, targets, 0.005, alphas=[a]) for a in grid
+    ]
+    assert np.isnan(alone[0][0]).all()
+    assert np.isnan(alone[-1][0]).all()
+    low = np.fmin.reduce([a[0] for a in alone])
+    high = np.fmax.reduce([a[1] for a in alone])
+    np.testing.assert_allclose(whole, (low, high), rtol=1e-12)
+    monkeypatch.setattr(_envelope, "_CELLS", 1)  # one alpha per block
+    blocks = _envelope.law_range(terms, table, targets, 0.005, alphas=grid)
+    np.testing.assert_allclose(blocks, whole, rtol=1e-12)
+
+
 def _frame(nodes, runs=3):
     return pd.DataFrame(
         {
