@@ -8,7 +8,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from . import _design, _envelope
-from ._lsq import weighted_nnls
+from ._lsq import nnls_losses, weighted_nnls
 from ._warnings import DegenerateFitWarning, warn
 
 __all__ = ["check_weights", "search_alpha", "training_noise", "warn_degenerate"]
@@ -45,13 +45,16 @@ def search_alpha(terms, var, y, weights, relative, lo, hi):
         return weighted_nnls(design, y, weights, relative=relative)[1]
 
     grid = np.linspace(lo, hi, 41)
-    errors = [loss(a) for a in grid]
+    designs = np.repeat(base[None], grid.size, axis=0)
+    designs[:, :, scaled] *= np.exp(np.log(grid)[:, None] * exponent)[:, :, None]
+    errors = nnls_losses(designs, y, weights, relative=relative)
     best = int(np.argmin(errors))
     left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
     result = minimize_scalar(
         loss, bounds=(left, right), method="bounded", options={"xatol": 1e-6}
     )
-    return float(result.x) if result.fun <= errors[best] else float(grid[best])
+    # against the grid point's loss from the same solver as the search's
+    return float(result.x) if result.fun <= loss(grid[best]) else float(grid[best])
 
 
 def warn_degenerate(names, coef, alpha, alpha_bounds):

@@ -15,7 +15,7 @@ from scaleprobe.models import (
     calibrate_interval,
     evaluate,
 )
-from scaleprobe.models._lsq import consistent_range, weighted_nnls
+from scaleprobe.models._lsq import consistent_range, nnls_losses, weighted_nnls
 from scaleprobe.models.intervals import conformal_quantile
 
 
@@ -56,6 +56,27 @@ def test_a_stack_of_designs_gives_the_union_of_their_ranges():
         one_low, one_high = consistent_range(design, 8 / p, np.ones(4), target, 0.04)
         assert low[0] <= one_low[0]
         assert one_high[0] <= high[0]
+
+
+def test_nnls_losses_of_a_stack_are_those_of_each_nnls_fit():
+    rng = np.random.default_rng(1)
+    p = np.repeat([2.0, 3.0, 4.0, 6.0, 8.0, 12.0], 3)
+    y = (30 / p + 2 * np.log2(p)) * np.exp(0.05 * rng.standard_normal(p.size))
+    columns = [1 / p, np.ones_like(p), np.log2(p), p, -np.sqrt(p)]
+    designs = []
+    for _ in range(40):
+        # up to four of the columns, some with negative slopes the fit must drop
+        chosen = rng.choice(len(columns), size=rng.integers(1, 5), replace=False)
+        design = np.column_stack([columns[i] for i in chosen])
+        designs.append(np.pad(design, ((0, 0), (0, 4 - design.shape[1]))))
+    designs.append(np.column_stack([1 / p, 2 / p, np.ones_like(p), np.ones_like(p)]))
+    weights = rng.integers(1, 4, p.size).astype(float)
+    losses = nnls_losses(np.stack(designs), y, weights)
+    expected = [weighted_nnls(d, y, weights)[1] for d in designs]
+    np.testing.assert_allclose(losses, expected, rtol=1e-9, atol=1e-14)
+    # zero columns and dependent ones (the last design) leave the loss as it is
+    independent = designs[-1][:, [0, 2]]
+    assert losses[-1] == pytest.approx(weighted_nnls(independent, y, weights)[1])
 
 
 def test_a_grid_of_alpha_solved_in_blocks_gives_the_same_range(monkeypatch):
