@@ -77,3 +77,24 @@ def design_matrix(terms, var, alpha):
     return np.column_stack(
         [t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha) for t in terms]
     )
+
+
+def design_matrices(terms, var, alphas):
+    """Design matrices of ``terms`` for every value of ``alpha``: shape (alphas, rows,
+    terms).
+
+    A term without the bandwidth factor is the same for every ``alpha``; the factor
+    ``alpha**(100/bw)`` of the others is computed for the whole grid at once.
+    """
+    columns = []
+    for term in terms:
+        alpha = 1.0 if term.bandwidth else None
+        value = term.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
+        if term.bandwidth:
+            grid = np.asarray(alphas, dtype=float)[:, None]
+            factor = grid ** (100.0 / np.asarray(var["bandwidth"], dtype=float))
+            value = value[None, :] * factor
+        else:
+            value = np.broadcast_to(value, (len(alphas), value.size))
+        columns.append(value)
+    return np.stack(columns, axis=-1)

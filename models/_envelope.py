@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2, f
 
+from . import _design
 from ._lsq import consistent_range
 from ._terms import Term
 
@@ -240,8 +241,8 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     for start in range(0, len(grid), step):
         block = grid[start : start + step]
         with np.errstate(all="ignore"):
-            A = _designs(terms, var, block)
-            targets = _designs(terms, target_var, block)
+            A = _design.design_matrices(terms, var, block)
+            targets = _design.design_matrices(terms, target_var, block)
         finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(
             np.isfinite(targets), axis=(1, 2)
         )
@@ -249,26 +250,6 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
             lo, hi = consistent_range(A[finite], y, n, targets[finite], loss_budget)
             low, high = np.fmin(low, lo), np.fmax(high, hi)
     return low, high
-
-
-def _designs(terms, var, alphas):
-    """Design matrices of ``terms`` for every ``alpha``: shape (alphas, rows, terms).
-
-    A term without the bandwidth factor is the same for every ``alpha``; the factor
-    ``alpha**(100/bw)`` of the others is computed for the whole grid at once.
-    """
-    columns = []
-    for term in terms:
-        alpha = 1.0 if term.bandwidth else None
-        value = term.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
-        if term.bandwidth:
-            grid = np.asarray(alphas, dtype=float)[:, None]
-            factor = grid ** (100.0 / np.asarray(var["bandwidth"], dtype=float))
-            value = value[None, :] * factor
-        else:
-            value = np.broadcast_to(value, (len(alphas), value.size))
-        columns.append(value)
-    return np.stack(columns, axis=-1)
 
 
 def parse_forms(forms):

@@ -45,8 +45,7 @@ def search_alpha(terms, var, y, weights, relative, lo, hi):
         return weighted_nnls(design, y, weights, relative=relative)[1]
 
     grid = np.linspace(lo, hi, 41)
-    designs = np.repeat(base[None], grid.size, axis=0)
-    designs[:, :, scaled] *= np.exp(np.log(grid)[:, None] * exponent)[:, :, None]
+    designs = _design.design_matrices(terms, var, grid)
     errors = nnls_losses(designs, y, weights, relative=relative)
     best = int(np.argmin(errors))
     left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]

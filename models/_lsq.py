@@ -169,7 +169,7 @@ def _face_extremes(B, b, targets, budget):
     spread = np.maximum(np.einsum("gtf,gtf->gt", direction, targets), 0.0)
     reach = np.sqrt(slack * spread)
     mid = (targets @ centre[..., None])[..., 0]
-    step = np.where(spread > 0, np.sqrt(slack / np.where(spread > 0, spread, 1.0)), 0.0)
+    step = np.where(spread > 0, np.sqrt(slack / spread), 0.0)  # caller ignores 0/0
     c_high = centre[:, None, :] + step[..., None] * direction
     c_low = centre[:, None, :] - step[..., None] * direction
     return mid - reach, mid + reach, c_low, c_high, feasible
