@@ -48,8 +48,9 @@ receiving end it shares (time linear in ``q``); the tree moves the whole data
 ``ceil(log2 q)`` times, one receiver at a time.
 
 Replications of one collective are simulated side by side (:func:`simulate_many`):
-every array gets a leading replications axis, and the loops run over groups and tree
-rounds, never over replications or senders.
+every array gets a leading replications axis, and the loops run over groups alone:
+never over replications, senders, or the rounds of a tree or a ring, whose transfers
+are simulated side by side too.
 
 Large collectives move millions of data points; more than ``max_groups`` are
 simulated as that many groups of equal size, a group being served as its points
@@ -184,29 +185,35 @@ def _broadcast(jobs, receivers, laws, rng, max_groups, replications):
     return out
 
 
-def _round(sizes, transfers, laws, rng, replications):
-    """One round of ``transfers`` one-receiver transfers of ``sizes`` at once: each
-    replication's round ends with its slowest transfer."""
+def _rounds(sizes, transfers, laws, rng, replications):
+    """Rounds of one-receiver transfers of ``sizes``, ``transfers[i]`` of them at once
+    in round ``i``: each round ends with its slowest transfer, the rounds follow one
+    another. Every transfer of every round is simulated side by side."""
+    transfers = np.asarray(transfers, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(transfers)[:-1]])
+    total = int(transfers.sum())
     out = np.empty(replications)
-    for block in _blocks(replications, transfers * len(sizes)):
+    for block in _blocks(replications, total * len(sizes)):
         count = block.stop - block.start
-        sent = _send(sizes, laws, rng, (count, transfers))
-        sent += rng.exponential(laws.eta, (count, transfers, 1))
-        out[block] = _received(sent, sizes, laws.psi, rng)
+        sent = _send(sizes, laws, rng, (count, total))
+        sent += rng.exponential(laws.eta, (count, total, 1))
+        services = rng.gamma(sizes, laws.psi, sent.shape)
+        ends = fifo_departures(sent, services)[..., -1]  # a FIFO's last departure
+        out[block] = np.maximum.reduceat(ends, starts, axis=1).sum(axis=1)
     return out
 
 
 def _tree_broadcast(jobs, receivers, laws, rng, max_groups, replications):
     """``ceil(log2 q)`` rounds of one-receiver transfers of all the data."""
     sizes = _groups(jobs, max_groups)
-    out = np.zeros(replications)
-    held, ranks = 1, receivers + 1
+    pairs, held, ranks = [], 1, receivers + 1
     while len(sizes) and held < ranks:
         # every rank that has the data sends all of it to one that has not
-        pairs = min(held, ranks - held)
-        out += _round(sizes, pairs, laws, rng, replications)
-        held += pairs
-    return out
+        pairs.append(min(held, ranks - held))
+        held += pairs[-1]
+    if not pairs:
+        return np.zeros(replications)
+    return _rounds(sizes, pairs, laws, rng, replications)
 
 
 def _ring_allgather(jobs, receivers, laws, rng, max_groups, replications):
@@ -217,14 +224,12 @@ def _ring_allgather(jobs, receivers, laws, rng, max_groups, replications):
     is the same, the spread over replications larger than the ring's (a
     conservative interval).
     """
-    out = np.zeros(replications)
     if not receivers or jobs <= 0:
-        return out
+        return np.zeros(replications)
     ranks = receivers + 1
     sizes = _groups(max(round(jobs / receivers), 1), min(max_groups, RING_GROUPS))
     rounds = min(receivers, RING_ROUNDS)
-    for _ in range(rounds):
-        out += _round(sizes, ranks, laws, rng, replications)
+    out = _rounds(sizes, [ranks] * rounds, laws, rng, replications)
     return out * (receivers / rounds)
 
 
