@@ -131,12 +131,18 @@ def _send(sizes, laws, rng, shape=()):
     return metadata_departures_many(sent, work, sizes, nu).reshape(full)
 
 
+def _ends(arrivals, work, scale, rng):
+    """Last departure of each FIFO receiver (the last axis holds its arrivals) of
+    ``work`` gamma-distributed work at ``scale`` s per data point."""
+    services = rng.gamma(work, scale, np.shape(arrivals))
+    return fifo_departures(arrivals, services)[..., -1]  # departures never decrease
+
+
 def _received(arrivals, work, scale, rng):
     """Last departure from FIFO receivers (last axis) of ``work`` gamma-distributed
     work at ``scale`` s per data point, one per leading index."""
-    services = rng.gamma(work, scale, np.shape(arrivals))
-    departures = fifo_departures(arrivals, services)
-    return departures.max(axis=tuple(range(1, departures.ndim)))
+    ends = _ends(arrivals, work, scale, rng)
+    return ends.max(axis=tuple(range(1, ends.ndim)))
 
 
 #: Most cells (replications x receivers x groups) simulated in one array; more are
@@ -197,8 +203,7 @@ def _rounds(sizes, transfers, laws, rng, replications):
         count = block.stop - block.start
         sent = _send(sizes, laws, rng, (count, total))
         sent += rng.exponential(laws.eta, (count, total, 1))
-        services = rng.gamma(sizes, laws.psi, sent.shape)
-        ends = fifo_departures(sent, services)[..., -1]  # a FIFO's last departure
+        ends = _ends(sent, sizes, laws.psi, rng)
         out[block] = np.maximum.reduceat(ends, starts, axis=1).sum(axis=1)
     return out
 

@@ -205,7 +205,7 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """Calibrate eta, psi and the metadata rate on measured transfers.
 
         Nelder-Mead minimises the mean squared relative error of the simulated
-        means (common random numbers) from the better of four starts: R receiving
+        means (common random numbers) from the best of four starts: R receiving
         a data point as fast as the link sends it or at the measured time per data
         point, M's rate that of the link or 100 times it.
 
