@@ -32,30 +32,90 @@ def _count_basis(x, q, jobs):
     )
 
 
+#: The data-point regressors of :func:`_count_basis` by position, as a form names
+#: them (``x`` an application parameter).
+JOB_TERMS = (
+    "1",
+    "[q > 1]",
+    "(q - 1)",
+    "q (q - 1)",
+    "x",
+    "x [q > 1]",
+    "x (q - 1)/q",
+    "x (q - 1)/q**2",
+)
+_ONE, _OTHERS, _SENDERS, _PAIRS, _X, _X_OTHERS, _X_SHARE, _X_SHARE_Q = range(8)
+
+#: The data points of a call in the order a collective kind moves them, to choose
+#: among forms that reproduce the measured counts alike (measured at a single count of
+#: two or more processes, ``[q > 1]``, ``q - 1`` and ``q (q - 1)`` are one form up to
+#: a factor): a scatter sends ``N (q - 1)/q``, a gather receives ``q - 1`` ranks'
+#: partial sums or ``N (q - 1)/q`` of a distributed vector, a broadcast and an
+#: allreduce move the same vector whatever ``q``, an allgather's ring brings every rank
+#: the ``N (q - 1)/q`` others hold, an all-to-all ``q (q - 1)`` counts or
+#: ``N (q - 1)/q**2`` keys per rank.
+PREFERRED_FORMS = {
+    "scatter": (_X_SHARE, _SENDERS, _OTHERS, _X_OTHERS),
+    "gather": (_SENDERS, _X_SHARE, _OTHERS, _X_OTHERS),
+    "broadcast": (_OTHERS, _X_OTHERS, _SENDERS, _X_SHARE),
+    "allreduce": (_OTHERS, _X_OTHERS, _SENDERS, _X_SHARE),
+    "allgather": (_X_SHARE, _SENDERS, _OTHERS, _X_OTHERS),
+    "alltoall": (_PAIRS, _X_SHARE_Q, _SENDERS, _X_SHARE),
+}
+
+
 #: Largest number of count-basis columns tried one subset at a time.
 _MOST_TERMS = 3
 
 
-def _fit_counts(basis, counts, tolerance=1e-6):
+def _count_forms(basis, counts, tolerance=1e-6):
+    """Every smallest set of columns of ``basis`` whose non-negative combination
+    reproduces ``counts`` (within ``tolerance``, relative): their coefficients, in
+    the order of the columns; empty when no set of at most ``_MOST_TERMS`` does."""
+    scale = max(float(np.linalg.norm(counts)), 1e-300)
+    columns = basis.shape[1]
+    for size in range(1, min(columns, len(counts), _MOST_TERMS) + 1):
+        forms = []
+        for subset in itertools.combinations(range(columns), size):
+            part, residual = nnls(basis[:, subset], counts)
+            if residual <= tolerance * scale:
+                coef = np.zeros(columns)
+                coef[list(subset)] = part
+                forms.append(coef)
+        if forms:
+            return forms
+    return []
+
+
+def _rank(coef, prefer):
+    """Sort key of a form of the data points per call: the place in ``prefer`` of
+    its most preferred term (:data:`JOB_TERMS`; a term of an application parameter
+    is a column per parameter)."""
+    width = (len(coef) - 4) // 4  # application parameters
+    terms = [c if c < 4 else 4 + (c - 4) // max(width, 1) for c in np.flatnonzero(coef)]
+    return min(
+        (prefer.index(t) if t in prefer else len(prefer) + t for t in terms),
+        default=0,
+    )
+
+
+def _fit_counts(basis, counts, tolerance=1e-6, prefer=()):
     """Non-negative coefficients of ``counts`` on the fewest columns of ``basis``.
 
     Counts of calls and data points are exact, and a few process counts cannot tell
     apart every form that passes through them (a broadcast's ``N`` for ``q > 1``
     is also ``2/3 N (q-1)/q + 8/3 N (q-1)/q**2`` on ``q = 1, 2, 4``, which falls to
     0.73 N at 32). The smallest set of columns that reproduces the counts (within
-    ``tolerance``, relative) is the form they take; without one of at most
+    ``tolerance``, relative) is the form they take; when several do (counts of one
+    multi-process count: ``N/2`` on two processes is ``N/2 [q > 1]`` and
+    ``N (q - 1)/q`` alike), the one whose columns come first in ``prefer`` (the
+    collective's own form, :data:`PREFERRED_FORMS`); without one of at most
     ``_MOST_TERMS`` columns, NNLS on all.
     """
-    scale = max(float(np.linalg.norm(counts)), 1e-300)
-    columns = basis.shape[1]
-    for size in range(1, min(columns, len(counts), _MOST_TERMS) + 1):
-        for subset in itertools.combinations(range(columns), size):
-            part, residual = nnls(basis[:, subset], counts)
-            if residual <= tolerance * scale:
-                coef = np.zeros(columns)
-                coef[list(subset)] = part
-                return coef
-    return nnls(basis, counts)[0]
+    forms = _count_forms(basis, counts, tolerance)
+    if not forms:
+        return nnls(basis, counts)[0]
+    return min(forms, key=lambda coef: _rank(coef, tuple(prefer)))
 
 
 def _memory_basis(x, q):

@@ -19,7 +19,13 @@ collective's data take: calls on ``1, x_i``; data points on ``1, [q > 1], q - 1,
 q(q - 1), x_i, x_i [q > 1], x_i (q - 1)/q, x_i (q - 1)/q**2`` (``q`` the process
 count), which hold a broadcast's ``N``, a scatter's ``N (q-1)/q``, a gather of
 partial sums ``K (q-1)``, an all-to-all's ``N (q-1)/q**2`` exactly. Of the forms
-that reproduce the measured counts, the one with the fewest terms is taken.
+that reproduce the measured counts, the one with the fewest terms is taken. Counts
+measured at a single multi-process count (1 and 2 processes: the fold of an
+extrapolation check that holds out 4) are reproduced alike by several (a scatter's
+``N/2`` is ``0.5 N [q > 1]``, ``N (q-1)/q`` and ``2 N (q-1)/q**2``): the data points of
+the collective's own form are taken
+(:data:`~scaleprobe.models._fim_regressions.PREFERRED_FORMS`), and a prediction where
+the forms part warns (:class:`~scaleprobe.models.InsufficientDataWarning`).
 
 An iterative kernel's records also say how many iterations were timed
 (``stages``). Iterations multiply the computation and the calls of every collective
@@ -59,12 +65,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ._fim_regressions import (
+    JOB_TERMS,
+    PREFERRED_FORMS,
     _check_memory,
     _count_basis,
+    _count_forms,
     _fit_counts,
     _fit_memory,
 )
 from ._tags import PerformanceModelTags
+from ._warnings import InsufficientDataWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -114,6 +124,11 @@ def _sizes(X, parameters):
         for c in parameters
     ]
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
+
+
+def _article(noun):
+    """``"an allgather"``, ``"a scatter"``."""
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def _kinds(columns):
@@ -179,6 +194,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         One per collective kind.
     counts_ : dict of str to tuple of ndarray
         Non-negative coefficients of the calls and of the data points per call.
+    count_forms_ : dict of str to list of ndarray
+        Every form with the fewest terms that reproduces a kind's measured data
+        points per call; ``counts_`` holds the one a collective of that kind takes
+        (:data:`~scaleprobe.models._fim_regressions.PREFERRED_FORMS`), and a
+        prediction where they part warns
+        (:class:`~scaleprobe.models.InsufficientDataWarning`).
+    trained_counts_ : ndarray
+        The distinct process counts of the training points.
     parameters_ : list of str
     iterations_ : str or None
         The iterations column used, None without one.
@@ -280,7 +303,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             )
             self.computation_.fit(X, y)
             self.n_features_in_ = self.computation_.n_features_in_
-            self.communication_, self.counts_ = {}, {}
+            self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
             return self
         if self.over not in X.columns:
             raise ValueError(
@@ -329,7 +352,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         link = self.link_bandwidth
         if "bandwidth" in X.columns:
             link = link * float(np.median(X["bandwidth"])) / 100.0
-        self.communication_, self.counts_ = {}, {}
+        self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
+        self.trained_counts_ = np.unique(q)
         for kind in _kinds(X.columns):
             calls = X[f"{kind}_calls"].to_numpy(float)
             per_call = np.divide(
@@ -353,10 +377,13 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.communication_[kind] = model.fit(
                 np.column_stack([per_call[called], q[called]]), seconds
             )
+            jobs_basis = _count_basis(x, q, True)
+            prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
             self.counts_[kind] = (
                 _fit_counts(_count_basis(x, q, False), calls / per),
-                _fit_counts(_count_basis(x, q, True), per_call),
+                _fit_counts(jobs_basis, per_call, prefer=prefer),
             )
+            self.count_forms_[kind] = _count_forms(jobs_basis, per_call)
         self.memory_ = _fit_memory(X, x, q)
         return self
 
@@ -414,9 +441,48 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         for kind, model in self.communication_.items():
             calls_coef, jobs_coef = self.counts_[kind]
             calls = per * (_count_basis(x, q, False) @ calls_coef)
-            jobs = _count_basis(x, q, True) @ jobs_coef
+            basis = _count_basis(x, q, True)
+            jobs = basis @ jobs_coef
+            self._check_forms(kind, basis, jobs_coef, q)
             parts[kind] = calls * model.predict(np.column_stack([jobs, q]))
         return parts
+
+    def _form(self, coef):
+        """``"0.5 points [q > 1]"``: a form of the data points per call, as text."""
+        width = len(self.parameters_)
+        terms = []
+        for column in np.flatnonzero(coef):
+            if column < 4:
+                term = JOB_TERMS[column]
+            else:
+                group, which = divmod(int(column) - 4, width)
+                term = JOB_TERMS[4 + group].replace("x", self.parameters_[which], 1)
+            terms.append(f"{coef[column]:.3g} {term}")
+        return " + ".join(terms)
+
+    def _check_forms(self, kind, basis, chosen, q):
+        """Warn when forms that reproduce the measured data points per call alike
+        part where a prediction takes them: the data cannot tell which holds."""
+        forms = getattr(self, "count_forms_", {}).get(kind, [])
+        if len(forms) < 2:
+            return
+        values = basis @ np.array(forms).T
+        low, high = values.min(axis=1), values.max(axis=1)
+        apart = np.flatnonzero(high - low > 0.01 * np.maximum(high, 1e-300))
+        if not apart.size:
+            return
+        row = apart[np.argmax((high - low)[apart] / high[apart])]
+        measured = ", ".join(f"{c:g}" for c in self.trained_counts_)
+        warn(
+            f"{kind}: the data points per call measured on {measured} processes "
+            f"are reproduced alike by {', '.join(self._form(f) for f in forms)}, "
+            f"which part from {q[apart].min():g} processes ({low[row]:.4g} to "
+            f"{high[row]:.4g} a call on {q[row]:g}): FiM takes {self._form(chosen)}, "
+            f"the form of {_article(COLLECTIVE_PATTERNS[kind])}'s data; measure "
+            "another process count to tell",
+            InsufficientDataWarning,
+            stacklevel=4,
+        )
 
     def predict(self, X):
         """Predicted time, s: computation plus every collective (no overlap).

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import MemoryRegimeWarning
+from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
 from scaleprobe.models.fim import FiM, _count_basis, _fit_counts, fim_measurements
 
 F = 2e9
@@ -313,3 +313,65 @@ def test_data_points_per_call_extrapolate_in_their_own_form(form):
         _count_basis(far_x, far_q, True) @ coef, form(far_x[:, 0], far_q), rtol=1e-6
     )
     assert np.count_nonzero(coef) == 1
+
+
+def _one_count_of_several(ranks, clusters=8):
+    """K-means-like records with a gather of ``clusters`` partial sums per rank and a
+    second application parameter, so that a form's term is a column per parameter."""
+    X, y = _kmeans_like([1e4, 2e4, 4e4], ranks, clusters=clusters)
+    q = X["ranks"].to_numpy(float)
+    X = X.assign(
+        dimensions=np.tile([5.0, 5.0, 3.0], len(X) // 3 + 1)[: len(X)],
+        gather_calls=10,
+        gather_jobs=10 * clusters * (q - 1),
+        gather_time=10 * (LATENCY + clusters * (q - 1) * PER_POINT) * (q > 1),
+        gather_job_bytes=40,
+    )
+    return X, y + X["gather_time"].to_numpy()
+
+
+def test_counts_of_one_multi_process_count_take_the_collectives_own_form():
+    # On 1 and 2 processes a scatter's N/2 points are 0.5 N [q > 1], N (q - 1)/q and
+    # 2 N (q - 1)/q**2 alike, a gather's 8 partial sums 8 [q > 1], 8 (q - 1) and
+    # 4 q (q - 1): the data cannot tell them apart, the collective can. FiM takes
+    # the form of the data each kind moves, and says the data could not tell.
+    X, y = _one_count_of_several([1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = FiM(features=["points", "dimensions"], replications=4).fit(X, y)
+    x, q = np.array([[1e6, 5.0], [1e6, 5.0]]), np.array([4.0, 32.0])
+    truth = {
+        "scatter": 1e6 * (q - 1) / q,
+        "bcast": np.full(2, 8.0),
+        "gather": 8 * (q - 1),
+    }
+    for kind, jobs in truth.items():
+        assert len(model.count_forms_[kind]) == 3
+        np.testing.assert_allclose(
+            _count_basis(x, q, True) @ model.counts_[kind][1], jobs, rtol=1e-6
+        )
+    far = pd.DataFrame({"ranks": [4, 32], "points": [1e6] * 2, "dimensions": [5.0] * 2})
+    with pytest.warns(InsufficientDataWarning) as caught:
+        model.predict_parts(far)
+    told = " ".join(str(w.message) for w in caught)
+    assert "scatter: the data points per call measured on 1, 2 processes" in told
+    assert "FiM takes 1 points (q - 1)/q, the form of a scatter's data" in told
+    assert "FiM takes 8 (q - 1), the form of a gather's data" in told
+    # where the forms agree (one and two processes), nothing to tell
+    near = far.assign(ranks=[1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsufficientDataWarning)
+        model.predict_parts(near)
+
+
+def test_counts_of_several_multi_process_counts_have_one_form():
+    X, y = _one_count_of_several([1, 2, 4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = FiM(features=["points", "dimensions"], replications=4).fit(X, y)
+    assert all(len(forms) == 1 for forms in model.count_forms_.values())
+    far = pd.DataFrame({"ranks": [32], "points": [1e6], "dimensions": [5.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsufficientDataWarning)
+        parts = model.predict_parts(far)
+    assert parts["gather"][0] > 0

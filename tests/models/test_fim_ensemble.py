@@ -118,6 +118,16 @@ def fitted():
         return fit_ensemble(data, models=models)
 
 
+def test_fim_is_trusted_on_its_own_kind_of_data_from_three_node_counts(fitted):
+    # Extrapolation holds out 4 nodes and fits 1 and 2, whose counts cannot tell a
+    # scatter's N (q - 1)/q from 0.5 N [q > 1]: FiM takes the scatter's form and
+    # projects 4 nodes within a few per cent, so the ensemble trusts it
+    scores = fitted.summary.set_index(["model", "cv"])["smape"]
+    assert scores["fim", "extrapolation"] < 10
+    assert scores["fim", "extrapolation"] < scores["baseline", "extrapolation"] / 2
+    assert fitted.selected == "fim"
+
+
 @pytest.mark.slow
 def test_fim_projects_a_larger_size_to_more_nodes(fitted):
     assert fitted.training["parameters"] == {"points": list(SIZES)}
@@ -225,7 +235,12 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
 @pytest.mark.slow
 def test_an_alternative_is_not_joined_where_its_time_leaves_physical_growth(fitted):
     def with_plausible(*names):
-        return replace(fitted, training={**fitted.training, "plausible": list(names)})
+        # the naive trend projecting, FiM's and RBASP's intervals joined to its own
+        return replace(
+            fitted,
+            selected="baseline",
+            training={**fitted.training, "plausible": list(names)},
+        )
 
     where = {"nodes": [2, 4, 8, 64], "params": {"points": [2e4]}}
     with warnings.catch_warnings():
