@@ -76,6 +76,7 @@ __all__ = [
     "ServiceLaws",
     "fifo_departures",
     "metadata_departures",
+    "replication_cells",
     "simulate",
     "simulate_many",
 ]
@@ -317,6 +318,47 @@ def simulate_many(pattern, jobs, processes, laws, rng, replications, max_groups=
         return _gather(jobs, others, *run) + _broadcast(jobs, others, *run)
     # allreduce: a gather of every sender's vector, then a broadcast of one vector
     return _gather(jobs * others, others, *run) + _broadcast(jobs, others, *run)
+
+
+def replication_cells(pattern, jobs, processes, max_groups=1024):
+    """Cells (transfers times groups of data points) one replication simulates.
+
+    The work of a replication beyond the loop over groups every call runs: what a
+    Dask task's share of the replications must be large in to be worth a task of its
+    own (:class:`~scaleprobe.models.FiMCom` splits by it).
+
+    Parameters
+    ----------
+    pattern : str
+        One of :data:`PATTERNS`.
+    jobs : int
+        Data points of the collective (see :func:`simulate_many`).
+    processes : int
+        Ranks taking part.
+    max_groups : int, default=1024
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> replication_cells("scatter", 30_000, 1024)  # one sender: its groups
+    1024
+    >>> replication_cells("tree_broadcast", 30_000, 1024)  # 1023 transfers of them
+    1047552
+    """
+    others = max(int(processes) - 1, 0)
+    jobs = max(round(jobs), 0)
+    groups = min(jobs, max(int(max_groups), 1))
+    if pattern in ("scatter", "alltoall", "gather"):
+        return max(groups, min(jobs, others))
+    if pattern in ("broadcast", "tree_broadcast"):
+        return others * groups
+    if pattern == "ring_allgather":
+        return min(others, RING_ROUNDS) * (others + 1) * min(groups, RING_GROUPS)
+    # allgather, allreduce: a gather, then a broadcast
+    return max(groups, min(jobs, others)) + others * groups
 
 
 def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):

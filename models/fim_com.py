@@ -27,7 +27,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._queue_sim import PATTERNS, ServiceLaws, simulate_many
+from ._queue_sim import PATTERNS, ServiceLaws, replication_cells, simulate_many
 from ._tags import PerformanceModelTags
 from ._warnings import DegenerateFitWarning, warn
 
@@ -49,8 +49,27 @@ def _seed(random_state, task, jobs, processes):
 #: exponential delay dominates it): it gets up to this many times the replications.
 _BOOST = 32
 
-#: Dask tasks a prediction's replications are split over.
+#: Most Dask tasks one row's replications are split over.
 _TASKS = 8
+#: Cells (:func:`~scaleprobe.models._queue_sim.replication_cells`) a task's share of
+#: a row's replications must reach to be split off: the simulation also loops over
+#: the groups of data points once per task, whatever its replications, so a task of a
+#: few small replications costs nearly what one of many does (a scatter of 3e4
+#: points, 30 replications: 0.9 s over 8 tasks, 0.14 s in one), while tasks of large
+#: ones run side by side on the workers (a binomial tree over 1024 ranks).
+_CELLS_PER_TASK = 1 << 20
+
+
+def _tasks(pattern, rows, counts, max_groups):
+    """Tasks each row's replications are split over: one per
+    :data:`_CELLS_PER_TASK` cells they simulate, at least one, at most
+    :data:`_TASKS` and one per replication; a row's own, whatever the other rows."""
+    cells = np.array(
+        [replication_cells(pattern, jobs, procs, max_groups) for jobs, procs in rows],
+        dtype=float,
+    ).reshape(-1)
+    wanted = np.ceil(cells * counts / _CELLS_PER_TASK).astype(np.int64)
+    return np.clip(wanted, 1, np.minimum(_TASKS, np.maximum(counts, 1)))
 
 
 def _counts(rows, replications):
@@ -60,8 +79,10 @@ def _counts(rows, replications):
 
 
 def _share(pattern, laws, rows, counts, task, tasks, random_state, max_groups):
-    """Task ``task`` of ``tasks``: its share of every row's replications, simulated
-    side by side (a Dask task); one array per row."""
+    """Task ``task``: its share of every row's replications, simulated side by side
+    (a Dask task); one array per row, empty for a row split over ``tasks <= task``
+    (``tasks``: per row, or one count for all)."""
+    splits = np.broadcast_to(tasks, len(rows))
     return [
         simulate_many(
             pattern,
@@ -69,10 +90,12 @@ def _share(pattern, laws, rows, counts, task, tasks, random_state, max_groups):
             procs,
             laws,
             _seed(random_state, task, jobs, procs),
-            count // tasks + (task < count % tasks),
+            count // split + (task < count % split),
             max_groups,
         )
-        for (jobs, procs), count in zip(rows, counts, strict=True)
+        if task < split
+        else np.zeros(0)
+        for (jobs, procs), count, split in zip(rows, counts, splits, strict=True)
     ]
 
 
@@ -280,7 +303,7 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
             return np.zeros((1, 0))
         counts = _counts(rows, self.replications)
         # the same split whatever the other rows: a row's prediction is its own
-        tasks = _TASKS
+        tasks = _tasks(self.pattern, rows, counts, self.max_groups)
         shares = dask.compute(
             *[
                 dask.delayed(_share, pure=True)(
@@ -293,7 +316,7 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
                     self.random_state,
                     self.max_groups,
                 )
-                for task in range(tasks)
+                for task in range(int(tasks.max()))
             ]
         )
         out = np.full((int(counts.max()), len(rows)), np.nan)

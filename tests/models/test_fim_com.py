@@ -269,12 +269,14 @@ def test_the_calibration_does_not_depend_on_the_random_numbers():
 def test_replications_run_on_dask_with_a_confidence_interval(client):
     X = np.array([[1, 2], [100, 2], [100, 4], [1000, 4]], dtype=float)
     y = 1e-5 + X[:, 0] * 6.4e-8
-    model = FiMCom(pattern="broadcast", replications=40).fit(X, y)
+    model = FiMCom(pattern="broadcast", replications=160).fit(X, y)
     local = model.predict(X)  # the client is the default scheduler here
     mean, lower, upper = model.predict_interval(X, level=0.9)
     np.testing.assert_allclose(mean, local)
     assert np.all(lower < mean)
     assert np.all(mean < upper)
+    # a sixteenth of the replications: about 4x wider (the t quantile too), and
+    # narrower only if ten draws' spread fell under a quarter of the truth's
     wider = model.set_params(replications=10).predict_interval(X, level=0.9)
     assert np.all(wider[2] - wider[1] > upper - lower)
     with pytest.raises(ValueError, match="level must be in"):
