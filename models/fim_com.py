@@ -55,10 +55,10 @@ _TASKS = 8
 #: a row's replications must reach to be split off: the simulation also loops over
 #: the groups of data points once per task, whatever its replications, so a task of a
 #: few small replications costs nearly what one of many does (a scatter of 3e4
-#: points, 30 replications: 0.9 s over 8 tasks, 0.14 s in one), while tasks of large
-#: ones run side by side on the workers (a binomial tree over 1024 ranks in 1024
-#: groups).
-_CELLS_PER_TASK = 1 << 20
+#: points in 1024 groups, 30 replications: 0.8 s over 8 tasks, 0.15 s in one), while
+#: tasks of large ones run side by side on the workers (a binomial tree over 1024
+#: ranks: 32 groups, eight tasks).
+_CELLS_PER_TASK = 1 << 17
 
 
 def _tasks(pattern, rows, counts, max_groups):
