@@ -33,10 +33,12 @@ It needs three process counts; with fewer, ``"constant"``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import nnls
 
-__all__ = ["PROCESS_LAWS", "fit_process_law", "growth"]
+__all__ = ["PROCESS_LAWS", "fit_process_law", "growth", "unseen_growth"]
 
 PROCESS_LAWS = ("cv", "constant", "replicated", "contention")
 #: A growth law is taken only when its hold-out error is below this fraction of the
@@ -44,6 +46,10 @@ PROCESS_LAWS = ("cv", "constant", "replicated", "contention")
 #: would multiply the cycles.
 CLEARLY_BETTER = 0.5
 _TINY = 1e-300
+#: Growth of the total cycles between two process counts (log) that
+#: :func:`unseen_growth` reports, when also beyond three times the scatter of the
+#: smallest count's points about their fit.
+NOTICED = math.log(1.1)
 
 
 def _h(law, counts, base):
@@ -161,3 +167,56 @@ def fit_process_law(design, counts, total, law, size_fit):
         law = "constant"
         fitted = _fit_law(design, counts, total, law, size_fit)
     return (law, *fitted, errors)
+
+
+def unseen_growth(design, counts, total, size_fit):
+    r"""How much the total cycles change between two process counts, when ``"cv"``
+    cannot tell a law from them.
+
+    With two process counts no count can be held out, and ``"cv"`` keeps the
+    published law. The cycles of the larger count's points against Eq. 11 fitted on
+    the smaller count's tell whether that hides a change: a median log ratio beyond
+    :data:`NOTICED` and beyond three times the smaller count's own scatter about its
+    fit.
+
+    Parameters
+    ----------
+    design, counts, total, size_fit
+        As :func:`fit_process_law` takes them.
+
+    Returns
+    -------
+    tuple or None
+        ``(q0, q1, ratio)``: the two counts and the median ratio of the cycles at
+        ``q1`` to Eq. 11 of ``q0``; None with other than two counts, when the
+        smaller count's points cannot determine Eq. 11, or without such a change.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scaleprobe.models._fim_size import SizeLaw
+    >>> design = np.array([[1.0, 1e6], [1.0, 2e6], [1.0, 1e6], [1.0, 2e6]])
+    >>> counts = np.array([1, 1, 2, 2])
+    >>> total = np.array([1e8, 2e8, 1.25e8, 2.5e8])  # 25 % more cycles on 2
+    >>> law = lambda rows, cycles: SizeLaw(rows, cycles, "linear")
+    >>> q0, q1, ratio = unseen_growth(design, counts, total, law)
+    >>> (q0, q1, round(ratio, 3))
+    (1.0, 2.0, 1.25)
+    """
+    distinct = np.unique(counts)
+    if distinct.size != 2:
+        return None
+    low = counts == distinct[0]
+    if np.linalg.matrix_rank(design[low]) < design.shape[1]:
+        return None
+    model = size_fit(design[low], total[low])
+
+    def logs(rows):
+        predicted = np.maximum(model(design[rows]), _TINY)
+        return np.log(np.maximum(total[rows], _TINY) / predicted)
+
+    change = float(np.median(logs(~low)))
+    scatter = float(np.median(np.abs(logs(low))))
+    if abs(change) <= max(NOTICED, 3.0 * scatter):
+        return None
+    return float(distinct[0]), float(distinct[1]), math.exp(change)

@@ -31,9 +31,9 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._fim_processes import PROCESS_LAWS, fit_process_law, growth
+from ._fim_processes import PROCESS_LAWS, fit_process_law, growth, unseen_growth
 from ._fim_size import SizeLaw, embed, evaluate, keep, regress, size_form
-from ._warnings import DegenerateFitWarning, warn
+from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 from .fim_markov import calculation_time, synchronized_time
 
 __all__ = ["FiMCal"]
@@ -100,7 +100,10 @@ class FiMCal(RegressorMixin, BaseEstimator):
         parameters; the one-process cycles are then Eq. 11 on the points of the
         smallest count. ``"cv"`` holds out the largest training count and takes a
         growth law only when it predicts the cycles there with less than half the
-        published law's error (three process counts needed).
+        published law's error (three process counts needed; with two it keeps the
+        published law and warns, :class:`~scaleprobe.models.InsufficientDataWarning`,
+        when the cycles of the larger count differ from the smaller's by more than
+        10 % and three times the smaller's scatter).
 
     Attributes
     ----------
@@ -248,6 +251,8 @@ class FiMCal(RegressorMixin, BaseEstimator):
             self.process_law,
             lambda rows, total: SizeLaw(rows, total, form),
         )
+        if self.process_law == "cv":
+            self._warn_unseen_growth(kept, counts, hardware[:, 1], form)
         # the one-process cycles (under "constant", the same fit as Eq. 11's)
         coef[1] = size.coef
         self.forms_ = (self.forms_[0], size.form, self.forms_[2])
@@ -277,6 +282,28 @@ class FiMCal(RegressorMixin, BaseEstimator):
         else:
             self.alpha_ = self._algorithm1(error, design, counts, y)
         return self
+
+    @staticmethod
+    def _warn_unseen_growth(design, counts, total, form):
+        """Warn when two process counts show a change of the total cycles that
+        ``"cv"`` cannot hold out a count to check, and the published law ignores."""
+        found = unseen_growth(
+            design, counts, total, lambda rows, cycles: SizeLaw(rows, cycles, form)
+        )
+        if found is None:
+            return
+        low, high, ratio = found
+        warn(
+            f"the total cycles on {high:g} processes are {abs(ratio - 1):.0%} "
+            f"{'above' if ratio > 1 else 'below'} those on {low:g} for the same "
+            "sizes: from two process counts FiM-Cal cannot tell whether that change "
+            "goes on with more processes (work every process repeats, contention "
+            "for memory) or is the noise of these runs, and keeps the published law, "
+            "constant in the processes, which does not follow it; measure a third "
+            "process count",
+            InsufficientDataWarning,
+            stacklevel=3,
+        )
 
     def _algorithm1(self, error, design, counts, y):
         alpha, current = 1.0, error(1.0)

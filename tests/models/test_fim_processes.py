@@ -3,8 +3,11 @@ measured NPB CG cycles, and no growth read into noise."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from scaleprobe.models import InsufficientDataWarning
 from scaleprobe.models.fim_cal import FiMCal
 from scaleprobe.models.fim_markov import calculation_time
 
@@ -73,6 +76,34 @@ def test_cycles_that_do_not_grow_keep_the_published_law():
     assert model.process_errors_ == {}
     with pytest.raises(ValueError, match="process_law"):
         FiMCal(process_law="amdahl").fit(np.column_stack([SIZES, PROCS]), SIZES)
+
+
+def test_two_counts_say_when_the_cycles_change_between_them():
+    # 1 and 2 processes, the cycles 25 % more on 2: no count can be held out, the
+    # published law stays, and the fit says it cannot tell whether the change goes on
+    two = PROCS < 4
+    sizes, procs = SIZES[two], PROCS[two]
+    grown = (1e6 + 80.0 * sizes) * np.where(procs > 1, 1.25, 1.0)
+    with pytest.warns(InsufficientDataWarning) as caught:
+        model = _fit(grown, procs=procs, sizes=sizes)
+    assert model.process_law_ == "constant"
+    assert str(caught[0].message).startswith(
+        "the total cycles on 2 processes are 25% above those on 1 for the same sizes"
+    )
+    assert "measure a third process count" in str(caught[0].message)
+    # unchanged, or changed within 3x their own scatter, nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InsufficientDataWarning)
+        _fit(1e6 + 80.0 * sizes, procs=procs, sizes=sizes)
+        noise = np.array([1.0, 1.06, 0.94])  # the runs of one count scatter 4 %
+        runs = np.tile(noise, len(sizes))
+        sizes3, procs3 = np.repeat(sizes, 3), np.repeat(procs, 3)
+        scattered = (1e6 + 80.0 * sizes3) * runs * np.where(procs3 > 1, 1.11, 1.0)
+        _fit(scattered, procs=procs3, sizes=sizes3)
+        # a fixed law has nothing to tell apart
+        FiMCal(frequency=F, process_law="constant").fit(
+            np.column_stack([sizes, procs]), *_measured(grown, procs)
+        )
 
 
 def test_noise_is_not_read_as_growth():
