@@ -456,7 +456,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 term = JOB_TERMS[column]
             else:
                 group, which = divmod(int(column) - 4, width)
-                term = JOB_TERMS[4 + group].replace("x", self.parameters_[which], 1)
+                name = self.parameters_[which]
+                name = "2**scale" if name == "scale" else name  # the size it stands for
+                term = JOB_TERMS[4 + group].replace("x", name, 1)
             terms.append(f"{coef[column]:.3g} {term}")
         return " + ".join(terms)
 

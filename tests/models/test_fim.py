@@ -362,6 +362,15 @@ def test_counts_of_one_multi_process_count_take_the_collectives_own_form():
     with warnings.catch_warnings():
         warnings.simplefilter("error", InsufficientDataWarning)
         model.predict_parts(near)
+    # a scale enters as the size it stands for, and its forms are named so
+    logged = X.assign(scale=np.log2(X["points"])).drop(columns="points")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_scale = FiM(features=["scale"], replications=4).fit(logged, y)
+    with pytest.warns(InsufficientDataWarning) as caught:
+        by_scale.predict_parts(pd.DataFrame({"ranks": [4], "scale": [20.0]}))
+    told = " ".join(str(w.message) for w in caught)
+    assert "FiM takes 1 2**scale (q - 1)/q, the form of a scatter's data" in told
 
 
 def test_counts_of_several_multi_process_counts_have_one_form():
