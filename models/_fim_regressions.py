@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 from scipy.optimize import nnls
 
-from ._warnings import MemoryRegimeWarning, warn
+from ._warnings import InsufficientDataWarning, MemoryRegimeWarning, warn
 
 
 def _count_basis(x, q, jobs):
@@ -99,7 +99,7 @@ def _rank(coef, prefer):
     )
 
 
-def _fit_counts(basis, counts, tolerance=1e-6, prefer=()):
+def _fit_counts(basis, counts, tolerance=1e-6, prefer=(), forms=None):
     """Non-negative coefficients of ``counts`` on the fewest columns of ``basis``.
 
     Counts of calls and data points are exact, and a few process counts cannot tell
@@ -110,12 +110,60 @@ def _fit_counts(basis, counts, tolerance=1e-6, prefer=()):
     multi-process count: ``N/2`` on two processes is ``N/2 [q > 1]`` and
     ``N (q - 1)/q`` alike), the one whose columns come first in ``prefer`` (the
     collective's own form, :data:`PREFERRED_FORMS`); without one of at most
-    ``_MOST_TERMS`` columns, NNLS on all.
+    ``_MOST_TERMS`` columns, NNLS on all. ``forms``: :func:`_count_forms` of the
+    same counts, when the caller has them.
     """
-    forms = _count_forms(basis, counts, tolerance)
+    if forms is None:
+        forms = _count_forms(basis, counts, tolerance)
     if not forms:
         return nnls(basis, counts)[0]
     return min(forms, key=lambda coef: _rank(coef, tuple(prefer)))
+
+
+def _form_text(coef, parameters):
+    """``"0.5 points [q > 1]"``: a form of the data points per call, as text."""
+    width = len(parameters)
+    terms = []
+    for column in np.flatnonzero(coef):
+        if column < 4:
+            term = JOB_TERMS[column]
+        else:
+            group, which = divmod(int(column) - 4, width)
+            name = parameters[which]
+            name = "2**scale" if name == "scale" else name  # the size it stands for
+            term = JOB_TERMS[4 + group].replace("x", name, 1)
+        terms.append(f"{coef[column]:.3g} {term}")
+    return " + ".join(terms)
+
+
+def _check_forms(kind, pattern, forms, predicted, trained, parameters):
+    """Warn when forms that reproduce the measured data points per call alike part
+    where a prediction takes them: the data cannot tell which holds.
+
+    ``predicted`` is ``(basis, chosen, q)``: the rows' count basis, the form taken
+    and their process counts; ``trained`` the training's process counts.
+    """
+    if len(forms) < 2:
+        return
+    basis, chosen, q = predicted
+    values = basis @ np.array(forms).T
+    low, high = values.min(axis=1), values.max(axis=1)
+    apart = np.flatnonzero(high - low > 0.01 * np.maximum(high, 1e-300))
+    if not apart.size:
+        return
+    row = apart[np.argmax((high - low)[apart] / high[apart])]
+    measured = ", ".join(f"{c:g}" for c in trained)
+    article = "an" if pattern[0] in "aeiou" else "a"
+    alike = ", ".join(_form_text(f, parameters) for f in forms)
+    warn(
+        f"{kind}: the data points per call measured on {measured} processes "
+        f"are reproduced alike by {alike}, which part from {q[apart].min():g} "
+        f"processes ({low[row]:.4g} to {high[row]:.4g} a call on {q[row]:g}): FiM "
+        f"takes {_form_text(chosen, parameters)}, the form of {article} {pattern}'s "
+        "data; measure another process count to tell",
+        InsufficientDataWarning,
+        stacklevel=4,
+    )
 
 
 def _memory_basis(x, q):

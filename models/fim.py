@@ -65,8 +65,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ._fim_regressions import (
-    JOB_TERMS,
     PREFERRED_FORMS,
+    _check_forms,
     _check_memory,
     _count_basis,
     _count_forms,
@@ -74,7 +74,6 @@ from ._fim_regressions import (
     _fit_memory,
 )
 from ._tags import PerformanceModelTags
-from ._warnings import InsufficientDataWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -124,11 +123,6 @@ def _sizes(X, parameters):
         for c in parameters
     ]
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
-
-
-def _article(noun):
-    """``"an allgather"``, ``"a scatter"``."""
-    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def _kinds(columns):
@@ -378,12 +372,13 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 np.column_stack([per_call[called], q[called]]), seconds
             )
             jobs_basis = _count_basis(x, q, True)
+            forms = _count_forms(jobs_basis, per_call)
             prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
             self.counts_[kind] = (
                 _fit_counts(_count_basis(x, q, False), calls / per),
-                _fit_counts(jobs_basis, per_call, prefer=prefer),
+                _fit_counts(jobs_basis, per_call, prefer=prefer, forms=forms),
             )
-            self.count_forms_[kind] = _count_forms(jobs_basis, per_call)
+            self.count_forms_[kind] = forms
         self.memory_ = _fit_memory(X, x, q)
         return self
 
@@ -443,48 +438,16 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             calls = per * (_count_basis(x, q, False) @ calls_coef)
             basis = _count_basis(x, q, True)
             jobs = basis @ jobs_coef
-            self._check_forms(kind, basis, jobs_coef, q)
+            _check_forms(
+                kind,
+                COLLECTIVE_PATTERNS[kind],
+                getattr(self, "count_forms_", {}).get(kind, []),
+                (basis, jobs_coef, q),
+                getattr(self, "trained_counts_", ()),
+                self.parameters_,
+            )
             parts[kind] = calls * model.predict(np.column_stack([jobs, q]))
         return parts
-
-    def _form(self, coef):
-        """``"0.5 points [q > 1]"``: a form of the data points per call, as text."""
-        width = len(self.parameters_)
-        terms = []
-        for column in np.flatnonzero(coef):
-            if column < 4:
-                term = JOB_TERMS[column]
-            else:
-                group, which = divmod(int(column) - 4, width)
-                name = self.parameters_[which]
-                name = "2**scale" if name == "scale" else name  # the size it stands for
-                term = JOB_TERMS[4 + group].replace("x", name, 1)
-            terms.append(f"{coef[column]:.3g} {term}")
-        return " + ".join(terms)
-
-    def _check_forms(self, kind, basis, chosen, q):
-        """Warn when forms that reproduce the measured data points per call alike
-        part where a prediction takes them: the data cannot tell which holds."""
-        forms = getattr(self, "count_forms_", {}).get(kind, [])
-        if len(forms) < 2:
-            return
-        values = basis @ np.array(forms).T
-        low, high = values.min(axis=1), values.max(axis=1)
-        apart = np.flatnonzero(high - low > 0.01 * np.maximum(high, 1e-300))
-        if not apart.size:
-            return
-        row = apart[np.argmax((high - low)[apart] / high[apart])]
-        measured = ", ".join(f"{c:g}" for c in self.trained_counts_)
-        warn(
-            f"{kind}: the data points per call measured on {measured} processes "
-            f"are reproduced alike by {', '.join(self._form(f) for f in forms)}, "
-            f"which part from {q[apart].min():g} processes ({low[row]:.4g} to "
-            f"{high[row]:.4g} a call on {q[row]:g}): FiM takes {self._form(chosen)}, "
-            f"the form of {_article(COLLECTIVE_PATTERNS[kind])}'s data; measure "
-            "another process count to tell",
-            InsufficientDataWarning,
-            stacklevel=4,
-        )
 
     def predict(self, X):
         """Predicted time, s: computation plus every collective (no overlap).
