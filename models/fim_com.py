@@ -10,10 +10,10 @@ of a unit job (Section 3.3), by a bounded optimiser of the relative error of the
 simulated mean (common random numbers, so the objective is smooth).
 
 Predictions average independent replications of the simulation; the replications run
-as a Dask graph (eight tasks, each simulating its share of every row's
-replications side by side, on the active Dask client if there is one) and
-:meth:`FiMCom.predict_interval` gives a Student-t confidence interval of the mean over
-them.
+as a Dask graph (a row's replications are split over one to eight tasks by the cells
+they simulate, each task simulating its share of every row side by side, on the active
+Dask client if there is one) and :meth:`FiMCom.predict_interval` gives a Student-t
+confidence interval of the mean over them.
 """
 
 from __future__ import annotations
