@@ -20,7 +20,9 @@ beyond the last-level cache that the training sizes stayed in (NPB CG's class B)
 more than twice as far out of it as any training point (NPB IS's class B).
 
 Every training point is run ``--repeats`` times (default 3) and every run is fitted;
-a large-size point ``--test-repeats`` times (default 1), scored by the median. Run it
+a large-size point ``--test-repeats`` times (default 1), scored by the median; with
+two or more, ``runs avg %`` gives the lowest and highest average error against one run
+of every process count alone, how much a verdict owes to the run. Run it
 on a quiet machine: the computation is CPU time, and a memory-bound kernel that shares
 its cores with other work measures much slower (K-means at 16384 points on 2 ranks:
 31 ms beside a test suite, 20.5 ms alone), which the models then extrapolate.
@@ -131,7 +133,15 @@ def _order(jobs, seed):
     return [jobs[i] for i in np.random.default_rng(seed).permutation(len(jobs))]
 
 
+def _per_run(test):
+    """Measured times per run: one array over the process counts for each run that
+    measured every count (the predictions do not depend on the run)."""
+    table = test.pivot_table(index="ranks", columns="run", values="time")
+    return [table[run].to_numpy() for run in table.columns if table[run].notna().all()]
+
+
 def _report(kernel, train, test, models):
+    runs = _per_run(test)
     # one row per process count: the median of its runs
     test = test.groupby("ranks", as_index=False).median(numeric_only=True)
     predicted, chosen = predict(models, test)
@@ -153,14 +163,18 @@ def _report(kernel, train, test, models):
     rows = {name: table4(measured, values, ranks) for name, values in predicted.items()}
     print(
         f"{'model':<26} {'best %':>7} {'avg %':>7} {'worst %':>8} {'opt q':>6} "
-        f"{'actual':>7} {'spearman':>9} {'chi2':>10} {'p':>7}"
+        f"{'actual':>7} {'spearman':>9} {'chi2':>10} {'p':>7} {'runs avg %':>13}"
     )
     for name, row in rows.items():
         label = f"{name} ({chosen})" if name == "scaleprobe" else name
+        # the average error against each run alone: how much the verdict owes to
+        # which run of the host was measured
+        single = [table4(run, predicted[name], ranks)["avg"] for run in runs]
+        spread = f"{min(single):.3g}-{max(single):.3g}" if len(single) > 1 else ""
         print(
             f"{label:<26} {row['best']:>7.3g} {row['avg']:>7.3g} {row['worst']:>8.3g}"
             f" {row['optimal']:>6} {row['actual_optimal']:>7} {row['spearman']:>9.2f}"
-            f" {row['chi2']:>10.3g} {row['chi2_p']:>7.2g}"
+            f" {row['chi2']:>10.3g} {row['chi2_p']:>7.2g} {spread:>13}"
         )
     best = min(rows, key=lambda name: rows[name]["avg"])
     met = rows[best]["avg"] <= GOAL_ERROR and rows[best]["step_off"] <= GOAL_STEPS

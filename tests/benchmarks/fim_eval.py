@@ -18,6 +18,7 @@ from scaleprobe.kernels.iterative.hardware import last_level_cache
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import (
     RBASP,
+    InsufficientDataWarning,
     MemoryRegimeWarning,
     ScaleprobeWarning,
     fit_ensemble,
@@ -212,7 +213,11 @@ def fit_models(train):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaleprobeWarning)
         parameters = _fim_parameters(train)
-        fim = FiM(features=parameters).fit(train, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InsufficientDataWarning)
+            fim = FiM(features=parameters).fit(train, y)
+        for text in dict.fromkeys(str(w.message) for w in caught):
+            print(f"FiM warns: {text}")
         # the paper's broadcast (one queue duplicating to every receiver), and an
         # allgather as a gather then that broadcast
         queue = FiM(features=parameters, broadcast="queue", allgather="queue")
