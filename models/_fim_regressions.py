@@ -162,13 +162,21 @@ def _check_forms(kind, pattern, forms, predicted, trained, parameters):
         f"takes {_form_text(chosen, parameters)}, the form of {article} {pattern}'s "
         "data; measure another process count to tell",
         InsufficientDataWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 
 def _memory_basis(x, q):
     """Regressors of a rank's working set: fixed, replicated, divided."""
     return np.hstack([np.ones((len(q), 1)), x, x / q[:, None]])
+
+
+def _measured_sharers(X):
+    """Ranks computing at once on one cache, per row (1 without the column)."""
+    if "cache_sharers" not in X.columns:
+        return np.ones(len(X))
+    sharers = X["cache_sharers"].to_numpy(float)
+    return np.where(np.isfinite(sharers) & (sharers >= 1), sharers, 1.0)
 
 
 def _fit_memory(X, x, q):
@@ -179,10 +187,7 @@ def _fit_memory(X, x, q):
     cache = X["llc_bytes"].to_numpy(float)
     if not (np.all(np.isfinite(nbytes)) and np.isfinite(cache).any()):
         return None
-    sharers = np.ones(len(X))
-    if "cache_sharers" in X.columns:
-        sharers = X["cache_sharers"].to_numpy(float)
-        sharers = np.where(np.isfinite(sharers) & (sharers >= 1), sharers, 1.0)
+    sharers = _measured_sharers(X)
     cached = nbytes * sharers
     return {
         "coef": _fit_counts(_memory_basis(x, q), nbytes),
@@ -196,6 +201,12 @@ def _sharers(memory, q):
     """Ranks computing at once on one cache for ``q`` processes: as many as the
     training's most, when fewer than ``q``."""
     return np.minimum(q, memory.get("sharers", 1.0))
+
+
+def _projected_loads(memory, x, q):
+    """The cache's load (bytes) of every row: a rank's regressed working set times
+    the ranks computing at once on the cache."""
+    return (_memory_basis(x, q) @ memory["coef"]) * _sharers(memory, q)
 
 
 #: How many times the largest load of the cache any training point had (working set
@@ -223,7 +234,7 @@ def _check_memory(memory, x, q):
     if memory is None:
         return
     cache, (low, high) = memory["cache"], memory["trained"]
-    projected = (_memory_basis(x, q) @ memory["coef"]) * _sharers(memory, q)
+    projected = _projected_loads(memory, x, q)
     mib = 2.0**20
     shared = memory.get("sharers", 1.0) > 1
     subject = (

@@ -36,22 +36,22 @@ on the training classes could learn.
 The kernels also record the bytes a rank's iterations touch (``working_set``), the
 host's last-level cache (``llc_bytes``) and the most ranks of a host computing at once
 (``cache_sharers``: its ranks, or its core slots when fewer). FiM regresses the
-working set on the forms a rank's share takes (``1, x_i, x_i/q``) and warns
-(:class:`~scaleprobe.models.MemoryRegimeWarning`) when a prediction puts the working
-sets of the ranks sharing the cache (``min(q, cache_sharers)`` of them) on the other
-side of the cache from every training point: Eq. 11 carries the cycles per unit
-of work of the training sizes, which change when a rank's data leave the cache (NPB
-CG on a host with a 32 MiB cache: 98 cycles per nonzero and iteration in class A,
-whose matrix fits, 117 in class B, whose 165 MB do not). It warns too when training
-points were out of the cache and a prediction puts more than twice the largest of
-their loads on it: the further the data are from the cache, the more often a random
-access misses it (NPB IS, a counting sort, on one rank: from class A to B, 4x the
-keys and out of a 32 MiB cache, the time per key grew 1.17-1.36x in two
-measurements, and FiM trained on S, W and A put class B's computation 17-21 % under).
-How much it grows depends on how much of the cache the rank really has: on a virtual
-machine whose cache other tenants may share, class A took 50-60 ns per key on one rank
-one day and 72-91 ns another, while class B took 68-86 ns on both; on the second
-day B was no slower per key than A (0.95-1.01x, three measurements).
+working set on the forms a rank's share takes (``1, x_i, x_i/q``); the cache's *load*
+is the working sets of the ranks computing at once on it (``min(q, cache_sharers)``
+of them). When the training's loads lie on both sides of the cache, the cycles per
+unit of work can be read as a function of the load, and the *load law* of
+:mod:`scaleprobe.models._fim_cache` predicts the computation when it predicts the
+held-out largest process count better than FiM-Cal (NPB IS: class B on 1 to 32 ranks
+4.2 and 1.7 % off on average in two measurements, 25-31 % with FiM-Cal). FiM warns
+(:class:`~scaleprobe.models.MemoryRegimeWarning`) when a prediction puts the load on
+the other side of the cache from every training point: the cycles per unit of work
+change there, and the training cannot tell by how much (NPB CG on a host with a 32 MiB
+cache: 98 cycles per nonzero and iteration in class A, whose matrix fits, 117 in class
+B, whose 165 MB do not); and when training points were out of the cache and a
+prediction puts more than twice the largest of their loads on it: further out, a
+random access misses the cache more often (how much depends on how much of the cache
+the rank really has: on a virtual machine whose cache other tenants may share, NPB
+IS's class A took 50-60 ns per key on one rank one day and 72-91 ns another).
 
 Without those columns (any other data) FiM is FiM-Cal on the whole time.
 """
@@ -64,35 +64,19 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
-from ._fim_regressions import (
-    PREFERRED_FORMS,
-    _check_forms,
-    _check_memory,
-    _count_basis,
-    _count_forms,
-    _fit_counts,
-    _fit_memory,
+from ._fim_cache import LoadLaw, fit_computation, training_loads
+from ._fim_collectives import (
+    COLLECTIVE_PATTERNS,
+    fit_collectives,
+    predict_collectives,
 )
+from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
 from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
 __all__ = ["COLLECTIVE_PATTERNS", "FiM", "fim_measurements"]
 
-#: FiM-Com's pattern for each collective kind a record names.
-COLLECTIVE_PATTERNS = {
-    "scatter": "scatter",
-    "scatterv": "scatter",
-    "bcast": "broadcast",
-    "gather": "gather",
-    "gatherv": "gather",
-    "reduce": "gather",
-    "allgather": "allgather",
-    "allgatherv": "allgather",
-    "allreduce": "allreduce",
-    "alltoall": "alltoall",
-    "alltoallv": "alltoall",
-}
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
 #: FiM-Com's pattern of an ``allgather`` for each choice of ``FiM(allgather=...)``.
@@ -123,14 +107,6 @@ def _sizes(X, parameters):
         for c in parameters
     ]
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
-
-
-def _kinds(columns):
-    return [
-        k
-        for k in COLLECTIVE_PATTERNS
-        if {f"{k}_time", f"{k}_calls", f"{k}_jobs"} <= set(columns)
-    ]
 
 
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -205,6 +181,18 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         (the most ranks computing at once on one cache; 1 without
         ``cache_sharers``) and ``trained``, the smallest and largest load of the
         cache (working set times sharers) of the training points.
+    cache_errors_ : dict
+        When the training's loads of the cache lie on both sides of it: the
+        held-out largest count's error (mean absolute log, weighted by time) of
+        FiM-Cal (``"none"``) and of the load law (``"load"``: the work times the
+        cycles per unit of work at the cache's load,
+        :mod:`scaleprobe.models._fim_cache`), fitted on the smaller counts; the
+        load law predicts the computation when its error is the lower. Else empty.
+    load_law_ : dict or None
+        The load law taken: ``work`` (its coefficients on the application
+        parameters), ``knots`` (logarithms of the training loads, bytes) and
+        ``costs`` (logarithms of the cycles per unit of work there); None when
+        FiM-Cal predicts the computation.
     trained_iterations_ : ndarray
         Its distinct training values.
     n_features_in_ : int
@@ -298,6 +286,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.computation_.fit(X, y)
             self.n_features_in_ = self.computation_.n_features_in_
             self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
+            self.cache_errors_, self.load_law_ = {}, None
             return self
         if self.over not in X.columns:
             raise ValueError(
@@ -332,54 +321,42 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             )
             if not np.all(np.isfinite(hardware)):
                 hardware = None
-        self.computation_ = FiMCal(
-            frequency=frequency,
-            variant=self.variant,
-            size_law=self.size_law,
-            process_law=self.process_law,
+        self.memory_ = _fit_memory(X, x, q)
+        loads = None if self.memory_ is None else training_loads(X)
+        self.computation_, law, self.cache_errors_ = fit_computation(
+            lambda: FiMCal(
+                frequency=frequency,
+                variant=self.variant,
+                size_law=self.size_law,
+                process_law=self.process_law,
+            ),
+            (
+                np.column_stack([x, q]),
+                X["comp_time_iterations"].to_numpy(float) / per,
+                hardware,
+                q,
+                loads,
+            ),
+            self.memory_,
         )
-        self.computation_.fit(
-            np.column_stack([x, q]),
-            X["comp_time_iterations"].to_numpy(float) / per,
-            hardware=hardware,
-        )
+        self.load_law_ = None
+        if law is not None:
+            self.load_law_ = {"work": law.work, "knots": law.knots, "costs": law.costs}
         link = self.link_bandwidth
         if "bandwidth" in X.columns:
             link = link * float(np.median(X["bandwidth"])) / 100.0
-        self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
         self.trained_counts_ = np.unique(q)
-        for kind in _kinds(X.columns):
-            calls = X[f"{kind}_calls"].to_numpy(float)
-            per_call = np.divide(
-                X[f"{kind}_jobs"].to_numpy(float),
-                calls,
-                out=np.zeros(len(X)),
-                where=calls > 0,
-            )
-            called = calls > 0
-            job_bytes = 8.0
-            if f"{kind}_job_bytes" in X.columns:
-                job_bytes = float(np.nanmedian(X[f"{kind}_job_bytes"]))
-            seconds = X[f"{kind}_time"].to_numpy(float)[called] / calls[called]
-            model = FiMCom(
+        self.communication_, self.counts_, self.count_forms_ = fit_collectives(
+            X,
+            (x, q, per),
+            lambda kind, job_bytes: FiMCom(
                 pattern=self._pattern(kind),
                 job_bytes=job_bytes,
                 link_bandwidth=link,
                 replications=self.replications,
                 random_state=self.random_state,
-            )
-            self.communication_[kind] = model.fit(
-                np.column_stack([per_call[called], q[called]]), seconds
-            )
-            jobs_basis = _count_basis(x, q, True)
-            forms = _count_forms(jobs_basis, per_call)
-            prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
-            self.counts_[kind] = (
-                _fit_counts(_count_basis(x, q, False), calls / per),
-                _fit_counts(jobs_basis, per_call, prefer=prefer, forms=forms),
-            )
-            self.count_forms_[kind] = forms
-        self.memory_ = _fit_memory(X, x, q)
+            ),
+        )
         return self
 
     def _pattern(self, kind):
@@ -430,23 +407,17 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         x, q, per = self._frame(X)
         if x is None:
             return {"computation": self.computation_.predict(X)}
-        _check_memory(getattr(self, "memory_", None), x, q)
-        computation = self.computation_.predict(np.column_stack([x, q]))
-        parts = {"computation": per * computation}
-        for kind, model in self.communication_.items():
-            calls_coef, jobs_coef = self.counts_[kind]
-            calls = per * (_count_basis(x, q, False) @ calls_coef)
-            basis = _count_basis(x, q, True)
-            jobs = basis @ jobs_coef
-            _check_forms(
-                kind,
-                COLLECTIVE_PATTERNS[kind],
-                getattr(self, "count_forms_", {}).get(kind, []),
-                (basis, jobs_coef, q),
-                getattr(self, "trained_counts_", ()),
-                self.parameters_,
+        memory = getattr(self, "memory_", None)
+        _check_memory(memory, x, q)
+        if getattr(self, "load_law_", None) is not None:
+            law = LoadLaw(**self.load_law_)
+            computation = law.seconds(
+                x, q, _projected_loads(memory, x, q), self.computation_.frequency
             )
-            parts[kind] = calls * model.predict(np.column_stack([jobs, q]))
+        else:
+            computation = self.computation_.predict(np.column_stack([x, q]))
+        parts = {"computation": per * computation}
+        parts.update(predict_collectives(self, x, q, per))
         return parts
 
     def predict(self, X):

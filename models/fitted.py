@@ -73,6 +73,13 @@ def describe_model(model):
     if hasattr(law, "communication_") and hasattr(law, "computation_"):  # FiM
         cal = law.computation_
         parts = [f"computation: FiM-Cal (alpha {getattr(cal, 'alpha_', 1.0):.3g})"]
+        load = getattr(law, "load_law_", None)
+        if load is not None:
+            mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
+            parts = [
+                "computation: the work times its cycles per unit at the cache's load "
+                f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured)"
+            ]
         parts += [
             f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
             f"{com.psi_:.3g} s)"

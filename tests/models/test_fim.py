@@ -3,13 +3,17 @@ the calls and data points of a configuration never run regressed from the small 
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
-from scaleprobe.models.fim import FiM, _count_basis, _fit_counts, fim_measurements
+from scaleprobe.models._fim_regressions import _count_basis, _fit_counts
+from scaleprobe.models.fim import FiM, fim_measurements
+from scaleprobe.models.fitted import describe_model
+from scaleprobe.models.serialization import _decode, _encode
 
 F = 2e9
 CYCLES_PER_POINT = 400.0
@@ -384,3 +388,78 @@ def test_counts_of_several_multi_process_counts_have_one_form():
         warnings.simplefilter("error", InsufficientDataWarning)
         parts = model.predict_parts(far)
     assert parts["gather"][0] > 0
+
+
+MIB = 2.0**20
+
+
+def _sort_like(sizes, ranks, cache=32 * MIB, plateau=192 * MIB):
+    """Records of an IS-like kernel: 24 bytes a key and rank, two ranks computing
+    at once on a cache; a key costs 40 cycles up to a load of 16 MiB, 150 from
+    ``plateau``, and in between log-linearly in the load."""
+    rows = []
+    for n in sizes:
+        for q in ranks:
+            load = 24.0 * n / q * min(q, 2)
+            span = np.log(plateau / (16 * MIB))
+            share = np.clip(np.log(load / (16 * MIB)) / span, 0.0, 1.0)
+            cycles = n * 40.0 * (150.0 / 40.0) ** share
+            rows.append(
+                {
+                    **_computed(n, q, cycles),
+                    "working_set": 24.0 * n / q,
+                    "llc_bytes": cache,
+                    "cache_sharers": min(q, 2),
+                }
+            )
+    frame = pd.DataFrame(rows)
+    return frame, frame["comp_time_iterations"].to_numpy()
+
+
+def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
+    # trained at loads of 0.75 MiB to 192 MiB (both sides of the cache), class-B
+    # sized keys on 1 to 32 ranks: 768 MiB down to 48 MiB, back towards the cache
+    X, y = _sort_like([2**16, 2**20, 2**23], [1, 2, 4])
+    large, truth = _sort_like([2**25], [1, 2, 4, 8, 16, 32])
+    model = FiM().fit(X, y)
+    with pytest.warns(MemoryRegimeWarning, match="768 MiB on 1, 768 MiB on 2 proc"):
+        predicted = model.predict(large)
+    assert model.load_law_ is not None
+    # the held-out 4 ranks: class A's keys at 96 MiB are read between the loads of
+    # 1 and 2 ranks; W's at 12 MiB fall between two knots across the kink at 16
+    assert model.cache_errors_["load"] < 0.2 * model.cache_errors_["none"]
+    # 192 MiB and beyond are on the plateau; 96 and 48 MiB between measured loads
+    np.testing.assert_allclose(predicted, truth, rtol=1e-6)
+    assert describe_model(model) == (
+        "computation: the work times its cycles per unit at the cache's load "
+        "(0.75-192 MiB measured)"
+    )
+    restored = _decode(json.loads(json.dumps(_encode(model))))  # a model file's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryRegimeWarning)
+        np.testing.assert_allclose(restored.predict(large), predicted, rtol=1e-12)
+    # a plateau from 128 MiB: 96 MiB costs more than the loads of 1 and 2 ranks
+    # say, the held-out count is predicted worse, and FiM-Cal stays
+    steep, y_steep = _sort_like([2**16, 2**20, 2**23], [1, 2, 4], plateau=128 * MIB)
+    kept = FiM().fit(steep, y_steep)
+    assert kept.load_law_ is None
+    assert kept.cache_errors_["load"] > kept.cache_errors_["none"]
+    # class A's keys 2.5x cheaper on 4 ranks than either law says: it cannot tell
+    odd = X.assign(
+        hw_total_cycles=X["hw_total_cycles"] / np.where(X.ranks == 4, 2.5, 1)
+    )
+    odd["comp_time_iterations"] = odd["hw_total_cycles"] / F / odd["ranks"]
+    with pytest.warns(InsufficientDataWarning, match="neither FiM-Cal's laws") as got:
+        FiM().fit(odd, odd["comp_time_iterations"].to_numpy())
+    assert "beyond 4 processes cannot be told" in str(got[0].message)
+    # FiM-Cal alone charges the cost of the largest training size's loads to the
+    # size on every count: far over where the ranks' keys come back to the cache
+    alone = model.computation_.predict(large[["points", "ranks"]].to_numpy())
+    assert np.max(alone / truth) > 1.5
+    # trained inside the cache only, the load cannot be read: FiM-Cal, and a warning
+    inside, y_inside = _sort_like([2**12, 2**13, 2**14], [1, 2, 4])
+    cached = FiM().fit(inside, y_inside)
+    with pytest.warns(MemoryRegimeWarning, match="beyond the host's 32 MiB"):
+        cached.predict(large)
+    assert cached.load_law_ is None
+    assert cached.cache_errors_ == {}

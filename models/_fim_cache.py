@@ -1,0 +1,279 @@
+r"""FiM's computation where the training measured it on both sides of the cache.
+
+Eq. 11 carries the cycles per unit of work as a function of the application
+parameters: a size law in which a larger size costs more per unit (its data spilling
+from the cache) charges that cost to the size, on any number of processes. What a
+rank's cost per unit follows is the *load* of its cache, the working sets of the
+ranks computing at once on it: divided over more processes, a large size's data come
+back into the cache. NPB IS on a 2-core host with a 35.8 MiB cache (two
+measurements, medians of three runs, ns per key over all ranks): class A 137-146 on
+one rank (a load of 192 MiB), 52-93 on four (96 MiB); class B 145-149 on one rank
+(768 MiB), 55-67 on 16 (96 MiB) and 49-64 on 32 (48 MiB). FiM-Cal's power law of
+the size put class B on 16 and 32 ranks 78-102 % over.
+
+When the training's loads lie on both sides of the cache, FiM can read the cost per
+unit as a function of the load. The *load law* takes the total cycles as
+
+.. math::
+
+    TC(x, q) = (\beta \cdot x)\; c\big(L(x, q)\big), \qquad \beta \ge 0,
+
+the total cycles (counted, or CPU time times clock), as the work proportional to the
+application parameters (relative non-negative least squares) times the cycles per
+unit of work :math:`c` at the load :math:`L`: the
+median at each training load, interpolated in the logarithm of the load and held
+flat beyond the smallest and largest load measured (far out of the cache almost every
+access misses it, and the cost per unit levels off); the time is the published
+Markov model's (:func:`~scaleprobe.models.fim_markov.calculation_time`) for
+:math:`q` processes, scaled by the median ratio of the measured times to it (the role
+of Eq. 12's :math:`\alpha`). It is taken when it predicts the held-out largest process
+count better than FiM-Cal (error weighted by the measured time, which the large
+sizes carry). Where the training stayed on one side of the cache there is nothing to
+read, and FiM warns instead (:class:`~scaleprobe.models.MemoryRegimeWarning`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.optimize import nnls
+
+from ._fim_regressions import _measured_sharers
+from ._warnings import InsufficientDataWarning, warn
+from .fim_markov import calculation_time
+
+__all__ = ["LoadLaw", "fit_computation", "training_loads"]
+
+_TINY = 1e-300
+#: Held-out error (mean absolute log, weighted by time) beyond which neither FiM-Cal
+#: nor the load law follows the computation in the processes, when also beyond three
+#: times the scatter of repeated runs.
+UNEXPLAINED = np.log(1.25)
+
+
+def _run_scatter(points, seconds):
+    """Median absolute log deviation of repeated runs from their point's median (0
+    without repeated runs): the noise of the measurements themselves."""
+    _, point = np.unique(points, axis=0, return_inverse=True)
+    point = point.ravel()
+    logs = np.log(np.maximum(seconds, _TINY))
+    deviations = []
+    for index in np.unique(point):
+        runs = logs[point == index]
+        if runs.size > 1:
+            deviations.extend(np.abs(runs - np.median(runs)))
+    return float(np.median(deviations)) if deviations else 0.0
+
+
+def training_loads(X):
+    """The cache's load (bytes) of every training row: its working set times the
+    ranks computing at once on the cache."""
+    return X["working_set"].to_numpy(float) * _measured_sharers(X)
+
+
+def _work(x, cycles):
+    """Non-negative ``beta`` of the work ``x @ beta`` relative to ``cycles``."""
+    scale = np.maximum(cycles, _TINY)[:, None]
+    beta, _ = nnls(x / scale, np.ones(len(x)))
+    return beta
+
+
+class LoadLaw:
+    """Total cycles as the work times the cycles per unit of work at the load.
+
+    Parameters
+    ----------
+    work : ndarray of shape (p,)
+        :math:`\\beta`, non-negative, one per application parameter.
+    knots : ndarray
+        Logarithms of the distinct training loads (bytes), increasing.
+    costs : ndarray
+        Logarithm of the median cycles per unit of work at each knot.
+
+    Examples
+    --------
+    >>> x = np.array([[1e6], [1e6], [1e8]])
+    >>> law = LoadLaw.fit(x, np.array([20e6, 20e6, 8e9]), np.array([1e6, 1e6, 1e8]))
+    >>> np.round(law.cycles(np.array([[1e9]]), np.array([1e7])) / 1e9, 1).tolist()
+    [40.0]
+    """
+
+    def __init__(self, work, knots, costs):
+        self.work = np.asarray(work, dtype=float)
+        self.knots = np.asarray(knots, dtype=float)
+        self.costs = np.asarray(costs, dtype=float)
+
+    @classmethod
+    def fit(cls, x, cycles, loads):
+        """Fit the work and the cost per unit of work of training rows.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n, p)
+            Application parameters.
+        cycles : ndarray of shape (n,)
+            Total cycles.
+        loads : ndarray of shape (n,)
+            The cache's load of every row, bytes.
+
+        Returns
+        -------
+        LoadLaw
+        """
+        logs = np.round(np.log(np.maximum(loads, _TINY)), 6)
+        knots = np.unique(logs)
+        # the work first as if every unit cost the same, then again on the cycles
+        # at the cost of each row's load: two passes settle it
+        factor = np.ones(len(x))
+        for _ in range(2):
+            work = _work(x, cycles / factor)
+            units = np.maximum(x @ work, _TINY)
+            costs = np.log(np.maximum(cycles, _TINY) / units)
+            medians = np.array([np.median(costs[logs == k]) for k in knots])
+            factor = np.exp(np.interp(logs, knots, medians) - medians.mean())
+        return cls(work, knots, medians)
+
+    def cycles(self, x, loads):
+        """Total cycles of rows ``x`` at the cache loads ``loads`` (bytes).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n, p)
+        loads : ndarray of shape (n,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        logs = np.log(np.maximum(loads, _TINY))
+        return (x @ self.work) * np.exp(np.interp(logs, self.knots, self.costs))
+
+    def seconds(self, x, q, loads, frequency):
+        """Computation time of rows on ``q`` processes, s (the published Markov
+        model of their total cycles).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n, p)
+        q : ndarray of shape (n,)
+        loads : ndarray of shape (n,)
+        frequency : float
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        total = np.maximum(self.cycles(x, loads), 2.0)
+        return np.array(
+            [
+                calculation_time(1.0 - 1.0 / c, c, 0.0, frequency, int(t))
+                for c, t in zip(total, np.maximum(np.rint(q), 1), strict=True)
+            ]
+        )
+
+
+def _weighted_error(predicted, measured):
+    """Mean absolute log error weighted by the measured times."""
+    logs = np.abs(np.log(np.maximum(predicted, _TINY) / np.maximum(measured, _TINY)))
+    return float(np.average(logs, weights=np.maximum(measured, _TINY)))
+
+
+def _cycles(hardware, seconds, q, frequency):
+    """Total cycles: the counters' (or CPU time's), else those of the time."""
+    if hardware is not None:
+        return np.maximum(hardware[:, 1], 2.0)
+    return np.maximum(seconds * q * frequency, 2.0)
+
+
+def _fit_law(x, cycles, loads, q, seconds, frequency):
+    """The load law of training rows, its scale (Eq. 12's alpha) the median ratio
+    of their measured to modelled times."""
+    law = LoadLaw.fit(x, cycles, loads)
+    ratio = np.log(seconds / law.seconds(x, q, loads, frequency))
+    return LoadLaw(law.work * np.exp(np.median(ratio)), law.knots, law.costs)
+
+
+def _held_out(make, inputs, seconds, hardware, q, loads):
+    """Errors of FiM-Cal and of the load law at the largest count, fitted on the
+    smaller ones: ``{"none": e, "load": e}``."""
+    held, rest = q == q.max(), q < q.max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = make().fit(
+            inputs[rest],
+            seconds[rest],
+            hardware=None if hardware is None else hardware[rest],
+        )
+    frequency = alone.frequency
+    part = None if hardware is None else hardware[rest]
+    cycles = _cycles(part, seconds[rest], q[rest], frequency)
+    law = _fit_law(
+        inputs[rest, :-1], cycles, loads[rest], q[rest], seconds[rest], frequency
+    )
+    predicted = law.seconds(inputs[held, :-1], q[held], loads[held], frequency)
+    return {
+        "none": _weighted_error(alone.predict(inputs[held]), seconds[held]),
+        "load": _weighted_error(predicted, seconds[held]),
+    }
+
+
+def fit_computation(make, data, memory):
+    """FiM's computation: FiM-Cal, and the load law when it predicts better.
+
+    Parameters
+    ----------
+    make : callable
+        ``make() -> FiMCal``, unfitted.
+    data : tuple
+        ``(inputs, seconds, hardware, q, loads)``: FiM-Cal's ``X`` (application
+        parameters, then the process count), its times (per iteration), the
+        hardware parameters ``(U, TC, SC)`` or None, the process counts, and the
+        training loads of the cache (bytes) or None.
+    memory : dict or None
+        :class:`~scaleprobe.models.FiM`'s ``memory_``.
+
+    Returns
+    -------
+    tuple
+        ``(computation, law, errors)``: the fitted FiM-Cal, the :class:`LoadLaw`
+        taken or None, and the held-out errors (empty when the load law was not
+        considered).
+
+    Warns
+    -----
+    InsufficientDataWarning
+        When the load law was considered and neither it nor FiM-Cal predicts the
+        held-out count within :data:`UNEXPLAINED` and three times the scatter of
+        repeated runs.
+    """
+    inputs, seconds, hardware, q, loads = data
+    considered = (
+        memory is not None
+        and loads is not None
+        and inputs.shape[1] > 1
+        and np.unique(q).size >= 2
+        and memory["trained"][0] <= memory["cache"] < memory["trained"][1]
+    )
+    errors = _held_out(make, inputs, seconds, hardware, q, loads) if considered else {}
+    # a tie keeps FiM-Cal, the published model
+    take = bool(errors) and errors["load"] < errors["none"] - 1e-9
+    computation = make().fit(inputs, seconds, hardware=hardware)
+    law = None
+    if take:
+        frequency = computation.frequency
+        cycles = _cycles(hardware, seconds, q, frequency)
+        law = _fit_law(inputs[:, :-1], cycles, loads, q, seconds, frequency)
+    best = min(errors.values(), default=0.0)
+    if best > max(UNEXPLAINED, 3.0 * _run_scatter(inputs, seconds)):
+        warn(
+            "neither FiM-Cal's laws of the processes nor the load of the cache follow "
+            f"the computation: fitted on the smaller counts, they put it on "
+            f"{q.max():g} processes {errors['none']:.2f} and {errors['load']:.2f} off "
+            "(mean absolute log error weighted by time), and the computation beyond "
+            f"{q.max():g} processes cannot be told from these runs; measure more "
+            "process counts",
+            InsufficientDataWarning,
+            stacklevel=3,
+        )
+    return computation, law, errors
