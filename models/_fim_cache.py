@@ -39,11 +39,10 @@ import warnings
 import numpy as np
 from scipy.optimize import nnls
 
-from ._fim_regressions import _measured_sharers
 from ._warnings import InsufficientDataWarning, warn
 from .fim_markov import calculation_time
 
-__all__ = ["LoadLaw", "fit_computation", "training_loads"]
+__all__ = ["LoadLaw", "fit_computation"]
 
 _TINY = 1e-300
 #: Held-out error (mean absolute log, weighted by time) beyond which neither FiM-Cal
@@ -64,12 +63,6 @@ def _run_scatter(points, seconds):
         if runs.size > 1:
             deviations.extend(np.abs(runs - np.median(runs)))
     return float(np.median(deviations)) if deviations else 0.0
-
-
-def training_loads(X):
-    """The cache's load (bytes) of every training row: its working set times the
-    ranks computing at once on the cache."""
-    return X["working_set"].to_numpy(float) * _measured_sharers(X)
 
 
 def _work(x, cycles):
@@ -190,7 +183,11 @@ def _fit_law(x, cycles, loads, q, seconds, frequency):
     """The load law of training rows, its scale (Eq. 12's alpha) the median ratio
     of their measured to modelled times."""
     law = LoadLaw.fit(x, cycles, loads)
-    ratio = np.log(seconds / law.seconds(x, q, loads, frequency))
+    timed = seconds > 0  # a row timed at zero says nothing of the scale
+    if not timed.any():
+        return law
+    modelled = law.seconds(x[timed], q[timed], loads[timed], frequency)
+    ratio = np.log(seconds[timed] / modelled)
     return LoadLaw(law.work * np.exp(np.median(ratio)), law.knots, law.costs)
 
 
@@ -226,12 +223,12 @@ def fit_computation(make, data, memory):
     make : callable
         ``make() -> FiMCal``, unfitted.
     data : tuple
-        ``(inputs, seconds, hardware, q, loads)``: FiM-Cal's ``X`` (application
+        ``(inputs, seconds, hardware, q)``: FiM-Cal's ``X`` (application
         parameters, then the process count), its times (per iteration), the
-        hardware parameters ``(U, TC, SC)`` or None, the process counts, and the
-        training loads of the cache (bytes) or None.
+        hardware parameters ``(U, TC, SC)`` or None, and the process counts.
     memory : dict or None
-        :class:`~scaleprobe.models.FiM`'s ``memory_``.
+        :class:`~scaleprobe.models.FiM`'s ``memory_`` (its ``loads``: the
+        training rows' loads of the cache, bytes).
 
     Returns
     -------
@@ -247,10 +244,10 @@ def fit_computation(make, data, memory):
         held-out count within :data:`UNEXPLAINED` and three times the scatter of
         repeated runs.
     """
-    inputs, seconds, hardware, q, loads = data
+    inputs, seconds, hardware, q = data
+    loads = None if memory is None else memory["loads"]
     considered = (
         memory is not None
-        and loads is not None
         and inputs.shape[1] > 1
         and np.unique(q).size >= 2
         and memory["trained"][0] <= memory["cache"] < memory["trained"][1]

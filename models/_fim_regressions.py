@@ -194,6 +194,7 @@ def _fit_memory(X, x, q):
         "cache": float(np.nanmedian(cache)),
         "sharers": float(sharers.max()),
         "trained": (float(cached.min()), float(cached.max())),
+        "loads": cached,
     }
 
 

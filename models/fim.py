@@ -64,7 +64,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
-from ._fim_cache import LoadLaw, fit_computation, training_loads
+from ._fim_cache import LoadLaw, fit_computation
 from ._fim_collectives import (
     COLLECTIVE_PATTERNS,
     fit_collectives,
@@ -180,7 +180,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         working set per rank on ``1, x_i, x_i/q``, ``cache`` (bytes), ``sharers``
         (the most ranks computing at once on one cache; 1 without
         ``cache_sharers``) and ``trained``, the smallest and largest load of the
-        cache (working set times sharers) of the training points.
+        cache (working set times sharers) of the training points, and ``loads``,
+        that load of every training point.
     cache_errors_ : dict
         When the training's loads of the cache lie on both sides of it: the
         held-out largest count's error (mean absolute log, weighted by time) of
@@ -322,7 +323,6 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             if not np.all(np.isfinite(hardware)):
                 hardware = None
         self.memory_ = _fit_memory(X, x, q)
-        loads = None if self.memory_ is None else training_loads(X)
         self.computation_, law, self.cache_errors_ = fit_computation(
             lambda: FiMCal(
                 frequency=frequency,
@@ -335,7 +335,6 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 X["comp_time_iterations"].to_numpy(float) / per,
                 hardware,
                 q,
-                loads,
             ),
             self.memory_,
         )

@@ -434,6 +434,11 @@ def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
         "computation: the work times its cycles per unit at the cache's load "
         "(0.75-192 MiB measured)"
     )
+    # without counters the cycles come from CPU time x clock: the same law
+    counted = ["hw_total_cycles", "hw_utilisation"]
+    uncounted = FiM().fit(X.drop(columns=counted), y)
+    with pytest.warns(MemoryRegimeWarning, match="768 MiB on 1"):
+        np.testing.assert_allclose(uncounted.predict(large), truth, rtol=1e-6)
     restored = _decode(json.loads(json.dumps(_encode(model))))  # a model file's
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryRegimeWarning)
