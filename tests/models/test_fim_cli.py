@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 
 import pytest
-from scaleprobe.framework import OversubscriptionWarning, run_sweep
+from scaleprobe.framework import run_sweep
 from scaleprobe.framework._cli_models import register
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -35,11 +34,7 @@ def kmeans_results(tmp_path_factory, cluster):
         "timeout": 300,
         "output": str(folder / "kmeans.zarr"),
     }
-    with Client(cluster) as client, warnings.catch_warnings():
-        # two workers on a 2-core host run launches side by side, which the host-load
-        # meter may count as other work: this test is about the models, not about
-        # how quiet the host was
-        warnings.simplefilter("ignore", OversubscriptionWarning)
+    with Client(cluster) as client:
         data = run_sweep(spec, client, progress=False)
     assert (data.status.values == "ok").all(), data.error.values
     return folder / "kmeans.zarr"
