@@ -23,13 +23,15 @@ application parameters (relative non-negative least squares) times the cycles pe
 unit of work :math:`c` at the load :math:`L`: the
 median at each training load, interpolated in the logarithm of the load and held
 flat beyond the smallest and largest load measured (far out of the cache almost every
-access misses it, and the cost per unit levels off); the time is the published
-Markov model's (:func:`~scaleprobe.models.fim_markov.calculation_time`) for
-:math:`q` processes, scaled by the median ratio of the measured times to it (the role
-of Eq. 12's :math:`\alpha`). It is taken when it predicts the held-out largest process
-count better than FiM-Cal (error weighted by the measured time, which the large
-sizes carry). Where the training stayed on one side of the cache there is nothing to
-read, and FiM warns instead (:class:`~scaleprobe.models.MemoryRegimeWarning`).
+access misses it, and the cost per unit levels off); the time is FiM's Markov
+model's for :math:`q` processes (the published chain,
+:func:`~scaleprobe.models.fim_markov.calculation_time`, or the synchronized one,
+as FiM's ``variant`` says), scaled by the median ratio of the measured times to
+it (the role of Eq. 12's :math:`\alpha`). It is taken when it predicts the
+held-out largest process count better than FiM-Cal (error weighted by the measured
+time, which the large sizes carry). Where the training stayed on one side of the
+cache there is nothing to read, and FiM warns instead
+(:class:`~scaleprobe.models.MemoryRegimeWarning`).
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ._warnings import InsufficientDataWarning, warn
-from .fim_markov import calculation_time
+from .fim_markov import calculation_time, synchronized_time
 
 __all__ = ["LoadLaw", "fit_computation"]
 
 _TINY = 1e-300
+_MODELS = {"published": calculation_time, "synchronized": synchronized_time}
 #: Held-out error (mean absolute log, weighted by time) beyond which neither FiM-Cal
 #: nor the load law follows the computation in the processes, when also beyond three
 #: times the scatter of repeated runs.
@@ -83,6 +86,10 @@ class LoadLaw:
         Logarithms of the distinct training loads (bytes), increasing.
     costs : ndarray
         Logarithm of the median cycles per unit of work at each knot.
+    variant : {"published", "synchronized"}, default="published"
+        The Markov model that turns the cycles into time, as
+        :class:`~scaleprobe.models.FiMCal`'s ``variant``: the published chain
+        (Eq. 9-10) or a stage that waits for the slowest process.
 
     Examples
     --------
@@ -92,13 +99,18 @@ class LoadLaw:
     [40.0]
     """
 
-    def __init__(self, work, knots, costs):
+    def __init__(self, work, knots, costs, variant="published"):
+        if variant not in _MODELS:
+            raise ValueError(
+                f"variant must be one of {sorted(_MODELS)}, got {variant!r}"
+            )
         self.work = np.asarray(work, dtype=float)
         self.knots = np.asarray(knots, dtype=float)
         self.costs = np.asarray(costs, dtype=float)
+        self.variant = variant
 
     @classmethod
-    def fit(cls, x, cycles, loads):
+    def fit(cls, x, cycles, loads, variant="published"):
         """Fit the work and the cost per unit of work of training rows.
 
         Parameters
@@ -109,6 +121,8 @@ class LoadLaw:
             Total cycles.
         loads : ndarray of shape (n,)
             The cache's load of every row, bytes.
+        variant : {"published", "synchronized"}, default="published"
+            The Markov model of the time (see the class).
 
         Returns
         -------
@@ -125,7 +139,7 @@ class LoadLaw:
             costs = np.log(np.maximum(cycles, _TINY) / units)
             medians = np.array([np.median(costs[logs == k]) for k in knots])
             factor = np.exp(np.interp(logs, knots, medians) - medians.mean())
-        return cls(work, knots, medians)
+        return cls(work, knots, medians, variant)
 
     def cycles(self, x, loads):
         """Total cycles of rows ``x`` at the cache loads ``loads`` (bytes).
@@ -143,8 +157,9 @@ class LoadLaw:
         return (x @ self.work) * np.exp(np.interp(logs, self.knots, self.costs))
 
     def seconds(self, x, q, loads, frequency):
-        """Computation time of rows on ``q`` processes, s (the published Markov
-        model of their total cycles).
+        """Computation time of rows on ``q`` processes, s (the Markov model of
+        their total cycles: ``variant``'s, with :math:`U = 1 - 1/TC` and no stall
+        cycles, clipped for the synchronized chain as FiM-Cal clips it).
 
         Parameters
         ----------
@@ -158,10 +173,17 @@ class LoadLaw:
         ndarray of shape (n,)
         """
         total = np.maximum(self.cycles(x, loads), 2.0)
+        counts = np.maximum(np.rint(q), 1)
+        utilisation = 1.0 - 1.0 / total
+        if self.variant == "synchronized":
+            # each of t processes runs TC / t cycles, whose chain allows at most
+            # U = 1 - t / TC (Eq. 2)
+            utilisation = np.clip(utilisation, 0.0, np.maximum(1.0 - counts / total, 0))
+        model = _MODELS[self.variant]
         return np.array(
             [
-                calculation_time(1.0 - 1.0 / c, c, 0.0, frequency, int(t))
-                for c, t in zip(total, np.maximum(np.rint(q), 1), strict=True)
+                model(u, c, 0.0, frequency, int(t))
+                for u, c, t in zip(utilisation, total, counts, strict=True)
             ]
         )
 
@@ -179,16 +201,16 @@ def _cycles(hardware, seconds, q, frequency):
     return np.maximum(seconds * q * frequency, 2.0)
 
 
-def _fit_law(x, cycles, loads, q, seconds, frequency):
+def _fit_law(x, cycles, loads, q, seconds, frequency, variant):
     """The load law of training rows, its scale (Eq. 12's alpha) the median ratio
     of their measured to modelled times."""
-    law = LoadLaw.fit(x, cycles, loads)
+    law = LoadLaw.fit(x, cycles, loads, variant)
     timed = seconds > 0  # a row timed at zero says nothing of the scale
     if not timed.any():
         return law
     modelled = law.seconds(x[timed], q[timed], loads[timed], frequency)
     ratio = np.log(seconds[timed] / modelled)
-    return LoadLaw(law.work * np.exp(np.median(ratio)), law.knots, law.costs)
+    return LoadLaw(law.work * np.exp(np.median(ratio)), law.knots, law.costs, variant)
 
 
 def _held_out(make, inputs, seconds, hardware, q, loads):
@@ -206,7 +228,13 @@ def _held_out(make, inputs, seconds, hardware, q, loads):
     part = None if hardware is None else hardware[rest]
     cycles = _cycles(part, seconds[rest], q[rest], frequency)
     law = _fit_law(
-        inputs[rest, :-1], cycles, loads[rest], q[rest], seconds[rest], frequency
+        inputs[rest, :-1],
+        cycles,
+        loads[rest],
+        q[rest],
+        seconds[rest],
+        frequency,
+        alone.variant,
     )
     predicted = law.seconds(inputs[held, :-1], q[held], loads[held], frequency)
     return {
@@ -260,7 +288,9 @@ def fit_computation(make, data, memory):
     if take:
         frequency = computation.frequency
         cycles = _cycles(hardware, seconds, q, frequency)
-        law = _fit_law(inputs[:, :-1], cycles, loads, q, seconds, frequency)
+        law = _fit_law(
+            inputs[:, :-1], cycles, loads, q, seconds, frequency, computation.variant
+        )
     best = min(errors.values(), default=0.0)
     if best > max(UNEXPLAINED, 3.0 * _run_scatter(inputs, seconds)):
         warn(

@@ -191,8 +191,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         load law predicts the computation when its error is the lower. Else empty.
     load_law_ : dict or None
         The load law taken: ``work`` (its coefficients on the application
-        parameters), ``knots`` (logarithms of the training loads, bytes) and
-        ``costs`` (logarithms of the cycles per unit of work there); None when
+        parameters), ``knots`` (logarithms of the training loads, bytes),
+        ``costs`` (logarithms of the cycles per unit of work there) and
+        ``variant`` (the Markov model of its time, FiM's ``variant``); None when
         FiM-Cal predicts the computation.
     trained_iterations_ : ndarray
         Its distinct training values.
@@ -340,7 +341,12 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         )
         self.load_law_ = None
         if law is not None:
-            self.load_law_ = {"work": law.work, "knots": law.knots, "costs": law.costs}
+            self.load_law_ = {
+                "work": law.work,
+                "knots": law.knots,
+                "costs": law.costs,
+                "variant": law.variant,
+            }
         link = self.link_bandwidth
         if "bandwidth" in X.columns:
             link = link * float(np.median(X["bandwidth"])) / 100.0

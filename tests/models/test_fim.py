@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
+from scaleprobe.models._fim_cache import LoadLaw
 from scaleprobe.models._fim_regressions import _count_basis, _fit_counts
 from scaleprobe.models.fim import FiM, fim_measurements
+from scaleprobe.models.fim_markov import synchronized_time
 from scaleprobe.models.fitted import describe_model
 from scaleprobe.models.serialization import _decode, _encode
 
@@ -468,3 +470,38 @@ def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
         cached.predict(large)
     assert cached.load_law_ is None
     assert cached.cache_errors_ == {}
+
+
+def _waiting(frame):
+    """``frame``'s computation as the synchronized chain times it: each of q
+    processes runs TC / q cycles and a stage waits for the slowest."""
+    cycles, q = frame["hw_total_cycles"].to_numpy(), frame["ranks"].to_numpy()
+    seconds = [
+        synchronized_time(1.0 - t / c, c, 0.0, F, int(t))
+        for c, t in zip(cycles, q, strict=True)
+    ]
+    return frame.assign(comp_time_iterations=seconds), np.array(seconds)
+
+
+def test_the_load_law_times_its_cycles_with_fims_markov_variant():
+    # IS-like cycles per key that follow the cache's load, timed by the synchronized
+    # chain: FiM(variant="synchronized") reads them back on 1-32 ranks, and a model
+    # file keeps the variant; the published chain has no waiting, which grows with
+    # the processes, and says that it cannot tell
+    X, _ = _waiting(_sort_like([2**16, 2**20, 2**23], [1, 2, 4])[0])
+    large, truth = _waiting(_sort_like([2**25], [1, 2, 4, 8, 16, 32])[0])
+    waiting = FiM(variant="synchronized").fit(X, X["comp_time_iterations"])
+    assert waiting.load_law_["variant"] == "synchronized"
+    assert waiting.cache_errors_["load"] < 0.2 * waiting.cache_errors_["none"]
+    restored = _decode(json.loads(json.dumps(_encode(waiting))))
+    with pytest.warns(InsufficientDataWarning, match="neither FiM-Cal's laws"):
+        published = FiM().fit(X, X["comp_time_iterations"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryRegimeWarning)
+        np.testing.assert_allclose(waiting.predict(large), truth, rtol=1e-6)
+        np.testing.assert_allclose(restored.predict(large), truth, rtol=1e-6)
+        off = published.predict(large) / truth
+    assert np.max(np.abs(np.log(off))) > np.log(1.5)
+    law = waiting.load_law_
+    with pytest.raises(ValueError, match="variant must be one of"):
+        LoadLaw(law["work"], law["knots"], law["costs"], variant="barrier")
