@@ -42,12 +42,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ._warnings import InsufficientDataWarning, warn
-from .fim_markov import calculation_time, synchronized_time
+from .fim_markov import CHAINS
 
 __all__ = ["LoadLaw", "fit_computation"]
 
 _TINY = 1e-300
-_MODELS = {"published": calculation_time, "synchronized": synchronized_time}
 #: Held-out error (mean absolute log, weighted by time) beyond which neither FiM-Cal
 #: nor the load law follows the computation in the processes, when also beyond three
 #: times the scatter of repeated runs.
@@ -100,9 +99,9 @@ class LoadLaw:
     """
 
     def __init__(self, work, knots, costs, variant="published"):
-        if variant not in _MODELS:
+        if variant not in CHAINS:
             raise ValueError(
-                f"variant must be one of {sorted(_MODELS)}, got {variant!r}"
+                f"variant must be one of {sorted(CHAINS)}, got {variant!r}"
             )
         self.work = np.asarray(work, dtype=float)
         self.knots = np.asarray(knots, dtype=float)
@@ -179,7 +178,7 @@ class LoadLaw:
             # each of t processes runs TC / t cycles, whose chain allows at most
             # U = 1 - t / TC (Eq. 2)
             utilisation = np.clip(utilisation, 0.0, np.maximum(1.0 - counts / total, 0))
-        model = _MODELS[self.variant]
+        model = CHAINS[self.variant]
         return np.array(
             [
                 model(u, c, 0.0, frequency, int(t))

@@ -34,11 +34,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._fim_processes import PROCESS_LAWS, fit_process_law, growth, unseen_growth
 from ._fim_size import SizeLaw, embed, evaluate, keep, regress, size_form
 from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
-from .fim_markov import calculation_time, synchronized_time
+from .fim_markov import CHAINS
 
 __all__ = ["FiMCal"]
 
-_VARIANTS = {"published": calculation_time, "synchronized": synchronized_time}
+_VARIANTS = CHAINS
 _ALPHA = ("optimize", "published")
 _SIZE_LAWS = ("cv", "linear", "power")
 

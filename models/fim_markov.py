@@ -69,6 +69,7 @@ from scipy import integrate
 from scipy.special import comb
 
 __all__ = [
+    "CHAINS",
     "BaseProbabilities",
     "base_probabilities",
     "calculation_time",
@@ -386,3 +387,8 @@ def synchronized_time(
         value, _ = integrate.quad(barrier, float(head), float(horizon), limit=200)
         expected += value + 0.5 * float(barrier(float(head)))
     return n * expected / f
+
+
+#: FiM's Markov chains by name (``variant`` of :class:`~scaleprobe.models.FiMCal` and
+#: :class:`~scaleprobe.models.FiM`): the published chain and the synchronized one.
+CHAINS = {"published": calculation_time, "synchronized": synchronized_time}
