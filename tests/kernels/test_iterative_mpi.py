@@ -130,6 +130,20 @@ def test_npb_ep_is_cg_class_s_verify_on_four_ranks(kernel):
     _profile_adds_up(solver, ("allgather", "allreduce"))
 
 
+def test_npb_cg_of_ones_own_size_verifies_against_the_serial_reference(kernel):
+    record = kernel(
+        "npb.cg", ["--na", "3000", "--nonzer", "8", "--niter", "5", "--shift", "12"]
+    )
+    assert record["status"] == "ok", record["reason"]
+    assert record["params"]["class"] == "U"
+    assert record["params"]["na"] == 3000
+    metrics = record["metrics"]
+    assert metrics["verified"] == 1.0
+    assert metrics["zeta_error"] <= 1e-10
+    assert metrics["zeta"] == pytest.approx(metrics["zeta_reference"], rel=1e-10)
+    assert metrics["allgather_calls"] == 5 * 26
+
+
 def test_ranks_taking_turns_on_the_cores_share_the_cache_as_many_as_slots(
     kernel, tmp_path
 ):

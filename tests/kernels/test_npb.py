@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scaleprobe.kernels.npb import cg, ep
 from scaleprobe.kernels.npb import is_ as integer_sort
 from scaleprobe.kernels.npb._random import MULTIPLIER, randlc, skip, stream
@@ -105,3 +106,57 @@ def test_cg_class_s_matches_npb_zeta():
         x = z / math.sqrt(z @ z)
     assert abs(zeta - reference) / reference <= cg.EPSILON
     assert rnorm < 1e-10
+
+
+def test_cg_serial_reference_gives_npbs_zeta_of_class_w():
+    na, nonzer, niter, shift, reference = cg.CLASSES["W"]
+    zeta = cg.reference_zeta(cg.make_matrix(na, nonzer, shift), niter, shift)
+    assert abs(zeta - reference) / reference <= 1e-12
+
+
+def _power_method(matrix, niter, shift, gather):
+    x, zeta = np.ones(matrix.shape[0]), math.nan
+    for _ in range(niter):
+        z, _ = cg.conjugate_gradient(matrix, x, gather, np.asarray)
+        zeta = shift + 1.0 / (x @ z)
+        x = z / math.sqrt(z @ z)
+    return zeta
+
+
+def test_cg_serial_reference_tells_a_misplaced_part_of_the_gathered_vector():
+    # a problem of one's own (class U): the kernel's power method agrees with the
+    # reference to round-off; a gather that puts the last rank's 10 entries in the
+    # wrong order (what wrong Allgatherv displacements would do) does not
+    matrix = cg.make_matrix(2000, 7, 12.0)
+    reference = cg.reference_zeta(matrix, 5, 12.0)
+
+    def whole(part):
+        return part
+
+    def misplaced(part):
+        return np.concatenate([part[:-10], part[-10:][::-1]])
+
+    right = _power_method(matrix, 5, 12.0, whole)
+    wrong = _power_method(matrix, 5, 12.0, misplaced)
+    assert abs(right - reference) / reference <= cg.EPSILON
+    assert abs(wrong - reference) / reference > 1e3 * cg.EPSILON
+
+
+def test_cg_serial_reference_is_nan_where_the_solves_fail():
+    assert math.isnan(cg.reference_zeta(sp.csr_matrix((200, 200)), 3, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--na", "50"], "--na must be in [100, 2**31), got 50"),
+        (["--na", "500", "--nonzer", "500"], "--nonzer must be at least 1 and below"),
+        (["--niter", "0"], "--niter must be at least 1, got 0"),
+        (["--shift", "nan"], "--shift must be a finite number, got nan"),
+    ],
+)
+def test_cg_problem_of_ones_own_refuses_what_npb_cannot_build(argv, message, capsys):
+    with pytest.raises(SystemExit) as raised:
+        cg.main(argv)
+    assert raised.value.code == 2
+    assert message in capsys.readouterr().err
