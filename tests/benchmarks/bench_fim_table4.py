@@ -16,8 +16,10 @@ correlation of the process counts' times, chi-square of the predicted times; and
 whether the best model meets the goal (average error <= 10 %, optimal process count
 within one sweep step). ``--plot`` writes the Fig. 5-style bar chart. FiM's
 ``MemoryRegimeWarning`` is printed when the large size puts a rank's working set
-beyond the last-level cache that the training sizes stayed in (NPB CG's class B), or
-more than twice as far out of it as any training point (NPB IS's class B).
+beyond the last-level cache that the training sizes stayed in, or more than twice as
+far out of it as any training point (NPB IS's class B). NPB CG trains on W, A and a
+class U of order 40000 that leaves the cache (``--train S,W,A``: NPB's three small
+classes, which all stay in it).
 
 Every training point is run ``--repeats`` times (default 3) and every run is fitted;
 a large-size point ``--test-repeats`` times (default 1), scored by the median; with
@@ -249,9 +251,17 @@ def main():
         help="measure size by size, the runs of a point back to back",
     )
     parser.add_argument(
+        "--train",
+        default=None,
+        help="the three training sizes, comma-separated, instead of the kernel's "
+        "(one kernel only; e.g. S,W,A)",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="use stored records only"
     )
     args = parser.parse_args()
+    if args.train is not None and len(args.kernels) != 1:
+        parser.error("--train needs exactly one kernel (--kernels)")
     store = {}
     if os.path.exists(args.records):
         with open(args.records) as handle:
@@ -259,7 +269,10 @@ def main():
     results, goals = {}, {}
     for kernel in args.kernels:
         spec = KERNELS[kernel]
-        train_points = [(s, r) for s in spec["train"] for r in TRAIN_RANKS]
+        sizes = spec["train"]
+        if args.train is not None:
+            sizes = [int(s) if s.isdigit() else s for s in args.train.split(",")]
+        train_points = [(s, r) for s in sizes for r in TRAIN_RANKS]
         test_points = [(spec["large"], r) for r in TEST_RANKS]
         train_jobs = _jobs(train_points, args.repeats)
         test_jobs = _jobs(test_points, args.test_repeats)
