@@ -17,9 +17,10 @@ whether the best model meets the goal (average error <= 10 %, optimal process co
 within one sweep step). ``--plot`` writes the Fig. 5-style bar chart. FiM's
 ``MemoryRegimeWarning`` is printed when the large size puts a rank's working set
 beyond the last-level cache that the training sizes stayed in, or more than twice as
-far out of it as any training point (NPB IS's class B). NPB CG trains on W, A and a
-class U of order 40000 that leaves the cache (``--train S,W,A``: NPB's three small
-classes, which all stay in it).
+far out of it as any training point (NPB IS's class B). ``--train`` trains a kernel
+on other sizes (NPB CG: ``--train W,A,U40000``, a class U of order 40000 whose matrix
+leaves the cache as class B's does; it costs class A's cycles per nonzero, and FiM
+does worse with it, see ``fim_eval.KERNELS``).
 
 Every training point is run ``--repeats`` times (default 3) and every run is fitted;
 a large-size point ``--test-repeats`` times (default 1), scored by the median; with
