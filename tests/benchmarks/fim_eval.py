@@ -80,9 +80,10 @@ KERNELS = {
         "train": ["S", "W", "A"],
         # class U of order 40000 (B's nonzer and shift, A's 15 iterations): its
         # matrix leaves the 35.8 MiB cache (84 MiB on one rank) as B's does, but it
-        # costs what A costs per nonzero (110 cycles, B 145); what B pays more for
-        # is its order (bench_cg_spmv.py), so it does not help: --train W,A,U40000
-        # put FiM-queue 19.3 % off on average where S, W, A put it 7.6 %, same day
+        # costs what A costs per nonzero (111 cycles on one rank, B 133); what B
+        # pays more for is its order (bench_cg_spmv.py), so it does not help:
+        # --train W,A,U40000 put FiM-queue 19.3 % off on average where S, W, A put
+        # it 7.6 %, same day
         "sizes": {"U40000": ["--class", "B", "--na", "40000", "--niter", "15"]},
         "large": "B",
         "parameter": lambda m: m["nnz"] * m["niter"],
