@@ -37,6 +37,7 @@ import time
 __all__ = [
     "COUNTED_EVENTS",
     "HardwareCounters",
+    "data_caches",
     "hardware_parameters",
     "last_level_cache",
     "nominal_frequency",
@@ -268,8 +269,8 @@ def nominal_frequency() -> float:
 _SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
-def last_level_cache(root: str = "/sys/devices/system/cpu/cpu0/cache") -> float:
-    """Bytes of the host's last-level data cache, from ``sysfs`` (NaN if unknown).
+def data_caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict:
+    """Bytes of one CPU's data (or unified) caches by level, from ``sysfs``.
 
     Parameters
     ----------
@@ -278,15 +279,15 @@ def last_level_cache(root: str = "/sys/devices/system/cpu/cpu0/cache") -> float:
 
     Returns
     -------
-    float
-        Size of the highest-level data or unified cache (one instance of it,
-        shared or not).
+    dict
+        ``{level: bytes}`` of one instance of each level, shared or not; empty when
+        ``sysfs`` says nothing. Instruction caches are left out.
     """
     found = {}
     try:
         names = sorted(os.listdir(root))
     except OSError:
-        return math.nan
+        return found
     for name in names:
         if not name.startswith("index"):
             continue
@@ -302,6 +303,24 @@ def last_level_cache(root: str = "/sys/devices/system/cpu/cpu0/cache") -> float:
         match = re.fullmatch(r"(\d+)\s*([KMG]?)B?", size)
         if kind in ("Data", "Unified") and match:
             found[level] = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    return found
+
+
+def last_level_cache(root: str = "/sys/devices/system/cpu/cpu0/cache") -> float:
+    """Bytes of the host's last-level data cache, from ``sysfs`` (NaN if unknown).
+
+    Parameters
+    ----------
+    root : str, default="/sys/devices/system/cpu/cpu0/cache"
+        The ``index*`` directories of one CPU's caches.
+
+    Returns
+    -------
+    float
+        Size of the highest-level data or unified cache (one instance of it,
+        shared or not).
+    """
+    found = data_caches(root)
     return float(found[max(found)]) if found else math.nan
 
 

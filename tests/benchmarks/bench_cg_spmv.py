@@ -26,32 +26,12 @@ import argparse
 import time
 
 import numpy as np
-from scaleprobe.kernels.iterative.hardware import last_level_cache
+from scaleprobe.kernels.iterative.hardware import data_caches, last_level_cache
 from scaleprobe.kernels.npb.cg import make_matrix
 
 #: (order, nonzer): class A; order 40000 with two matrix sizes; class B; order
 #: 75000 with about half B's matrix; order 140000 with a small matrix.
 CASES = [(14000, 11), (40000, 13), (40000, 18), (75000, 13), (75000, 9), (140000, 7)]
-
-
-def _l2_bytes(root="/sys/devices/system/cpu/cpu0/cache"):
-    """The L2 data (or unified) cache of cpu0, bytes; NaN where sysfs has none."""
-    import glob
-    import os
-
-    for index in sorted(glob.glob(os.path.join(root, "index*"))):
-        try:
-            with open(os.path.join(index, "level")) as handle:
-                level = handle.read().strip()
-            with open(os.path.join(index, "type")) as handle:
-                kind = handle.read().strip()
-            with open(os.path.join(index, "size")) as handle:
-                size = handle.read().strip()
-        except OSError:
-            continue
-        if level == "2" and kind in ("Data", "Unified") and size.endswith("K"):
-            return float(size[:-1]) * 1024
-    return float("nan")
 
 
 def _product_seconds(matrix, vector, products):
@@ -79,7 +59,8 @@ def main():
             seconds = _product_seconds(matrix, vectors[case], args.products)
             rounds[case].append(seconds / matrix.nnz * 1e9)
     print(
-        f"L2 {_l2_bytes() / 2**10:.0f} KiB per core, last-level cache "
+        f"L2 {data_caches().get(2, float('nan')) / 2**10:.0f} KiB per core, "
+        "last-level cache "
         f"{last_level_cache() / 2**20:.1f} MiB"
     )
     print(

@@ -158,3 +158,5 @@ def test_the_last_level_cache_is_the_highest_data_cache(tmp_path):
     odd = _cache_tree(tmp_path / "odd", [(1, "Data", "48K"), (2, "Instruction", "1M")])
     assert hardware.last_level_cache(odd) == 48 * 2**10
     assert math.isnan(hardware.last_level_cache(str(tmp_path / "absent")))
+    assert hardware.data_caches(three) == {1: 32 * 2**10, 2: 512 * 2**10, 3: 32 * 2**20}
+    assert hardware.data_caches(str(tmp_path / "absent")) == {}
