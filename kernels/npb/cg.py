@@ -44,7 +44,11 @@ import math  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
-from scaleprobe.kernels.npb._random import randlc, stream  # noqa: E402
+from scaleprobe.kernels.npb._cg_problem import (  # noqa: E402
+    CLASSES,
+    make_matrix,
+    reference_zeta,
+)
 
 __all__ = [
     "CLASSES",
@@ -56,109 +60,8 @@ __all__ = [
 ]
 
 KERNEL = "npb.cg"
-#: (na, nonzer, niter, shift, zeta reference) per class.
-CLASSES = {
-    "S": (1400, 7, 15, 10.0, 8.5971775078648),
-    "W": (7000, 8, 15, 12.0, 10.362595087124),
-    "A": (14000, 11, 15, 20.0, 17.130235054029),
-    "B": (75000, 13, 75, 60.0, 22.712745482631),
-    "C": (150000, 15, 75, 110.0, 28.973605592845),
-}
-SEED = 314159265
-RCOND = 0.1
 CG_STEPS = 25
 EPSILON = 1e-10
-
-
-class _Draws:
-    """NPB's generator read sequentially, a block of numbers at a time."""
-
-    def __init__(self, state):
-        self.state = state
-        self.buffer, self.at = [], 0
-
-    def next(self):
-        if self.at == len(self.buffer):
-            numbers = stream(self.state, 1 << 16)
-            self.state = round(numbers[-1] * 2.0**46)
-            self.buffer, self.at = numbers.tolist(), 0
-        self.at += 1
-        return self.buffer[self.at - 1]
-
-
-def _sparse_vectors(na, nonzer):
-    """NPB's ``sprnvc`` + ``vecset`` for every row: positions (1-based) and values."""
-    nn1 = 2
-    while nn1 < na:
-        nn1 *= 2
-    state, _ = randlc(SEED)  # CG draws (and discards) one number first
-    draws = _Draws(state)
-    width = nonzer + 1
-    positions = np.zeros((na, width), dtype=np.int64)
-    values = np.zeros((na, width))
-    lengths = np.empty(na, dtype=np.int64)
-    for row in range(na):
-        chosen, picked = [], []
-        while len(chosen) < nonzer:
-            value = draws.next()
-            where = int(nn1 * draws.next()) + 1
-            if where <= na and where not in chosen:
-                chosen.append(where)
-                picked.append(value)
-        if row + 1 in chosen:
-            picked[chosen.index(row + 1)] = 0.5
-        else:
-            chosen.append(row + 1)
-            picked.append(0.5)
-        lengths[row] = len(chosen)
-        positions[row, : len(chosen)] = chosen
-        values[row, : len(chosen)] = picked
-    return positions, values, lengths
-
-
-def make_matrix(na: int, nonzer: int, shift: float, rcond: float = RCOND):
-    """NPB CG's matrix ``A`` (``makea``), as a CSR matrix.
-
-    Parameters
-    ----------
-    na : int
-        Order.
-    nonzer : int
-        Random positions per generating vector.
-    shift : float
-        Diagonal shift.
-    rcond : float, default=0.1
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix
-        Sorted indices, duplicates summed.
-
-    Examples
-    --------
-    >>> a = make_matrix(1400, 7, 10.0)
-    >>> a.shape, bool(abs(a - a.T).max() < 1e-12)  # symmetric up to rounding
-    ((1400, 1400), True)
-    """
-    positions, values, lengths = _sparse_vectors(na, nonzer)
-    ratio = rcond ** (1.0 / na)
-    sizes = np.multiply.accumulate(np.concatenate([[1.0], np.full(na - 1, ratio)]))
-    width = positions.shape[1]
-    valid = np.arange(width)[None, :] < lengths[:, None]
-    pair = valid[:, :, None] & valid[:, None, :]
-    scaled = values * sizes[:, None]
-    entries = values[:, None, :] * scaled[:, :, None]  # [i, a, b] = v_b * (size v_a)
-    rows = np.broadcast_to(positions[:, :, None], entries.shape)[pair] - 1
-    cols = np.broadcast_to(positions[:, None, :], entries.shape)[pair] - 1
-    data = entries[pair]
-    diagonal = np.arange(na)
-    rows = np.concatenate([rows, diagonal])
-    cols = np.concatenate([cols, diagonal])
-    data = np.concatenate([data, np.full(na, rcond - shift)])
-    matrix = sp.coo_matrix((data, (rows, cols)), shape=(na, na)).tocsr()
-    matrix.sum_duplicates()
-    matrix.sort_indices()
-    return matrix
 
 
 def conjugate_gradient(block, x, gather, dot):
@@ -198,67 +101,17 @@ def conjugate_gradient(block, x, gather, dot):
     return z, math.sqrt(norm)
 
 
-def reference_zeta(matrix, niter: int, shift: float) -> float:
-    """``zeta`` of NPB's inverse power method with exact solves, serially.
-
-    The reference of a problem NPB gives no value for: ``niter`` times, ``z`` solves
-    ``A z = x`` by scipy's MINRES to a relative residual of 1e-15 (round-off; NPB's
-    25 CG steps reach about 1e-15 too), ``zeta = shift + 1 / (x . z)``, ``x = z /
-    ||z||``, from ``x = 1``. Different code from :func:`conjugate_gradient` (another
-    Krylov method, on the whole matrix, without the ranks' gathers and sums), so an
-    error of the decomposition or of the collectives shows as a difference. On NPB's
-    classes S, W and A it gives NPB's ``zeta`` within 1e-13.
-
-    Parameters
-    ----------
-    matrix : scipy.sparse.csr_matrix
-        The whole matrix (:func:`make_matrix`).
-    niter : int
-        Power iterations.
-    shift : float
-        The diagonal shift the matrix was made with.
-
-    Returns
-    -------
-    float
-        ``zeta`` after ``niter`` iterations; NaN when a solve did not converge.
-
-    Examples
-    --------
-    >>> na, nonzer, niter, shift, npb = CLASSES["S"]
-    >>> zeta = reference_zeta(make_matrix(na, nonzer, shift), niter, shift)
-    >>> bool(abs(zeta - npb) / npb < 1e-12)
-    True
-    """
-    from scipy.sparse.linalg import minres
-
-    x = np.ones(matrix.shape[0])
-    zeta = math.nan
-    for _ in range(niter):
-        z, info = minres(matrix, x, rtol=1e-15, maxiter=20 * CG_STEPS)
-        xz, zz = float(x @ z), float(z @ z)
-        if info != 0 or xz == 0.0 or not (math.isfinite(xz) and zz > 0.0):
-            return math.nan
-        zeta = shift + 1.0 / xz
-        x = z / math.sqrt(zz)
-    return float(zeta)
-
-
 def _problem(parser, args):
     """``(class name, na, nonzer, niter, shift, reference)``: the class's, or class U
     with the values given (reference None: computed by :func:`reference_zeta`)."""
-    na, nonzer, niter, shift, reference = CLASSES[args.problem_class]
-    given = {
-        name: getattr(args, name)
-        for name in ("na", "nonzer", "niter", "shift")
-        if getattr(args, name) is not None
-    }
-    if not given:
-        return args.problem_class, na, nonzer, niter, shift, reference
-    na = given.get("na", na)
-    nonzer = given.get("nonzer", nonzer)
-    niter = given.get("niter", niter)
-    shift = given.get("shift", shift)
+    *values, reference = CLASSES[args.problem_class]
+    given = [getattr(args, name) for name in ("na", "nonzer", "niter", "shift")]
+    if all(value is None for value in given):
+        return args.problem_class, *values, reference
+    na, nonzer, niter, shift = (
+        value if value is not None else default
+        for value, default in zip(given, values, strict=True)
+    )
     if not 100 <= na < 2**31:
         parser.error(f"--na must be in [100, 2**31), got {na}")
     if not 1 <= nonzer < na:
@@ -418,6 +271,9 @@ def main(argv=None) -> int:
     summary = comm.summary()
     timing = profile.result()
     if comm.rank == 0:
+        params = {"class": name}
+        if name == "U":  # a problem of one's own: what it was
+            params.update(na=na, nonzer=nonzer, niter=niter, shift=shift)
         error = abs(zeta - reference) / abs(reference)
         reason = (
             ""
@@ -435,15 +291,7 @@ def main(argv=None) -> int:
             path=path,
             summary=summary,
             link=comm.link_record(),
-            params={"class": name}
-            if name != "U"
-            else {
-                "class": name,
-                "na": na,
-                "nonzer": nonzer,
-                "niter": niter,
-                "shift": shift,
-            },
+            params=params,
             metrics={
                 "na": na,
                 "nonzer": nonzer,
