@@ -254,7 +254,7 @@ def main():
     parser.add_argument(
         "--train",
         default=None,
-        help="the three training sizes, comma-separated, instead of the kernel's "
+        help="training sizes, comma-separated, instead of the kernel's three "
         "(one kernel only; e.g. S,W,A)",
     )
     parser.add_argument(
