@@ -159,19 +159,21 @@ def _print_parts(models, test, ranks):
             name: models[name].predict_parts(test[fim_columns(test)])
             for name in ("FiM", "FiM-queue")
         }
-    measured_columns = {"computation": "comp_time_iterations"}
-    names = [
-        k for k in parts["FiM"] if measured_columns.get(k, f"{k}_time") in test.columns
-    ]
+    # the measured column of each part the records have
+    columns = {
+        k: "comp_time_iterations" if k == "computation" else f"{k}_time"
+        for k in parts["FiM"]
+    }
+    columns = {k: c for k, c in columns.items() if c in test.columns}
     print(
         f"{'ranks':>6} "
-        + " ".join(f"{k + ' s: measured, FiM, FiM-queue':>40}" for k in names)
+        + " ".join(f"{k + ' s: measured, FiM, FiM-queue':>40}" for k in columns)
         + f"{'other s':>9}"
     )
     for i, r in enumerate(ranks):
         cells, accounted = [], 0.0
-        for k in names:
-            measured = test[measured_columns.get(k, f"{k}_time")].iloc[i]
+        for k, column in columns.items():
+            measured = test[column].iloc[i]
             accounted += measured
             cells.append(
                 f"{measured:>14.4g}{parts['FiM'][k][i]:>13.4g}"
@@ -219,8 +221,8 @@ def _report(kernel, train, test, models):
         )
     if len(runs) > 1:
         # the host's own noise: how far one run of a point lies from the median of
-        # its runs (NPB CG's class B, three runs of each point, four days: 4.0-6.0 %
-        # on average, up to 39 % between two runs of 2 ranks)
+        # its runs (NPB CG's class B, three runs of each point, four record sets:
+        # 4.0-6.0 % on average, up to 39 % between two runs of 2 ranks)
         scatter = 100 * np.mean(np.abs(np.array(runs) - measured), axis=0) / measured
         worst = int(np.argmax(scatter))
         print(
