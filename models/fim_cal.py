@@ -100,7 +100,9 @@ class FiMCal(RegressorMixin, BaseEstimator):
         parameters; the one-process cycles are then Eq. 11 on the points of the
         smallest count. ``"cv"`` holds out the largest training count and takes a
         growth law only when it predicts the cycles there with less than half the
-        published law's error (three process counts needed; with two it keeps the
+        published law's error, or with an error lower by more than noise explains;
+        which growth law, the lower error with every count above the smallest held
+        out in turn decides (three process counts needed; with two it keeps the
         published law and warns, :class:`~scaleprobe.models.InsufficientDataWarning`,
         when the cycles of the larger count differ from the smaller's by more than
         10 % and three times the smaller's scatter).
@@ -136,6 +138,10 @@ class FiMCal(RegressorMixin, BaseEstimator):
     process_errors_ : dict
         ``process_law="cv"``: mean absolute log error of TC at the held-out largest
         count, per law.
+    shape_errors_ : dict
+        ``process_law="cv"``: the same error averaged over every count above the
+        smallest held out in turn, per law; the lower of the growth laws' is taken
+        when the cycles grow.
     alpha_ : float
         Calibrated :math:`\alpha` of Eq. 12.
     n_features_in_ : int
@@ -244,12 +250,14 @@ class FiMCal(RegressorMixin, BaseEstimator):
             ) = size_form(design, hardware)
         kept = keep(design, self.kept_)
         coef, self.forms_ = regress(kept, hardware, form)
-        law, size, base, gamma, self.process_errors_ = fit_process_law(
-            kept,
-            counts,
-            hardware[:, 1],
-            self.process_law,
-            lambda rows, total: SizeLaw(rows, total, form),
+        law, size, base, gamma, self.process_errors_, self.shape_errors_ = (
+            fit_process_law(
+                kept,
+                counts,
+                hardware[:, 1],
+                self.process_law,
+                lambda rows, total: SizeLaw(rows, total, form),
+            )
         )
         if self.process_law == "cv":
             self._warn_unseen_growth(kept, counts, hardware[:, 1], form)
