@@ -238,10 +238,13 @@ def _report(kernel, train, test, models):
     _print_parts(models, test, ranks)
     cal = models["FiM"].computation_
     errors = ", ".join(f"{k} {v:.3g}" for k, v in cal.process_errors_.items())
+    shape = ", ".join(f"{k} {v:.3g}" for k, v in cal.shape_errors_.items())
     print(
         f"FiM-Cal's process law: {cal.process_law_}"
         + (
-            f" (hold-out log error of TC at {TRAIN_RANKS[-1]} ranks: {errors})"
+            f" (hold-out log error of TC at {TRAIN_RANKS[-1]} ranks: {errors}; "
+            f"averaged over {', '.join(map(str, TRAIN_RANKS[1:]))} held out in "
+            f"turn: {shape})"
             if errors
             else ""
         )
