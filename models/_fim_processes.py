@@ -49,6 +49,8 @@ import math
 import numpy as np
 from scipy.optimize import nnls
 
+from ._fim_cache import _run_scatter
+
 __all__ = ["PROCESS_LAWS", "fit_process_law", "growth", "unseen_growth"]
 
 PROCESS_LAWS = ("cv", "constant", "replicated", "contention")
@@ -128,16 +130,18 @@ def _fit_law(design, counts, total, law, size_fit):
     return size_model, base, _fit_growth(design, counts, residual, law, base)
 
 
-def _held_out(design, counts, total, size_fit, held_counts):
-    """Each law's mean absolute log error of the total cycles of ``held_counts``'
-    points, fitted without them, one count at a time and averaged; a law that cannot
-    be fitted without one of them is left out (empty with fewer than three counts)."""
-    if np.unique(counts).size < 3:
+def _held_out(design, counts, total, size_fit):
+    """Each law's mean absolute log error of the total cycles of the points of each
+    count above the smallest, fitted without them (one list per law, by count; a law
+    that cannot be fitted without one of them is left out; empty with fewer than
+    three counts)."""
+    distinct = np.unique(counts)
+    if distinct.size < 3:
         return {}
     errors = {}
     for law in PROCESS_LAWS[1:]:
         per_count = []
-        for count in held_counts:
+        for count in distinct[1:]:
             held = counts == count
             fitted = _fit_law(design[~held], counts[~held], total[~held], law, size_fit)
             if fitted is None:
@@ -147,24 +151,10 @@ def _held_out(design, counts, total, size_fit, held_counts):
                 design[held], counts[held], law, base, gamma
             )
             ratio = np.maximum(predicted, _TINY) / np.maximum(total[held], _TINY)
-            per_count.append(np.mean(np.abs(np.log(ratio))))
+            per_count.append(float(np.mean(np.abs(np.log(ratio)))))
         else:
-            errors[law] = float(np.mean(per_count))
+            errors[law] = per_count
     return errors
-
-
-def _scatter(design, counts, total):
-    """Median absolute log distance of a run's total cycles from the median of its
-    point's runs (the points measured more than once; 0 without any)."""
-    keys = np.column_stack([design, counts])
-    _, point = np.unique(keys, axis=0, return_inverse=True)
-    point = point.ravel()
-    distances = []
-    for index in np.unique(point):
-        runs = np.maximum(total[point == index], _TINY)
-        if runs.size > 1:
-            distances.append(np.abs(np.log(runs / np.median(runs))))
-    return float(np.median(np.concatenate(distances))) if distances else 0.0
 
 
 def _take(errors, shape, scatter):
@@ -210,10 +200,11 @@ def fit_process_law(design, counts, total, law, size_fit):
     """
     errors, shape = {}, {}
     if law == "cv":
-        distinct = np.unique(counts)
-        errors = _held_out(design, counts, total, size_fit, distinct[-1:])
-        shape = _held_out(design, counts, total, size_fit, distinct[1:])
-        law = _take(errors, shape, _scatter(design, counts, total))
+        by_count = _held_out(design, counts, total, size_fit)
+        errors = {k: v[-1] for k, v in by_count.items()}
+        shape = {k: float(np.mean(v)) for k, v in by_count.items()}
+        scatter = _run_scatter(np.column_stack([design, counts]), total)
+        law = _take(errors, shape, scatter)
     fitted = _fit_law(design, counts, total, law, size_fit)
     if fitted is None:
         law = "constant"

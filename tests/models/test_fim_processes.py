@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 import pytest
 from scaleprobe.models import InsufficientDataWarning
-from scaleprobe.models._fim_processes import _scatter, _take
+from scaleprobe.models._fim_cache import _run_scatter
+from scaleprobe.models._fim_processes import _take
 from scaleprobe.models.fim_cal import FiMCal
 from scaleprobe.models.fim_markov import calculation_time
 
@@ -200,8 +201,9 @@ def test_scatter_of_the_runs_about_their_point():
     counts = np.array([1, 1, 1, 2, 2, 2, 4])
     total = np.array([1.0, 1.1, 0.9, 2.0, 2.0, 2.0, 7.0])
     # distances 0, log 1.1, log 0.9 and three zeros; the lone point has none
-    assert _scatter(design, counts, total) == pytest.approx(0.0)
+    points = np.column_stack([design, counts])
+    assert _run_scatter(points, total) == pytest.approx(0.0)
     total[3:6] = [2.0, 2.4, 1.8]
     expected = np.median(np.abs(np.log([1.0, 1.1, 0.9, 1.0, 1.2, 0.9])))
-    assert _scatter(design, counts, total) == pytest.approx(expected)
-    assert _scatter(design[[0, 3]], counts[[0, 3]], total[[0, 3]]) == 0.0
+    assert _run_scatter(points, total) == pytest.approx(expected)
+    assert _run_scatter(points[[0, 3]], total[[0, 3]]) == 0.0
