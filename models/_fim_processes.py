@@ -40,6 +40,14 @@ one run on 2 ranks 1.7 times its point's others: at 4 ranks the published law's 
 0.53, contention 0.27, replicated 0.31; over 2 and 4, replicated 0.21, contention
 0.24. Class B's cycles on 32 ranks were 3.2 times the published law's, 1.03 times the
 replicated law's.) It needs three process counts; with fewer, ``"constant"``.
+
+The law taken is one answer; :func:`plausible_laws` lists the laws the hold-out
+cannot reject, whose error at the largest count lies within noise of the best one's
+(all of them from two counts, where nothing can be held out). Fitted on 1, 2 and 4
+processes they may agree there and part by a factor of ten at a thousand: a 10 % loss
+per doubling of the processes under 6 % noise of the runs is taken as no growth in
+most draws, and the range of the laws kept holds it
+(:meth:`~scaleprobe.models.FiMCal.predict_range`, ``bench_process_law.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +59,13 @@ from scipy.optimize import nnls
 
 from ._fim_cache import _run_scatter
 
-__all__ = ["PROCESS_LAWS", "fit_process_law", "growth", "unseen_growth"]
+__all__ = [
+    "PROCESS_LAWS",
+    "fit_process_law",
+    "growth",
+    "plausible_laws",
+    "unseen_growth",
+]
 
 PROCESS_LAWS = ("cv", "constant", "replicated", "contention")
 #: A growth law is taken only when its hold-out error is below this fraction of the
@@ -172,6 +186,39 @@ def _take(errors, shape, scatter):
     return min(grown, key=shape.get) if grown else best
 
 
+def plausible_laws(errors, law, scatter):
+    """The process laws the hold-out cannot reject: the law taken, and every law
+    whose error at the held-out largest count lies within what noise explains
+    (:data:`NOTICED`, and three times the runs' ``scatter``) of the best one's.
+
+    Parameters
+    ----------
+    errors : dict
+        Hold-out error of each law at the largest count (empty: nothing held out).
+    law : str
+        The law taken.
+    scatter : float
+        Median absolute log deviation of a point's runs about their median.
+
+    Returns
+    -------
+    tuple of str
+        In the order of :data:`PROCESS_LAWS`; ``(law,)`` without errors.
+
+    Examples
+    --------
+    >>> plausible_laws({"constant": 0.06, "replicated": 0.05, "contention": 0.3},
+    ...                "constant", 0.02)
+    ('constant', 'replicated')
+    """
+    if not errors:
+        return (law,)
+    bound = min(errors.values()) + max(NOTICED, 3.0 * scatter)
+    return tuple(
+        k for k in PROCESS_LAWS[1:] if k == law or errors.get(k, math.inf) <= bound
+    )
+
+
 def fit_process_law(design, counts, total, law, size_fit):
     r"""Fit a process law to the total cycles.
 
@@ -192,24 +239,32 @@ def fit_process_law(design, counts, total, law, size_fit):
     Returns
     -------
     tuple
-        ``(law, size_model, base, gamma, errors, shape)``: the law taken (``"cv"``
-        resolved), Eq. 11 of the one-process cycles, :math:`q_0`, :math:`\gamma`;
-        ``"cv"``'s hold-out errors per law at the largest count, and averaged over
-        every count above the smallest held out in turn (both empty otherwise, or
-        with fewer than three counts).
+        ``(law, size_model, base, gamma, errors, shape, plausible)``: the law taken
+        (``"cv"`` resolved), Eq. 11 of the one-process cycles, :math:`q_0`,
+        :math:`\gamma`; ``"cv"``'s hold-out errors per law at the largest count,
+        and averaged over every count above the smallest held out in turn (both
+        empty otherwise, or with fewer than three counts); and the laws ``"cv"``
+        cannot reject (:func:`plausible_laws`; with two process counts, every law
+        the rows can fit, as no count can be held out; a law given, that law).
     """
-    errors, shape = {}, {}
+    errors, shape, plausible = {}, {}, None
     if law == "cv":
         by_count = _held_out(design, counts, total, size_fit)
         errors = {k: v[-1] for k, v in by_count.items()}
         shape = {k: float(np.mean(v)) for k, v in by_count.items()}
         scatter = _run_scatter(np.column_stack([design, counts]), total)
         law = _take(errors, shape, scatter)
+        if np.unique(counts).size == 2:
+            plausible = PROCESS_LAWS[1:]
+        else:
+            plausible = plausible_laws(errors, law, scatter)
     fitted = _fit_law(design, counts, total, law, size_fit)
     if fitted is None:
         law = "constant"
         fitted = _fit_law(design, counts, total, law, size_fit)
-    return (law, *fitted, errors, shape)
+    if plausible is None or law not in plausible:
+        plausible = (law,)
+    return (law, *fitted, errors, shape, plausible)
 
 
 def unseen_growth(design, counts, total, size_fit):

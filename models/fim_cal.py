@@ -24,7 +24,9 @@ linear law 6.6 %.
 
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -142,6 +144,15 @@ class FiMCal(RegressorMixin, BaseEstimator):
         ``process_law="cv"``: the same error averaged over every count above the
         smallest held out in turn, per law; the lower of the growth laws' is taken
         when the cycles grow.
+    plausible_laws_ : tuple of str
+        The process laws the hold-out cannot reject: the law taken and every law
+        whose error at the held-out largest count is within noise of the best one's
+        (log 1.1, and three times the scatter of a point's runs); every law from two
+        process counts; the law given otherwise. :meth:`predict_range` spans them.
+    law_fits_ : dict
+        Per plausible law, its fit on every point: ``cycles`` (TC's row of
+        ``coef_``), ``form``, ``base``, ``growth`` and ``alpha``
+        (:meth:`law_model`).
     alpha_ : float
         Calibrated :math:`\alpha` of Eq. 12.
     n_features_in_ : int
@@ -250,30 +261,73 @@ class FiMCal(RegressorMixin, BaseEstimator):
             ) = size_form(design, hardware)
         kept = keep(design, self.kept_)
         coef, self.forms_ = regress(kept, hardware, form)
-        law, size, base, gamma, self.process_errors_, self.shape_errors_ = (
-            fit_process_law(
-                kept,
-                counts,
-                hardware[:, 1],
-                self.process_law,
-                lambda rows, total: SizeLaw(rows, total, form),
-            )
+
+        def size_fit(rows, total):
+            return SizeLaw(rows, total, form)
+
+        fitted = fit_process_law(
+            kept, counts, hardware[:, 1], self.process_law, size_fit
+        )
+        law, size, base, gamma, self.process_errors_, self.shape_errors_, others = (
+            fitted
         )
         if self.process_law == "cv":
             self._warn_unseen_growth(kept, counts, hardware[:, 1], form)
         # the one-process cycles (under "constant", the same fit as Eq. 11's)
         coef[1] = size.coef
         self.forms_ = (self.forms_[0], size.form, self.forms_[2])
-        self.process_law_, self.process_base_ = law, base
         self.coef_ = embed(coef, self.kept_, design.shape[1])
-        self.growth_ = embed(gamma[None], self.kept_, design.shape[1])[0]
-        self.alpha_ = 1.0
+        self._set_law(law, base, embed(gamma[None], self.kept_, design.shape[1])[0])
         positive = y > 0
         if not positive.any():
             warn(
                 "no positive computation time to calibrate alpha", DegenerateFitWarning
             )
-            return self
+        self.alpha_ = self._calibrate(design, counts, y)
+        self.law_fits_ = {law: self._law_state()}
+        for other in others:
+            if other == law:
+                continue
+            size, base, gamma = fit_process_law(
+                kept, counts, hardware[:, 1], other, size_fit
+            )[1:4]
+            alternative = copy.copy(self)
+            alternative.coef_ = self.coef_.copy()
+            alternative.coef_[1] = embed(size.coef[None], self.kept_, design.shape[1])[
+                0
+            ]
+            alternative.forms_ = (self.forms_[0], size.form, self.forms_[2])
+            alternative._set_law(
+                other, base, embed(gamma[None], self.kept_, design.shape[1])[0]
+            )
+            # a law the runs cannot reject, not the answer: its calibration's
+            # complaints are the law taken's to make
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                alternative.alpha_ = alternative._calibrate(design, counts, y)
+            self.law_fits_[other] = alternative._law_state()
+        self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
+        return self
+
+    def _set_law(self, law, base, gamma):
+        self.process_law_, self.process_base_, self.growth_ = law, base, gamma
+
+    def _law_state(self):
+        """What a process law changes: the one-process cycles, the growth, alpha."""
+        return {
+            "cycles": self.coef_[1].copy(),
+            "form": self.forms_[1],
+            "base": float(self.process_base_),
+            "growth": self.growth_.copy(),
+            "alpha": float(self.alpha_),
+        }
+
+    def _calibrate(self, design, counts, y):
+        """Eq. 12's alpha of the fitted hardware parameters (1 without a positive
+        time)."""
+        positive = y > 0
+        if not positive.any():
+            return 1.0
 
         def error(alpha):
             predicted = self._times(design[positive], counts[positive], alpha)
@@ -286,10 +340,60 @@ class FiMCal(RegressorMixin, BaseEstimator):
                 method="bounded",
                 options={"xatol": 1e-6},
             )
-            self.alpha_ = math.exp(best.x)
-        else:
-            self.alpha_ = self._algorithm1(error, design, counts, y)
-        return self
+            return math.exp(best.x)
+        return self._algorithm1(error, design, counts, y)
+
+    def law_model(self, law):
+        """This fit under another plausible process law.
+
+        Parameters
+        ----------
+        law : str
+            One of ``plausible_laws_``.
+
+        Returns
+        -------
+        FiMCal
+            A fitted copy whose cycles grow by ``law`` (its one-process cycles,
+            growth and alpha fitted on the same points), with that law alone
+            plausible.
+        """
+        check_is_fitted(self)
+        fits = getattr(self, "law_fits_", None) or {
+            self.process_law_: self._law_state()
+        }
+        if law not in fits:
+            raise ValueError(
+                f"law must be one of the plausible laws {sorted(fits)}, got {law!r}"
+            )
+        state = fits[law]
+        model = copy.copy(self)
+        model.coef_ = self.coef_.copy()
+        model.coef_[1] = state["cycles"]
+        model.forms_ = (self.forms_[0], state["form"], self.forms_[2])
+        model._set_law(law, state["base"], state["growth"].copy())
+        model.alpha_ = state["alpha"]
+        model.law_fits_ = {law: state}
+        model.plausible_laws_ = (law,)
+        return model
+
+    def predict_range(self, X):
+        """Lowest and highest computation time of the plausible process laws, s.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+            Equal to :meth:`predict` when one law is plausible (a law given, or
+            ``"cv"`` rejecting the others).
+        """
+        check_is_fitted(self)
+        laws = getattr(self, "plausible_laws_", (self.process_law_,))
+        times = np.array([self.law_model(law).predict(X) for law in laws])
+        return times.min(axis=0), times.max(axis=0)
 
     @staticmethod
     def _warn_unseen_growth(design, counts, total, form):

@@ -6,9 +6,13 @@ large; a loss growing with log2 of the processes) with log-normal noise of each 
 as measured programs scatter (NPB CG's class-B runs: 5 % about their median on
 average, 11 % on 2 ranks). For every law and noise level the table gives how often
 ``"cv"`` took each law over the seeds, and the absolute log error of the cycles it
-predicts for the largest size on 32 and 1024 processes (median, mean, worst). A
-change to the selection rule is judged here and on measured records
-(``bench_fim_table4.py --report-only``), never on one of them alone.
+predicts for the largest size on 32 and 1024 processes (median, mean, worst); then
+how often that prediction lies within 10 % of the truth at 1024 processes, and how
+often the range of the laws the hold-out cannot reject does
+(:meth:`~scaleprobe.models.FiMCal.predict_range`, the range within 10 %), with the
+median ratio of its ends there. A change to the selection rule is judged here and
+on measured records (``bench_fim_table4.py --report-only``), never on one of them
+alone.
 
 Run: ``python tests/benchmarks/bench_process_law.py`` (about 10 s for 20 seeds).
 """
@@ -54,6 +58,15 @@ def _fit(total):
     return model.fit(np.column_stack([SIZES, PROCS]), np.array(seconds), hardware)
 
 
+def _cycle_range(model, design):
+    """Lowest and highest total cycles of the process laws ``model`` keeps."""
+    cycles = [
+        model.law_model(law).predict_hardware(design)[:, 1]
+        for law in model.plausible_laws_
+    ]
+    return np.min(cycles, axis=0), np.max(cycles, axis=0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="draws per row")
@@ -68,12 +81,13 @@ def main():
         f"{'truth':16s} {'noise':>5s}  {'laws taken (const/repl/cont)':>28s}"
         f"  {'32: median':>10s} {'mean':>6s} {'worst':>6s}"
         f"  {'1024: median':>12s} {'worst':>6s}"
+        f"  {'point ok':>8s} {'range ok':>8s} {'ratio':>6s}"
     )
     means = []
     for name, truth in TRUTHS.items():
         for sigma in noises:
             taken = {"constant": 0, "replicated": 0, "contention": 0}
-            errors = []
+            errors, held, ratios = [], [], []
             for seed in seeds:
                 noise = np.random.default_rng(seed).lognormal(0.0, sigma, SIZES.size)
                 model = _fit(truth(SIZES, PROCS) * noise)
@@ -81,6 +95,10 @@ def main():
                 design = np.column_stack([np.full(AT.size, LARGE), AT])
                 predicted = model.predict_hardware(design)[:, 1]
                 errors.append(np.abs(np.log(predicted / truth(LARGE, AT))))
+                low, high = _cycle_range(model, design)
+                target = truth(LARGE, AT)[-1]
+                held.append(low[-1] / 1.1 <= target <= high[-1] * 1.1)
+                ratios.append(high[-1] / low[-1])
             errors = np.array(errors)
             means.append(errors[:, 0].mean())
             laws = "/".join(str(v) for v in taken.values())
@@ -89,6 +107,8 @@ def main():
                 f"  {np.median(errors[:, 0]):10.3f} {errors[:, 0].mean():6.3f}"
                 f" {errors[:, 0].max():6.3f}"
                 f"  {np.median(errors[:, 1]):12.3f} {errors[:, 1].max():6.3f}"
+                f"  {np.mean(errors[:, 1] < np.log(1.1)):8.2f} {np.mean(held):8.2f}"
+                f" {np.median(ratios):6.3g}"
             )
     print(f"mean log error at 32 processes over the rows: {np.mean(means):.3f}")
     return 0
