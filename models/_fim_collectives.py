@@ -88,7 +88,7 @@ def fit_collectives(X, sizes, make):
     return communication, counts, count_forms
 
 
-def predict_collectives(model, x, q, per):
+def predict_collectives(model, x, q, per, level=None):
     """Time of every collective kind of a fitted :class:`~scaleprobe.models.FiM`,
     s, per row; warns where the forms of its data points part.
 
@@ -97,10 +97,14 @@ def predict_collectives(model, x, q, per):
     model : FiM
     x, q, per : ndarray
         Application parameters, process counts and iterations of the rows.
+    level : float, optional
+        When given, each kind's confidence interval of FiM-Com's mean over the
+        replications at that level instead of the mean.
 
     Returns
     -------
     dict of str to ndarray
+        Or, with ``level``, of ``(lower, upper)``.
     """
     parts = {}
     for kind, com in model.communication_.items():
@@ -116,5 +120,10 @@ def predict_collectives(model, x, q, per):
             getattr(model, "trained_counts_", ()),
             model.parameters_,
         )
-        parts[kind] = calls * com.predict(np.column_stack([jobs, q]))
+        rows = np.column_stack([jobs, q])
+        if level is None:
+            parts[kind] = calls * com.predict(rows)
+        else:
+            _, lower, upper = com.predict_interval(rows, level=level)
+            parts[kind] = (calls * np.maximum(lower, 0.0), calls * upper)
     return parts

@@ -147,6 +147,26 @@ def _per_run(test):
     return [table[run].to_numpy() for run in table.columns if table[run].notna().all()]
 
 
+def _print_range(models, test, ranks, measured):
+    """FiM's range over the process laws its hold-out cannot reject, per process
+    count, and whether it holds the measured time: how far the law taken can be
+    trusted beyond the training counts."""
+    fim = models["FiM"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryRegimeWarning)  # printed above
+        low, high = fim.predict_interval(test[fim_columns(test)])
+    held = (low <= measured) & (measured <= high)
+    cells = ", ".join(
+        f"{r}: {a:.3g}-{b:.3g}{'' if h else ' (out)'}"
+        for r, a, b, h in zip(ranks, low, high, held, strict=True)
+    )
+    laws = "/".join(fim.computation_.plausible_laws_)
+    print(
+        f"FiM's range over the process laws not rejected ({laws}), s: {cells}; "
+        f"holds {int(held.sum())} of {len(ranks)} measured"
+    )
+
+
 def _print_parts(models, test, ranks):
     """Each part of the time, measured (medians of the runs) and as FiM and FiM-queue
     predict it: where a model's error comes from, and where two parts' errors cancel
@@ -249,6 +269,7 @@ def _report(kernel, train, test, models):
             else ""
         )
     )
+    _print_range(models, test, ranks, measured)
     return {
         "ranks": ranks,
         "measured": measured,

@@ -12,7 +12,7 @@ import pytest
 from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
 from scaleprobe.models._fim_cache import LoadLaw
 from scaleprobe.models._fim_regressions import _count_basis, _fit_counts
-from scaleprobe.models.fim import FiM, fim_measurements
+from scaleprobe.models.fim import FiM, _band, fim_measurements
 from scaleprobe.models.fim_markov import synchronized_time
 from scaleprobe.models.fitted import describe_model
 from scaleprobe.models.serialization import _decode, _encode
@@ -94,6 +94,67 @@ def test_extrapolates_computation_and_collective_counts():
     np.testing.assert_allclose(parts["scatter"], expected, rtol=0.2)
     total = model.predict(big)
     np.testing.assert_allclose(total, sum(parts.values()))
+
+
+def test_the_interval_spans_the_process_laws_the_runs_cannot_reject():
+    # every added process repeats 1e5 + 20 cycles per point: the loss with the
+    # logarithm of the processes misses 4 ranks by less than noise would, and
+    # parts from it further out
+    X, _ = _kmeans_like([1e4, 2e4, 4e4], [1, 2, 4])
+    q = X["ranks"].to_numpy(float)
+    cycles = CYCLES_PER_POINT * X["points"] + (q - 1) * (1e5 + 20.0 * X["points"])
+    X["hw_total_cycles"] = cycles
+    X["comp_time_iterations"] = cycles / F / q
+    y = X[["comp_time_iterations", "scatter_time", "bcast_time"]].sum(axis=1)
+    model = FiM(replications=10).fit(X, y.to_numpy())
+    cal = model.computation_
+    assert cal.process_law_ == "replicated"
+    assert cal.plausible_laws_ == ("replicated", "contention")
+    big = pd.DataFrame({"ranks": [4, 64, 1024], "points": [4e4, 1e6, 1e6]})
+    low, high = model.predict_interval(big)
+    predicted = model.predict(big)
+    # widened by the 90 % quantile of the training's log ratios to the fit (here
+    # FiM-Com's simulated collectives against the records' formulas: a few %)
+    band = _band(model.residuals_, 0.9)
+    assert 0 < band < 0.1
+    assert band == np.sort(np.abs(model.residuals_))[-1]  # 9 rows: the largest
+    low, high = low * np.exp(band), high * np.exp(-band)
+    assert np.all((low <= predicted) & (predicted <= high))
+    parts = model.predict_parts(big)
+    rows = big[["points", "ranks"]].to_numpy()
+    replicated = cal.predict(rows)
+    contention = cal.law_model("contention").predict(rows)
+    np.testing.assert_allclose(parts["computation"], replicated)
+    # at 1024 ranks the repeated part is what a rank computes: the logarithm's loss
+    # leaves a rank 1/1024 of the work and more than halves its computation
+    assert contention[2] < 0.5 * replicated[2]
+    # the rest of the range: FiM-Com's replications about the collectives' mean
+    communication = predicted - replicated
+    below, above = low - np.minimum(contention, replicated), high - replicated
+    assert np.all((below <= communication) & (communication <= above))
+    assert np.all(above - below < 0.05 * communication)
+    # a law given has no other: the range is FiM-Com's replications' alone
+    fixed = FiM(replications=10, process_law="replicated").fit(X, y.to_numpy())
+    low, high = fixed.predict_interval(big)
+    band = _band(fixed.residuals_, 0.9)
+    low, high = low * np.exp(band), high * np.exp(-band)
+    assert np.all(low <= fixed.predict(big))
+    assert np.all(fixed.predict(big) <= high)
+    assert np.all(high - low < 0.05 * fixed.predict(big))
+    with pytest.raises(ValueError, match="level"):
+        fixed.predict_interval(big, level=1.5)
+
+
+def test_the_band_is_the_conformal_quantile_of_the_residuals():
+    residuals = np.log([1.1, 0.8, 1.02, 1.3, 0.95, 1.05, 0.9, 1.2, 1.0, 0.85, 1.15])
+    spread = np.sort(np.abs(residuals))
+    # 11 residuals: the 90 % band is the ceil(12 * 0.9) = 11th smallest, the largest
+    assert _band(residuals, 0.9) == spread[10]
+    assert _band(residuals, 0.5) == spread[5]
+    # too few for the quantile: the largest
+    assert _band(residuals[:3], 0.9) == pytest.approx(-np.log(0.8))
+    assert _band(np.array([]), 0.9) == 0.0
+    assert _band(None, 0.9) == 0.0
 
 
 def test_a_scale_is_the_size_it_stands_for():

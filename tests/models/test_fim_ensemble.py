@@ -155,6 +155,12 @@ def test_a_model_file_keeps_fim_and_its_parameters(fitted, tmp_path):
     np.testing.assert_allclose(
         loaded.models["fim"].predict(frame), fitted.models["fim"].predict(frame)
     )
+    # FiM's range over the process laws is its own: the file keeps every law's fit
+    assert fitted.intervals["fim"].method == "consistent-range"
+    np.testing.assert_allclose(
+        loaded.models["fim"].predict_interval(frame),
+        fitted.models["fim"].predict_interval(frame),
+    )
     law = json.loads(path.read_text())["models"]["fim"]["law"]
     assert law.startswith("computation: FiM-Cal (alpha ")
     assert "scatter: FiM-Com scatter queue" in law
