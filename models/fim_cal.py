@@ -277,50 +277,55 @@ class FiMCal(RegressorMixin, BaseEstimator):
         coef[1] = size.coef
         self.forms_ = (self.forms_[0], size.form, self.forms_[2])
         self.coef_ = embed(coef, self.kept_, design.shape[1])
-        self._set_law(law, base, embed(gamma[None], self.kept_, design.shape[1])[0])
-        positive = y > 0
-        if not positive.any():
+        taken = self._law_state(size, base, gamma)
+        self._set_law(law, taken["growth"], base)
+        if not (y > 0).any():
             warn(
                 "no positive computation time to calibrate alpha", DegenerateFitWarning
             )
         self.alpha_ = self._calibrate(design, counts, y)
-        self.law_fits_ = {law: self._law_state()}
+        self.law_fits_ = {law: {**taken, "alpha": self.alpha_}}
         for other in others:
             if other == law:
                 continue
-            size, base, gamma = fit_process_law(
-                kept, counts, hardware[:, 1], other, size_fit
-            )[1:4]
-            alternative = copy.copy(self)
-            alternative.coef_ = self.coef_.copy()
-            alternative.coef_[1] = embed(size.coef[None], self.kept_, design.shape[1])[
-                0
-            ]
-            alternative.forms_ = (self.forms_[0], size.form, self.forms_[2])
-            alternative._set_law(
-                other, base, embed(gamma[None], self.kept_, design.shape[1])[0]
+            state = self._law_state(
+                *fit_process_law(kept, counts, hardware[:, 1], other, size_fit)[1:4]
             )
+            alternative = self._under(other, {**state, "alpha": 1.0})
             # a law the runs cannot reject, not the answer: its calibration's
             # complaints are the law taken's to make
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                alternative.alpha_ = alternative._calibrate(design, counts, y)
-            self.law_fits_[other] = alternative._law_state()
+                state["alpha"] = alternative._calibrate(design, counts, y)
+            self.law_fits_[other] = state
         self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
         return self
 
-    def _set_law(self, law, base, gamma):
-        self.process_law_, self.process_base_, self.growth_ = law, base, gamma
+    def _set_law(self, law, gamma, base):
+        self.process_law_, self.growth_, self.process_base_ = law, gamma, base
 
-    def _law_state(self):
-        """What a process law changes: the one-process cycles, the growth, alpha."""
+    def _law_state(self, size, base, gamma):
+        """What a process law changes: the one-process cycles (TC's row of
+        ``coef_`` and its form), :math:`q_0` and the growth, embedded."""
+        width = self.coef_.shape[1]
         return {
-            "cycles": self.coef_[1].copy(),
-            "form": self.forms_[1],
-            "base": float(self.process_base_),
-            "growth": self.growth_.copy(),
-            "alpha": float(self.alpha_),
+            "cycles": embed(size.coef[None], self.kept_, width)[0],
+            "form": size.form,
+            "base": float(base),
+            "growth": embed(gamma[None], self.kept_, width)[0],
         }
+
+    def _under(self, law, state):
+        """A copy of this fit whose cycles grow by ``law`` as ``state`` says."""
+        model = copy.copy(self)
+        model.coef_ = self.coef_.copy()
+        model.coef_[1] = state["cycles"]
+        model.forms_ = (self.forms_[0], state["form"], self.forms_[2])
+        model._set_law(law, np.array(state["growth"], dtype=float), state["base"])
+        model.alpha_ = state["alpha"]
+        model.law_fits_ = {law: state}
+        model.plausible_laws_ = (law,)
+        return model
 
     def _calibrate(self, design, counts, y):
         """Eq. 12's alpha of the fitted hardware parameters (1 without a positive
@@ -359,23 +364,14 @@ class FiMCal(RegressorMixin, BaseEstimator):
             plausible.
         """
         check_is_fitted(self)
-        fits = getattr(self, "law_fits_", None) or {
-            self.process_law_: self._law_state()
-        }
+        fits = getattr(self, "law_fits_", None)
+        if not fits:  # a fit from before the laws were kept: the law taken alone
+            return self
         if law not in fits:
             raise ValueError(
                 f"law must be one of the plausible laws {sorted(fits)}, got {law!r}"
             )
-        state = fits[law]
-        model = copy.copy(self)
-        model.coef_ = self.coef_.copy()
-        model.coef_[1] = state["cycles"]
-        model.forms_ = (self.forms_[0], state["form"], self.forms_[2])
-        model._set_law(law, state["base"], state["growth"].copy())
-        model.alpha_ = state["alpha"]
-        model.law_fits_ = {law: state}
-        model.plausible_laws_ = (law,)
-        return model
+        return self._under(law, fits[law])
 
     def predict_range(self, X):
         """Lowest and highest computation time of the plausible process laws, s.

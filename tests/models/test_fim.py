@@ -115,9 +115,9 @@ def test_the_interval_spans_the_process_laws_the_runs_cannot_reject():
     predicted = model.predict(big)
     # widened by the 90 % quantile of the training's log ratios to the fit (here
     # FiM-Com's simulated collectives against the records' formulas: a few %)
-    band = _band(model.residuals_, 0.9)
+    band = _band(model.residuals_, 0.9, model.residual_weights_)
     assert 0 < band < 0.1
-    assert band == np.sort(np.abs(model.residuals_))[-1]  # 9 rows: the largest
+    np.testing.assert_allclose(model.residual_weights_, y)
     low, high = low * np.exp(band), high * np.exp(-band)
     assert np.all((low <= predicted) & (predicted <= high))
     parts = model.predict_parts(big)
@@ -136,7 +136,7 @@ def test_the_interval_spans_the_process_laws_the_runs_cannot_reject():
     # a law given has no other: the range is FiM-Com's replications' alone
     fixed = FiM(replications=10, process_law="replicated").fit(X, y.to_numpy())
     low, high = fixed.predict_interval(big)
-    band = _band(fixed.residuals_, 0.9)
+    band = _band(fixed.residuals_, 0.9, fixed.residual_weights_)
     low, high = low * np.exp(band), high * np.exp(-band)
     assert np.all(low <= fixed.predict(big))
     assert np.all(fixed.predict(big) <= high)
@@ -145,7 +145,7 @@ def test_the_interval_spans_the_process_laws_the_runs_cannot_reject():
         fixed.predict_interval(big, level=1.5)
 
 
-def test_the_band_is_the_conformal_quantile_of_the_residuals():
+def test_the_band_is_the_weighted_conformal_quantile_of_the_residuals():
     residuals = np.log([1.1, 0.8, 1.02, 1.3, 0.95, 1.05, 0.9, 1.2, 1.0, 0.85, 1.15])
     spread = np.sort(np.abs(residuals))
     # 11 residuals: the 90 % band is the ceil(12 * 0.9) = 11th smallest, the largest
@@ -153,6 +153,11 @@ def test_the_band_is_the_conformal_quantile_of_the_residuals():
     assert _band(residuals, 0.5) == spread[5]
     # too few for the quantile: the largest
     assert _band(residuals[:3], 0.9) == pytest.approx(-np.log(0.8))
+    # weighted by the time measured: a long run's small ratio counts for more
+    weights = np.ones(11)
+    weights[np.argmin(np.abs(residuals))] = 1000.0  # log 1.0, a run 1000x as long
+    assert _band(residuals, 0.9, weights) == 0.0
+    assert _band(residuals, 0.9, np.full(11, 3.0)) == spread[10]
     assert _band(np.array([]), 0.9) == 0.0
     assert _band(None, 0.9) == 0.0
 
