@@ -58,10 +58,12 @@ Without those columns (any other data) FiM is FiM-Cal on the whole time.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -111,32 +113,38 @@ def _sizes(X, parameters):
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
 
 
-def _log_residuals(model, X, y):
-    """Log ratios of the measured to the predicted times of the training rows, and
-    the measured times (a row timed at zero or less says nothing of a ratio and is
-    left out)."""
+def _log_residuals(model, X, y, keys):
+    """Log ratios of the measured to the predicted times of the training's
+    configurations (rows of equal ``keys``; the median of their runs), and those
+    medians (a configuration timed at zero or less says nothing of a ratio and is
+    left out). The ensemble's intervals are of a configuration's time, not of
+    one run's."""
     y = np.asarray(y, dtype=float).ravel()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the training rows' own
         predicted = model.predict(X)
-    kept = (y > 0) & (predicted > 0)
-    return np.log(y[kept] / predicted[kept]), y[kept]
+    _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
+    group = group.ravel()
+    ratios, medians = [], []
+    for index in np.unique(group):
+        rows = group == index
+        measured, modelled = float(np.median(y[rows])), float(predicted[rows][0])
+        if measured > 0 and modelled > 0:
+            ratios.append(np.log(measured / modelled))
+            medians.append(measured)
+    return np.array(ratios), np.array(medians)
 
 
 def _band(residuals, level, weights=None):
-    """Half-width in log time of the measured times about the fit: the smallest
-    absolute log residual whose share of the weights, with the mean weight added
-    for the point to come, reaches ``level`` (equal weights: the conformal
-    quantile, the ``ceil((n + 1) level)``-th smallest); the largest when none
-    does, 0 without any."""
+    """Half-width in log time of the measured times about the fit: the two-sided
+    normal ``level`` quantile times the root mean square of the log residuals,
+    weighted (0 without any)."""
     if residuals is None or not len(residuals):
         return 0.0
-    spread = np.abs(np.asarray(residuals, dtype=float))
-    weights = np.ones_like(spread) if weights is None else np.asarray(weights, float)
-    order = np.argsort(spread, kind="stable")
-    share = np.cumsum(weights[order]) / (weights.sum() + weights.mean())
-    reached = np.flatnonzero(share >= level - 1e-12)
-    return float(spread[order][reached[0] if reached.size else -1])
+    residuals = np.asarray(residuals, dtype=float)
+    weights = np.ones_like(residuals) if weights is None else np.asarray(weights, float)
+    sigma = math.sqrt(float(np.average(residuals**2, weights=weights)))
+    return float(stats.norm.ppf(0.5 + level / 2)) * sigma
 
 
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -228,12 +236,12 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     trained_iterations_ : ndarray
         Its distinct training values.
     residuals_ : ndarray
-        Log ratios of the training's measured times to FiM's predictions of them;
-        :meth:`predict_interval` widens by their ``level`` quantile, weighted by
-        ``residual_weights_``.
+        Log ratios of the training configurations' measured times (the median of
+        their runs) to FiM's predictions of them; :meth:`predict_interval` widens
+        by their ``level`` quantile, weighted by ``residual_weights_``.
     residual_weights_ : ndarray
-        The measured times of those rows, s: a long run's ratio weighs more than a
-        short one's, whose fixed costs a larger size does not keep.
+        Those measured times, s: a long run's ratio weighs more than a short
+        one's, whose fixed costs a larger size does not keep.
     n_features_in_ : int
 
     Examples
@@ -326,7 +334,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.n_features_in_ = self.computation_.n_features_in_
             self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
             self.cache_errors_, self.load_law_ = {}, None
-            self.residuals_, self.residual_weights_ = _log_residuals(self, X, y)
+            self.residuals_, self.residual_weights_ = _log_residuals(self, X, y, X)
             return self
         if self.over not in X.columns:
             raise ValueError(
@@ -400,7 +408,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 random_state=self.random_state,
             ),
         )
-        self.residuals_, self.residual_weights_ = _log_residuals(self, X, y)
+        self.residuals_, self.residual_weights_ = _log_residuals(
+            self, X, y, np.column_stack([x, q, per])
+        )
         return self
 
     def _pattern(self, kind):
@@ -477,12 +487,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         logarithm of the processes can differ by a factor of ten at a thousand,
         and 6 % noise of the runs hides either (``bench_process_law.py``). Every
         collective adds FiM-Com's confidence interval of its mean over the
-        replications at ``level``. The sum is widened by the ``level`` quantile of
-        the absolute log ratios of the training's measured times to FiM's
-        (``residuals_``), weighted by the measured times: what the fit leaves
-        unexplained where it was measured, where the time was spent (NPB CG's
-        class S runs 0.1-0.5 above FiM in log time, a fixed cost that class B
-        does not keep). Calibration on held-out node counts
+        replications at ``level``. The sum is widened by the two-sided normal
+        ``level`` quantile of the log ratios of the training configurations'
+        measured times (the median of their runs: the interval is of a
+        configuration's time, as the ensemble's are) to FiM's (``residuals_``),
+        their root mean square weighted by the measured times: what the fit
+        leaves unexplained where it was measured, where the time was spent (NPB
+        CG's class S sits 0.1-0.5 above FiM in log time, a fixed cost that class
+        B does not keep). Calibration on held-out node counts
         (:mod:`scaleprobe.models.intervals`) widens it further with the distance
         beyond the training counts.
 
@@ -490,7 +502,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ----------
         X : DataFrame or array-like
         level : float, default=0.9
-            Level of FiM-Com's confidence intervals and of the residuals' quantile.
+            Level of FiM-Com's confidence intervals and of the residuals' band.
 
         Returns
         -------

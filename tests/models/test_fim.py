@@ -145,19 +145,17 @@ def test_the_interval_spans_the_process_laws_the_runs_cannot_reject():
         fixed.predict_interval(big, level=1.5)
 
 
-def test_the_band_is_the_weighted_conformal_quantile_of_the_residuals():
-    residuals = np.log([1.1, 0.8, 1.02, 1.3, 0.95, 1.05, 0.9, 1.2, 1.0, 0.85, 1.15])
-    spread = np.sort(np.abs(residuals))
-    # 11 residuals: the 90 % band is the ceil(12 * 0.9) = 11th smallest, the largest
-    assert _band(residuals, 0.9) == spread[10]
-    assert _band(residuals, 0.5) == spread[5]
-    # too few for the quantile: the largest
-    assert _band(residuals[:3], 0.9) == pytest.approx(-np.log(0.8))
+def test_the_band_is_the_weighted_spread_of_the_residuals():
+    residuals = np.log([1.1, 0.8, 1.02, 1.3, 0.95])
+    rms = np.sqrt(np.mean(residuals**2))
+    # two-sided 90 %: 1.645 standard deviations
+    assert _band(residuals, 0.9) == pytest.approx(1.6449 * rms, rel=1e-4)
+    assert _band(residuals, 0.5) == pytest.approx(0.6745 * rms, rel=1e-4)
     # weighted by the time measured: a long run's small ratio counts for more
-    weights = np.ones(11)
-    weights[np.argmin(np.abs(residuals))] = 1000.0  # log 1.0, a run 1000x as long
-    assert _band(residuals, 0.9, weights) == 0.0
-    assert _band(residuals, 0.9, np.full(11, 3.0)) == spread[10]
+    weights = np.array([1.0, 1.0, 98.0, 1.0, 1.0])
+    expected = np.sqrt(np.sum(weights * residuals**2) / 102.0) * 1.6449
+    assert _band(residuals, 0.9, weights) == pytest.approx(expected, rel=1e-4)
+    assert _band(residuals, 0.9, weights) < 0.3 * _band(residuals, 0.9)
     assert _band(np.array([]), 0.9) == 0.0
     assert _band(None, 0.9) == 0.0
 
