@@ -18,13 +18,15 @@ within one sweep step); with two or more runs of the large size, how far one run
 point lies from their median (the host's noise); and each part of the time, measured
 and as FiM and FiM-queue predict it (computation, each collective, and the measured
 rest: waiting for the slowest rank), which shows where an error comes from and where
-two parts' errors cancel. ``--plot`` writes the Fig. 5-style bar chart. FiM's
-``MemoryRegimeWarning`` is printed when the large size puts a rank's working set
-beyond the last-level cache that the training sizes stayed in, or more than twice as
-far out of it as any training point (NPB IS's class B). ``--train`` trains a kernel
-on other sizes (NPB CG: ``--train W,A,U40000``, a class U of order 40000 whose matrix
-leaves the cache as class B's does; it costs class A's cycles per nonzero, and FiM
-does worse with it, see ``fim_eval.KERNELS``).
+two parts' errors cancel; then FiM's range over the process laws its hold-out cannot
+reject (``FiM.predict_interval``) and the ensemble's 90 % interval of FiM calibrated
+around it, with how many measured times each holds. ``--plot`` writes the Fig.
+5-style bar chart. FiM's ``MemoryRegimeWarning`` is printed when the large size puts
+a rank's working set beyond the last-level cache that the training sizes stayed in,
+or more than twice as far out of it as any training point (NPB IS's class B).
+``--train`` trains a kernel on other sizes (NPB CG: ``--train W,A,U40000``, a class U
+of order 40000 whose matrix leaves the cache as class B's does; it costs class A's
+cycles per nonzero, and FiM does worse with it, see ``fim_eval.KERNELS``).
 
 Every training point is run ``--repeats`` times (default 3) and every run is fitted;
 a large-size point ``--test-repeats`` times (default 1), scored by the median; with
@@ -67,6 +69,7 @@ from fim_eval import (
     TEST_RANKS,
     TRAIN_RANKS,
     bar_chart,
+    calibrated_interval,
     fim_columns,
     fit_models,
     frame,
@@ -149,22 +152,24 @@ def _per_run(test):
 
 def _print_range(models, test, ranks, measured):
     """FiM's range over the process laws its hold-out cannot reject, per process
-    count, and whether it holds the measured time: how far the law taken can be
-    trusted beyond the training counts."""
+    count, and the ensemble's interval of FiM calibrated around it on held-out node
+    counts and sizes; and how many measured times each holds."""
     fim = models["FiM"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryRegimeWarning)  # printed above
-        low, high = fim.predict_interval(test[fim_columns(test)])
-    held = (low <= measured) & (measured <= high)
-    cells = ", ".join(
-        f"{r}: {a:.3g}-{b:.3g}{'' if h else ' (out)'}"
-        for r, a, b, h in zip(ranks, low, high, held, strict=True)
-    )
+        ranges = {"FiM's range": fim.predict_interval(test[fim_columns(test)])}
+    calibrated = calibrated_interval(models, test)
+    if calibrated is not None:
+        ranges["scaleprobe's 90 % interval of FiM"] = calibrated
     laws = "/".join(fim.computation_.plausible_laws_)
-    print(
-        f"FiM's range over the process laws not rejected ({laws}), s: {cells}; "
-        f"holds {int(held.sum())} of {len(ranks)} measured"
-    )
+    print(f"process laws FiM-Cal's hold-out does not reject: {laws}")
+    for name, (low, high) in ranges.items():
+        held = (low <= measured) & (measured <= high)
+        cells = ", ".join(
+            f"{r}: {a:.3g}-{b:.3g}{'' if h else ' (out)'}"
+            for r, a, b, h in zip(ranks, low, high, held, strict=True)
+        )
+        print(f"{name}, s: {cells}; holds {int(held.sum())} of {len(ranks)} measured")
 
 
 def _print_parts(models, test, ranks):

@@ -276,6 +276,19 @@ def predict(models, test):
     raise RuntimeError("no model of the ensemble predicts the large size")
 
 
+def calibrated_interval(models, test):
+    """The ensemble's calibrated interval of FiM for the test frame (its range over
+    the plausible process laws, widened as held-out node counts and sizes showed),
+    or None without one."""
+    ensemble = models["scaleprobe"]
+    interval = ensemble.intervals.get("fim")
+    if interval is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaleprobeWarning)
+        return interval.bounds(ensemble.models["fim"], _law_frame(test))
+
+
 def table4(measured, predicted, ranks):
     """Seed 003's Table 4 for one model: errors, optimal q, rank correlation, chi2."""
     measured, predicted = np.asarray(measured), np.asarray(predicted)
