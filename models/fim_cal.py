@@ -288,9 +288,10 @@ class FiMCal(RegressorMixin, BaseEstimator):
         for other in others:
             if other == law:
                 continue
-            state = self._law_state(
-                *fit_process_law(kept, counts, hardware[:, 1], other, size_fit)[1:4]
-            )
+            fitted = fit_process_law(kept, counts, hardware[:, 1], other, size_fit)
+            if fitted[0] != other:  # the rows cannot fit it
+                continue
+            state = self._law_state(*fitted[1:4])
             alternative = self._under(other, {**state, "alpha": 1.0})
             # a law the runs cannot reject, not the answer: its calibration's
             # complaints are the law taken's to make
@@ -365,11 +366,12 @@ class FiMCal(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         fits = getattr(self, "law_fits_", None)
-        if not fits:  # a fit from before the laws were kept: the law taken alone
-            return self
-        if law not in fits:
+        if not fits and law == self.process_law_:
+            return self  # a fit from before the laws were kept: the law taken alone
+        if law not in (fits or {}):
             raise ValueError(
-                f"law must be one of the plausible laws {sorted(fits)}, got {law!r}"
+                f"law must be one of the plausible laws "
+                f"{sorted(fits or [self.process_law_])}, got {law!r}"
             )
         return self._under(law, fits[law])
 

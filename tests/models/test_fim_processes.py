@@ -264,6 +264,13 @@ def test_laws_of_exact_cycles_are_rejected_only_beyond_what_noise_hides():
     assert model.plausible_laws_ == ("replicated",)
     with pytest.raises(ValueError, match="plausible laws"):
         model.law_model("contention")
+    # a fit from before the laws were kept (a model file) has the law taken alone
+    del model.law_fits_, model.plausible_laws_
+    assert model.law_model("replicated") is model
+    low, high = model.predict_range(np.array([[4e6, 1024]]))
+    assert low[0] == high[0] == model.predict(np.array([[4e6, 1024]]))[0]
+    with pytest.raises(ValueError, match=r"plausible laws \['replicated'\]"):
+        model.law_model("constant")
 
 
 def test_two_counts_reject_no_law():
@@ -277,6 +284,11 @@ def test_two_counts_reject_no_law():
     low, high = _cycle_range(model, 4e6, np.array([2, 1024]))
     # the published law pools the change; a repeated part carries it on
     assert high[1] > 100 * low[1]
+    # one size on 1 process cannot give the one-process cycles of a size law: no
+    # growth law can be fitted, and the published one is the only law
+    one = np.array([1e5, 1e5, 2e5])
+    lone = _fit(1e6 + 80.0 * one, procs=np.array([1, 2, 2]), sizes=one)
+    assert lone.plausible_laws_ == ("constant",)
     # on 2 the growth laws follow the 25 %, which the published law halves
     assert low[0] == pytest.approx(_cycles(model, 4e6, [2])[0])
     assert high[0] == pytest.approx(1.25 * (1e6 + 80.0 * 4e6), rel=1e-6)
