@@ -58,12 +58,8 @@ Without those columns (any other data) FiM is FiM-Cal on the whole time.
 
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -74,6 +70,7 @@ from ._fim_collectives import (
     fit_collectives,
     predict_collectives,
 )
+from ._fim_interval import band, log_residuals
 from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
 from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
@@ -111,40 +108,6 @@ def _sizes(X, parameters):
         for c in parameters
     ]
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
-
-
-def _log_residuals(model, X, y, keys):
-    """Log ratios of the measured to the predicted times of the training's
-    configurations (rows of equal ``keys``; the median of their runs), and those
-    medians (a configuration timed at zero or less says nothing of a ratio and is
-    left out). The ensemble's intervals are of a configuration's time, not of
-    one run's."""
-    y = np.asarray(y, dtype=float).ravel()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the training rows' own
-        predicted = model.predict(X)
-    _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
-    group = group.ravel()
-    ratios, medians = [], []
-    for index in np.unique(group):
-        rows = group == index
-        measured, modelled = float(np.median(y[rows])), float(predicted[rows][0])
-        if measured > 0 and modelled > 0:
-            ratios.append(np.log(measured / modelled))
-            medians.append(measured)
-    return np.array(ratios), np.array(medians)
-
-
-def _band(residuals, level, weights=None):
-    """Half-width in log time of the measured times about the fit: the two-sided
-    normal ``level`` quantile times the root mean square of the log residuals,
-    weighted (0 without any)."""
-    if residuals is None or not len(residuals):
-        return 0.0
-    residuals = np.asarray(residuals, dtype=float)
-    weights = np.ones_like(residuals) if weights is None else np.asarray(weights, float)
-    sigma = math.sqrt(float(np.average(residuals**2, weights=weights)))
-    return float(stats.norm.ppf(0.5 + level / 2)) * sigma
 
 
 class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
@@ -238,7 +201,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     residuals_ : ndarray
         Log ratios of the training configurations' measured times (the median of
         their runs) to FiM's predictions of them; :meth:`predict_interval` widens
-        by their ``level`` quantile, weighted by ``residual_weights_``.
+        by their root mean square, weighted by ``residual_weights_``, times the
+        normal ``level`` quantile.
     residual_weights_ : ndarray
         Those measured times, s: a long run's ratio weighs more than a short
         one's, whose fixed costs a larger size does not keep.
@@ -334,7 +298,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.n_features_in_ = self.computation_.n_features_in_
             self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
             self.cache_errors_, self.load_law_ = {}, None
-            self.residuals_, self.residual_weights_ = _log_residuals(self, X, y, X)
+            self.residuals_, self.residual_weights_ = log_residuals(self, X, y, X)
             return self
         if self.over not in X.columns:
             raise ValueError(
@@ -408,7 +372,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 random_state=self.random_state,
             ),
         )
-        self.residuals_, self.residual_weights_ = _log_residuals(
+        self.residuals_, self.residual_weights_ = log_residuals(
             self, X, y, np.column_stack([x, q, per])
         )
         return self
@@ -461,42 +425,39 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         x, q, per = self._frame(X)
         if x is None:
             return {"computation": self.computation_.predict(X)}
+        parts = {"computation": per * self._computation(x, q)}
+        parts.update(predict_collectives(self, x, q, per))
+        return parts
+
+    def _computation(self, x, q, ranged=False):
+        """Computation time per iteration of rows: the load law's, or FiM-Cal's
+        (with ``ranged``, its ``(lower, upper)`` over the plausible process laws);
+        warns where the cache's load leaves the training's side of it."""
         memory = getattr(self, "memory_", None)
         _check_memory(memory, x, q)
         if getattr(self, "load_law_", None) is not None:
             law = LoadLaw(**self.load_law_)
-            computation = law.seconds(
+            seconds = law.seconds(
                 x, q, _projected_loads(memory, x, q), self.computation_.frequency
             )
-        else:
-            computation = self.computation_.predict(np.column_stack([x, q]))
-        parts = {"computation": per * computation}
-        parts.update(predict_collectives(self, x, q, per))
-        return parts
+            return (seconds, seconds) if ranged else seconds
+        rows = np.column_stack([x, q])
+        if ranged:
+            return self.computation_.predict_range(rows)
+        return self.computation_.predict(rows)
 
     def predict_interval(self, X, level=0.9):
         """The time's range over the process laws the training cannot reject,
         widened by how far the training's own times lie from the fit.
 
         The computation's part is FiM-Cal's :meth:`~scaleprobe.models.FiMCal.
-        predict_range`: the lowest and highest time of the process laws whose
-        error at the held-out largest training count lies within noise of the best
-        one's (all of them from two process counts, where nothing can be held
-        out; one with a law given, or with the load law of the cache). Fitted on 1,
-        2 and 4 processes, a part every process repeats and a loss with the
-        logarithm of the processes can differ by a factor of ten at a thousand,
-        and 6 % noise of the runs hides either (``bench_process_law.py``). Every
+        predict_range` (a point under the load law of the cache), every
         collective adds FiM-Com's confidence interval of its mean over the
-        replications at ``level``. The sum is widened by the two-sided normal
-        ``level`` quantile of the log ratios of the training configurations'
-        measured times (the median of their runs: the interval is of a
-        configuration's time, as the ensemble's are) to FiM's (``residuals_``),
-        their root mean square weighted by the measured times: what the fit
-        leaves unexplained where it was measured, where the time was spent (NPB
-        CG's class S sits 0.1-0.5 above FiM in log time, a fixed cost that class
-        B does not keep). Calibration on held-out node counts
-        (:mod:`scaleprobe.models.intervals`) widens it further with the distance
-        beyond the training counts.
+        replications at ``level``, and the sum is widened by the training
+        configurations' spread about FiM (``residuals_``); see
+        :mod:`scaleprobe.models._fim_interval`. Calibration on held-out node
+        counts (:mod:`scaleprobe.models.intervals`) widens it further with the
+        distance beyond the training counts.
 
         Parameters
         ----------
@@ -510,8 +471,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
-        band = np.exp(
-            _band(
+        width = np.exp(
+            band(
                 getattr(self, "residuals_", None),
                 level,
                 getattr(self, "residual_weights_", None),
@@ -520,20 +481,12 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         x, q, per = self._frame(X)
         if x is None:
             low, high = self.computation_.predict_range(X)
-            return low / band, high * band
-        memory = getattr(self, "memory_", None)
-        _check_memory(memory, x, q)
-        if getattr(self, "load_law_", None) is not None:
-            law = LoadLaw(**self.load_law_)
-            low = high = law.seconds(
-                x, q, _projected_loads(memory, x, q), self.computation_.frequency
-            )
-        else:
-            low, high = self.computation_.predict_range(np.column_stack([x, q]))
+            return low / width, high * width
+        low, high = self._computation(x, q, ranged=True)
         low, high = per * low, per * high
         for lower, upper in predict_collectives(self, x, q, per, level=level).values():
             low, high = low + lower, high + upper
-        return low / band, high * band
+        return low / width, high * width
 
     def predict(self, X):
         """Predicted time, s: computation plus every collective (no overlap).

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
 from scaleprobe.models._fim_cache import LoadLaw
+from scaleprobe.models._fim_interval import band as _band
 from scaleprobe.models._fim_regressions import _count_basis, _fit_counts
-from scaleprobe.models.fim import FiM, _band, fim_measurements
+from scaleprobe.models.fim import FiM, fim_measurements
 from scaleprobe.models.fim_markov import synchronized_time
 from scaleprobe.models.fitted import describe_model
 from scaleprobe.models.serialization import _decode, _encode
