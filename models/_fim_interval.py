@@ -6,9 +6,11 @@ loss with the logarithm of the processes can agree there and differ by a factor 
 ten at a thousand, and 6 % noise of the runs hides either
 (``tests/benchmarks/bench_process_law.py``). :meth:`~scaleprobe.models.FiM.
 predict_interval` therefore spans the time under every law the hold-out cannot
-reject (:meth:`~scaleprobe.models.FiMCal.predict_range`; all of them from two
-process counts, where nothing can be held out; one with a law given or under the
-load law of the cache), adds FiM-Com's confidence interval of each collective's mean
+reject and the central part of each law's refits on resampled residuals, which
+carry the noise of its coefficients to the counts predicted
+(:meth:`~scaleprobe.models.FiMCal.predict_range`; all laws from two process counts,
+where nothing can be held out; one with a law given; a point under the load law of
+the cache), adds FiM-Com's confidence interval of each collective's mean
 over the replications, and widens the sum by the training's spread about the fit:
 
 .. math::

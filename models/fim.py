@@ -429,10 +429,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         parts.update(predict_collectives(self, x, q, per))
         return parts
 
-    def _computation(self, x, q, ranged=False):
+    def _computation(self, x, q, ranged=None):
         """Computation time per iteration of rows: the load law's, or FiM-Cal's
-        (with ``ranged``, its ``(lower, upper)`` over the plausible process laws);
-        warns where the cache's load leaves the training's side of it."""
+        (with ``ranged`` a level, its ``(lower, upper)`` over the plausible process
+        laws and their refits); warns where the cache's load leaves the training's
+        side of it."""
         memory = getattr(self, "memory_", None)
         _check_memory(memory, x, q)
         if getattr(self, "load_law_", None) is not None:
@@ -443,7 +444,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             return (seconds, seconds) if ranged else seconds
         rows = np.column_stack([x, q])
         if ranged:
-            return self.computation_.predict_range(rows)
+            return self.computation_.predict_range(rows, level=ranged)
         return self.computation_.predict(rows)
 
     def predict_interval(self, X, level=0.9):
@@ -463,7 +464,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ----------
         X : DataFrame or array-like
         level : float, default=0.9
-            Level of FiM-Com's confidence intervals and of the residuals' band.
+            Level of FiM-Com's confidence intervals, of the central part of
+            FiM-Cal's refits and of the residuals' band.
 
         Returns
         -------
@@ -480,9 +482,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         )
         x, q, per = self._frame(X)
         if x is None:
-            low, high = self.computation_.predict_range(X)
+            low, high = self.computation_.predict_range(X, level=level)
             return low / width, high * width
-        low, high = self._computation(x, q, ranged=True)
+        low, high = self._computation(x, q, ranged=level)
         low, high = per * low, per * high
         for lower, upper in predict_collectives(self, x, q, per, level=level).values():
             low, high = low + lower, high + upper

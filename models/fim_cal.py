@@ -33,7 +33,13 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._fim_processes import PROCESS_LAWS, fit_process_law, growth, unseen_growth
+from ._fim_processes import (
+    PROCESS_LAWS,
+    fit_process_law,
+    growth,
+    law_draws,
+    unseen_growth,
+)
 from ._fim_size import SizeLaw, embed, evaluate, keep, regress, size_form
 from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 from .fim_markov import CHAINS
@@ -152,7 +158,8 @@ class FiMCal(RegressorMixin, BaseEstimator):
     law_fits_ : dict
         Per plausible law, its fit on every point: ``cycles`` (TC's row of
         ``coef_``), ``form``, ``base``, ``growth`` and ``alpha``
-        (:meth:`law_model`).
+        (:meth:`law_model`), and ``draws``, the ``cycles``, ``form``, ``base`` and
+        ``growth`` of its refits on resampled residuals (:meth:`predict_range`).
     alpha_ : float
         Calibrated :math:`\alpha` of Eq. 12.
     n_features_in_ : int
@@ -285,10 +292,11 @@ class FiMCal(RegressorMixin, BaseEstimator):
             )
         self.alpha_ = self._calibrate(design, counts, y)
         self.law_fits_ = {law: {**taken, "alpha": self.alpha_}}
+        total = hardware[:, 1]
         for other in others:
             if other == law:
                 continue
-            fitted = fit_process_law(kept, counts, hardware[:, 1], other, size_fit)
+            fitted = fit_process_law(kept, counts, total, other, size_fit)
             if fitted[0] != other:  # the rows cannot fit it
                 continue
             state = self._law_state(*fitted[1:4])
@@ -299,6 +307,11 @@ class FiMCal(RegressorMixin, BaseEstimator):
                 warnings.simplefilter("ignore")
                 state["alpha"] = alternative._calibrate(design, counts, y)
             self.law_fits_[other] = state
+        for name, state in self.law_fits_.items():
+            state["draws"] = [
+                self._law_state(*refit)
+                for refit in law_draws(kept, counts, total, name, size_fit)
+            ]
         self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
         return self
 
@@ -375,23 +388,48 @@ class FiMCal(RegressorMixin, BaseEstimator):
             )
         return self._under(law, fits[law])
 
-    def predict_range(self, X):
-        """Lowest and highest computation time of the plausible process laws, s.
+    def predict_range(self, X, level=0.9, cycles=False):
+        """Lowest and highest computation time over the plausible process laws and
+        their coefficients' spread, s.
+
+        Under each law, the central ``level`` of its refits on resampled residuals
+        (:func:`~scaleprobe.models._fim_processes.law_draws`) and its point fit;
+        the range is their union over the laws.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        level : float, default=0.9
+            Central fraction of each law's refits spanned.
+        cycles : bool, default=False
+            The total cycles ``TC`` (Eq. 12) instead of the time.
 
         Returns
         -------
         lower, upper : ndarray of shape (n_samples,)
             Equal to :meth:`predict` when one law is plausible (a law given, or
-            ``"cv"`` rejecting the others).
+            ``"cv"`` rejecting the others) and its refits do not move it (a fit
+            from before refits were kept).
         """
         check_is_fitted(self)
-        laws = getattr(self, "plausible_laws_", (self.process_law_,))
-        times = np.array([self.law_model(law).predict(X) for law in laws])
-        return times.min(axis=0), times.max(axis=0)
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        fits = getattr(self, "law_fits_", None) or {}
+        lows, highs = [], []
+        for law in getattr(self, "plausible_laws_", (self.process_law_,)):
+            point = self.law_model(law)
+            state = fits.get(law, {})
+            models = [point] + [
+                point._under(law, {**state, **draw}) for draw in state.get("draws", ())
+            ]
+            if cycles:
+                values = np.array([m.predict_hardware(X)[:, 1] for m in models])
+            else:
+                values = np.array([m.predict(X) for m in models])
+            tail = (1.0 - level) / 2.0
+            lows.append(np.minimum(values[0], np.quantile(values, tail, axis=0)))
+            highs.append(np.maximum(values[0], np.quantile(values, 1 - tail, axis=0)))
+        return np.min(lows, axis=0), np.max(highs, axis=0)
 
     @staticmethod
     def _warn_unseen_growth(design, counts, total, form):

@@ -8,13 +8,14 @@ average, 11 % on 2 ranks). For every law and noise level the table gives how oft
 ``"cv"`` took each law over the seeds, and the absolute log error of the cycles it
 predicts for the largest size on 32 and 1024 processes (median, mean, worst); then
 how often that prediction lies within 10 % of the truth at 1024 processes, and how
-often the range of the laws the hold-out cannot reject does
+often the range of the laws the hold-out cannot reject and of the central 90 % of
+their refits on resampled residuals does
 (:meth:`~scaleprobe.models.FiMCal.predict_range`, the range within 10 %), with the
-median ratio of its ends there. A change to the selection rule is judged here and
-on measured records (``bench_fim_table4.py --report-only``), never on one of them
-alone.
+median ratio of its ends there: how much the data can tell at 1024 processes. A
+change to the selection rule is judged here and on measured records
+(``bench_fim_table4.py --report-only``), never on one of them alone.
 
-Run: ``python tests/benchmarks/bench_process_law.py`` (about 10 s for 20 seeds).
+Run: ``python tests/benchmarks/bench_process_law.py`` (about 40 s for 20 seeds).
 """
 
 from __future__ import annotations
@@ -58,15 +59,6 @@ def _fit(total):
     return model.fit(np.column_stack([SIZES, PROCS]), np.array(seconds), hardware)
 
 
-def _cycle_range(model, design):
-    """Lowest and highest total cycles of the process laws ``model`` keeps."""
-    cycles = [
-        model.law_model(law).predict_hardware(design)[:, 1]
-        for law in model.plausible_laws_
-    ]
-    return np.min(cycles, axis=0), np.max(cycles, axis=0)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="draws per row")
@@ -95,7 +87,7 @@ def main():
                 design = np.column_stack([np.full(AT.size, LARGE), AT])
                 predicted = model.predict_hardware(design)[:, 1]
                 errors.append(np.abs(np.log(predicted / truth(LARGE, AT))))
-                low, high = _cycle_range(model, design)
+                low, high = model.predict_range(design, cycles=True)
                 target = truth(LARGE, AT)[-1]
                 held.append(low[-1] / 1.1 <= target <= high[-1] * 1.1)
                 ratios.append(high[-1] / low[-1])
