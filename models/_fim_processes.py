@@ -50,8 +50,8 @@ most draws, and the range of the laws kept holds it
 (:meth:`~scaleprobe.models.FiMCal.predict_range`, ``bench_process_law.py``). Each
 law's own coefficients carry the noise too: a small growth fitted from three counts
 is anywhere between none and twice its size, which a thousand processes multiply.
-:func:`law_draws` refits a law on resampled residuals, and the range spans the
-central part of the refits of every law kept.
+:func:`~scaleprobe.models._fim_laws.law_draws` refits a law on resampled
+residuals, and the range spans the central part of the refits of every law kept.
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ __all__ = [
     "PROCESS_LAWS",
     "fit_process_law",
     "growth",
-    "law_draws",
     "plausible_laws",
     "unseen_growth",
 ]
@@ -83,9 +82,6 @@ _TINY = 1e-300
 #: beyond three times the smaller count's scatter about its fit), and how much a
 #: growth law must cut the published law's hold-out error when it does not halve it.
 NOTICED = math.log(1.1)
-#: Refits of a law on resampled residuals that give the spread of its coefficients
-#: (:func:`law_draws`).
-DRAWS = 100
 
 
 def _h(law, counts, base):
@@ -326,77 +322,3 @@ def unseen_growth(design, counts, total, size_fit):
     if abs(change) <= max(NOTICED, 3.0 * scatter):
         return None
     return float(distinct[0]), float(distinct[1]), math.exp(change)
-
-
-def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
-    r"""Refits of one process law that show how far noise moves its coefficients.
-
-    The law's point fit holds a law's answer at the training counts; carried to a
-    thousand processes, its growth :math:`\gamma` carries the training's noise with
-    it (a 3 % growth per added process under 15 % noise of the runs is fitted
-    anywhere between none and twice that). A residual bootstrap by configuration
-    shows how far: the log residuals of the training configurations about the fit
-    (the mean over a configuration's runs), centred and widened by
-    :math:`\sqrt{C / (C - p)}` for the :math:`p` coefficients fitted from :math:`C`
-    configurations, are drawn with replacement, one per configuration, and every run
-    keeps its own deviation from its configuration's mean; each draw is refitted.
-
-    Parameters
-    ----------
-    design, counts, total, size_fit
-        As :func:`fit_process_law` takes them.
-    law : str
-        One of :data:`PROCESS_LAWS` but ``"cv"``.
-    draws : int, default=DRAWS
-    seed : int, default=0
-        Seed of the resampling (a fit is reproducible).
-
-    Returns
-    -------
-    list of tuple
-        ``(size_model, base, gamma)`` of every refit; empty when the law cannot be
-        fitted, its fit is not positive at every row, or no more configurations
-        than coefficients leave nothing to resample.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from scaleprobe.models._fim_size import SizeLaw
-    >>> sizes = np.repeat([1e5, 2e5, 4e5], 6)
-    >>> counts = np.tile([1, 1, 2, 2, 4, 4], 3)
-    >>> design = np.column_stack([np.ones(sizes.size), sizes])
-    >>> noise = np.random.default_rng(1).lognormal(0.0, 0.1, sizes.size)
-    >>> total = (1e6 + 80.0 * sizes + (counts - 1) * 3.0 * sizes) * noise
-    >>> fit = lambda rows, cycles: SizeLaw(rows, cycles, "linear")
-    >>> refits = law_draws(design, counts, total, "replicated", fit)
-    >>> slopes = [gamma[1] for _, _, gamma in refits]
-    >>> len(refits), bool(min(slopes) < 3.0 < max(slopes))
-    (100, True)
-    """
-    fitted = _fit_law(design, counts, total, law, size_fit)
-    if fitted is None:
-        return []
-    size_model, base, gamma = fitted
-    predicted = size_model(design) + growth(design, counts, law, base, gamma)
-    if np.any(predicted <= 0) or np.any(total <= 0):
-        return []
-    _, config = np.unique(
-        np.column_stack([design, counts]), axis=0, return_inverse=True
-    )
-    config = config.ravel()
-    n_configs = int(config.max()) + 1
-    residual = np.log(total / predicted)
-    mean = np.bincount(config, residual) / np.bincount(config)
-    deviation = residual - mean[config]
-    coefficients = design.shape[1] * (1 if law == "constant" else 2)
-    if n_configs <= coefficients:
-        return []
-    spread = (mean - mean.mean()) * math.sqrt(n_configs / (n_configs - coefficients))
-    rng = np.random.default_rng(seed)
-    refits = []
-    for _ in range(draws):
-        drawn = rng.choice(spread, n_configs)[config] + deviation
-        refit = _fit_law(design, counts, predicted * np.exp(drawn), law, size_fit)
-        if refit is not None:
-            refits.append(refit)
-    return refits

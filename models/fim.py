@@ -448,8 +448,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         return self.computation_.predict(rows)
 
     def predict_interval(self, X, level=0.9):
-        """The time's range over the process laws the training cannot reject,
-        widened by how far the training's own times lie from the fit.
+        """The time's range over the process laws the training cannot reject and
+        their coefficients' noise, widened by how far the training's own times lie
+        from the fit.
 
         The computation's part is FiM-Cal's :meth:`~scaleprobe.models.FiMCal.
         predict_range` (a point under the load law of the cache), every

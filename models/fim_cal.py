@@ -26,20 +26,14 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._fim_processes import (
-    PROCESS_LAWS,
-    fit_process_law,
-    growth,
-    law_draws,
-    unseen_growth,
-)
+from ._fim_laws import keep_laws, law_range
+from ._fim_processes import PROCESS_LAWS, fit_process_law, growth, unseen_growth
 from ._fim_size import SizeLaw, embed, evaluate, keep, regress, size_form
 from ._warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 from .fim_markov import CHAINS
@@ -291,27 +285,9 @@ class FiMCal(RegressorMixin, BaseEstimator):
                 "no positive computation time to calibrate alpha", DegenerateFitWarning
             )
         self.alpha_ = self._calibrate(design, counts, y)
-        self.law_fits_ = {law: {**taken, "alpha": self.alpha_}}
-        total = hardware[:, 1]
-        for other in others:
-            if other == law:
-                continue
-            fitted = fit_process_law(kept, counts, total, other, size_fit)
-            if fitted[0] != other:  # the rows cannot fit it
-                continue
-            state = self._law_state(*fitted[1:4])
-            alternative = self._under(other, {**state, "alpha": 1.0})
-            # a law the runs cannot reject, not the answer: its calibration's
-            # complaints are the law taken's to make
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                state["alpha"] = alternative._calibrate(design, counts, y)
-            self.law_fits_[other] = state
-        for name, state in self.law_fits_.items():
-            state["draws"] = [
-                self._law_state(*refit)
-                for refit in law_draws(kept, counts, total, name, size_fit)
-            ]
+        taken = {law: {**taken, "alpha": self.alpha_}}
+        rows, measured = (kept, counts), (hardware[:, 1], design, y)
+        self.law_fits_ = keep_laws(self, taken, others, rows, measured, size_fit)
         self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
         return self
 
@@ -414,22 +390,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1); got {level!r}")
-        fits = getattr(self, "law_fits_", None) or {}
-        lows, highs = [], []
-        for law in getattr(self, "plausible_laws_", (self.process_law_,)):
-            point = self.law_model(law)
-            state = fits.get(law, {})
-            models = [point] + [
-                point._under(law, {**state, **draw}) for draw in state.get("draws", ())
-            ]
-            if cycles:
-                values = np.array([m.predict_hardware(X)[:, 1] for m in models])
-            else:
-                values = np.array([m.predict(X) for m in models])
-            tail = (1.0 - level) / 2.0
-            lows.append(np.minimum(values[0], np.quantile(values, tail, axis=0)))
-            highs.append(np.maximum(values[0], np.quantile(values, 1 - tail, axis=0)))
-        return np.min(lows, axis=0), np.max(highs, axis=0)
+        return law_range(self, X, level, cycles)
 
     @staticmethod
     def _warn_unseen_growth(design, counts, total, form):

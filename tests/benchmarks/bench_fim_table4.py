@@ -19,11 +19,12 @@ point lies from their median (the host's noise); and each part of the time, meas
 and as FiM and FiM-queue predict it (computation, each collective, and the measured
 rest: waiting for the slowest rank), which shows where an error comes from and where
 two parts' errors cancel; then FiM's range over the process laws its hold-out cannot
-reject (``FiM.predict_interval``) and the ensemble's 90 % interval of FiM calibrated
-around it, with how many measured times each holds. ``--plot`` writes the Fig.
-5-style bar chart. FiM's ``MemoryRegimeWarning`` is printed when the large size puts
-a rank's working set beyond the last-level cache that the training sizes stayed in,
-or more than twice as far out of it as any training point (NPB IS's class B).
+reject and their refits (``FiM.predict_interval``) and the ensemble's 90 % interval
+of FiM calibrated around it, with how many measured times each holds. ``--plot``
+writes the Fig. 5-style bar chart. FiM's ``MemoryRegimeWarning`` is printed when the
+large size puts a rank's working set beyond the last-level cache that the training
+sizes stayed in, or more than twice as far out of it as any training point (NPB IS's
+class B).
 ``--train`` trains a kernel on other sizes (NPB CG: ``--train W,A,U40000``, a class U
 of order 40000 whose matrix leaves the cache as class B's does; it costs class A's
 cycles per nonzero, and FiM does worse with it, see ``fim_eval.KERNELS``).
@@ -151,9 +152,10 @@ def _per_run(test):
 
 
 def _print_range(models, test, ranks, measured):
-    """FiM's range over the process laws its hold-out cannot reject, per process
-    count, and the ensemble's interval of FiM calibrated around it on held-out node
-    counts and sizes; and how many measured times each holds."""
+    """FiM's range over the process laws its hold-out cannot reject and their
+    refits, per process count, and the ensemble's interval of FiM calibrated
+    around it on held-out node counts and sizes; and how many measured times each
+    holds."""
     fim = models["FiM"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryRegimeWarning)  # printed above

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scaleprobe.models import InsufficientDataWarning
 from scaleprobe.models._fim_cache import _run_scatter
-from scaleprobe.models._fim_processes import _take, law_draws, plausible_laws
+from scaleprobe.models._fim_laws import law_draws
+from scaleprobe.models._fim_processes import _take, plausible_laws
 from scaleprobe.models._fim_size import SizeLaw
 from scaleprobe.models.fim_cal import FiMCal
 from scaleprobe.models.fim_markov import calculation_time
