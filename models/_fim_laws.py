@@ -33,12 +33,12 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     processes, its growth :math:`\gamma` carries the training's noise with it (a
     part every added process repeats, 3 cycles per unit of work against 80 on one
     process, is fitted anywhere between 0 and 7 under 15 % noise of the runs). A
-    residual bootstrap by configuration
-    shows how far: the log residuals of the training configurations about the fit
-    (the mean over a configuration's runs), centred and widened by
-    :math:`\sqrt{C / (C - p)}` for the :math:`p` coefficients fitted from :math:`C`
-    configurations, are drawn with replacement, one per configuration, and every run
-    keeps its own deviation from its configuration's mean; each draw is refitted.
+    residual bootstrap by configuration shows how far: the log residuals of the
+    training configurations about the fit (the mean over a configuration's runs),
+    centred and widened by :math:`\sqrt{C / (C - p)}` for the :math:`p` coefficients
+    fitted from :math:`C` configurations, are drawn with replacement, one per
+    configuration, and every run keeps its own deviation from its configuration's
+    mean; each draw is refitted.
 
     Parameters
     ----------
