@@ -450,7 +450,9 @@ class FiMCal(RegressorMixin, BaseEstimator):
         if self.variant == "synchronized":
             # each process runs TC / (stages t) cycles, whose chain allows at most
             # U = 1 - stages t / TC (Eq. 2); U = 1 - 1/TC, derived without counters,
-            # is beyond it
+            # is beyond it; and each process's share is at least one cycle (a law
+            # that puts a training size below zero, under a small trial alpha)
+            tc = np.maximum(tc, (1.0 + 1e-9) * self.stages * counts)
             u = np.clip(u, 0.0, np.maximum(1.0 - self.stages * counts / tc, 0.0))
         return np.array(
             [

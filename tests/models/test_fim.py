@@ -570,3 +570,21 @@ def test_the_load_law_times_its_cycles_with_fims_markov_variant():
     law = waiting.load_law_
     with pytest.raises(ValueError, match="variant must be one of"):
         LoadLaw(law["work"], law["knots"], law["costs"], variant="barrier")
+
+
+def test_the_synchronized_chain_fits_a_law_that_puts_a_size_below_zero():
+    # Eq. 11 as published, through cycles per key that rise from 40 to 150 with the
+    # size, has a negative intercept: the smallest size's cycles are negative, and
+    # alpha's search must floor each process's share of a stage at one cycle
+    X, _ = _waiting(_sort_like([2**16, 2**20, 2**23], [1, 2, 4])[0])
+    model = FiM(variant="synchronized", size_law="linear")
+    model.fit(X, X["comp_time_iterations"])
+    cycles = model.computation_.coef_[1]
+    assert cycles[0] + cycles[1] * 2**16 < 0
+    seconds = model.predict_parts(X)["computation"]
+    assert np.all(np.isfinite(seconds))
+    assert np.all(seconds > 0)
+    # the largest size, well above the intercept, is timed as measured within 10 %
+    largest = X["points"].to_numpy() == 2**23
+    measured = X["comp_time_iterations"].to_numpy()[largest]
+    np.testing.assert_allclose(seconds[largest], measured, rtol=0.1)
