@@ -65,6 +65,7 @@ from ._fim_cache import _run_scatter
 
 __all__ = [
     "PROCESS_LAWS",
+    "beats",
     "fit_process_law",
     "growth",
     "plausible_laws",
@@ -175,16 +176,38 @@ def _held_out(design, counts, total, size_fit):
     return errors
 
 
+def beats(error, reference, scatter):
+    """Whether a hold-out ``error`` beats the simpler law's ``reference`` by more
+    than noise explains: below :data:`CLEARLY_BETTER` times it, or below it by more
+    than :data:`NOTICED` and three times the runs' ``scatter``.
+
+    Parameters
+    ----------
+    error, reference : float
+        Mean absolute log errors at the held-out points.
+    scatter : float
+        Median absolute log deviation of a point's runs about their median.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> beats(0.0798, 0.0819, 0.02), beats(0.285, 0.531, 0.02), beats(0.0, 0.01, 0.1)
+    (False, True, True)
+    """
+    halved = error < CLEARLY_BETTER * reference - 1e-9
+    return halved or reference - error > max(NOTICED, 3.0 * scatter)
+
+
 def _take(errors, shape, scatter):
     """The law ``"cv"`` takes: constant unless a growth law beats it clearly at the
     largest count (``errors``), then the growth law of the lower ``shape`` error."""
     if "constant" not in errors:
         return "constant"
-    published = errors["constant"]
     best = min(errors, key=errors.get)
-    halved = errors[best] < CLEARLY_BETTER * published - 1e-9
-    beyond_noise = published - errors[best] > max(NOTICED, 3.0 * scatter)
-    if best == "constant" or not (halved or beyond_noise):
+    if best == "constant" or not beats(errors[best], errors["constant"], scatter):
         return "constant"
     grown = [law for law in shape if law != "constant"]
     return min(grown, key=shape.get) if grown else best
