@@ -73,9 +73,9 @@ def size_form(design, hardware):
     extrapolate TC better in size; ``(form, kept, errors, subset_errors, degrees)``.
 
     Any win at the hold-out is taken, not only a win beyond the runs' noise as for
-    the process laws: a power law fitted through linear cycles costs a few per cent
-    32 sizes further out, a linear law through a growing cost per unit tens of per
-    cent (``tests/benchmarks/bench_size_law.py``)."""
+    the process laws: 32 times beyond the largest training size, a power law fitted
+    through linear cycles is a few per cent off, a linear law through a cost per
+    unit that grows tens of per cent (``tests/benchmarks/bench_size_law.py``)."""
     parameters = design[:, 1:]
     every = tuple(range(parameters.shape[1]))
     positive = np.all(parameters > 0) and np.all(hardware[:, 1] > 0)
