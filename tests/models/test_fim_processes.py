@@ -382,6 +382,32 @@ def test_refits_resample_configurations_and_keep_their_runs():
     assert law_draws(design, procs, negative, "replicated", fit) == []
 
 
+def test_a_configuration_the_law_misfits_is_not_drawn_for_the_others():
+    # NPB CG on a 2-core host with a 32 MiB cache (cycles per iteration, all ranks,
+    # x 1e6; three runs of classes S, W, A on 1, 2, 4 ranks). The linear law of the
+    # one-process cycles has a negative intercept and puts class S on one rank 22x
+    # under its runs: moved onto class A, that residual had the refits put class B
+    # on one rank anywhere from 0 to 43x the point fit (measured: 0.97x)
+    total = 1e6 * np.ravel(
+        [
+            [6.92, 6.607, 9.698, 17.16, 18.88, 18.44, 40.12, 40.27, 34.62],
+            [36.01, 28.69, 30.01, 38.67, 62.85, 36.24, 86.73, 93.1, 65.11],
+            [178.6, 178.7, 158.2, 174.7, 214.3, 222.4, 242.7, 218.5, 217.4],
+        ]
+    )
+    procs = np.tile(np.repeat([1, 2, 4], 3), 3)
+    na = np.repeat([1400.0, 7000.0, 14000.0], 9)
+    nnz = np.repeat([78148.0, 508402.0, 1853104.0], 9)
+    seconds, hardware = _measured(total, procs)
+    X = np.column_stack([na, nnz, procs])
+    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    assert model.plausible_laws_ == ("replicated",)
+    class_b = [[75000.0, 13708072.0, 1]]
+    point = model.predict_hardware(class_b)[0, 1]
+    low, high = model.predict_range(class_b, cycles=True)
+    assert 0.5 * point < low[0] <= point <= high[0] < 2.0 * point
+
+
 def test_the_range_asks_for_a_level_between_0_and_1():
     model = _fit(1e6 + 80.0 * SIZES)
     for level in (0, 1, 1.5):
