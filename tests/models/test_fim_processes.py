@@ -148,6 +148,17 @@ def test_npb_cg_cycles_of_class_b_on_32_processes():
     assert pooled.predict_hardware(class_b)[0, 1] < 0.5 * 4.18e9
 
 
+def _fit_cg_runs(total):
+    """FiM-Cal fitted on NPB CG's total cycles of classes S, W, A, three runs of
+    each on 1, 2 and 4 processes (rows in that order)."""
+    procs = np.tile(np.repeat([1, 2, 4], 3), 3)
+    na = np.repeat([1400.0, 7000.0, 14000.0], 9)
+    nnz = np.repeat([78148.0, 508402.0, 1853104.0], 9)
+    seconds, hardware = _measured(total, procs)
+    X = np.column_stack([na, nnz, procs])
+    return FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+
+
 def test_npb_cg_with_a_slow_run_on_2_processes():
     # another record set of NPB CG (cycles per iteration, all ranks, x 1e7), three
     # runs of each point: one run of class A on 2 ranks took 1.7x its point's others
@@ -161,12 +172,7 @@ def test_npb_cg_with_a_slow_run_on_2_processes():
             [18.94, 21.74, 21.22, 22.74, 21.59, 36.64, 26.98, 25.5, 26.75],
         ]
     )
-    procs = np.tile(np.repeat([1, 2, 4], 3), 3)
-    na = np.repeat([1400.0, 7000.0, 14000.0], 9)
-    nnz = np.repeat([78148.0, 508402.0, 1853104.0], 9)
-    seconds, hardware = _measured(total, procs)
-    X = np.column_stack([na, nnz, procs])
-    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    model = _fit_cg_runs(total)
     errors, shape = model.process_errors_, model.shape_errors_
     assert errors["contention"] < errors["replicated"] < errors["constant"]
     assert errors["contention"] > 0.5 * errors["constant"]
@@ -395,12 +401,7 @@ def test_a_configuration_the_law_misfits_is_not_drawn_for_the_others():
             [178.6, 178.7, 158.2, 174.7, 214.3, 222.4, 242.7, 218.5, 217.4],
         ]
     )
-    procs = np.tile(np.repeat([1, 2, 4], 3), 3)
-    na = np.repeat([1400.0, 7000.0, 14000.0], 9)
-    nnz = np.repeat([78148.0, 508402.0, 1853104.0], 9)
-    seconds, hardware = _measured(total, procs)
-    X = np.column_stack([na, nnz, procs])
-    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    model = _fit_cg_runs(total)
     assert model.plausible_laws_ == ("replicated",)
     class_b = [[75000.0, 13708072.0, 1]]
     point = model.predict_hardware(class_b)[0, 1]
