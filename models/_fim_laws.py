@@ -20,7 +20,7 @@ import numpy as np
 
 from ._fim_processes import _fit_law, fit_process_law, growth
 
-__all__ = ["DRAWS", "keep_laws", "law_draws", "law_range"]
+__all__ = ["DRAWS", "keep_laws", "law_draws", "law_range", "typical"]
 
 #: Refits of a law on resampled residuals that give the spread of its coefficients.
 DRAWS = 100
@@ -99,7 +99,7 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     coefficients = design.shape[1] * (1 if law == "constant" else 2)
     if n_configs <= coefficients:
         return []
-    pool = _typical(mean)
+    pool = mean[typical(mean)]
     spread = (pool - pool.mean()) * math.sqrt(n_configs / (n_configs - coefficients))
     rng = np.random.default_rng(seed)
     refits = []
@@ -111,14 +111,15 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     return refits
 
 
-def _typical(residuals):
-    """The residuals within :data:`OUTLYING` scaled median absolute deviations of
-    their median (all of them when they do not scatter)."""
+def typical(residuals):
+    """Which residuals lie within :data:`OUTLYING` scaled median absolute deviations
+    of their median (all of them when they do not scatter), as a boolean mask."""
+    residuals = np.asarray(residuals, dtype=float)
     centre = np.median(residuals)
     scale = 1.4826 * np.median(np.abs(residuals - centre))
     if scale <= 0:
-        return residuals
-    return residuals[np.abs(residuals - centre) <= OUTLYING * scale]
+        return np.ones(residuals.shape, dtype=bool)
+    return np.abs(residuals - centre) <= OUTLYING * scale
 
 
 def keep_laws(model, fits, others, rows, measured, size_fit):
