@@ -48,6 +48,10 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     factor (NPB CG's class S on one rank, 22x under its runs, where a negative
     intercept carries the larger classes' cost per unit), which moved onto the
     largest size had the refits put class B anywhere from 0 to 43x the point fit.
+    Where the fit is not positive at a configuration there is no log residual: it
+    is left out of the pool too, and its runs enter every refit as measured, moved
+    by the noise drawn for it (without them the refits were dropped and the range
+    of CG's class B shrank to its point).
 
     Parameters
     ----------
@@ -63,8 +67,9 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     -------
     list of tuple
         ``(size_model, base, gamma)`` of every refit; empty when the law cannot be
-        fitted, its fit is not positive at every row, or no more configurations
-        than coefficients leave nothing to resample.
+        fitted, a measured total is not positive, the fit is positive at no
+        configuration, or no more configurations than coefficients leave nothing
+        to resample.
 
     Examples
     --------
@@ -86,26 +91,33 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
         return []
     size_model, base, gamma = fitted
     predicted = size_model(design) + growth(design, counts, law, base, gamma)
-    if np.any(predicted <= 0) or np.any(total <= 0):
+    if np.any(total <= 0):
         return []
     _, config = np.unique(
         np.column_stack([design, counts]), axis=0, return_inverse=True
     )
     config = config.ravel()
     n_configs = int(config.max()) + 1
-    residual = np.log(total / predicted)
+    # where the fit is not positive there is no log residual: the law's misfit
+    unfit = np.zeros(n_configs, dtype=bool)
+    unfit[config[predicted <= 0]] = True
+    coefficients = design.shape[1] * (1 if law == "constant" else 2)
+    if n_configs <= coefficients or unfit.all():
+        return []
+    fits = ~unfit[config]
+    residual = np.zeros(total.shape)
+    residual[fits] = np.log(total[fits] / predicted[fits])
     mean = np.bincount(config, residual) / np.bincount(config)
     deviation = residual - mean[config]
-    coefficients = design.shape[1] * (1 if law == "constant" else 2)
-    if n_configs <= coefficients:
-        return []
-    pool = mean[typical(mean)]
+    pool = mean[~unfit][typical(mean[~unfit])]
     spread = (pool - pool.mean()) * math.sqrt(n_configs / (n_configs - coefficients))
+    # such a configuration's runs stay as measured, moved by the drawn noise alone
+    centre = np.where(fits, predicted, total)
     rng = np.random.default_rng(seed)
     refits = []
     for _ in range(draws):
         drawn = rng.choice(spread, n_configs)[config] + deviation
-        refit = _fit_law(design, counts, predicted * np.exp(drawn), law, size_fit)
+        refit = _fit_law(design, counts, centre * np.exp(drawn), law, size_fit)
         if refit is not None:
             refits.append(refit)
     return refits

@@ -410,6 +410,33 @@ def test_a_configuration_the_law_misfits_is_not_drawn_for_the_others():
     assert 0.5 * point < low[0] <= point <= high[0] < 2.0 * point
 
 
+def test_a_configuration_the_law_puts_below_zero_keeps_its_runs_in_the_refits():
+    # a second record set of NPB CG on the same host (cycles per iteration, x 1e6):
+    # the linear law puts class S on one rank below zero, where no log residual
+    # exists; the refits were dropped and the range of class B was its point alone
+    total = 1e6 * np.ravel(
+        [
+            [6.991, 7.269, 9.312, 15.28, 18.436, 15.645, 34.836, 36.8, 57.618],
+            [30.494, 26.775, 28.068, 43.078, 46.41, 51.258, 75.82, 65.505, 93.621],
+            [182.108, 166.27, 154.966, 169.922, 177.335, 162.997, 190.258, 207.03,
+             217.939],
+        ]
+    )  # fmt: skip
+    model = _fit_cg_runs(total)
+    assert model.predict_hardware([[1400.0, 78148.0, 1]])[0, 1] < 1e3
+    assert len(model.law_fits_[model.process_law_]["draws"]) == 100
+    # class B measured on 1 to 32 ranks (medians of three runs, cycles per iteration)
+    counts = [1, 2, 4, 8, 16, 32]
+    measured = 1e9 * np.array([1.2239, 1.268, 1.3919, 1.4886, 1.7252, 2.5007])
+    class_b = [[75000.0, 13708072.0, q] for q in counts]
+    point = model.predict_hardware(class_b)[:, 1]
+    low, high = model.predict_range(class_b, cycles=True)
+    assert np.all(low < point)
+    assert np.all(point < high)
+    assert np.all((low <= measured) & (measured <= high))
+    assert np.all(high / low < 10)
+
+
 def test_the_range_asks_for_a_level_between_0_and_1():
     model = _fit(1e6 + 80.0 * SIZES)
     for level in (0, 1, 1.5):
