@@ -49,24 +49,33 @@ def shutdown_cluster(scheduler_file: str, *, timeout: float = 30) -> None:
     # The connections this client holds drop as the scheduler closes: not news.
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     with Client(scheduler_file=scheduler_file, timeout=timeout) as client:
-        # A worker closing while its heartbeat is in flight logs the heartbeat's
-        # failure as an error: stop the heartbeats and let any in flight return
-        # (the scheduler forgets a silent worker only after minutes).
-        workers = sorted(client.run(_stop_heartbeat))
-        time.sleep(_HEARTBEAT_SETTLE)
-        deadline = time.monotonic() + timeout
-        for worker in workers:
-            # One at a time: the scheduler tells the others of each removal, and a
-            # worker closing meanwhile drops that message with a traceback.
-            # ``remove=False`` keeps the worker registered until it has closed
-            # itself: removed first, it would be told it is unknown and close its
-            # stream before its close order is sent.
-            client.retire_workers(workers=[worker], close_workers=True, remove=False)
-            while worker in client.run_on_scheduler(_worker_addresses):
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-        client.shutdown()
+        try:
+            _retire_one_by_one(client, timeout)
+        finally:
+            # whatever the retirement met, the scheduler must not outlive the job:
+            # the recipe waits for the cluster to end
+            client.shutdown()
+
+
+def _retire_one_by_one(client, timeout: float) -> None:
+    """Stop the workers' heartbeats, then close the workers one at a time."""
+    # A worker closing while its heartbeat is in flight logs the heartbeat's
+    # failure as an error: stop the heartbeats and let any in flight return
+    # (the scheduler forgets a silent worker only after minutes).
+    workers = sorted(client.run(_stop_heartbeat))
+    time.sleep(_HEARTBEAT_SETTLE)
+    deadline = time.monotonic() + timeout
+    for worker in workers:
+        # One at a time: the scheduler tells the others of each removal, and a
+        # worker closing meanwhile drops that message with a traceback.
+        # ``remove=False`` keeps the worker registered until it has closed
+        # itself: removed first, it would be told it is unknown and close its
+        # stream before its close order is sent.
+        client.retire_workers(workers=[worker], close_workers=True, remove=False)
+        while worker in client.run_on_scheduler(_worker_addresses):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
 
 def main(argv=None) -> int:

@@ -1,11 +1,14 @@
 """``python -m scaleprobe.deployments.shutdown`` against a real dask-mpi cluster."""
 
+import contextlib
+import logging
 import os
 import subprocess
 import sys
 import time
 
 import pytest
+from scaleprobe.deployments import shutdown
 from scaleprobe.framework.launch import child_environment
 
 pytestmark = pytest.mark.mpi
@@ -13,18 +16,10 @@ DASK_MPI = os.path.join(os.path.dirname(sys.executable), "dask-mpi")
 WORKERS = 3
 
 
-def _events(log: str) -> list[tuple[str, str]]:
-    """The scheduler's closing and removal of each worker, in the log's order."""
-    events = []
-    for line in log.splitlines():
-        for kind in ("Closing worker ", "Remove worker addr: "):
-            if kind in line:
-                address = line.split(kind)[1].split()[0]
-                events.append((kind.split()[0], address))
-    return events
-
-
-def test_workers_leave_one_at_a_time_and_the_log_stays_clean(tmp_path, mpiexec):
+@contextlib.contextmanager
+def _dask_mpi_cluster(tmp_path, mpiexec):
+    """A scheduler and :data:`WORKERS` workers under ``mpiexec``, as the recipes
+    start them: yields ``(scheduler file, process, log path)``."""
     scheduler_file = tmp_path / "scheduler.json"
     log_path = tmp_path / "cluster.log"
     with open(log_path, "w") as log:
@@ -40,6 +35,26 @@ def test_workers_leave_one_at_a_time_and_the_log_stays_clean(tmp_path, mpiexec):
             assert cluster.poll() is None, log_path.read_text()[-3000:]
             assert time.monotonic() < deadline, "the cluster never wrote its file"
             time.sleep(0.2)
+        yield scheduler_file, cluster, log_path
+    finally:
+        if cluster.poll() is None:
+            cluster.kill()
+            cluster.wait()
+
+
+def _events(log: str) -> list[tuple[str, str]]:
+    """The scheduler's closing and removal of each worker, in the log's order."""
+    events = []
+    for line in log.splitlines():
+        for kind in ("Closing worker ", "Remove worker addr: "):
+            if kind in line:
+                address = line.split(kind)[1].split()[0]
+                events.append((kind.split()[0], address))
+    return events
+
+
+def test_workers_leave_one_at_a_time_and_the_log_stays_clean(tmp_path, mpiexec):
+    with _dask_mpi_cluster(tmp_path, mpiexec) as (scheduler_file, cluster, log_path):
         done = subprocess.run(
             [sys.executable, "-m", "scaleprobe.deployments.shutdown",
              str(scheduler_file)],
@@ -47,10 +62,6 @@ def test_workers_leave_one_at_a_time_and_the_log_stays_clean(tmp_path, mpiexec):
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         assert cluster.wait(timeout=60) == 0
-    finally:
-        if cluster.poll() is None:
-            cluster.kill()
-            cluster.wait()
     log = log_path.read_text()
     for trouble in ("Traceback", "ERROR", "heartbeat-missing"):
         assert trouble not in log, log[-3000:]
@@ -61,3 +72,20 @@ def test_workers_leave_one_at_a_time_and_the_log_stays_clean(tmp_path, mpiexec):
     assert events == [
         (kind, address) for address in closed for kind in ("Closing", "Remove")
     ], events
+
+
+def test_the_cluster_ends_even_when_retiring_fails(tmp_path, mpiexec, monkeypatch):
+    # the recipe waits for the cluster to end: a scheduler left running would hold
+    # the job until its time limit
+    def refuse(client, timeout):
+        raise RuntimeError("a worker would not retire")
+
+    monkeypatch.setattr(shutdown, "_retire_one_by_one", refuse)
+    level = logging.getLogger("distributed").level
+    try:
+        with _dask_mpi_cluster(tmp_path, mpiexec) as (scheduler_file, cluster, _):
+            with pytest.raises(RuntimeError, match="would not retire"):
+                shutdown.shutdown_cluster(str(scheduler_file), timeout=30)
+            cluster.wait(timeout=60)
+    finally:
+        logging.getLogger("distributed").setLevel(level)
