@@ -3,6 +3,7 @@
 import contextlib
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -42,14 +43,19 @@ def _dask_mpi_cluster(tmp_path, mpiexec):
             cluster.wait()
 
 
+#: The scheduler's log of closing a worker and of removing it (``distributed``
+#: 2024.8 names the removed worker by its ``WorkerState``, later ones by ``addr:``).
+_EVENTS = re.compile(
+    r"(Closing) worker (\S+)|(Remove) worker (?:addr: |<WorkerState ')([^\s',]+)"
+)
+
+
 def _events(log: str) -> list[tuple[str, str]]:
     """The scheduler's closing and removal of each worker, in the log's order."""
     events = []
-    for line in log.splitlines():
-        for kind in ("Closing worker ", "Remove worker addr: "):
-            if kind in line:
-                address = line.split(kind)[1].split()[0]
-                events.append((kind.split()[0], address))
+    for match in _EVENTS.finditer(log):
+        closing, closed, remove, removed = match.groups()
+        events.append((closing, closed) if closing else (remove, removed))
     return events
 
 
