@@ -79,8 +79,26 @@ def _powers(count: int, multiplier: int) -> np.ndarray:
     return powers
 
 
+def _scratch(work, size):
+    """``work`` checked to hold ``size`` uint64 integers, or a new array."""
+    if work is None:
+        return np.empty(size, dtype=np.uint64)
+    if work.dtype != np.uint64 or work.ndim != 1 or work.size < size:
+        raise ValueError(
+            f"work must be a 1-d uint64 array of at least {size} integers, got "
+            f"{work.dtype} of shape {work.shape}"
+        )
+    return work
+
+
 def stream(
-    seed: int, count: int, multiplier: int = MULTIPLIER, *, block: int = 1 << 20
+    seed: int,
+    count: int,
+    multiplier: int = MULTIPLIER,
+    *,
+    block: int = 1 << 20,
+    out: np.ndarray | None = None,
+    work: np.ndarray | None = None,
 ) -> np.ndarray:
     """The next ``count`` numbers of the generator after ``seed``.
 
@@ -93,11 +111,20 @@ def stream(
     multiplier : int, default=MULTIPLIER
     block : int, default=2**20
         Numbers made per vectorised step (memory of the cached powers).
+    out : numpy.ndarray of float64, optional
+        Where to write the numbers (its first ``count`` entries; it must hold at
+        least ``count``). A kernel that draws in a loop passes the same buffer every
+        time, so that its timed region does not make the operating system map and
+        zero fresh pages for every draw.
+    work : numpy.ndarray of uint64, optional
+        Scratch of at least ``min(count, block)`` integers, reused the same way
+        (allocated per call when omitted).
 
     Returns
     -------
     numpy.ndarray of float64
-        ``r_1 .. r_count``, each exactly ``x_k / 2**46``.
+        ``r_1 .. r_count``, each exactly ``x_k / 2**46`` (a view of ``out`` when
+        given).
 
     Examples
     --------
@@ -110,12 +137,21 @@ def stream(
     >>> r.tolist() == expected
     True
     """
-    out = np.empty(count, dtype=np.float64)
+    if out is None:
+        out = np.empty(count, dtype=np.float64)
+    elif out.dtype != np.float64 or out.ndim != 1 or out.size < count:
+        raise ValueError(
+            f"out must be a 1-d float64 array of at least {count} numbers, got "
+            f"{out.dtype} of shape {out.shape}"
+        )
+    out = out[:count]
     powers = _powers(min(count, block) if count else 1, multiplier)
+    values = _scratch(work, powers.size)
     state = seed % _MODULUS
     for start in range(0, count, powers.size):
         size = min(powers.size, count - start)
-        values = _mulmod(powers[:size], np.uint64(state))
-        np.multiply(values, _SCALE, out=out[start : start + size])
-        state = int(values[-1])
+        np.multiply(powers[:size], np.uint64(state), out=values[:size])
+        np.bitwise_and(values[:size], _MASK46, out=values[:size])
+        np.multiply(values[:size], _SCALE, out=out[start : start + size])
+        state = int(values[size - 1])
     return out

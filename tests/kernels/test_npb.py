@@ -26,6 +26,41 @@ def test_stream_is_the_sequential_generator_from_any_start():
     assert randlc(1)[0] == MULTIPLIER
 
 
+def test_stream_writes_into_given_buffers_and_checks_them():
+    out = np.full(10, -1.0)
+    work = np.zeros(4, dtype=np.uint64)
+    drawn = stream(271828183, 7, block=4, out=out, work=work)
+    np.testing.assert_array_equal(drawn, stream(271828183, 7))
+    assert np.shares_memory(drawn, out)
+    assert out[7:].tolist() == [-1.0] * 3  # beyond count untouched
+    with pytest.raises(ValueError, match="at least 7 numbers"):
+        stream(1, 7, out=np.empty(6))
+    with pytest.raises(ValueError, match="1-d float64"):
+        stream(1, 3, out=np.empty(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="at least 4 integers"):
+        stream(1, 7, block=4, work=np.empty(3, dtype=np.uint64))
+
+
+def test_ep_reuses_one_workspace_for_every_chunk():
+    # a chunk of 2**19 pairs draws 8 MiB of numbers; fresh arrays per chunk would
+    # allocate over 40 MiB (numbers, x, y, t, the accepted pairs, the factor)
+    import tracemalloc
+
+    pairs = ep._CHUNK_BATCHES << ep.BATCH_LOG2
+    work = ep._Workspace(pairs)
+    first = work.chunk(ep.SEED, pairs)
+    tracemalloc.start()
+    try:
+        second = work.chunk(ep.SEED, pairs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(first, second)
+    assert peak < 2 * pairs * 8
+    held = sum(a.nbytes for a in vars(work).values() if isinstance(a, np.ndarray))
+    assert ep._Workspace.footprint(pairs) == held
+
+
 def test_ep_class_s_matches_npb_verification_values():
     sums = ep.ep_sums(24, 0, 1 << 8)
     sx, sy = sums[0], sums[1]
