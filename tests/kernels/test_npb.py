@@ -112,6 +112,29 @@ def test_is_class_s_passes_npb_partial_verification():
     assert integer_sort.expected_rank("B", 1, 3) == 10244 + 3
 
 
+def test_is_one_rank_sorter_ranks_every_iteration_in_reused_arrays():
+    class OneRank:
+        rank, size = 0, 1
+
+    sorter = integer_sort._Sorter(OneRank(), "S")
+    keys_log2, _, _ = integer_sort.CLASSES["S"]
+    passed, buffers = 0, set()
+    for iteration in range(1, integer_sort.ITERATIONS + 1):
+        totals = np.asarray(sorter.local_counts(iteration))
+        _, ordered = sorter.split(totals)
+        received = sorter.receive_buffer(len(ordered))
+        received[:] = ordered
+        passed += sorter.rank_keys(received, totals, iteration)[0]
+        buffers.add((ordered.ctypes.data, received.ctypes.data))
+    assert passed == 5 * integer_sort.ITERATIONS
+    assert len(buffers) == 1  # the same arrays every iteration
+    assert np.all(np.diff(ordered >> sorter.shift) >= 0)  # grouped by bucket
+    # more keys than the buffer holds: a larger one, with a margin
+    grown = sorter.receive_buffer((1 << keys_log2) + 1)
+    assert len(grown) == (1 << keys_log2) + 1
+    assert len(sorter.received) > len(grown)
+
+
 def test_is_buckets_give_every_rank_about_its_share():
     totals = np.bincount(integer_sort.make_keys("S", 0, 1 << 16) >> 2, minlength=512)
     edges = integer_sort._assign_buckets(totals, (1 << 16) // 4, 4)
