@@ -86,10 +86,22 @@ def _block_counts(total: int, parts: int) -> np.ndarray:
     return np.array([total // parts + (r < total % parts) for r in range(parts)])
 
 
-def _update(source, weight, target, rank, dangling, first, count, vertices, damping):
-    """New ranks of ``count`` vertices from the full rank vector."""
-    links = np.bincount(target - first, rank[source] * weight, minlength=count)
-    return (1.0 - damping) / vertices + damping * (links + dangling / vertices)
+def _update(source, weight, target, rank, dangling, count, vertices, damping, out):
+    """New ranks of ``count`` vertices (``target`` indexes them) from the full rank
+    vector, written into ``out``; ``out`` and ``weight`` are as long as the links,
+    and ``out``'s start is overwritten by the result (a view of it is returned).
+
+    The links' products go into ``out`` rather than a new array in every iteration,
+    whose pages the operating system would map and zero each time.
+    """
+    products = np.take(rank, source, out=out[: len(source)])
+    np.multiply(products, weight, out=products)
+    links = np.bincount(target, products, minlength=count)
+    new = out[:count]
+    np.add(links, dangling / vertices, out=new)
+    np.multiply(new, damping, out=new)
+    np.add(new, (1.0 - damping) / vertices, out=new)
+    return new
 
 
 def pagerank_reference(source, target, vertices, iterations, damping=0.85):
@@ -105,18 +117,12 @@ def pagerank_reference(source, target, vertices, iterations, damping=0.85):
     weight = 1.0 / np.maximum(outdegree, 1)[source]
     no_links = outdegree == 0
     rank = np.full(vertices, 1.0 / vertices)
+    work = np.empty(max(len(source), vertices))
     for _ in range(iterations):
+        dangling = rank[no_links].sum()
         rank = _update(
-            source,
-            weight,
-            target,
-            rank,
-            rank[no_links].sum(),
-            0,
-            vertices,
-            vertices,
-            damping,
-        )
+            source, weight, target, rank, dangling, vertices, vertices, damping, work
+        ).copy()
     return rank
 
 
@@ -293,6 +299,10 @@ def main(argv=None) -> int:
     target = local[2 * mine : 3 * mine].astype(np.int64)
     no_links = local[3 * mine :] > 0
     block = np.empty(count + 1)
+    work = np.empty(max(mine, count))
+    # where the gathered blocks hold the ranks and the shares of D
+    shares_at = displacements + blocks
+    ranks_at = np.delete(np.arange(vertices + comm.size), shares_at)
     for iteration in range(args.iterations):
         if iteration:
             profile.next_iteration()
@@ -301,7 +311,15 @@ def main(argv=None) -> int:
                 comm.Bcast(rank, root=0)
         with profile.compute():
             block[:count] = _update(
-                source, weight, target, rank, rank[-1], 0, count, vertices, args.damping
+                source,
+                weight,
+                target,
+                rank,
+                rank[-1],
+                count,
+                vertices,
+                args.damping,
+                work,
             )
             block[count] = block[:count][no_links].sum()
         if args.variant == "gather":
@@ -314,9 +332,8 @@ def main(argv=None) -> int:
                 comm.Allgatherv(block, [gathered, extended])
         if root or args.variant == "allgather":
             with profile.compute():
-                shares = gathered[displacements + blocks]
-                rank[:-1] = np.delete(gathered, displacements + blocks)
-                rank[-1] = shares.sum()
+                np.take(gathered, ranks_at, out=rank[:-1])
+                rank[-1] = gathered[shares_at].sum()
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     summary = comm.summary()
