@@ -172,7 +172,9 @@ class IterationProfile:
         dict
             ``profile``: ``{"comp_time": [...], "<kind>_time": [...],
             "<kind>_jobs": [...]}`` over iterations; ``metrics``: their sums
-            (``comp_time_iterations``, ``stages`` (the iterations timed),
+            (``comp_time_iterations``, the slowest rank's per iteration, and
+            ``comp_time_iterations_mean``, the mean rank's, ``stages`` (the
+            iterations timed),
             ``working_set``, ``llc_bytes`` and ``cache_sharers`` (the most ranks
             of one host computing at once: its ranks, or its core slots when
             fewer) when every rank declared its working set,
@@ -196,19 +198,28 @@ class IterationProfile:
             "slots": int(getattr(self.comm, "core_slots", 0)),
         }
         every = self.comm.allgather(mine)
-        comp = np.max([np.asarray(r["comp"], dtype=float) for r in every], axis=0)
+        ranks_comp = np.array([np.asarray(r["comp"], dtype=float) for r in every])
+        comp = ranks_comp.max(axis=0)
+        mean_comp = ranks_comp.mean(axis=0)
         before = np.max([r["calls"][:, 2] for r in every], axis=0)
         after = np.max([r["calls"][:, 3] for r in every], axis=0)
         cost = np.maximum(after - before, 0.0)
         profile = {"comp_time": comp.tolist()}
         metrics = {
             "comp_time_iterations": float(comp.sum()) if count else 0.0,
+            "comp_time_iterations_mean": float(mean_comp.sum()) if count else 0.0,
             "stages": count,
         }
-        units = {"comp_time_iterations": "s", "stages": "1"}
+        units = {
+            "comp_time_iterations": "s",
+            "comp_time_iterations_mean": "s",
+            "stages": "1",
+        }
         long_names = {
             "comp_time_iterations": "sum over iterations of the slowest rank's "
             "computation",
+            "comp_time_iterations_mean": "sum over iterations of the mean rank's "
+            "computation (the slowest's over it: the wait for the slowest of q)",
             "stages": "iterations timed",
         }
         iteration = calls[:, 0].astype(int)

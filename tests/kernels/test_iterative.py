@@ -16,6 +16,7 @@ from scaleprobe.kernels.iterative.kmeans import (
     synthetic_image,
 )
 from scaleprobe.kernels.iterative.pagerank import pagerank_reference, read_graph
+from scaleprobe.kernels.iterative.profile import IterationProfile
 
 DATA = Path(__file__).parent / "data"
 
@@ -160,3 +161,36 @@ def test_the_last_level_cache_is_the_highest_data_cache(tmp_path):
     assert math.isnan(hardware.last_level_cache(str(tmp_path / "absent")))
     assert hardware.data_caches(three) == {1: 32 * 2**10, 2: 512 * 2**10, 3: 32 * 2**20}
     assert hardware.data_caches(str(tmp_path / "absent")) == {}
+
+
+def test_profile_records_the_slowest_and_the_mean_rank_per_iteration():
+    class TwoRanks:
+        """This rank, and a second whose computation is 3x this one's."""
+
+        core_slots = 0
+
+        def __init__(self):
+            self.now = 0.0
+
+        def clock(self):
+            return self.now
+
+        def allgather(self, mine):
+            return [mine, dict(mine, comp=[3 * c for c in mine["comp"]])]
+
+    comm = TwoRanks()
+    profile = IterationProfile(comm, {"bcast": 8}, counters=False)
+    for work in (1.0, 2.0):
+        profile.next_iteration()
+        with profile.compute():
+            comm.now += work
+        with profile.collective("bcast", jobs=1):
+            comm.now += 0.5  # not computation
+    result = profile.result()
+    metrics = result["metrics"]
+    # per iteration: the ranks computed (1, 3) and (2, 6)
+    assert result["profile"]["comp_time"] == [3.0, 6.0]
+    assert metrics["comp_time_iterations"] == 9.0
+    assert metrics["comp_time_iterations_mean"] == 6.0
+    assert result["units"]["comp_time_iterations_mean"] == "s"
+    assert "mean rank" in result["long_names"]["comp_time_iterations_mean"]

@@ -45,6 +45,8 @@ def _profile_adds_up(record, kinds):
     for kind in kinds:
         assert sum(profile[f"{kind}_time"]) == pytest.approx(metrics[f"{kind}_time"])
     assert metrics["stages"] == len(profile["comp_time"])  # the iterations timed
+    # the mean rank's computation: no more than the slowest's, iteration by iteration
+    assert 0 < metrics["comp_time_iterations_mean"] <= metrics["comp_time_iterations"]
     assert metrics["working_set"] > 0  # every kernel declares it
     assert record["units"]["llc_bytes"] == "bytes"
     # one host, no core slots: every rank computes at once beside the others
