@@ -30,6 +30,9 @@ from scipy import stats
 #: The emulated cluster: one rank per node on a 1 Gbit/s, 5 us link.
 COMM = {"mode": "emulated", "ppn": 1, "link_bandwidth": "1 Gbit/s", "latency": "5 us"}
 TRAIN_RANKS = (1, 2, 4)
+#: Column of the slowest rank's computation over the mean rank's, summed over the
+#: iterations (records with ``comp_time_iterations_mean``); no model's input.
+SLOWEST = "slowest_over_mean"
 TEST_RANKS = (1, 2, 4, 8, 16, 32)
 
 #: Per kernel: module, fixed arguments, the size flag, three training sizes, the large
@@ -151,6 +154,10 @@ def frame(kernel, records):
             "run": run,
         }
         row.update({k: metrics[k] for k in fim_measurements(metrics)})
+        if metrics.get("comp_time_iterations_mean", 0) > 0:
+            row[SLOWEST] = (
+                metrics["comp_time_iterations"] / metrics["comp_time_iterations_mean"]
+            )
         # records from before the kernels counted their timed iterations
         row.setdefault("stages", len(record["profiles"]["iteration"]["comp_time"]))
         for name, value in KERNELS[kernel].get("fim", {}).items():
@@ -192,7 +199,7 @@ def _law_frame(data):
     )
     # the size is the whole work (CG's counts its iterations): an iteration count
     # beside it would have FiM divide the work by the iterations twice
-    skip = ("ranks", "size", "time", "run", "stages", *_fim_parameters(data))
+    skip = ("ranks", "size", "time", "run", "stages", SLOWEST, *_fim_parameters(data))
     measured = [c for c in data.columns if c not in skip]
     return pd.concat([frame, data[measured]], axis=1)
 
