@@ -58,13 +58,14 @@ def skip(seed: int, count: int, multiplier: int = MULTIPLIER) -> int:
     return pow(multiplier, count, _MODULUS) * seed % _MODULUS
 
 
-def _mulmod(u, v):
-    """``u * v mod 2**46`` elementwise for uint64 arrays.
+def _mulmod(u, v, out=None):
+    """``u * v mod 2**46`` elementwise for uint64 arrays (into ``out`` if given).
 
     numpy's uint64 product wraps modulo ``2**64``, and ``2**46`` divides ``2**64``, so
     the low 46 bits of the wrapped product are exact.
     """
-    return np.multiply(u, v) & _MASK46
+    product = np.multiply(u, v, out=out)
+    return np.bitwise_and(product, _MASK46, out=product)
 
 
 @functools.lru_cache(maxsize=8)
@@ -150,8 +151,7 @@ def stream(
     state = seed % _MODULUS
     for start in range(0, count, powers.size):
         size = min(powers.size, count - start)
-        np.multiply(powers[:size], np.uint64(state), out=values[:size])
-        np.bitwise_and(values[:size], _MASK46, out=values[:size])
+        _mulmod(powers[:size], np.uint64(state), out=values[:size])
         np.multiply(values[:size], _SCALE, out=out[start : start + size])
         state = int(values[size - 1])
     return out
