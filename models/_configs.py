@@ -66,6 +66,7 @@ COLLECTIVE_KINDS = (
 #: FiM's per-point measurements of the computation and of the hardware.
 FIM_COLUMNS = (
     "comp_time_iterations",
+    "comp_time_iterations_mean",
     "stages",
     "working_set",
     "llc_bytes",

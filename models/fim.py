@@ -72,6 +72,7 @@ from ._fim_collectives import (
 )
 from ._fim_interval import band, log_residuals
 from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
+from ._fim_wait import TAILS, fit_wait, wait_factor
 from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
@@ -82,6 +83,9 @@ __all__ = ["COLLECTIVE_PATTERNS", "FiM", "fim_measurements"]
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
 #: FiM-Com's pattern of an ``allgather`` for each choice of ``FiM(allgather=...)``.
 _ALLGATHERS = {"ring": "ring_allgather", "queue": "allgather"}
+#: The mean rank's computation, summed over the iterations (the slowest rank's is
+#: ``comp_time_iterations``).
+_MEAN_COMPUTATION = "comp_time_iterations_mean"
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -147,6 +151,13 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         receives ``(q - 1)/q`` of the data once), or ``"queue"``, a gather to one
         root followed by the paper's queue broadcast (the root receives and sends
         everything; time linear in ``q``).
+    wait : {"exponential", "normal", "none"}, default="exponential"
+        The wait for the slowest of ``q`` processes (:mod:`scaleprobe.models.
+        _fim_wait`), where the frame has the mean rank's computation
+        (``comp_time_iterations_mean``): the computation is fitted on the mean
+        rank's and multiplied by the expected maximum of ``q`` ranks' times, whose
+        spread about the mean has the tail named; ``"none"`` fits the slowest
+        rank's computation itself (as without that column).
     iterations : str or None, default="stages"
         Column counting the iterations a point timed: the computation and the calls
         are fitted per iteration and multiplied back (not an application
@@ -196,6 +207,10 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ``costs`` (logarithms of the cycles per unit of work there) and
         ``variant`` (the Markov model of its time, FiM's ``variant``); None when
         FiM-Cal predicts the computation.
+    wait_ : dict or None
+        The spread ``s`` of a rank's computation about the mean rank's, per tail
+        (``W(q) = 1 + s e(q)``); None when the computation fitted is the slowest
+        rank's (``wait="none"``, or no ``comp_time_iterations_mean``).
     trained_iterations_ : ndarray
         Its distinct training values.
     residuals_ : ndarray
@@ -228,6 +243,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         process_law="cv",
         broadcast="tree",
         allgather="ring",
+        wait="exponential",
         iterations="stages",
         replications=30,
         random_state=0,
@@ -241,6 +257,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.process_law = process_law
         self.broadcast = broadcast
         self.allgather = allgather
+        self.wait = wait
         self.iterations = iterations
         self.replications = replications
         self.random_state = random_state
@@ -284,6 +301,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 f"allgather must be one of {sorted(_ALLGATHERS)}, "
                 f"got {self.allgather!r}"
             )
+        if self.wait not in (*TAILS, "none"):
+            raise ValueError(
+                f"wait must be one of {[*TAILS, 'none']}, got {self.wait!r}"
+            )
+        self.wait_ = None
         named = isinstance(X, pd.DataFrame) and "comp_time_iterations" in X.columns
         if not named:
             self.mode_ = "time"
@@ -333,6 +355,15 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             )
             if not np.all(np.isfinite(hardware)):
                 hardware = None
+        computation = X["comp_time_iterations"].to_numpy(float)
+        mean = X.get(_MEAN_COMPUTATION)
+        if self.wait != "none" and mean is not None:
+            mean = mean.to_numpy(float)
+            if np.all(np.isfinite(mean) & (mean > 0)):
+                self.wait_ = fit_wait(
+                    np.column_stack([x, q]), q, computation / mean, mean
+                )
+                computation = mean
         self.memory_ = _fit_memory(X, x, q)
         self.computation_, law, self.cache_errors_ = fit_computation(
             lambda: FiMCal(
@@ -343,7 +374,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             ),
             (
                 np.column_stack([x, q]),
-                X["comp_time_iterations"].to_numpy(float) / per,
+                computation / per,
                 hardware,
                 q,
             ),
@@ -430,10 +461,24 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         return parts
 
     def _computation(self, x, q, ranged=None):
-        """Computation time per iteration of rows: the load law's, or FiM-Cal's
-        (with ``ranged`` a level, its ``(lower, upper)`` over the plausible process
-        laws and their refits); warns where the cache's load leaves the training's
-        side of it."""
+        """Computation time per iteration of rows, the slowest rank's: the mean
+        rank's times the wait for the slowest (:meth:`_mean_computation`); with
+        ``ranged`` a level, ``(lower, upper)`` spanning both tails of the wait."""
+        spreads = getattr(self, "wait_", None)
+        mean = self._mean_computation(x, q, ranged)
+        if spreads is None:
+            return mean
+        if not ranged:
+            return mean * wait_factor(spreads, q, self.wait)
+        factors = [wait_factor(spreads, q, tail) for tail in TAILS]
+        return mean[0] * np.min(factors, axis=0), mean[1] * np.max(factors, axis=0)
+
+    def _mean_computation(self, x, q, ranged=None):
+        """Computation time per iteration of rows as fitted (the mean rank's under
+        a wait law, else the slowest's): the load law's, or FiM-Cal's (with
+        ``ranged`` a level, its ``(lower, upper)`` over the plausible process laws
+        and their refits); warns where the cache's load leaves the training's side
+        of it."""
         memory = getattr(self, "memory_", None)
         _check_memory(memory, x, q)
         if getattr(self, "load_law_", None) is not None:

@@ -19,8 +19,8 @@ point lies from their median (the host's noise); and each part of the time, meas
 and as FiM and FiM-queue predict it (computation, each collective, and the measured
 rest: waiting for the slowest rank), which shows where an error comes from and where
 two parts' errors cancel; where the records carry the mean rank's computation, the
-slowest rank's over it (the wait for the slowest of q, which no model here
-extrapolates); then FiM's range over the process laws its hold-out cannot
+slowest rank's over it (the wait for the slowest of q) and FiM's law of that wait
+fitted on the training; then FiM's range over the process laws its hold-out cannot
 reject and their refits (``FiM.predict_interval``) and the ensemble's 90 % interval
 of FiM calibrated around it, with how many measured times each holds. ``--plot``
 writes the Fig. 5-style bar chart. FiM's ``MemoryRegimeWarning`` is printed when the
@@ -83,6 +83,7 @@ from fim_eval import (
 )
 from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
 from scaleprobe.models import MemoryRegimeWarning
+from scaleprobe.models._fim_wait import TAILS, wait_factor
 
 GOAL_ERROR, GOAL_STEPS = 10.0, 1
 
@@ -213,15 +214,16 @@ def _print_parts(models, test, ranks):
         print(f"{r:>6} " + " ".join(cells) + f"{other:>9.3g}")
 
 
-def _print_slowest(train, test):
+def _print_slowest(train, test, fim):
     """The slowest rank's computation over the mean rank's, summed over the
     iterations (median of a point's runs), at the largest training size and at the
-    large size, when the records carry the mean rank's. The time waits for the
-    slowest of q ranks; FiM predicts a mean rank (the cycles of all ranks over the
-    processes) scaled by one factor fitted on the training, so a wait growing beyond
-    the training's is an error of every model here (NPB EP's class B on a 2-core
-    virtual machine, three record sets: the slowest 1.02-1.07x the mean on 4 ranks,
-    1.16-1.21x on 32)."""
+    large size, when the records carry the mean rank's, and FiM's wait for the
+    slowest of q ranks fitted on the training's (:mod:`scaleprobe.models._fim_wait`;
+    the exponential tail FiM predicts with, then the normal tail, the lower end of
+    its range). FiM-Cal's cycles are those of all ranks, a mean rank's time; without
+    the wait law, FiM's calibration takes the training's ratio as a constant (NPB
+    EP's class B on a 2-core virtual machine, three record sets: the slowest
+    1.02-1.07x the mean on 4 ranks, 1.16-1.21x on 32)."""
     if SLOWEST not in test.columns or test[SLOWEST].isna().any():
         return
 
@@ -233,6 +235,20 @@ def _print_slowest(train, test):
     print(
         "slowest rank's computation over the mean rank's: largest training size "
         f"{cells(largest)}; large size {cells(test)}"
+    )
+    if getattr(fim, "wait_", None) is None:
+        return
+    ranks = np.unique(test["ranks"].to_numpy(float))
+    laws = [
+        ", ".join(
+            f"{int(r)}: {v:.3f}"
+            for r, v in zip(ranks, wait_factor(fim.wait_, ranks, tail), strict=True)
+        )
+        for tail in TAILS
+    ]
+    print(
+        f"FiM's wait law, exponential tail (s {fim.wait_['exponential']:.3g}): "
+        f"{laws[0]}; normal tail (s {fim.wait_['normal']:.3g}): {laws[1]}"
     )
 
 
@@ -289,7 +305,7 @@ def _report(kernel, train, test, models):
         f"{GOAL_STEPS} step): {'MET' if met else 'MISSED'}"
     )
     _print_parts(models, test, ranks)
-    _print_slowest(train, raw)
+    _print_slowest(train, raw, models["FiM"])
     cal = models["FiM"].computation_
     errors = ", ".join(f"{k} {v:.3g}" for k, v in cal.process_errors_.items())
     shape = ", ".join(f"{k} {v:.3g}" for k, v in cal.shape_errors_.items())
