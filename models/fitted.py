@@ -80,6 +80,12 @@ def describe_model(model):
                 "computation: the work times its cycles per unit at the cache's load "
                 f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured)"
             ]
+        wait = getattr(law, "wait_", None)
+        if wait is not None:
+            parts[0] += (
+                f", the slowest of q ranks the mean rank's x (1 + "
+                f"{wait[law.wait]:.3g} e(q)), e of the {law.wait} tail"
+            )
         parts += [
             f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
             f"{com.psi_:.3g} s)"

@@ -3,6 +3,7 @@ the mean rank's, fitted on the training's ratios and carried to counts never run
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -10,6 +11,8 @@ import pandas as pd
 import pytest
 from scaleprobe.models._fim_wait import excess, fit_wait, wait_factor
 from scaleprobe.models.fim import FiM
+from scaleprobe.models.fitted import describe_model
+from scaleprobe.models.serialization import _decode, _encode
 
 F = 2e9
 CYCLES_PER_POINT = 400.0
@@ -121,6 +124,16 @@ def test_fim_predicts_the_slowest_of_many_ranks_from_four():
     blind = FiM(wait="none").fit(X, y).predict(big[["ranks", "points", "stages"]])
     assert blind.max() < 0.9 * truth.max()
     assert FiM(wait="none").fit(X, y).wait_ is None
+    assert describe_model(model).startswith(
+        "computation: FiM-Cal (alpha 1), the slowest of q ranks the mean rank's x "
+        "(1 + 0.1 e(q)), e of the exponential tail"
+    )
+    restored = _decode(json.loads(json.dumps(_encode(model))))  # a model file's
+    np.testing.assert_allclose(
+        restored.predict(big[["ranks", "points", "stages"]]),
+        model.predict(big[["ranks", "points", "stages"]]),
+        rtol=1e-12,
+    )
 
 
 def test_the_interval_spans_both_tails_of_the_wait():
