@@ -7,7 +7,10 @@ parallel computation and its communication, with no overlap (Section 4).
 
 - ``comp_time_iterations`` and the hardware parameters ``hw_utilisation``,
   ``hw_total_cycles``, ``hw_frequency``: the computation, fitted by
-  :class:`~scaleprobe.models.FiMCal` (Eq. 1-12);
+  :class:`~scaleprobe.models.FiMCal` (Eq. 1-12); with ``comp_time_iterations_mean``
+  (the mean rank's, beside the slowest rank's), FiM-Cal fits the mean rank's and
+  the wait for the slowest of ``q`` ranks is fitted apart
+  (:mod:`scaleprobe.models._fim_wait`);
 - for every collective kind ``k``: ``k_time``, ``k_calls``, ``k_jobs`` (data points)
   and ``k_job_bytes``: one :class:`~scaleprobe.models.FiMCom` per kind is calibrated
   on the time of one call against its data points and process count.
@@ -77,7 +80,7 @@ from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
-__all__ = ["COLLECTIVE_PATTERNS", "FiM", "fim_measurements"]
+__all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
 
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
@@ -85,7 +88,7 @@ _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
 _ALLGATHERS = {"ring": "ring_allgather", "queue": "allgather"}
 #: The mean rank's computation, summed over the iterations (the slowest rank's is
 #: ``comp_time_iterations``).
-_MEAN_COMPUTATION = "comp_time_iterations_mean"
+MEAN_COMPUTATION = "comp_time_iterations_mean"
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -356,7 +359,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
             if not np.all(np.isfinite(hardware)):
                 hardware = None
         computation = X["comp_time_iterations"].to_numpy(float)
-        mean = X.get(_MEAN_COMPUTATION)
+        mean = X.get(MEAN_COMPUTATION)
         if self.wait != "none" and mean is not None:
             mean = mean.to_numpy(float)
             if np.all(np.isfinite(mean) & (mean > 0)):

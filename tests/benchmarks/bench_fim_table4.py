@@ -51,6 +51,10 @@ The runs of a kernel, training and large size together, are measured in a seeded
 random order (``--seed``; ``--sequential``: size by size, a point's runs back to back),
 so that a slower minute of the host adds to a point's scatter instead of shifting it.
 
+``--without-wait`` fits every model as if the records lacked the mean rank's
+computation: FiM then fits the slowest rank's, and its calibration takes the
+training's wait for the slowest rank as a constant.
+
 Records are kept in ``--records`` (JSON) as they arrive: a rerun reuses them, so the
 report can be printed again without measuring (``--report-only``).
 
@@ -84,6 +88,7 @@ from fim_eval import (
 from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
 from scaleprobe.models import MemoryRegimeWarning
 from scaleprobe.models._fim_wait import TAILS, wait_factor
+from scaleprobe.models.fim import MEAN_COMPUTATION
 
 GOAL_ERROR, GOAL_STEPS = 10.0, 1
 
@@ -374,6 +379,12 @@ def main():
     parser.add_argument(
         "--report-only", action="store_true", help="use stored records only"
     )
+    parser.add_argument(
+        "--without-wait",
+        action="store_true",
+        help="fit every model without the mean rank's computation, as records "
+        "without it: FiM fits the slowest rank's and no wait for the slowest of q",
+    )
     args = parser.parse_args()
     if args.train is not None and len(args.kernels) != 1:
         parser.error("--train needs exactly one kernel (--kernels)")
@@ -409,6 +420,8 @@ def main():
         )
         train = frame(kernel, _records(kernel, train_jobs, store, args.core_slots))
         test = frame(kernel, _records(kernel, test_jobs, store, args.core_slots))
+        if args.without_wait:
+            train = train.drop(columns=[MEAN_COMPUTATION], errors="ignore")
         models = fit_models(train)
         results[kernel], goals[kernel] = _report(kernel, train, test, models)
     if results:
