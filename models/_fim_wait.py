@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate, special, stats
 
-__all__ = ["TAILS", "excess", "fit_wait", "wait_factor"]
+__all__ = ["TAILS", "excess", "fit_wait", "slowest", "wait_factor"]
 
 #: The tails of a rank's time whose expected maximum over q ranks FiM can take.
 TAILS = ("exponential", "normal")
@@ -92,8 +92,9 @@ def excess(q, tail):
     if tail == "exponential":
         return special.digamma(counts + 1.0) + np.euler_gamma - 1.0
     if tail == "normal":
-        flat = [_normal_maximum(float(c)) for c in counts.ravel()]
-        return np.reshape(flat, counts.shape)
+        distinct, index = np.unique(counts, return_inverse=True)
+        values = np.array([_normal_maximum(float(c)) for c in distinct])
+        return values[index].reshape(counts.shape)
     raise ValueError(f"tail must be one of {TAILS}, got {tail!r}")
 
 
@@ -158,3 +159,37 @@ def wait_factor(spreads, q, tail):
     array([1.   , 1.05 , 1.306])
     """
     return 1.0 + spreads[tail] * excess(q, tail)
+
+
+def slowest(spreads, q, mean, tail, ranged=False):
+    """The slowest of ``q`` ranks' computation from the mean rank's.
+
+    Parameters
+    ----------
+    spreads : dict of str to float or None
+        From :func:`fit_wait`; None when the computation fitted was the slowest
+        rank's already (``mean`` is returned as it is).
+    q : array-like of float
+    mean : ndarray, or tuple ``(lower, upper)`` of ndarray with ``ranged``
+    tail : {"exponential", "normal"}
+        The tail of a point prediction.
+    ranged : bool, default=False
+        ``mean`` is a range: the lower end takes the lower of the tails' factors,
+        the upper end the higher.
+
+    Returns
+    -------
+    ndarray, or tuple of ndarray with ``ranged``
+
+    Examples
+    --------
+    >>> slowest({"exponential": 0.1, "normal": 0.1}, [2.0], (1.0, 2.0), "exponential",
+    ...         ranged=True)
+    (array([1.05]), array([2.11283792]))
+    """
+    if spreads is None:
+        return mean
+    if not ranged:
+        return mean * wait_factor(spreads, q, tail)
+    factors = [wait_factor(spreads, q, each) for each in TAILS]
+    return mean[0] * np.min(factors, axis=0), mean[1] * np.max(factors, axis=0)

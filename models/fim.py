@@ -75,7 +75,7 @@ from ._fim_collectives import (
 )
 from ._fim_interval import band, log_residuals
 from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
-from ._fim_wait import TAILS, fit_wait, wait_factor
+from ._fim_wait import TAILS, fit_wait, slowest
 from ._tags import PerformanceModelTags
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
@@ -467,14 +467,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """Computation time per iteration of rows, the slowest rank's: the mean
         rank's times the wait for the slowest (:meth:`_mean_computation`); with
         ``ranged`` a level, ``(lower, upper)`` spanning both tails of the wait."""
-        spreads = getattr(self, "wait_", None)
         mean = self._mean_computation(x, q, ranged)
-        if spreads is None:
-            return mean
-        if not ranged:
-            return mean * wait_factor(spreads, q, self.wait)
-        factors = [wait_factor(spreads, q, tail) for tail in TAILS]
-        return mean[0] * np.min(factors, axis=0), mean[1] * np.max(factors, axis=0)
+        return slowest(getattr(self, "wait_", None), q, mean, self.wait, bool(ranged))
 
     def _mean_computation(self, x, q, ranged=None):
         """Computation time per iteration of rows as fitted (the mean rank's under

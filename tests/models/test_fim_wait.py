@@ -161,3 +161,21 @@ def test_an_unknown_wait_is_refused():
 def test_the_mean_rank_column_is_a_measurement_not_a_feature():
     X, y = _waiting_frame([1e5, 2e5, 4e5], [1, 2, 4], spread=0.1)
     assert FiM().fit(X, y).parameters_ == ["points"]
+
+
+def test_records_without_the_mean_rank_on_every_row_fit_the_slowest_ranks():
+    # older records mixed with newer ones: a mean rank's time missing (NaN) or zero
+    # on a row leaves nothing to take the wait from there, and FiM fits the slowest
+    # rank's computation as without the column
+    X, y = _waiting_frame([1e5, 2e5, 4e5], [1, 2, 4], spread=0.1)
+    for gap in (np.nan, 0.0):
+        mixed = X.copy()
+        mixed.loc[3, "comp_time_iterations_mean"] = gap
+        model = FiM().fit(mixed, y)
+        assert model.wait_ is None
+        big, _ = _waiting_frame([4e6], [32], spread=0.1)
+        np.testing.assert_allclose(
+            model.predict(big[["ranks", "points", "stages"]]),
+            FiM(wait="none").fit(X, y).predict(big[["ranks", "points", "stages"]]),
+            rtol=1e-9,
+        )
