@@ -77,6 +77,7 @@ from ._fim_interval import band, log_residuals
 from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
 from ._fim_wait import TAILS, fit_wait, slowest
 from ._tags import PerformanceModelTags
+from ._warnings import InsufficientDataWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -160,7 +161,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         (``comp_time_iterations_mean``): the computation is fitted on the mean
         rank's and multiplied by the expected maximum of ``q`` ranks' times, whose
         spread about the mean has the tail named; ``"none"`` fits the slowest
-        rank's computation itself (as without that column).
+        rank's computation itself (as without that column, or with it missing or
+        not positive on some rows, which warns:
+        :class:`~scaleprobe.models.InsufficientDataWarning`).
     iterations : str or None, default="stages"
         Column counting the iterations a point timed: the computation and the calls
         are fitted per iteration and multiplied back (not an application
@@ -362,11 +365,23 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         mean = X.get(MEAN_COMPUTATION)
         if self.wait != "none" and mean is not None:
             mean = mean.to_numpy(float)
-            if np.all(np.isfinite(mean) & (mean > 0)):
+            known = np.isfinite(mean) & (mean > 0)
+            if np.all(known):
                 self.wait_ = fit_wait(
                     np.column_stack([x, q]), q, computation / mean, mean
                 )
                 computation = mean
+            elif np.any(known):
+                warn(
+                    f"{int(np.sum(~known))} of {len(known)} training rows lack the "
+                    f"mean rank's computation ({MEAN_COMPUTATION!r} missing or not "
+                    "positive, as in records of older kernels): FiM fits the "
+                    "slowest rank's computation on every row and no wait for the "
+                    "slowest of q ranks, whose growth beyond the training counts "
+                    "it then cannot follow; drop or re-measure those rows",
+                    InsufficientDataWarning,
+                    stacklevel=2,
+                )
         self.memory_ = _fit_memory(X, x, q)
         self.computation_, law, self.cache_errors_ = fit_computation(
             lambda: FiMCal(

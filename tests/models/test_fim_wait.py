@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scaleprobe.models import InsufficientDataWarning
 from scaleprobe.models._fim_wait import excess, fit_wait, wait_factor
 from scaleprobe.models.fim import FiM
 from scaleprobe.models.fitted import describe_model
@@ -166,12 +167,13 @@ def test_the_mean_rank_column_is_a_measurement_not_a_feature():
 def test_records_without_the_mean_rank_on_every_row_fit_the_slowest_ranks():
     # older records mixed with newer ones: a mean rank's time missing (NaN) or zero
     # on a row leaves nothing to take the wait from there, and FiM fits the slowest
-    # rank's computation as without the column
+    # rank's computation as without the column, and says so
     X, y = _waiting_frame([1e5, 2e5, 4e5], [1, 2, 4], spread=0.1)
     for gap in (np.nan, 0.0):
         mixed = X.copy()
         mixed.loc[3, "comp_time_iterations_mean"] = gap
-        model = FiM().fit(mixed, y)
+        with pytest.warns(InsufficientDataWarning, match=r"1 of \d+ training rows"):
+            model = FiM().fit(mixed, y)
         assert model.wait_ is None
         big, _ = _waiting_frame([4e6], [32], spread=0.1)
         np.testing.assert_allclose(
@@ -179,3 +181,16 @@ def test_records_without_the_mean_rank_on_every_row_fit_the_slowest_ranks():
             FiM(wait="none").fit(X, y).predict(big[["ranks", "points", "stages"]]),
             rtol=1e-9,
         )
+
+
+def test_records_without_the_mean_rank_on_any_row_fit_the_slowest_ranks_quietly():
+    # a column of NaN (records of older kernels only) is no column: nothing mixed
+    X, y = _waiting_frame([1e5, 2e5, 4e5], [1, 2, 4], spread=0.1)
+    old = X.assign(comp_time_iterations_mean=np.nan)
+    model = FiM().fit(old, y)  # filterwarnings=error: no warning
+    assert model.wait_ is None
+    big, _ = _waiting_frame([4e6], [32], spread=0.1)
+    rows = big[["ranks", "points", "stages"]]
+    np.testing.assert_allclose(
+        model.predict(rows), FiM(wait="none").fit(X, y).predict(rows), rtol=1e-9
+    )
