@@ -22,8 +22,25 @@ the total cycles (counted, or CPU time times clock), as the work proportional to
 application parameters (relative non-negative least squares) times the cycles per
 unit of work :math:`c` at the load :math:`L`: the
 median at each training load, interpolated in the logarithm of the load and held
-flat beyond the smallest and largest load measured (far out of the cache almost every
-access misses it, and the cost per unit levels off); the time is FiM's Markov
+flat below the smallest load measured. Beyond the largest, :math:`L_n`, the data of
+a load :math:`L` larger than the cache :math:`C` are found in it by a share
+:math:`C/L` of random accesses, so the cost per unit rises towards that of a miss
+as the share falls (the *hit law*):
+
+.. math::
+
+    c(L) = c_{\mathrm{hit}} + \Delta\,(1 - C/L) \quad (L > C),
+    \qquad c(L) = c(L_n) + \Delta\,C\,(1/L_n - 1/L) \quad (L > L_n),
+
+with :math:`\Delta \ge 0`, what a miss costs over a hit per unit of work, fitted
+by least squares on the training loads out of the cache (two or more; with fewer
+the cost is held flat beyond :math:`L_n`, as it is when the costs there do not
+rise). It can rise no further than :math:`c(L_n) + \Delta C/L_n`, every access a
+miss: :meth:`LoadLaw.seconds` bounds a prediction between that and the flat cost.
+NPB IS in five record sets (medians of three runs, trained on 2**16, 2**20 and
+2**23 keys on 1, 2, 4 ranks: loads 100 and 201 MB out of a 33.6 MB cache): the cost
+per key at 805 MB over that at 201 MB was 1.10, 1.16, 1.20, 1.17 and 1.15; held
+flat, 1; the hit law put it at 1.25, 1.26, 1.15, 1.24 and 1.15. The time is FiM's Markov
 model's for :math:`q` processes (the published chain,
 :func:`~scaleprobe.models.fim_markov.calculation_time`, or the synchronized one,
 as FiM's ``variant`` says), scaled by the median ratio of the measured times to
@@ -89,6 +106,11 @@ class LoadLaw:
         The Markov model that turns the cycles into time, as
         :class:`~scaleprobe.models.FiMCal`'s ``variant``: the published chain
         (Eq. 9-10) or a stage that waits for the slowest process.
+    miss : float, default=0.0
+        :math:`\\Delta` of the hit law, cycles per unit of work (0: the cost held
+        flat beyond the largest knot).
+    cache : float, optional
+        :math:`C`, bytes; needed when ``miss`` is positive.
 
     Examples
     --------
@@ -96,20 +118,39 @@ class LoadLaw:
     >>> law = LoadLaw.fit(x, np.array([20e6, 20e6, 8e9]), np.array([1e6, 1e6, 1e8]))
     >>> np.round(law.cycles(np.array([[1e9]]), np.array([1e7])) / 1e9, 1).tolist()
     [40.0]
+
+    Costs of 60 and 70 cycles per unit at 200 and 400 MB, out of a 100 MB cache: a
+    miss costs 40 more than a hit, so 800 MB costs 75, and no load more than 80.
+
+    >>> law = LoadLaw.fit(x[:2] * 1e3, np.array([60e9, 70e9]), np.array([2e8, 4e8]),
+    ...                   cache=1e8)
+    >>> scale = 60.0 / law.cost(np.array([2e8]))[0]  # the work's unit is the fit's
+    >>> round(float(law.miss * scale), 3)
+    40.0
+    >>> [round(float(law.cost(np.array([8e8]), bound)[0] * scale), 3)
+    ...  for bound in (None, "lower", "upper")]
+    [75.0, 70.0, 80.0]
     """
 
-    def __init__(self, work, knots, costs, variant="published"):
+    def __init__(self, work, knots, costs, variant="published", miss=0.0, cache=None):
         if variant not in CHAINS:
             raise ValueError(
                 f"variant must be one of {sorted(CHAINS)}, got {variant!r}"
+            )
+        if not (miss >= 0 and (miss == 0 or (cache is not None and cache > 0))):
+            raise ValueError(
+                f"miss must be non-negative, with a positive cache when positive; "
+                f"got miss={miss!r}, cache={cache!r}"
             )
         self.work = np.asarray(work, dtype=float)
         self.knots = np.asarray(knots, dtype=float)
         self.costs = np.asarray(costs, dtype=float)
         self.variant = variant
+        self.miss = float(miss)
+        self.cache = None if cache is None else float(cache)
 
     @classmethod
-    def fit(cls, x, cycles, loads, variant="published"):
+    def fit(cls, x, cycles, loads, variant="published", cache=None):
         """Fit the work and the cost per unit of work of training rows.
 
         Parameters
@@ -122,6 +163,10 @@ class LoadLaw:
             The cache's load of every row, bytes.
         variant : {"published", "synchronized"}, default="published"
             The Markov model of the time (see the class).
+        cache : float, optional
+            The cache, bytes: with two or more training loads beyond it, the hit
+            law's :math:`\\Delta` is fitted on them; without, the cost is held flat
+            beyond the largest load.
 
         Returns
         -------
@@ -138,24 +183,50 @@ class LoadLaw:
             costs = np.log(np.maximum(cycles, _TINY) / units)
             medians = np.array([np.median(costs[logs == k]) for k in knots])
             factor = np.exp(np.interp(logs, knots, medians) - medians.mean())
-        return cls(work, knots, medians, variant)
+        miss = _miss(knots, medians, cache)
+        return cls(work, knots, medians, variant, miss, cache if miss else None)
 
-    def cycles(self, x, loads):
+    def cost(self, loads, bound=None):
+        """Cycles per unit of work at the cache loads ``loads`` (bytes).
+
+        Parameters
+        ----------
+        loads : ndarray of shape (n,)
+        bound : {None, "lower", "upper"}, default=None
+            Beyond the largest training load: the hit law (None), the cost held
+            flat (``"lower"``) or every access a miss (``"upper"``).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        logs = np.log(np.maximum(np.asarray(loads, dtype=float), _TINY))
+        cost = np.exp(np.interp(logs, self.knots, self.costs))
+        if self.miss == 0 or bound == "lower":
+            return cost
+        beyond = logs > self.knots[-1]
+        hits = self.cache * np.exp(-self.knots[-1])  # the share at the largest load
+        left = 0.0 if bound == "upper" else self.cache * np.exp(-logs[beyond])
+        cost[beyond] += self.miss * (hits - left)
+        return cost
+
+    def cycles(self, x, loads, bound=None):
         """Total cycles of rows ``x`` at the cache loads ``loads`` (bytes).
 
         Parameters
         ----------
         x : ndarray of shape (n, p)
         loads : ndarray of shape (n,)
+        bound : {None, "lower", "upper"}, default=None
+            As :meth:`cost` takes it.
 
         Returns
         -------
         ndarray of shape (n,)
         """
-        logs = np.log(np.maximum(loads, _TINY))
-        return (x @ self.work) * np.exp(np.interp(logs, self.knots, self.costs))
+        return (x @ self.work) * self.cost(loads, bound)
 
-    def seconds(self, x, q, loads, frequency):
+    def seconds(self, x, q, loads, frequency, bound=None):
         """Computation time of rows on ``q`` processes, s (the Markov model of
         their total cycles: ``variant``'s, with :math:`U = 1 - 1/TC` and no stall
         cycles, clipped for the synchronized chain as FiM-Cal clips it).
@@ -166,12 +237,14 @@ class LoadLaw:
         q : ndarray of shape (n,)
         loads : ndarray of shape (n,)
         frequency : float
+        bound : {None, "lower", "upper"}, default=None
+            As :meth:`cost` takes it.
 
         Returns
         -------
         ndarray of shape (n,)
         """
-        total = np.maximum(self.cycles(x, loads), 2.0)
+        total = np.maximum(self.cycles(x, loads, bound), 2.0)
         counts = np.maximum(np.rint(q), 1)
         utilisation = 1.0 - 1.0 / total
         if self.variant == "synchronized":
@@ -187,6 +260,20 @@ class LoadLaw:
         )
 
 
+def _miss(knots, medians, cache):
+    """The hit law's :math:`\\Delta`: the least-squares slope of the costs per unit at
+    the knots out of the cache on the share of misses, :math:`1 - C/L` (0 with fewer
+    than two such knots, or a slope that is not positive)."""
+    if cache is None or not cache > 0:
+        return 0.0
+    out = np.exp(knots) > cache
+    if np.count_nonzero(out) < 2:
+        return 0.0
+    share = 1.0 - cache * np.exp(-knots[out])
+    slope = np.polyfit(share, np.exp(medians[out]), 1)[0]
+    return max(float(slope), 0.0)
+
+
 def _weighted_error(predicted, measured):
     """Mean absolute log error weighted by the measured times."""
     logs = np.abs(np.log(np.maximum(predicted, _TINY) / np.maximum(measured, _TINY)))
@@ -200,19 +287,20 @@ def _cycles(hardware, seconds, q, frequency):
     return np.maximum(seconds * q * frequency, 2.0)
 
 
-def _fit_law(x, cycles, loads, q, seconds, frequency, variant):
+def _fit_law(x, cycles, loads, q, seconds, frequency, variant, cache):
     """The load law of training rows, its scale (Eq. 12's alpha) the median ratio
     of their measured to modelled times."""
-    law = LoadLaw.fit(x, cycles, loads, variant)
+    law = LoadLaw.fit(x, cycles, loads, variant, cache)
     timed = seconds > 0  # a row timed at zero says nothing of the scale
     if not timed.any():
         return law
     modelled = law.seconds(x[timed], q[timed], loads[timed], frequency)
     ratio = np.log(seconds[timed] / modelled)
-    return LoadLaw(law.work * np.exp(np.median(ratio)), law.knots, law.costs, variant)
+    scaled = law.work * np.exp(np.median(ratio))
+    return LoadLaw(scaled, law.knots, law.costs, variant, law.miss, law.cache)
 
 
-def _held_out(make, inputs, seconds, hardware, q, loads):
+def _held_out(make, inputs, seconds, hardware, q, loads, cache):
     """Errors of FiM-Cal and of the load law at the largest count, fitted on the
     smaller ones: ``{"none": e, "load": e}``."""
     held, rest = q == q.max(), q < q.max()
@@ -234,6 +322,7 @@ def _held_out(make, inputs, seconds, hardware, q, loads):
         seconds[rest],
         frequency,
         alone.variant,
+        cache,
     )
     predicted = law.seconds(inputs[held, :-1], q[held], loads[held], frequency)
     return {
@@ -279,7 +368,10 @@ def fit_computation(make, data, memory):
         and np.unique(q).size >= 2
         and memory["trained"][0] <= memory["cache"] < memory["trained"][1]
     )
-    errors = _held_out(make, inputs, seconds, hardware, q, loads) if considered else {}
+    cache = None if memory is None else memory["cache"]
+    errors = {}
+    if considered:
+        errors = _held_out(make, inputs, seconds, hardware, q, loads, cache)
     # a tie keeps FiM-Cal, the published model
     take = bool(errors) and errors["load"] < errors["none"] - 1e-9
     computation = make().fit(inputs, seconds, hardware=hardware)
@@ -287,8 +379,9 @@ def fit_computation(make, data, memory):
     if take:
         frequency = computation.frequency
         cycles = _cycles(hardware, seconds, q, frequency)
+        variant = computation.variant
         law = _fit_law(
-            inputs[:, :-1], cycles, loads, q, seconds, frequency, computation.variant
+            inputs[:, :-1], cycles, loads, q, seconds, frequency, variant, cache
         )
     best = min(errors.values(), default=0.0)
     if best > max(UNEXPLAINED, 3.0 * _run_scatter(inputs, seconds)):

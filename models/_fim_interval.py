@@ -9,9 +9,11 @@ predict_interval` therefore spans the time under every law the hold-out cannot
 reject and the central part of each law's refits on resampled residuals, which
 carry the noise of its coefficients to the counts predicted
 (:meth:`~scaleprobe.models.FiMCal.predict_range`; all laws from two process counts,
-where nothing can be held out; one with a law given; a point under the load law of
-the cache), adds FiM-Com's confidence interval of each collective's mean
-over the replications, and widens the sum by the training's spread about the fit:
+where nothing can be held out; one with a law given; under the load law of the
+cache, a point within the training's loads and, beyond them, from the cost held flat
+to every access a miss), adds FiM-Com's confidence interval of each collective's
+mean over the replications, and widens the sum by the training's spread about the
+fit:
 
 .. math::
 

@@ -210,9 +210,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     load_law_ : dict or None
         The load law taken: ``work`` (its coefficients on the application
         parameters), ``knots`` (logarithms of the training loads, bytes),
-        ``costs`` (logarithms of the cycles per unit of work there) and
-        ``variant`` (the Markov model of its time, FiM's ``variant``); None when
-        FiM-Cal predicts the computation.
+        ``costs`` (logarithms of the cycles per unit of work there),
+        ``variant`` (the Markov model of its time, FiM's ``variant``), ``miss``
+        and ``cache`` (the hit law beyond the largest training load: what a miss
+        costs over a hit per unit of work, and the cache, bytes; 0 and None when
+        the cost is held flat there); None when FiM-Cal predicts the computation.
     wait_ : dict or None
         The spread ``s`` of a rank's computation about the mean rank's, per tail
         (``W(q) = 1 + s e(q)``); None when the computation fitted is the slowest
@@ -405,6 +407,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 "knots": law.knots,
                 "costs": law.costs,
                 "variant": law.variant,
+                "miss": law.miss,
+                "cache": law.cache,
             }
         link = self.link_bandwidth
         if "bandwidth" in X.columns:
@@ -495,10 +499,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         _check_memory(memory, x, q)
         if getattr(self, "load_law_", None) is not None:
             law = LoadLaw(**self.load_law_)
-            seconds = law.seconds(
-                x, q, _projected_loads(memory, x, q), self.computation_.frequency
-            )
-            return (seconds, seconds) if ranged else seconds
+            loads = _projected_loads(memory, x, q)
+            frequency = self.computation_.frequency
+            if ranged:
+                return tuple(
+                    law.seconds(x, q, loads, frequency, bound)
+                    for bound in ("lower", "upper")
+                )
+            return law.seconds(x, q, loads, frequency)
         rows = np.column_stack([x, q])
         if ranged:
             return self.computation_.predict_range(rows, level=ranged)
@@ -510,7 +518,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         from the fit.
 
         The computation's part is FiM-Cal's :meth:`~scaleprobe.models.FiMCal.
-        predict_range` (a point under the load law of the cache), every
+        predict_range` (under the load law of the cache, a point within the
+        training's loads and, beyond, the cost held flat to every access a miss:
+        :meth:`~scaleprobe.models._fim_cache.LoadLaw.cost`), every
         collective adds FiM-Com's confidence interval of its mean over the
         replications at ``level``, and the sum is widened by the training
         configurations' spread about FiM (``residuals_``); see

@@ -76,9 +76,15 @@ def describe_model(model):
         load = getattr(law, "load_law_", None)
         if load is not None:
             mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
+            beyond = ""
+            if load.get("miss", 0.0) > 0:
+                beyond = (
+                    f"; beyond, a {load['cache'] / 2**20:.3g} MiB cache hit by a "
+                    "share cache/load of accesses"
+                )
             parts = [
                 "computation: the work times its cycles per unit at the cache's load "
-                f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured)"
+                f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured{beyond})"
             ]
         wait = getattr(law, "wait_", None)
         if wait is not None:

@@ -483,6 +483,22 @@ def _sort_like(sizes, ranks, cache=32 * MIB, plateau=192 * MIB):
     return frame, frame["comp_time_iterations"].to_numpy()
 
 
+def _hit_law_beyond(frame):
+    """:func:`_sort_like`'s records with a key's cost beyond 192 MiB as FiM's load
+    law continues it from the two training loads out of the cache, 96 and 192 MiB,
+    where a key costs 40 * 3.75**(log 6 / log 12) and 150 cycles: a miss of the
+    32 MiB cache costs 6 times their difference more than a hit, and the keys'
+    share of hits, 1/6 at 192 MiB, falls as 32 MiB over the load."""
+    load = frame["working_set"] * frame["cache_sharers"]
+    measured = 40.0 * 3.75 ** (np.log(6.0) / np.log(12.0))
+    miss = 6.0 * (150.0 - measured)
+    cost = 150.0 + miss * (1.0 / 6.0 - 32 * MIB / load)
+    cycles = frame["hw_total_cycles"] * np.where(load > 192 * MIB, cost / 150.0, 1.0)
+    return frame.assign(
+        hw_total_cycles=cycles, comp_time_iterations=cycles / F / frame["ranks"]
+    )
+
+
 def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
     # trained at loads of 0.75 MiB to 192 MiB (both sides of the cache), class-B
     # sized keys on 1 to 32 ranks: 768 MiB down to 48 MiB, back towards the cache
@@ -495,17 +511,24 @@ def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
     # the held-out 4 ranks: class A's keys at 96 MiB are read between the loads of
     # 1 and 2 ranks; W's at 12 MiB fall between two knots across the kink at 16
     assert model.cache_errors_["load"] < 0.2 * model.cache_errors_["none"]
-    # 192 MiB and beyond are on the plateau; 96 and 48 MiB between measured loads
-    np.testing.assert_allclose(predicted, truth, rtol=1e-6)
+    # 192 MiB is measured, 96 and 48 MiB lie between measured loads; beyond 192 MiB
+    # (768 MiB on 1 and 2 ranks, 384 on 4) the hit law goes on from the loads out of
+    # the cache: the keys' share of hits falls from 1/6 to 1/24 and 1/12
+    expected = _hit_law_beyond(large)["comp_time_iterations"].to_numpy()
+    np.testing.assert_allclose(predicted[3:], truth[3:], rtol=1e-6)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-6)
+    # (the law carries on the rise it measured; this synthetic's plateau is flat)
+    assert np.all(predicted[:3] > 1.05 * truth[:3])
     assert describe_model(model) == (
         "computation: the work times its cycles per unit at the cache's load "
-        "(0.75-192 MiB measured)"
+        "(0.75-192 MiB measured; beyond, a 32 MiB cache hit by a share cache/load "
+        "of accesses)"
     )
     # without counters the cycles come from CPU time x clock: the same law
     counted = ["hw_total_cycles", "hw_utilisation"]
     uncounted = FiM().fit(X.drop(columns=counted), y)
     with pytest.warns(MemoryRegimeWarning, match="768 MiB on 1"):
-        np.testing.assert_allclose(uncounted.predict(large), truth, rtol=1e-6)
+        np.testing.assert_allclose(uncounted.predict(large), expected, rtol=1e-6)
     restored = _decode(json.loads(json.dumps(_encode(model))))  # a model file's
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryRegimeWarning)
@@ -537,6 +560,59 @@ def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
     assert cached.cache_errors_ == {}
 
 
+def _hit_like(sizes, ranks, cache=32 * MIB):
+    """Records of an IS-like kernel whose keys are found in a ``cache`` by a share
+    cache/load of random accesses once the load exceeds it: a hit costs 40 cycles,
+    a miss 200 (24 bytes a key and rank, two ranks computing at once)."""
+    frame, _ = _sort_like(sizes, ranks, cache=cache)
+    load = frame["working_set"] * frame["cache_sharers"]
+    cost = 40.0 + 160.0 * np.clip(1.0 - cache / load, 0.0, None)
+    cycles = frame["points"] * cost
+    frame = frame.assign(
+        hw_total_cycles=cycles, comp_time_iterations=cycles / F / frame["ranks"]
+    )
+    return frame, frame["comp_time_iterations"].to_numpy()
+
+
+def test_the_hit_law_reads_the_cost_of_a_miss_and_bounds_the_loads_beyond():
+    # trained out of the cache at 48, 96 and 192 MiB (shares of hits 2/3, 1/3 and
+    # 1/6), a size four times the largest lands at 384 and 768 MiB (1/12, 1/24): the
+    # law reads what a miss costs over a hit from those loads and carries it there
+    X, y = _hit_like([2**16, 2**20, 2**23], [1, 2, 4, 8])
+    large, truth = _hit_like([2**25], [1, 2, 4, 8, 16, 32])
+    model = FiM().fit(X, y)
+    law = LoadLaw(**model.load_law_)
+    at_largest = law.cost(np.array([192 * MIB]))[0]
+    assert law.miss / at_largest == pytest.approx(160.0 / (40.0 + 160.0 * 5 / 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryRegimeWarning)
+        predicted = model.predict(large)
+        low, high = model.predict_interval(large)
+    # 768, 768, 384 MiB carried by the law, 192, 96 and 48 MiB measured
+    np.testing.assert_allclose(predicted, truth, rtol=1e-6)
+    # beyond 192 MiB the range runs from the cost held flat there (hits and all)
+    # to every key a miss; at the loads measured it is the point itself
+    flat = 40.0 + 160.0 * 5 / 6
+    cost = 40.0 + 160.0 * np.array([23 / 24, 23 / 24, 11 / 12])
+    np.testing.assert_allclose(low[:3], truth[:3] * flat / cost, rtol=1e-6)
+    np.testing.assert_allclose(high[:3], truth[:3] * 200.0 / cost, rtol=1e-6)
+    np.testing.assert_allclose(low[3:], predicted[3:], rtol=1e-6)
+    np.testing.assert_allclose(high[3:], predicted[3:], rtol=1e-6)
+    # a model file keeps the law; one written before it (no miss) holds flat
+    restored = _decode(json.loads(json.dumps(_encode(model))))
+    older = {k: v for k, v in model.load_law_.items() if k not in ("miss", "cache")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryRegimeWarning)
+        np.testing.assert_allclose(restored.predict(large), predicted, rtol=1e-12)
+        restored.load_law_ = older
+        np.testing.assert_allclose(restored.predict(large)[:3], low[:3], rtol=1e-6)
+    # the cost must not fall with the load, and a miss needs a cache to miss
+    with pytest.raises(ValueError, match="miss must be non-negative"):
+        LoadLaw(law.work, law.knots, law.costs, miss=-1.0, cache=32 * MIB)
+    with pytest.raises(ValueError, match="with a positive cache"):
+        LoadLaw(law.work, law.knots, law.costs, miss=1.0)
+
+
 def _waiting(frame):
     """``frame``'s computation as the synchronized chain times it: each of q
     processes runs TC / q cycles and a stage waits for the slowest."""
@@ -554,7 +630,9 @@ def test_the_load_law_times_its_cycles_with_fims_markov_variant():
     # file keeps the variant; the published chain has no waiting, which grows with
     # the processes, and says that it cannot tell
     X, _ = _waiting(_sort_like([2**16, 2**20, 2**23], [1, 2, 4])[0])
-    large, truth = _waiting(_sort_like([2**25], [1, 2, 4, 8, 16, 32])[0])
+    large, truth = _waiting(
+        _hit_law_beyond(_sort_like([2**25], [1, 2, 4, 8, 16, 32])[0])
+    )
     waiting = FiM(variant="synchronized").fit(X, X["comp_time_iterations"])
     assert waiting.load_law_["variant"] == "synchronized"
     assert waiting.cache_errors_["load"] < 0.2 * waiting.cache_errors_["none"]
