@@ -67,17 +67,19 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
-from ._fim_cache import LoadLaw, fit_computation
 from ._fim_collectives import (
     COLLECTIVE_PATTERNS,
     fit_collectives,
     predict_collectives,
 )
+from ._fim_computation import (
+    MEAN_COMPUTATION,
+    fit_computation_part,
+    mean_computation,
+)
 from ._fim_interval import band, log_residuals
-from ._fim_regressions import _check_memory, _fit_memory, _projected_loads
-from ._fim_wait import TAILS, fit_wait, slowest
+from ._fim_wait import TAILS, slowest
 from ._tags import PerformanceModelTags
-from ._warnings import InsufficientDataWarning, warn
 from .fim_cal import FiMCal
 from .fim_com import FiMCom
 
@@ -87,9 +89,6 @@ __all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
 #: FiM-Com's pattern of an ``allgather`` for each choice of ``FiM(allgather=...)``.
 _ALLGATHERS = {"ring": "ring_allgather", "queue": "allgather"}
-#: The mean rank's computation, summed over the iterations (the slowest rank's is
-#: ``comp_time_iterations``).
-MEAN_COMPUTATION = "comp_time_iterations_mean"
 _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", "bandwidth", *REPLICATE_COLUMNS)
 
 
@@ -349,67 +348,9 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.trained_iterations_ = np.unique(per)
         q = X[self.over].to_numpy(float)
         x = _sizes(X, self.parameters_)
-        frequency = self.frequency
-        if frequency is None:
-            frequency = (
-                float(np.nanmedian(X["hw_frequency"]))
-                if ("hw_frequency" in X.columns)
-                else 1e9
-            )
-        hardware = None
-        if {"hw_utilisation", "hw_total_cycles"} <= set(X.columns):
-            hardware = np.column_stack(
-                [X["hw_utilisation"], X["hw_total_cycles"] / per, np.zeros(len(X))]
-            )
-            if not np.all(np.isfinite(hardware)):
-                hardware = None
-        computation = X["comp_time_iterations"].to_numpy(float)
-        mean = X.get(MEAN_COMPUTATION)
-        if self.wait != "none" and mean is not None:
-            mean = mean.to_numpy(float)
-            known = np.isfinite(mean) & (mean > 0)
-            if np.all(known):
-                self.wait_ = fit_wait(
-                    np.column_stack([x, q]), q, computation / mean, mean
-                )
-                computation = mean
-            elif np.any(known):
-                warn(
-                    f"{int(np.sum(~known))} of {len(known)} training rows lack the "
-                    f"mean rank's computation ({MEAN_COMPUTATION!r} missing or not "
-                    "positive, as in records of older kernels): FiM fits the "
-                    "slowest rank's computation on every row and no wait for the "
-                    "slowest of q ranks, whose growth beyond the training counts "
-                    "it then cannot follow; drop or re-measure those rows",
-                    InsufficientDataWarning,
-                    stacklevel=2,
-                )
-        self.memory_ = _fit_memory(X, x, q)
-        self.computation_, law, self.cache_errors_ = fit_computation(
-            lambda: FiMCal(
-                frequency=frequency,
-                variant=self.variant,
-                size_law=self.size_law,
-                process_law=self.process_law,
-            ),
-            (
-                np.column_stack([x, q]),
-                computation / per,
-                hardware,
-                q,
-            ),
-            self.memory_,
-        )
-        self.load_law_ = None
-        if law is not None:
-            self.load_law_ = {
-                "work": law.work,
-                "knots": law.knots,
-                "costs": law.costs,
-                "variant": law.variant,
-                "miss": law.miss,
-                "cache": law.cache,
-            }
+        fitted = fit_computation_part(self, X, x, q, per)
+        for name, value in fitted.items():
+            setattr(self, name, value)
         link = self.link_bandwidth
         if "bandwidth" in X.columns:
             link = link * float(np.median(X["bandwidth"])) / 100.0
@@ -484,33 +425,11 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
 
     def _computation(self, x, q, ranged=None):
         """Computation time per iteration of rows, the slowest rank's: the mean
-        rank's times the wait for the slowest (:meth:`_mean_computation`); with
+        rank's times the wait for the slowest (:func:`~scaleprobe.models.
+        _fim_computation.mean_computation`); with
         ``ranged`` a level, ``(lower, upper)`` spanning both tails of the wait."""
-        mean = self._mean_computation(x, q, ranged)
+        mean = mean_computation(self, x, q, ranged)
         return slowest(getattr(self, "wait_", None), q, mean, self.wait, bool(ranged))
-
-    def _mean_computation(self, x, q, ranged=None):
-        """Computation time per iteration of rows as fitted (the mean rank's under
-        a wait law, else the slowest's): the load law's, or FiM-Cal's (with
-        ``ranged`` a level, its ``(lower, upper)`` over the plausible process laws
-        and their refits); warns where the cache's load leaves the training's side
-        of it."""
-        memory = getattr(self, "memory_", None)
-        _check_memory(memory, x, q)
-        if getattr(self, "load_law_", None) is not None:
-            law = LoadLaw(**self.load_law_)
-            loads = _projected_loads(memory, x, q)
-            frequency = self.computation_.frequency
-            if ranged:
-                return tuple(
-                    law.seconds(x, q, loads, frequency, bound)
-                    for bound in ("lower", "upper")
-                )
-            return law.seconds(x, q, loads, frequency)
-        rows = np.column_stack([x, q])
-        if ranged:
-            return self.computation_.predict_range(rows, level=ranged)
-        return self.computation_.predict(rows)
 
     def predict_interval(self, X, level=0.9):
         """The time's range over the process laws the training cannot reject and
