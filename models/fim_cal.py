@@ -84,10 +84,12 @@ class FiMCal(RegressorMixin, BaseEstimator):
         for every application parameter with three or more values, both forms are
         fitted without its largest value and predict TC there, and the power law is
         taken only when its mean absolute log error is lower and its total degree
-        in TC (the sum of its exponents, fitted on every point) is at least 1
-        (linear without such a parameter, or with a parameter value that is not
-        positive). With two to four application parameters every proper subset of
-        them is checked the same way, in both forms, and Eq. 11 keeps the one that
+        in TC (the sum of its exponents, fitted on every point) is at least 1,
+        and a linear law whose fit on every point puts a training row's TC at or
+        below zero is not taken (linear without such a parameter, with a
+        parameter value that is not positive, or when neither law passes). With
+        two to four application parameters every proper subset of them is
+        checked the same way, in both forms, and Eq. 11 keeps the one that
         extrapolates best (all of them unless another is better beyond rounding).
         A subset the held-in rows cannot determine is neither checked nor taken: on
         three sizes of NPB CG, the order and the nonzeros grow together, and the

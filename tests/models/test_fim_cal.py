@@ -136,6 +136,40 @@ def test_a_power_law_falling_per_unit_is_not_taken():
     assert grow.size_degrees_[(0,)] == pytest.approx(1.2, abs=1e-9)
 
 
+# NPB IS's cycles of all ranks (medians of three runs) at 2**16, 2**20, 2**23 keys on
+# 1, 2 and 4 ranks, as measured on a 2-core host with a 32 MiB cache
+_IS_CYCLES = [
+    [2.252067e7, 5.670007e8, 9.396883e9],
+    [3.370165e7, 4.967750e8, 7.893479e9],
+    [5.073342e7, 5.093164e8, 6.131378e9],
+]
+
+
+def test_a_linear_law_below_zero_at_a_training_size_is_not_taken():
+    # the linear law predicts the held-out 2**23 keys a little better (0.611 against
+    # 0.631), but through every point its intercept is -2.4e8 cycles: 2**16 keys
+    # would cost less than nothing, and the power law (degree 1.11) is taken
+    total = np.array(_IS_CYCLES).ravel()
+    sizes = np.tile([2.0**16, 2.0**20, 2.0**23], 3)
+    procs = np.repeat([1, 2, 4], 3)
+    hardware = np.column_stack([1 - 1 / total, total, np.zeros(9)])
+    pairs = zip(total, procs, strict=True)
+    seconds = np.array(
+        [calculation_time(1 - 1 / c, c, 0.0, F, int(t)) for c, t in pairs]
+    )
+    X = np.column_stack([sizes, procs])
+    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    assert model.size_errors_["linear"] < model.size_errors_["power"]
+    assert model.size_degrees_[(0,)] == pytest.approx(1.11, abs=0.01)
+    assert model.forms_[1] == "power"
+    assert np.all(model.predict_hardware(X)[:, 1] > 0)
+    published = FiMCal(frequency=F, size_law="linear").fit(
+        X, seconds, hardware=hardware
+    )
+    assert published.coef_[1, 0] < -total.min()
+    assert published.coef_[1] @ [1.0, 2.0**16] < 0
+
+
 # K-means' cycles per iteration (millions) at 16K, 32K, 64K points on 1, 2, 4 ranks,
 # three runs each, and at 2M points on 1 rank, as measured on a 2-core host without
 # counters (every rank computing alone)
