@@ -37,10 +37,16 @@ by least squares on the training loads out of the cache (two or more; with fewer
 the cost is held flat beyond :math:`L_n`, as it is when the costs there do not
 rise). It can rise no further than :math:`c(L_n) + \Delta C/L_n`, every access a
 miss: :meth:`LoadLaw.seconds` bounds a prediction between that and the flat cost.
-NPB IS in five record sets (medians of three runs, trained on 2**16, 2**20 and
-2**23 keys on 1, 2, 4 ranks: loads 100 and 201 MB out of a 33.6 MB cache): the cost
-per key at 805 MB over that at 201 MB was 1.10, 1.16, 1.20, 1.17 and 1.15; held
-flat, 1; the hit law put it at 1.25, 1.26, 1.15, 1.24 and 1.15. The time is FiM's Markov
+NPB IS in seven record sets of one 2-core host (medians of three runs, trained on
+2**16, 2**20 and 2**23 keys on 1, 2, 4 ranks: loads 100 and 201 MB out of a 33.6 MB
+cache): class B's cost per key at 805 MB (1 and 2 ranks) over that at 201 MB (8
+ranks) was 1.09 to 1.42, 1.21 on average; the hit law put it at 1.15 to 1.26, 1.21
+on average, where held flat it is 1 (at 402 MB, 4 ranks: 1.12 to 1.35 measured,
+1.10 to 1.17 by the law). The bound of every access a miss was 1.20 to 1.35, and
+the measured cost went beyond it in two sets (1.34 and 1.42 against 1.33 and 1.35):
+further out more than the cache misses (the translation of addresses too), and
+FiM's interval is widened past it by the training's spread about the fit. The time
+is FiM's Markov
 model's for :math:`q` processes (the published chain,
 :func:`~scaleprobe.models.fim_markov.calculation_time`, or the synchronized one,
 as FiM's ``variant`` says), scaled by the median ratio of the measured times to
