@@ -25,13 +25,12 @@ linear law 6.6 %.
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._fim_alpha import ALPHA_METHODS, calibrate
 from ._fim_laws import keep_laws, law_range
 from ._fim_processes import PROCESS_LAWS, fit_process_law, growth, unseen_growth
 from ._fim_size import SizeLaw, embed, evaluate, keep, regress, size_form
@@ -41,7 +40,6 @@ from .fim_markov import CHAINS
 __all__ = ["FiMCal"]
 
 _VARIANTS = CHAINS
-_ALPHA = ("optimize", "published")
 _SIZE_LAWS = ("cv", "linear", "power")
 
 
@@ -208,8 +206,10 @@ class FiMCal(RegressorMixin, BaseEstimator):
                 f"process_law must be one of {list(PROCESS_LAWS)}, "
                 f"got {self.process_law!r}"
             )
-        if self.alpha not in _ALPHA:
-            raise ValueError(f"alpha must be one of {list(_ALPHA)}, got {self.alpha!r}")
+        if self.alpha not in ALPHA_METHODS:
+            raise ValueError(
+                f"alpha must be one of {list(ALPHA_METHODS)}, got {self.alpha!r}"
+            )
         if not (isinstance(self.frequency, int | float) and self.frequency > 0):
             raise ValueError(f"frequency must be positive, got {self.frequency!r}")
 
@@ -322,23 +322,11 @@ class FiMCal(RegressorMixin, BaseEstimator):
     def _calibrate(self, design, counts, y):
         """Eq. 12's alpha of the fitted hardware parameters (1 without a positive
         time)."""
-        positive = y > 0
-        if not positive.any():
-            return 1.0
 
-        def error(alpha):
-            predicted = self._times(design[positive], counts[positive], alpha)
-            return float(np.sqrt(np.mean((predicted / y[positive] - 1.0) ** 2)))
+        def times(alpha, rows):
+            return self._times(design[rows], counts[rows], alpha)
 
-        if self.alpha == "optimize":
-            best = minimize_scalar(
-                lambda log_a: error(math.exp(log_a)),
-                bounds=(-12.0, 12.0),
-                method="bounded",
-                options={"xatol": 1e-6},
-            )
-            return math.exp(best.x)
-        return self._algorithm1(error, design, counts, y)
+        return calibrate(times, y, self.alpha, self.epsilon, self.tau)
 
     def law_model(self, law):
         """This fit under another plausible process law.
@@ -415,24 +403,6 @@ class FiMCal(RegressorMixin, BaseEstimator):
             InsufficientDataWarning,
             stacklevel=3,
         )
-
-    def _algorithm1(self, error, design, counts, y):
-        alpha, current = 1.0, error(1.0)
-        predicted = self._times(design, counts, 1.0)
-        direction = 1.0 if np.mean(y - predicted) > 0 else -1.0
-        for _ in range(100_000):
-            if current < self.tau:
-                return alpha
-            step = alpha + direction * self.epsilon
-            if step <= 0 or error(step) >= current:
-                break
-            alpha, current = step, error(step)
-        warn(
-            f"Algorithm 1 stopped at alpha={alpha:.6g} with relative RMS error "
-            f"{current:.3g} > tau={self.tau}",
-            DegenerateFitWarning,
-        )
-        return alpha
 
     def _hardware(self, design, counts, alpha):
         forms = getattr(self, "forms_", ("linear",) * 3)
