@@ -192,6 +192,24 @@ class LoadLaw:
         miss = _miss(knots, medians, cache)
         return cls(work, knots, medians, variant, miss, cache if miss else None)
 
+    def state(self):
+        """The law's parameters, as ``LoadLaw(**state)`` restores it (a model
+        file keeps them).
+
+        Returns
+        -------
+        dict
+            ``work``, ``knots``, ``costs``, ``variant``, ``miss`` and ``cache``.
+        """
+        return {
+            "work": self.work,
+            "knots": self.knots,
+            "costs": self.costs,
+            "variant": self.variant,
+            "miss": self.miss,
+            "cache": self.cache,
+        }
+
     def cost(self, loads, bound=None):
         """Cycles per unit of work at the cache loads ``loads`` (bytes).
 

@@ -120,22 +120,12 @@ def fit_computation_part(model, X, x, q, per):
         (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
         memory,
     )
-    load_law = None
-    if law is not None:
-        load_law = {
-            "work": law.work,
-            "knots": law.knots,
-            "costs": law.costs,
-            "variant": law.variant,
-            "miss": law.miss,
-            "cache": law.cache,
-        }
     return {
         "wait_": wait,
         "memory_": memory,
         "computation_": fitted,
         "cache_errors_": errors,
-        "load_law_": load_law,
+        "load_law_": None if law is None else law.state(),
     }
 
 
