@@ -23,7 +23,7 @@ from scaleprobe.models import (
     ScaleprobeWarning,
     fit_ensemble,
 )
-from scaleprobe.models.fim import FiM, fim_measurements
+from scaleprobe.models.fim import MEAN_COMPUTATION, FiM, fim_measurements
 from scaleprobe.models.traffic import COLLECTIVE_COLUMNS, LINK_COLUMNS, TRAFFIC_COLUMNS
 from scipy import stats
 
@@ -154,10 +154,8 @@ def frame(kernel, records):
             "run": run,
         }
         row.update({k: metrics[k] for k in fim_measurements(metrics)})
-        if metrics.get("comp_time_iterations_mean", 0) > 0:
-            row[SLOWEST] = (
-                metrics["comp_time_iterations"] / metrics["comp_time_iterations_mean"]
-            )
+        if metrics.get(MEAN_COMPUTATION, 0) > 0:
+            row[SLOWEST] = metrics["comp_time_iterations"] / metrics[MEAN_COMPUTATION]
         # records from before the kernels counted their timed iterations
         row.setdefault("stages", len(record["profiles"]["iteration"]["comp_time"]))
         for name, value in KERNELS[kernel].get("fim", {}).items():
