@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import xarray as xr
-
-from ._linkcheck import bandwidth_attrs
+from scaleprobe.kernels.schema import LinkConfig
 
 __all__ = ["assemble"]
 
@@ -33,12 +30,15 @@ DEFAULT_ATTRS = {
 }
 
 
-def _json(text) -> dict | None:
-    try:
-        value = json.loads(text) if isinstance(text, str) else text
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+def _link(campaign: dict) -> LinkConfig:
+    """The campaign's link at 100 %; stores written before it was typed keep it as
+    provenance text (``link_model``), read once here."""
+    if "link" in campaign:
+        return LinkConfig.from_dict(campaign["link"])
+    attrs = campaign.get("attrs", {})
+    return LinkConfig.from_attrs(attrs) or LinkConfig(
+        mode=attrs.get("throttle_mode", "none")
+    )
 
 
 def _axes(campaign: dict, results: list[dict]) -> dict:
@@ -182,10 +182,7 @@ def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
         unit, long_name = DEFAULT_ATTRS.get(base, ("", base.replace("_", " ")))
         var.attrs["units"] = units.get(base, unit)
         var.attrs["long_name"] = long_names.get(base, long_name)
-    attrs = ds.attrs
-    ds["bandwidth"].attrs.update(
-        bandwidth_attrs(attrs.get("throttle_mode"), _json(attrs.get("link_model")))
-    )
+    ds["bandwidth"].attrs.update(_link(campaign).to_attrs())
     ds["nodes"].attrs.update(units="1", long_name="nodes")
     ds["ppn"].attrs.update(units="1", long_name="ranks per node")
     if "ranks" in ds.coords:

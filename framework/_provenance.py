@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import platform
 import socket
@@ -78,7 +77,6 @@ def provenance(spec: Spec, mpiexec: str) -> dict:
         "mpiexec": mpiexec,
         "hostname": socket.gethostname(),
         "throttle_mode": spec.throttle.mode,
-        "link_model": json.dumps(spec.throttle.as_dict()),
         "admissible": spec.admissible,
         "spec": spec.text,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -14,7 +14,7 @@ def replay_line(command, env, base=None, cwd=None) -> str:
     The line names every variable the launch set or changed relative to ``base``
     (``env VAR=value``) and every one it removed (``env -u VAR``), so pasting it in a
     shell with the worker's environment reruns the point as measured, throttle
-    settings (``SCALEPROBE_COMM``) included.
+    settings (``SCALEPROBE_LINK``) included.
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ import os
 
 import dask.config
 import yaml
-from scaleprobe.kernels.comm._link import LINK_DEFAULTS
+from scaleprobe.kernels.schema import LINK_DEFAULTS
 
 __all__ = ["get", "resolve"]
 

@@ -3,13 +3,15 @@
 One point is one ``mpiexec -n <ranks>`` (or ``srun`` inside a SLURM allocation) of
 ``python -m scaleprobe.kernels.<kernel>``. The child runs in its own process group
 with an environment cleaned of the MPI variables a parent launched by MPI would leak
-into it, with one BLAS/OpenMP thread per rank, and with the throttle settings in
-``SCALEPROBE_COMM``. A crash, a non-zero exit, a missing or malformed record and a
-timeout are all results too: the sweep records them and goes on.
+into it, with one BLAS/OpenMP thread per rank, and with the point's link
+(:class:`~scaleprobe.kernels.schema.LinkConfig`) in its environment. A crash, a
+non-zero exit, a missing or malformed record and a timeout are all results too: the
+sweep records them and goes on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -21,10 +23,10 @@ import time
 
 from scaleprobe.kernels.record import RecordError, parse_record
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
+from scaleprobe.kernels.schema import LinkConfig
 
 from . import config
 from ._hostload import LoadMeter
-from ._linkcheck import link_mismatch
 from ._process import terminate_group, wait_launch
 from ._replay import replay_line
 from .netns import NetnsError
@@ -38,7 +40,9 @@ __all__ = [
     "child_environment",
     "launch_environment",
     "launch_point",
+    "point_link",
     "resolve_mpiexec",
+    "spec_link",
 ]
 
 STRIPPED_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIEXEC_")
@@ -109,18 +113,66 @@ def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
     return kernel_arguments(params)
 
 
-def _machine(throttle, point) -> dict:
-    """The emulated machine of a point: a random allocation draws anew every run."""
-    machine = {}
-    if throttle.topology is not None:
-        machine["topology"] = throttle.topology
-    if throttle.allocation is not None:
-        allocation = dict(throttle.allocation)
-        allocation["seed"] = int(allocation.get("seed", 0)) + int(
-            point.coords.get("run", 0)
-        )
-        machine["allocation"] = allocation
-    return machine
+def spec_link(spec: Spec) -> LinkConfig:
+    """The link of a campaign at 100 % and one rank per node: its spec's throttle.
+
+    In mode ``emulated`` the host's core slots default to one per core; other modes
+    have none.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+
+    Returns
+    -------
+    LinkConfig
+    """
+    throttle = spec.throttle
+    slots = throttle.core_slots
+    if slots is None:
+        slots = os.cpu_count() or 1
+    values = {
+        "mode": throttle.mode,
+        "link_bandwidth": throttle.link_bandwidth,
+        "latency": throttle.latency,
+        "memory_bandwidth": throttle.memory_bandwidth,
+        "memory_latency": throttle.memory_latency,
+        "core_slots": int(slots) if throttle.mode == "emulated" else 0,
+        "topology": throttle.topology,
+        "allocation": throttle.allocation,
+    }
+    return LinkConfig.from_dict(values)
+
+
+def point_link(spec: Spec, point: Point) -> LinkConfig:
+    """The link one point asks for: the spec's link at the point's coordinates.
+
+    A random allocation draws anew every run (seed ``seed + run``).
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point.
+
+    Returns
+    -------
+    LinkConfig
+        What :func:`launch_environment` sends to the ranks and what the kernel's
+        record must echo.
+    """
+    link = spec_link(spec)
+    allocation = link.allocation
+    if spec.throttle.allocation is not None:
+        seed = allocation.seed + int(point.coords.get("run", 0))
+        allocation = dataclasses.replace(allocation, seed=seed)
+    return link.at(
+        ppn=int(point.coords["ppn"]),
+        bandwidth=float(point.coords["bandwidth"]),
+        allocation=allocation,
+    )
 
 
 def build_command(
@@ -238,8 +290,9 @@ def launch_environment(
     """Return the environment of a launch.
 
     The :func:`child_environment` with the configured threads per rank, plus
-    ``SCALEPROBE_COMM`` (the throttle settings as JSON), ``SCALEPROBE_POINT`` (the
-    point's coordinates) and the spec's ``env``.
+    the point's link (:func:`point_link`, in
+    :data:`~scaleprobe.kernels.schema.LINK_ENV`), ``SCALEPROBE_POINT`` (the point's
+    coordinates) and the spec's ``env``.
 
     Parameters
     ----------
@@ -257,27 +310,9 @@ def launch_environment(
     """
     settings = settings or LaunchSettings.from_config()
     env = child_environment(settings.threads_per_rank)
-    throttle = spec.throttle
-    slots = (
-        throttle.core_slots
-        if throttle.core_slots is not None
-        else (os.cpu_count() or 1)
-    )
-    env["SCALEPROBE_COMM"] = json.dumps(
-        {
-            "mode": throttle.mode,
-            "ppn": int(point.coords["ppn"]),
-            "bandwidth": float(point.coords["bandwidth"]),
-            "link_bandwidth": throttle.link_bandwidth,
-            "latency": throttle.latency,
-            "memory_bandwidth": throttle.memory_bandwidth,
-            "memory_latency": throttle.memory_latency,
-            "core_slots": int(slots) if throttle.mode == "emulated" else 0,
-            **_machine(throttle, point),
-        }
-    )
+    env.update(point_link(spec, point).to_env())
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)
-    if throttle.mode == "netns":
+    if spec.throttle.mode == "netns":
         from .netns import MPI_ENVIRONMENT
 
         env.update(MPI_ENVIRONMENT)
@@ -291,6 +326,17 @@ def _parse(spec: Spec, stdout: str) -> dict:
 
         return parse_output(stdout, spec.params)
     return parse_record(stdout)
+
+
+def _link_mismatch(spec: Spec, point: Point, echoed) -> str:
+    """How the link a kernel echoed differs from its point's, or ``""``."""
+    if echoed is None:  # external programs and kernels without the communicator
+        return ""
+    try:
+        applied = LinkConfig.from_dict(echoed)
+    except ValueError as error:
+        return f"the kernel's record holds a malformed link ({error})"
+    return point_link(spec, point).mismatch(applied)
 
 
 def _tail(text: str, limit: int = 2000) -> str:
@@ -439,7 +485,7 @@ def launch_point(
     status = record.get("status", "ok")
     result["status"] = status if status in STATUSES else "invalid"
     result["error"] = str(record.get("reason", "")) if result["status"] != "ok" else ""
-    mismatch = link_mismatch(spec.throttle, point.coords, record.get("link"))
+    mismatch = _link_mismatch(spec, point, record.get("link"))
     if result["status"] == "ok" and mismatch:
         result.update(status="invalid", error=mismatch)
     return result

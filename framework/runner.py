@@ -14,6 +14,7 @@ from ._lock import OutputLockedError
 from ._progress import Progress
 from ._provenance import provenance
 from ._storefiles import StoreError, check_output
+from .launch import spec_link
 from .plan import plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError, load_spec
@@ -67,6 +68,7 @@ def _campaign(spec: Spec, settings: LaunchSettings) -> dict:
             spec.kernel, spec.params, spec.throttle.as_dict(), spec.sweep
         ),
         "sweep": {k: list(v) for k, v in spec.sweep.items()},
+        "link": spec_link(spec).to_dict(),
         "attrs": attrs,
     }
 

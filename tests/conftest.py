@@ -62,13 +62,13 @@ def mpi_run(mpiexec):
     ``mpi_run(ranks, *command, env=None, timeout=240, check=True)`` returns the
     :class:`subprocess.CompletedProcess` (text output); ``command`` starting with
     ``-m`` runs a module of this Python. The environment is the launch's
-    (:func:`launch.child_environment`) without an inherited ``SCALEPROBE_COMM``, plus
+    (:func:`launch.child_environment`) without an inherited ``SCALEPROBE_LINK``, plus
     ``env``. With ``check`` a non-zero exit fails the test with the error output.
     """
 
     def run(ranks, *command, env=None, timeout=240, check=True):
         environment = child_environment(threads=1)
-        environment.pop("SCALEPROBE_COMM", None)
+        environment.pop("SCALEPROBE_LINK", None)
         environment.update(env or {})
         argv = [str(part) for part in command]
         if argv and argv[0] == "-m":

@@ -4,7 +4,7 @@ import dask
 import pytest
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.kernels.comm import LinkModel
-from scaleprobe.kernels.comm._link import LINK_DEFAULTS
+from scaleprobe.kernels.schema import LINK_DEFAULTS
 
 _SPEC = {"name": "x", "kernel": "commbench.compute", "sweep": {"nodes": 2}}
 _FIELDS = ("link_bandwidth", "latency", "memory_bandwidth", "memory_latency")

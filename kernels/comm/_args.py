@@ -1,31 +1,22 @@
-"""Configuration of the communicator: ``SCALEPROBE_COMM`` and command-line flags."""
+"""Configuration of the communicator: the launch's link and command-line flags.
+
+A launch carries its :class:`~scaleprobe.kernels.schema.LinkConfig` in the environment
+variable :data:`~scaleprobe.kernels.schema.LINK_ENV`; a kernel started by hand may set
+or override it with the flags of :func:`add_comm_arguments`.
+"""
 
 from __future__ import annotations
 
-import json
-import os
+from scaleprobe.kernels.schema import LINK_ENV, THROTTLE_MODES, LinkConfig
 
 from ._link import LinkModel
 from ._topology import Allocation, Topology
 
 __all__ = ["ENVIRONMENT_VARIABLE", "MODES", "add_comm_arguments", "resolve_config"]
 
-ENVIRONMENT_VARIABLE = "SCALEPROBE_COMM"
-MODES = ("none", "emulated", "netns")
-_KNOWN = {
-    "mode",
-    "ppn",
-    "bandwidth",
-    "link_bandwidth",
-    "latency",
-    "memory_bandwidth",
-    "memory_latency",
-    "core_slots",
-    "slot_dir",
-    "nic_sharing",
-    "topology",
-    "allocation",
-}
+#: The environment variable of a launch's link (``LINK_ENV`` of the schema).
+ENVIRONMENT_VARIABLE = LINK_ENV
+MODES = THROTTLE_MODES
 #: Command-line flags of the emulated machine: (flag, config section, key).
 _MACHINE_FLAGS = (
     ("allocation", "allocation", "placement"),
@@ -40,7 +31,7 @@ _MACHINE_FLAGS = (
 def add_comm_arguments(parser) -> None:
     """Add the communicator's flags to an :class:`argparse.ArgumentParser`.
 
-    Flags left unset fall back to ``SCALEPROBE_COMM`` (see :func:`resolve_config`).
+    Flags left unset fall back to the launch's link (see :func:`resolve_config`).
 
     Parameters
     ----------
@@ -123,7 +114,7 @@ def add_comm_arguments(parser) -> None:
 
 
 def resolve_config(args=None, environ=None) -> dict:
-    """Merge ``SCALEPROBE_COMM`` (defaults) with command-line flags (overrides).
+    """Merge the launch's link (:data:`ENVIRONMENT_VARIABLE`) with command-line flags.
 
     Parameters
     ----------
@@ -146,75 +137,43 @@ def resolve_config(args=None, environ=None) -> dict:
 
     Examples
     --------
-    >>> resolve_config(environ={"SCALEPROBE_COMM": '{"mode": "emulated", "ppn": 2}'})
+    >>> resolve_config(environ={"SCALEPROBE_LINK": '{"mode": "emulated", "ppn": 2}'})
     ... # doctest: +ELLIPSIS
     {'mode': 'emulated', 'ppn': 2, 'link': LinkModel(...), 'core_slots': None, ...}
     """
-    environ = os.environ if environ is None else environ
-    text = environ.get(ENVIRONMENT_VARIABLE, "").strip()
-    config = {}
-    if text:
-        try:
-            config = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(
-                f"{ENVIRONMENT_VARIABLE} is not valid JSON: {error}"
-            ) from None
-        if not isinstance(config, dict):
-            raise ValueError(
-                f"{ENVIRONMENT_VARIABLE} must be a JSON object, "
-                f"got {type(config).__name__}"
-            )
-        unknown = sorted(set(config) - _KNOWN)
-        if unknown:
-            raise ValueError(
-                f"{ENVIRONMENT_VARIABLE} has unknown key(s) {unknown}; "
-                f"allowed: {sorted(_KNOWN)}"
-            )
+    link = LinkConfig.from_env(environ)
     if args is not None:
-        flags = {
-            "mode": getattr(args, "throttle", None),
-            "ppn": getattr(args, "ppn", None),
-            "bandwidth": getattr(args, "bandwidth_percent", None),
-            "link_bandwidth": getattr(args, "link_bandwidth", None),
-            "latency": getattr(args, "latency", None),
-            "core_slots": getattr(args, "core_slots", None),
-        }
-        config.update({k: v for k, v in flags.items() if v is not None})
-        for flag, section, key in _MACHINE_FLAGS:
-            value = getattr(args, flag, None)
-            if value is not None:
-                current = config.get(section) or {}
-                if isinstance(current, str):
-                    current = {"placement": current}
-                config[section] = {**current, key: value}
-    mode = config.get("mode") or "none"
-    if mode not in MODES:
-        raise ValueError(f"comm mode must be one of {MODES}, got {mode!r}")
-    ppn = config.get("ppn", 1)
-    if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < 1:
-        raise ValueError(f"comm setting 'ppn' must be a positive integer, got {ppn!r}")
-    core_slots = config.get("core_slots")
-    if core_slots is not None and (
-        isinstance(core_slots, bool)
-        or not isinstance(core_slots, int)
-        or core_slots < 0
-    ):
-        raise ValueError(
-            f"comm setting 'core_slots' must be an integer >= 0 (0 = off), "
-            f"got {core_slots!r}"
-        )
+        link = _with_flags(link, args)
     try:
-        topology = Topology.from_config(config.get("topology") or {})
-        allocation = Allocation.from_config(config.get("allocation") or {})
+        topology = Topology.from_config(link.topology.to_dict())
+        allocation = Allocation.from_config(link.allocation.to_dict())
     except (TypeError, ValueError) as error:
         raise ValueError(f"comm setting: {error}") from None
     return {
-        "mode": mode,
-        "ppn": ppn,
-        "link": LinkModel.from_config(config),
-        "core_slots": core_slots,
-        "slot_dir": config.get("slot_dir"),
+        "mode": link.mode,
+        "ppn": link.ppn,
+        "link": LinkModel.from_config(link.to_dict()),
+        "core_slots": link.core_slots,
+        "slot_dir": link.slot_dir,
         "topology": topology,
         "allocation": allocation,
     }
+
+
+def _with_flags(link: LinkConfig, args) -> LinkConfig:
+    """``link`` with the command line's flags (set ones only) put over it."""
+    values = link.to_dict()
+    flags = {
+        "mode": getattr(args, "throttle", None),
+        "ppn": getattr(args, "ppn", None),
+        "bandwidth": getattr(args, "bandwidth_percent", None),
+        "link_bandwidth": getattr(args, "link_bandwidth", None),
+        "latency": getattr(args, "latency", None),
+        "core_slots": getattr(args, "core_slots", None),
+    }
+    values.update({k: v for k, v in flags.items() if v is not None})
+    for flag, section, key in _MACHINE_FLAGS:
+        value = getattr(args, flag, None)
+        if value is not None:
+            values[section] = {**values[section], key: value}
+    return LinkConfig.from_dict(values)

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scaleprobe.kernels.schema import LINK_DEFAULTS
 from scaleprobe.kernels.units import (
     UnitError,
     parse_bandwidth,
     parse_duration,
 )
 
-__all__ = ["LINK_DEFAULTS", "LinkModel", "applied_link"]
+__all__ = ["LINK_DEFAULTS", "LinkModel"]
 
 _NIC_SHARING = ("flows", "fair", "exclusive")
 
-#: The emulated link when nothing else is set, as a spec or the Dask config
-#: (``scaleprobe.throttle.<key>``) writes it. The one source of these defaults:
-#: :class:`LinkModel` parses its field defaults from here, and
-#: :mod:`scaleprobe.framework.config` installs them as the ``throttle`` defaults.
-LINK_DEFAULTS = {
-    "link-bandwidth": "1 Gbit/s",
-    "latency": "5 us",
-    "memory-bandwidth": "5 GB/s",
-    "memory-latency": "0.5 us",
-}
 
 
 def _duration(value, key: str) -> float:
@@ -51,7 +42,8 @@ class LinkModel:
     with ``effective_bandwidth = link_bandwidth * bandwidth / 100``; an intra-node
     message costs ``memory_latency + n / memory_bandwidth``.
 
-    The defaults are :data:`LINK_DEFAULTS`, the same as the framework's
+    The defaults are :data:`~scaleprobe.kernels.schema.LINK_DEFAULTS`, the same as the
+    framework's
     ``scaleprobe.throttle`` settings.
 
     Parameters
@@ -194,7 +186,7 @@ class LinkModel:
         return self.inter_time(nbytes, ppn) if inter else self.intra_time(nbytes)
 
     def to_config(self) -> dict:
-        """The model as a JSON-ready dict in SI units (the keys of ``SCALEPROBE_COMM``).
+        """The model as a JSON-ready dict in SI units (the keys of ``SCALEPROBE_LINK``).
 
         Returns
         -------
@@ -257,52 +249,3 @@ class LinkModel:
         if config.get("nic_sharing") is not None:
             values["nic_sharing"] = str(config["nic_sharing"])
         return cls(**values)
-
-
-def applied_link(mode: str, ppn: int, link: LinkModel, network=None) -> dict:
-    """Describe the link model a kernel applied, for the ``link`` key of its record.
-
-    Parameters
-    ----------
-    mode : {"none", "emulated", "netns"}
-        Throttle mode of the communicator.
-    ppn : int
-        Ranks per node.
-    link : LinkModel
-        The communicator's link model.
-    network : Network, optional
-        The emulated machine; in mode ``emulated`` its ``topology`` and
-        ``allocation`` (as dicts) and ``placement`` (machine node of each node)
-        are echoed too.
-
-    Returns
-    -------
-    dict
-        ``mode`` and ``ppn``; in mode ``emulated`` (the kernel charges the model in
-        virtual time) also the model in SI units (:meth:`LinkModel.to_config`) and
-        ``effective_bandwidth`` (bytes/s); in mode ``netns`` (the network shapes the
-        bandwidth, the latency is the host's) ``bandwidth``, ``link_bandwidth`` and
-        ``effective_bandwidth`` only. In mode ``none`` no model acts, so none is
-        reported.
-
-    Examples
-    --------
-    >>> applied_link("none", 2, LinkModel())
-    {'mode': 'none', 'ppn': 2}
-    >>> applied_link("emulated", 1, LinkModel(bandwidth=50.0))["effective_bandwidth"]
-    62500000.0
-    """
-    record = {"mode": mode, "ppn": int(ppn)}
-    if mode == "emulated":
-        record.update(link.to_config())
-        if network is not None:
-            record.update(
-                topology=network.topology.to_config(),
-                allocation=network.allocation.to_config(),
-                placement=network.placement.tolist(),
-            )
-    elif mode == "netns":
-        record.update(bandwidth=link.bandwidth, link_bandwidth=link.link_bandwidth)
-    if mode != "none":
-        record["effective_bandwidth"] = link.effective_bandwidth
-    return record

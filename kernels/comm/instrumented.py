@@ -6,12 +6,13 @@ import atexit
 import os
 
 import numpy as np
+from scaleprobe.kernels.schema import LinkConfig
 
 from ._args import MODES, resolve_config
 from ._clock import RankClock
 from ._collcalls import CollectiveMixin
 from ._idle import idle_barrier
-from ._link import LinkModel, applied_link
+from ._link import LinkModel
 from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
 from ._resolve import ResolutionMixin
@@ -160,7 +161,7 @@ class InstrumentedComm(
 
     @classmethod
     def from_environment(cls, mpi_comm, environ=None) -> InstrumentedComm:
-        """Wrap ``mpi_comm`` configured by ``SCALEPROBE_COMM`` (mode none if unset).
+        """Wrap ``mpi_comm`` configured by the launch's link (mode none if unset).
 
         Parameters
         ----------
@@ -276,14 +277,29 @@ class InstrumentedComm(
         return 0 if slots is None else int(slots.count)
 
     def link_record(self) -> dict:
-        """The link model this communicator applies, for the ``link`` key of a record.
+        """The link this communicator applies, for the ``link`` key of a record.
 
         Returns
         -------
         dict
-            See :func:`~scaleprobe.kernels.comm._link.applied_link`.
+            :meth:`LinkConfig.to_dict <scaleprobe.kernels.schema.LinkConfig.to_dict>`
+            of the link applied: throttle mode, ranks per node, link model, the
+            host's core slots and the emulated machine.
         """
-        return applied_link(self.mode, self.ppn, self.link, self.network)
+        link = self.link
+        return LinkConfig(
+            mode=self.mode,
+            ppn=self.ppn,
+            bandwidth=link.bandwidth,
+            link_bandwidth=link.link_bandwidth,
+            latency=link.latency,
+            memory_bandwidth=link.memory_bandwidth,
+            memory_latency=link.memory_latency,
+            nic_sharing=link.nic_sharing,
+            core_slots=self.core_slots,
+            topology=self.network.topology.to_config(),
+            allocation=self.network.allocation.to_config(),
+        ).to_dict()
 
     def close(self) -> None:
         """Give back the core slot for good (call before leaving the kernel)."""

@@ -163,7 +163,7 @@ def measure(spec, point, iterations):
     kernel, nodes, ppn, domain, placement, seed = point
     throttle = spec.throttle
     env = child_environment(threads=1)
-    env["SCALEPROBE_COMM"] = json.dumps(
+    env["SCALEPROBE_LINK"] = json.dumps(
         {
             "mode": "emulated",
             "ppn": ppn,

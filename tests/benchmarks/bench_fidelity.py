@@ -27,7 +27,7 @@ from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
 
 MPIEXEC = resolve_mpiexec()
-CONFIGS = {  # column name -> SCALEPROBE_COMM (slot_dir filled in per run)
+CONFIGS = {  # column name -> SCALEPROBE_LINK (slot_dir filled in per run)
     "slots off": {"mode": "emulated", "core_slots": 0},
     "1 slot": {"mode": "emulated", "core_slots": 1},
     "2 slots": {"mode": "emulated", "core_slots": 2},
@@ -39,7 +39,7 @@ def run_compute(ranks: int, work: str, units: int, comm: dict) -> dict:
     """One launch of the compute kernel; returns its metrics."""
     with tempfile.TemporaryDirectory(prefix="scaleprobe-bench-slots-") as slot_dir:
         config = json.dumps({**comm, "slot_dir": slot_dir})
-        env = dict(child_environment(), SCALEPROBE_COMM=config)
+        env = dict(child_environment(), SCALEPROBE_LINK=config)
         done = subprocess.run(
             [
                 MPIEXEC,

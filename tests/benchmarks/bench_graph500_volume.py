@@ -70,7 +70,7 @@ def measure(variant, flags, scale, ranks, nbfs):
         *flags,
     ]
     env = child_environment()
-    env["SCALEPROBE_COMM"] = json.dumps({"mode": "none", "ppn": 1})
+    env["SCALEPROBE_LINK"] = json.dumps({"mode": "none", "ppn": 1})
     out = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     record = parse_record(out.stdout)
     levels = sum(t["levels"] for t in record["trials"]) / len(record["trials"])

@@ -56,7 +56,7 @@ FRAMEWORK = "import scaleprobe.framework.runner, scaleprobe.framework.store"
 def _environment(mode: str, slot_dir: str) -> dict:
     env = child_environment(threads=1)
     # Private core slots: other launches on a shared host must not hold ours.
-    env["SCALEPROBE_COMM"] = json.dumps({"mode": mode, "ppn": 1, "slot_dir": slot_dir})
+    env["SCALEPROBE_LINK"] = json.dumps({"mode": mode, "ppn": 1, "slot_dir": slot_dir})
     return env
 
 

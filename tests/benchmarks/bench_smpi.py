@@ -163,7 +163,7 @@ def smpi_time(
 
 def emulated_time(nodes, ppn, messages, size, seed, allocation, topology, iterations):
     env = child_environment(threads=1)
-    env["SCALEPROBE_COMM"] = json.dumps(
+    env["SCALEPROBE_LINK"] = json.dumps(
         {
             "mode": "emulated",
             "ppn": ppn,

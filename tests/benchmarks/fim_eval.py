@@ -106,7 +106,7 @@ def launch(kernel, size, ranks, core_slots=None):
     spec = KERNELS[kernel]
     environment = child_environment(threads=1)
     comm = dict(COMM) if core_slots is None else {**COMM, "core_slots": core_slots}
-    environment["SCALEPROBE_COMM"] = json.dumps(comm)
+    environment["SCALEPROBE_LINK"] = json.dumps(comm)
     command = [
         resolve_mpiexec(),
         "-n",

@@ -65,7 +65,7 @@ def single_process(templates):
 
 def _launch(ranks, arguments, throttle, ppn=1):
     env = child_environment()
-    env["SCALEPROBE_COMM"] = json.dumps({"mode": throttle, "ppn": ppn, "core_slots": 2})
+    env["SCALEPROBE_LINK"] = json.dumps({"mode": throttle, "ppn": ppn, "core_slots": 2})
     mpiexec = resolve_mpiexec()
     command = [
         mpiexec,

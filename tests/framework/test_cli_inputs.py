@@ -58,7 +58,7 @@ def test_plan_lists_the_points_and_the_first_command_and_writes_nothing(
     assert out[2] == "points: 2 in the campaign, 0 stored, 2 to measure"
     assert out[3].startswith("left out: 2 admissible points with fewer than 2 ranks")
     assert out[4] == f"first point: {out[7].split(None, 1)[1]}"
-    assert "SCALEPROBE_COMM=" in out[5]
+    assert "SCALEPROBE_LINK=" in out[5]
     assert " -n 2 " in out[5]
     assert out[5].strip().startswith(f"cd {os.getcwd()} && env ")
     assert [line.split()[0] for line in out[7:9]] == ["1", "2"]

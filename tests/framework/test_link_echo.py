@@ -4,46 +4,73 @@ import dataclasses
 import importlib.util
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
 from scaleprobe.framework._assemble import assemble
-from scaleprobe.framework._linkcheck import bandwidth_attrs, link_mismatch
 from scaleprobe.framework.cli import main
-from scaleprobe.framework.launch import launch_point
+from scaleprobe.framework.launch import (
+    launch_environment,
+    launch_point,
+    point_link,
+    spec_link,
+)
 from scaleprobe.framework.plan import plan
 from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.registry import kernel_module, kernel_names
-
-THROTTLE = SimpleNamespace(mode="emulated", link_bandwidth=1.25e8, latency=5e-6)
-APPLIED = {
-    "mode": "emulated",
-    "ppn": 2,
-    "bandwidth": 50.0,
-    "link_bandwidth": 1.25e8,
-    "latency": 5e-6,
-}
+from scaleprobe.kernels.schema import LinkConfig
 
 
-def test_a_matching_link_or_none_echoed_passes():
-    assert link_mismatch(THROTTLE, {"bandwidth": 50, "ppn": 2}, APPLIED) == ""
-    assert link_mismatch(THROTTLE, {"bandwidth": 10, "ppn": 2}, None) == ""
+def _spec(mode="emulated", **throttle):
+    return load_spec(
+        {
+            "name": "p",
+            "kernel": "commbench.pingpong",
+            "sweep": {"nodes": [2], "ppn": [2], "bandwidth": [50, 25]},
+            "throttle": {"mode": mode, **throttle},
+        }
+    )
+
+
+def test_the_point_link_is_the_spec_link_at_the_points_coordinates():
+    spec = _spec(link_bandwidth="1 Gbit/s", allocation={"placement": "random"})
+    point = plan(spec)[0]
+    link = point_link(spec, point)
+    assert (link.ppn, link.bandwidth) == (2, float(point.coords["bandwidth"]))
+    assert link == spec_link(spec).at(ppn=2, bandwidth=link.bandwidth)
+    # the launch carries it as its one environment variable, and it comes back
+    env = launch_environment(spec, point)
+    assert LinkConfig.from_env(env) == link
+
+
+def test_a_random_allocation_draws_anew_every_run():
+    spec = load_spec(
+        {
+            "name": "p",
+            "kernel": "commbench.pingpong",
+            "sweep": {"nodes": [2], "run": 2},
+            "throttle": {"mode": "emulated", "allocation": {"placement": "random"}},
+        }
+    )
+    seeds = sorted(point_link(spec, p).allocation.seed for p in plan(spec))
+    assert seeds == [0, 1]
 
 
 @pytest.mark.parametrize(
-    ("change", "coords", "fragment"),
+    ("change", "fragment"),
     [
-        ({}, {"bandwidth": 25, "ppn": 2}, "bandwidth 50 % but the point asks 25 %"),
-        ({"mode": "none"}, {"bandwidth": 50}, "throttle mode 'none' but the spec"),
-        ({"latency": 1e-3}, {"bandwidth": 50}, "latency 0.001 s but the point asks"),
-        ({"link_bandwidth": 1e9}, {}, "link bandwidth 1e+09 bytes/s but"),
-        ({"ppn": 1}, {"bandwidth": 50, "ppn": 2}, "1 ranks per node but"),
+        ({"bandwidth": 25.0}, "bandwidth 25 % but the point asks 50 %"),
+        ({"mode": "none"}, "throttle mode 'none' but the point asks 'emulated'"),
+        ({"latency": 1e-3}, "latency 0.001 s but the point asks"),
+        ({"link_bandwidth": 1e9}, "link bandwidth 1e+09 bytes/s but"),
+        ({"ppn": 1}, "1 ranks per node but the point asks 2"),
     ],
 )
-def test_each_difference_is_named_on_one_line(change, coords, fragment):
-    message = link_mismatch(THROTTLE, coords, {**APPLIED, **change})
+def test_each_difference_is_named_on_one_line(change, fragment):
+    spec = _spec()
+    asked = point_link(spec, plan(spec)[0])
+    message = asked.mismatch(asked.at(**change))
     assert message.startswith("the kernel applied ")
     assert fragment in message
     assert "\n" not in message
@@ -58,35 +85,53 @@ def test_bandwidth_coordinate_carries_the_absolute_link_where_it_acts():
         }
         for bw in (100, 50)
     ]
-    link = {"mode": "emulated", "link_bandwidth": 1e9, "latency": 2e-6}
+    link = LinkConfig(mode="emulated", link_bandwidth=1e9, latency=2e-6)
     campaign = {
         "sweep": {"nodes": [2], "ppn": [1], "bandwidth": [100, 50]},
-        "attrs": {"throttle_mode": "emulated", "link_model": json.dumps(link)},
+        "link": link.to_dict(),
+        "attrs": {"throttle_mode": "emulated"},
     }
     attrs = assemble(campaign, results)["bandwidth"].attrs
     assert (attrs["link_bandwidth"], attrs["link_bandwidth_units"]) == (1e9, "bytes/s")
     assert (attrs["latency"], attrs["latency_units"]) == (2e-6, "s")
     assert (attrs["units"], attrs["throttle_mode"]) == ("percent", "emulated")
-    campaign["attrs"]["throttle_mode"] = "none"
+    assert LinkConfig.from_attrs(attrs).link_bandwidth == 1e9
+    campaign["link"] = LinkConfig(mode="none").to_dict()
     campaign["sweep"]["bandwidth"] = [100]
     attrs = assemble(campaign, results[:1])["bandwidth"].attrs
     assert "link_bandwidth" not in attrs
     assert "latency" not in attrs
     assert attrs["throttle_mode"] == "none"
-    assert "link_bandwidth" not in bandwidth_attrs("netns", None)
     # netns shapes the bandwidth only: no latency is claimed for it.
-    netns = bandwidth_attrs("netns", link)
+    campaign["link"] = link.at(mode="netns").to_dict()
+    netns = assemble(campaign, results[:1])["bandwidth"].attrs
     assert netns["link_bandwidth"] == 1e9
     assert "latency" not in netns
 
 
+def test_stores_written_before_the_link_was_typed_still_label_it():
+    results = [
+        {
+            "coords": {"nodes": 2, "ppn": 1, "bandwidth": 100},
+            "status": "ok",
+            "record": {"metrics": {"time": 1.0}},
+        }
+    ]
+    old = {"mode": "emulated", "link_bandwidth": 1e9, "latency": 2e-6}
+    campaign = {
+        "sweep": {"nodes": [2], "ppn": [1], "bandwidth": [100]},
+        "attrs": {"throttle_mode": "emulated", "link_model": json.dumps(old)},
+    }
+    attrs = assemble(campaign, results)["bandwidth"].attrs
+    assert (attrs["link_bandwidth"], attrs["latency"]) == (1e9, 2e-6)
+
+
 def test_netns_echo_is_checked_on_what_it_shapes():
-    netns = SimpleNamespace(mode="netns", link_bandwidth=1.25e8, latency=5e-6)
-    link = {"mode": "netns", "ppn": 1, "bandwidth": 50.0, "link_bandwidth": 1.25e8}
-    assert link_mismatch(netns, {"bandwidth": 50, "ppn": 1}, link) == ""
-    assert "bandwidth 50 % but the point asks 10 %" in link_mismatch(
-        netns, {"bandwidth": 10, "ppn": 1}, link
-    )
+    netns = LinkConfig(mode="netns", bandwidth=50.0)
+    assert netns.mismatch(netns.at(latency=1.0)) == ""
+    assert "bandwidth 50 % but the point asks 10 %" in netns.at(
+        bandwidth=10.0
+    ).mismatch(netns)
 
 
 @pytest.mark.mpi
@@ -101,15 +146,13 @@ def test_pingpong_echoes_the_link_it_applied(mpi_run, mode):
         "2",
         "--msg-bytes",
         "1024",
-        env={"SCALEPROBE_COMM": json.dumps(comm)},
+        env={"SCALEPROBE_LINK": json.dumps(comm)},
     )
-    link = parse_record(done.stdout)["link"]
-    if mode == "none":
-        assert link == {"mode": "none", "ppn": 1}
-    else:
-        assert (link["mode"], link["ppn"], link["bandwidth"]) == ("emulated", 1, 40.0)
-        assert link["link_bandwidth"] == pytest.approx(1.25e8)
-        assert link["effective_bandwidth"] == pytest.approx(5e7)
+    link = LinkConfig.from_dict(parse_record(done.stdout)["link"])
+    asked = LinkConfig.from_dict(comm)
+    assert (link.mode, link.ppn, link.bandwidth) == (mode, 1, 40.0)
+    assert link.effective_bandwidth == pytest.approx(5e7)
+    assert asked.mismatch(link) == ""
 
 
 def _pingpong(params):

@@ -9,7 +9,9 @@ import pytest
 from scaleprobe.framework.launch import launch_environment
 from scaleprobe.framework.plan import plan
 from scaleprobe.framework.spec import SpecError, load_spec
+from scaleprobe.kernels import schema
 from scaleprobe.kernels.comm import Allocation
+from scaleprobe.kernels.schema import LinkConfig, Topology
 
 
 def _spec(tmp_path, throttle, **sweep):
@@ -42,7 +44,7 @@ def test_topology_and_allocation_reach_every_launch(tmp_path):
     assert spec.throttle.as_dict()["allocation"]["machine_nodes"] == 64
     seeds = set()
     for point in plan(spec):
-        comm = json.loads(launch_environment(spec, point)["SCALEPROBE_COMM"])
+        comm = json.loads(launch_environment(spec, point)["SCALEPROBE_LINK"])
         assert comm["topology"]["oversubscription"] == 2.0
         # every run of a random allocation draws its own placement
         assert comm["allocation"]["seed"] == 5 + point.coords["run"]
@@ -52,9 +54,10 @@ def test_topology_and_allocation_reach_every_launch(tmp_path):
 
 def test_without_a_machine_the_launch_sets_none(tmp_path):
     spec = load_spec(_spec(tmp_path, {}))
-    comm = json.loads(launch_environment(spec, plan(spec)[0])["SCALEPROBE_COMM"])
-    assert "topology" not in comm
-    assert "allocation" not in comm
+    link = LinkConfig.from_env(launch_environment(spec, plan(spec)[0]))
+    # the defaults: one non-blocking switch, nodes placed compactly
+    assert link.topology == Topology()
+    assert link.allocation == schema.Allocation()
 
 
 @pytest.mark.parametrize(

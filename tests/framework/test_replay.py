@@ -36,7 +36,7 @@ def test_pasting_the_first_log_line_reruns_the_point_as_measured(tmp_path, clien
     with open(os.path.join(store.logs_dir, f"{stored['key']}.log")) as f:
         log = f.read()
     line = log.splitlines()[0]
-    assert "SCALEPROBE_COMM=" in line
+    assert "SCALEPROBE_LINK=" in line
     assert "'SCALEPROBE_TEST_NOTE=a b'\"'\"'c'" in line  # shell-quoted
 
     again = _rerun(line)

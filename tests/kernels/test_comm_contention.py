@@ -275,7 +275,8 @@ record = comm.link_record()
 everything = comm.mpi.gather(times, root=0)
 if r == 0:
     print("RESULT " + json.dumps({"times": everything, "summary": summary,
-                                  "link": record}))
+                                  "link": record,
+                                  "placement": comm.network.placement.tolist()}))
 comm.close()
 """
 
@@ -286,7 +287,7 @@ def test_contention_known_answers_under_real_mpi(mpi_run, tmp_path):
     script.write_text(SCRIPT)
     bandwidth, latency = 1.25e8, 5e-6
     env = {
-        "SCALEPROBE_COMM": json.dumps(
+        "SCALEPROBE_LINK": json.dumps(
             {
                 "mode": "emulated",
                 "ppn": 2,
@@ -318,7 +319,7 @@ def test_contention_known_answers_under_real_mpi(mpi_run, tmp_path):
     summary = result["summary"]
     assert (summary["SW"], summary["R"], summary["SWR"]) == (2, 1, 2)
     assert result["link"]["topology"]["oversubscription"] == 2.0
-    assert result["link"]["placement"] == [0, 1, 2, 3]
+    assert result["placement"] == [0, 1, 2, 3]
     parts = ("cp_comp_time", "cp_latency_time", "cp_bandwidth_time", "cp_intra_time")
     assert sum(summary[k] for k in parts) == pytest.approx(summary["time"], rel=1e-9)
 

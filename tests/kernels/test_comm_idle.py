@@ -106,7 +106,7 @@ def test_ranks_waiting_for_a_computing_rank_sleep(mpi_run, tmp_path):
     script = tmp_path / "idle.py"
     script.write_text(SCRIPT)
     comm = {"mode": "emulated", "core_slots": 1, "slot_dir": str(tmp_path / "slots")}
-    done = mpi_run(3, sys.executable, script, env={"SCALEPROBE_COMM": json.dumps(comm)})
+    done = mpi_run(3, sys.executable, script, env={"SCALEPROBE_LINK": json.dumps(comm)})
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     table = json.loads(line[len("RESULT ") :])
     for rank in (1, 2):

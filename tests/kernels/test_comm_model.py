@@ -68,7 +68,7 @@ def test_flags_override_the_environment():
     add_comm_arguments(parser)
     args = parser.parse_args(["--bandwidth-percent", "10", "--core-slots", "0"])
     env = {
-        "SCALEPROBE_COMM": '{"mode": "emulated", "ppn": 2, "bandwidth": 50, '
+        "SCALEPROBE_LINK": '{"mode": "emulated", "ppn": 2, "bandwidth": 50, '
         '"link_bandwidth": "1 Gbit/s"}'
     }
     config = resolve_config(args, env)
@@ -92,7 +92,7 @@ def test_flags_override_the_environment():
 )
 def test_bad_environment_is_named(text, message):
     with pytest.raises(ValueError, match=message):
-        resolve_config(None, {"SCALEPROBE_COMM": text})
+        resolve_config(None, {"SCALEPROBE_LINK": text})
 
 
 def _received(schedule, size):

@@ -188,7 +188,7 @@ def _run(mpi_run, tmp_path, mode, core_slots=0):
     comm = {"mode": mode, "ppn": 2, "core_slots": core_slots, **LINK}
     if core_slots:
         comm["slot_dir"] = str(tmp_path / "slots")
-    env = {"SCALEPROBE_COMM": json.dumps(comm)}
+    env = {"SCALEPROBE_LINK": json.dumps(comm)}
     done = mpi_run(4, sys.executable, script, env=env, timeout=180)
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT ") :])

@@ -30,7 +30,7 @@ def kernel(mpi_run):
             "-m",
             f"scaleprobe.kernels.{module}",
             *args,
-            env={"SCALEPROBE_COMM": json.dumps(comm)},
+            env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
         return parse_record(done.stdout)
 

@@ -56,7 +56,7 @@ def run(mpi_run):
             "-m",
             "scaleprobe.kernels.commbench.random_pingpong",
             *args,
-            env={"SCALEPROBE_COMM": json.dumps(comm)},
+            env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
         return parse_record(done.stdout)["metrics"]
 

@@ -73,7 +73,7 @@ def run(mpi_run):
             "-m",
             "scaleprobe.kernels.stencil.jacobi3d",
             *args,
-            env={"SCALEPROBE_COMM": json.dumps(comm)},
+            env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
         return parse_record(done.stdout)["metrics"]
 
@@ -202,7 +202,7 @@ def test_advection_wavefront_matches_the_serial_computation(
         3,
         "--scheme",
         scheme,
-        env={"SCALEPROBE_COMM": json.dumps({**EMULATED, "ppn": ppn})},
+        env={"SCALEPROBE_LINK": json.dumps({**EMULATED, "ppn": ppn})},
     )
     record = parse_record(done.stdout)
     assert (record["link"]["mode"], record["link"]["ppn"]) == ("emulated", ppn)

@@ -43,7 +43,7 @@ def _runs(mpi_run, configs):
             4,
             "--seed",
             seed,
-            env={"SCALEPROBE_COMM": json.dumps({**LINK, "ppn": ppn})},
+            env={"SCALEPROBE_LINK": json.dumps({**LINK, "ppn": ppn})},
         )
         metrics = parse_record(done.stdout)["metrics"]
         rows.append({name: metrics[name] for name in METRICS})
