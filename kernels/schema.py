@@ -916,6 +916,19 @@ def _check_scalars(mapping, what: str) -> dict:
     return dict(mapping)
 
 
+def _check_parameters(mapping) -> dict:
+    if not isinstance(mapping, Mapping):
+        raise RecordError("record parameters must be an object")
+    for key, value in mapping.items():
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, _SCALAR) for item in items):
+            raise RecordError(
+                f"record parameter {key!r} must be a number, text, true/false, null "
+                "or a list of them"
+            )
+    return dict(mapping)
+
+
 def _check_text_map(mapping, what: str) -> dict:
     if not isinstance(mapping, Mapping) or not all(
         isinstance(v, str) for v in mapping.values()
@@ -976,6 +989,9 @@ class Record:
         The link the kernel applied; checked against the point's.
     placement : Placement, optional
         The ranks and hosts the program saw; checked against the point's.
+    parameters : dict, default={}
+        The kernel's parameters as it ran them, defaults included (numbers, text,
+        booleans, None or lists of them).
 
     Examples
     --------
@@ -998,6 +1014,7 @@ class Record:
     profiles: dict = dataclasses.field(default_factory=dict)
     link: LinkConfig | None = None
     placement: Placement | None = None
+    parameters: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -1017,6 +1034,7 @@ class Record:
             raise RecordError("record link must be a LinkConfig")
         if self.placement is not None and not isinstance(self.placement, Placement):
             raise RecordError("record placement must be a Placement")
+        set_(self, "parameters", _check_parameters(_json_safe(self.parameters)))
 
     @classmethod
     def invalid(cls, kernel: str, reason: str, **fields) -> Record:
@@ -1081,6 +1099,7 @@ class Record:
             "placement": (
                 self.placement.to_dict() if self.placement is not None else None
             ),
+            "parameters": self.parameters,
         }
         out.update({key: value for key, value in optional.items() if value})
         return out

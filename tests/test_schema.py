@@ -147,6 +147,7 @@ def test_record_round_trips_and_is_checked_against_its_point():
         profiles={"level": {"frontier": [1, 2, 3]}},
         link=EMULATED,
         placement=Placement(ranks=4, hosts=("h",), ranks_per_host=(4,)),
+        parameters={"iterations": 5, "sizes": [1, 2], "mode": "pipeline"},
     )
     assert record.metrics["teps"] is None  # not-a-number is not JSON
     stream = io.StringIO()
@@ -169,6 +170,10 @@ def test_record_round_trips_and_is_checked_against_its_point():
         (f'{RECORD_MARKER}{{"status": "ok"}}\n', "no 'metrics' object"),
         (f'{RECORD_MARKER}{{"metrics": {{}}, "extra": 1}}\n', "unknown key"),
         (f'{RECORD_MARKER}{{"metrics": {{"t": [1]}}}}\n', "must be a number"),
+        (
+            f'{RECORD_MARKER}{{"metrics": {{}}, "parameters": {{"p": {{}}}}}}\n',
+            "parameter 'p' must be",
+        ),
         (f'{RECORD_MARKER}{{"metrics": {{}}, "status": "done"}}\n', "status must"),
         (
             f'{RECORD_MARKER}{{"metrics": {{}}, "status": "invalid"}}\n',
