@@ -46,6 +46,26 @@ def _pages() -> list[Path]:
     return [page for page in pages if "_build" not in page.parts]
 
 
+def _launches(page: Path) -> bool:
+    """Whether a block of ``page`` launches MPI (runs a sweep)."""
+    return any(
+        "scaleprobe run " in block.text or "run_sweep(" in block.text
+        for block in blocks(page)
+        if block.marker != "skip"
+    )
+
+
+def _page_params() -> list:
+    return [
+        pytest.param(
+            page,
+            id=_page_id(page),
+            marks=[pytest.mark.slow, pytest.mark.mpi] if _launches(page) else [],
+        )
+        for page in _pages()
+    ]
+
+
 def _page_id(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
@@ -154,7 +174,7 @@ def _run_block(block: Block, folder: Path, namespace: dict) -> None:
         _run_python(block, namespace)
 
 
-@pytest.mark.parametrize("page", _pages(), ids=_page_id)
+@pytest.mark.parametrize("page", _page_params())
 def test_every_code_block_runs(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # files a Python block writes land here
     found = blocks(page)
@@ -175,7 +195,9 @@ def _scaleprobe_commands() -> list[tuple[str, str]]:
     for page in _pages():
         for line, span in inline_code(page):
             placeholder = any(c in span for c in "[]|<>…") or "..." in span
-            if span.startswith("scaleprobe ") and not placeholder:
+            # a command named alone ('scaleprobe fit') is a name, not an invocation
+            invoked = len(span.split()) > 2 or span.split()[-1].startswith("-")
+            if span.startswith("scaleprobe ") and invoked and not placeholder:
                 commands.append((f"{_page_id(page)}:{line}", span))
     return commands
 
@@ -198,11 +220,8 @@ def _benchmark_commands() -> list[tuple[str, str]]:
     for page in _pages():
         for line, span in inline_code(page):
             words = span.split()
-            if (
-                len(words) >= 2
-                and words[0] == "python"
-                and words[1].startswith("tests/")
-            ):
+            named = len(words) >= 2 and words[0] == "python"
+            if named and words[1].startswith("tests/") and "<" not in span:
                 commands.append((f"{_page_id(page)}:{line}", span))
     return commands
 
