@@ -29,6 +29,9 @@ extensions = [
     "scaleprobe_docs",
 ]
 
+# command lines keep their "--" (no smart dashes or quotes)
+smartquotes = False
+
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 root_doc = "index"

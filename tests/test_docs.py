@@ -243,3 +243,41 @@ def test_benchmark_commands_exist(where, command):
 def test_readme_is_short():
     lines = README.read_text(encoding="utf-8").count("\n")
     assert lines <= 250, f"README.md has {lines} lines; it must stay at most 250"
+
+
+def _api_lists() -> dict[str, list[str]]:
+    """The names listed in docs/api.rst, by the module they are listed under."""
+    listed: dict[str, list[str]] = {}
+    module = None
+    for line in (DOCS / "api.rst").read_text(encoding="utf-8").splitlines():
+        if line.startswith(".. currentmodule::"):
+            module = line.split("::", 1)[1].strip()
+            listed[module] = []
+        elif module and line.startswith("   ") and not line.strip().startswith(":"):
+            listed[module].append(line.strip())
+    return listed
+
+
+def test_api_reference_lists_every_public_name():
+    import importlib
+
+    listed = _api_lists()
+    assert set(listed) >= {
+        "scaleprobe.framework",
+        "scaleprobe.kernels.schema",
+        "scaleprobe.models",
+    }
+    for module, names in listed.items():
+        public = sorted(importlib.import_module(module).__all__)
+        missing = sorted(set(public) - set(names))
+        extra = sorted(set(names) - set(public))
+        assert not missing, f"docs/api.rst does not list {missing} of {module}"
+        assert not extra, f"docs/api.rst lists {extra}, not public in {module}"
+
+
+def test_every_registered_kernel_has_a_page():
+    from scaleprobe.kernels.registry import kernel_names
+
+    pages = {page.stem for page in (DOCS / "kernels").glob("*.md")}
+    unpaged = sorted(set(kernel_names()) - pages)
+    assert not unpaged, f"kernels without a page in docs/kernels/: {unpaged}"
