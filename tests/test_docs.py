@@ -281,3 +281,14 @@ def test_every_registered_kernel_has_a_page():
     pages = {page.stem for page in (DOCS / "kernels").glob("*.md")}
     unpaged = sorted(set(kernel_names()) - pages)
     assert not unpaged, f"kernels without a page in docs/kernels/: {unpaged}"
+
+
+def test_ci_runs_the_readme_test_command():
+    test_line = next(
+        line.strip()
+        for block in blocks(README)
+        for line in block.text.splitlines()
+        if "pytest" in line and not line.startswith("#")
+    )
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_line in ci, f".ci/run does not run the README's {test_line!r}"
