@@ -37,8 +37,9 @@ README = ROOT / "README.md"
 SHELLS = ("bash", "sh", "shell")
 #: A block of any language may be written to a file; these are also run or loaded.
 RUNNABLE = (*SHELLS, "python", "yaml")
-#: Seconds a page's block may take (the README's tour runs a small sweep).
-BLOCK_TIMEOUT = 900
+#: Seconds a block may take: the README's tour sweep took 75 s on a quiet 2-core host
+#: and 700 s beside a load of 35 runnable processes.
+BLOCK_TIMEOUT = 1800
 
 
 def _pages() -> list[Path]:
