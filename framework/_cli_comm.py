@@ -32,7 +32,7 @@ def add_pattern_arguments(parser) -> None:
     where.add_argument(
         "--pattern",
         help="YAML description of the phase (pattern and "
-        "mapping, see scaleprobe.models.patterns)",
+        "mapping, see scaleprobe.models.commpredictor.patterns)",
     )
     where.add_argument(
         "--stencil",
@@ -90,7 +90,7 @@ def fit_predictor(args, dataset, bad_input):
     """
     from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
     from scaleprobe.models import CommunicationPredictor, fit_ensemble, save_models
-    from scaleprobe.models.patterns import benchmark_frame
+    from scaleprobe.models.commpredictor.patterns import benchmark_frame
 
     if args.model != [MODEL]:
         raise bad_input(
@@ -197,7 +197,7 @@ def project_phase(args, fit, name, nodes, bad_input):
     int
     """
     from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
-    from scaleprobe.models.patterns import pattern_table
+    from scaleprobe.models.commpredictor.patterns import pattern_table
 
     if not (args.pattern or args.stencil):
         raise bad_input(

@@ -96,7 +96,7 @@ def _reported_warnings():
 
 def _features(args):
     from scaleprobe.models import make_features
-    from scaleprobe.models.features import measurement_sets
+    from scaleprobe.models.core.features import measurement_sets
 
     dataset = load_results(args.results, args)
     if args.target not in dataset.data_vars:
@@ -178,7 +178,7 @@ def _params(items, training):
 
 def _project(args) -> int:
     from scaleprobe.models import load_models
-    from scaleprobe.models.plots import plot_projection, save_figure
+    from scaleprobe.models.report.plots import plot_projection, save_figure
 
     if not Path(args.model_file).exists():
         raise BadInputError(f"no model file at {args.model_file}")
@@ -248,7 +248,7 @@ def _project(args) -> int:
 
 
 def _report(args) -> int:
-    from scaleprobe.models.report import write_report
+    from scaleprobe.models.report.document import write_report
 
     writable(args.output, "--output")
     dataset, X = _features(args)

@@ -64,8 +64,8 @@ from scaleprobe.kernels.comm.pattern import METRICS, CommPattern
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import CommunicationPredictor
-from scaleprobe.models._warnings import quiet
-from scaleprobe.models.patterns import benchmark_frame, pattern_metrics
+from scaleprobe.models.commpredictor.patterns import benchmark_frame, pattern_metrics
+from scaleprobe.models.core.warnings import quiet
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 SPEC = Path(__file__).with_name("commpredictor_training.yaml")

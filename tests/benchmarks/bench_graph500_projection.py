@@ -62,7 +62,7 @@ def _sweep(directory, name, nodes, args):
 
 def _centres(ds):
     from scaleprobe.models import make_features
-    from scaleprobe.models._configs import reduce_configurations
+    from scaleprobe.models.core.configs import reduce_configurations
 
     X, y = make_features(ds)
     configs = reduce_configurations(X, y).frame

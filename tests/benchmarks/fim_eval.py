@@ -23,8 +23,12 @@ from scaleprobe.models import (
     ScaleprobeWarning,
     fit_ensemble,
 )
-from scaleprobe.models.fim import MEAN_COMPUTATION, FiM, fim_measurements
-from scaleprobe.models.traffic import COLLECTIVE_COLUMNS, LINK_COLUMNS, TRAFFIC_COLUMNS
+from scaleprobe.models.fim.model import MEAN_COMPUTATION, FiM, fim_measurements
+from scaleprobe.models.traffic.model import (
+    COLLECTIVE_COLUMNS,
+    LINK_COLUMNS,
+    TRAFFIC_COLUMNS,
+)
 from scipy import stats
 
 #: The emulated cluster: one rank per node on a 1 Gbit/s, 5 us link.

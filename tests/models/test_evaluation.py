@@ -11,14 +11,14 @@ from scaleprobe.models import (
     ScalingLaw,
     make_features,
 )
-from scaleprobe.models.evaluation import (
+from scaleprobe.models.evaluation.crossval import (
     ConfigurationKFold,
     _fit_score,
     evaluate,
     select_model,
     summarize,
 )
-from scaleprobe.models.metrics import score_predictions
+from scaleprobe.models.evaluation.metrics import score_predictions
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import KFold
 

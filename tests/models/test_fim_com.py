@@ -8,8 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from scaleprobe.models import DegenerateFitWarning, _queue_sim
-from scaleprobe.models._queue_sim import (
+from scaleprobe.models import DegenerateFitWarning
+from scaleprobe.models.fim import queues as _queue_sim
+from scaleprobe.models.fim._queues import metadata_departures_many
+from scaleprobe.models.fim.com import FiMCom
+from scaleprobe.models.fim.queues import (
     PATTERNS,
     ServiceLaws,
     fifo_departures,
@@ -17,8 +20,6 @@ from scaleprobe.models._queue_sim import (
     simulate,
     simulate_many,
 )
-from scaleprobe.models._queues import metadata_departures_many
-from scaleprobe.models.fim_com import FiMCom
 from scipy import integrate, stats
 
 FAST = 1e-15  # a service too short to matter

@@ -22,10 +22,10 @@ from scaleprobe.models import (
     project,
     save_models,
 )
-from scaleprobe.models._configs import COLLECTIVE_KINDS, configuration_keys
-from scaleprobe.models.features import measurement_sets, prediction_frame
-from scaleprobe.models.fim import COLLECTIVE_PATTERNS
-from scaleprobe.models.projection import resolve_params
+from scaleprobe.models.core.configs import COLLECTIVE_KINDS, configuration_keys
+from scaleprobe.models.core.features import measurement_sets, prediction_frame
+from scaleprobe.models.fim.model import COLLECTIVE_PATTERNS
+from scaleprobe.models.projection.grid import resolve_params
 
 F = 2e9
 CYCLES_PER_POINT = 400.0

@@ -13,7 +13,7 @@ from scaleprobe.models import (
     save_models,
     trend_tests,
 )
-from scaleprobe.models.flat import NO_TREND_LEVEL, no_trend
+from scaleprobe.models.laws.flat import NO_TREND_LEVEL, no_trend
 from scipy import stats
 
 # LULESH's LagrangeLeapFrog region on 27..216 ranks, one run each (Thicket's
@@ -183,7 +183,7 @@ def test_repeated_runs_that_differ_between_counts_are_a_trend():
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
 def test_a_model_of_what_the_program_sends_keeps_its_trust():
-    from scaleprobe.models._no_trend import trust_flat
+    from scaleprobe.models.selection.no_trend import trust_flat
 
     X = _frame(list(LEAPFROG))
     y = np.array(list(LEAPFROG.values()))

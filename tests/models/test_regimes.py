@@ -12,7 +12,7 @@ from scaleprobe.models import (
     load_models,
     save_models,
 )
-from scaleprobe.models.baseline import REGIME_SLOPE, REGIME_SPREAD
+from scaleprobe.models.laws.baseline import REGIME_SLOPE, REGIME_SPREAD
 
 COUNTS = [32, 64, 128, 256]
 
@@ -162,7 +162,7 @@ def test_a_jump_after_noise_is_no_regime_and_changes_no_verdict():
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
 def test_a_model_of_what_the_program_sends_keeps_its_trust():
-    from scaleprobe.models._regimes import continue_regime
+    from scaleprobe.models.selection.regimes import continue_regime
 
     X = _frame(COUNTS)
     y = _noisy(_switch(X["ranks"]), 0.03, seed=1)

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models.subgraph_complexity import (
+from scaleprobe.models.analytic.subgraph import (
     FEATURES,
     TERMS,
     SubgraphComplexity,

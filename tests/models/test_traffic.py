@@ -371,7 +371,7 @@ def test_without_the_split_latency_is_one_searched_law():
 
 def test_collective_columns_are_measurements_not_configurations():
     from scaleprobe.models import PowerLawBaseline
-    from scaleprobe.models._configs import configuration_keys
+    from scaleprobe.models.core.configs import configuration_keys
 
     X, y = _collective_frame()
     # measured per run like cp_*: they must not split configurations or models
@@ -425,7 +425,7 @@ def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fi
 
 def test_a_parameter_that_moves_only_traffic_is_not_ignored():
     """On one node a message size moves no byte: the check looks at the largest."""
-    from scaleprobe.models._selection import blind_to
+    from scaleprobe.models.selection.rules import blind_to
 
     X, y = _records(
         "msg_bytes",

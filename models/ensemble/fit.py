@@ -1,0 +1,431 @@
+"""The ensemble: which models a Dataset supports, and the one fit workflow.
+
+:func:`fit_ensemble` is what ``scaleprobe fit``, ``scaleprobe report`` and the demo
+all run: build the features, cross-validate every model (one Dask graph), fit them
+on all data, calibrate their intervals, and select the model to trust — or say
+plainly that none can be trusted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from sklearn.base import clone
+
+from ..commpredictor.predictor import CommunicationPredictor
+from ..core.configs import configuration_keys
+from ..core.features import (
+    FEATURE_COLUMNS,
+    TRAFFIC_VARIABLES,
+    link_of,
+    make_features,
+    measurement_sets,
+)
+from ..core.warnings import (
+    DegenerateFitWarning,
+    InsufficientDataWarning,
+    UnreliableModelWarning,
+    quiet,
+    warn,
+)
+from ..evaluation.crossval import BASELINE, default_cv, evaluate, summarize
+from ..evaluation.intervals import calibrate_axis, calibrate_interval
+from ..evaluation.splitters import ExtrapolationSplit
+from ..fim.model import FiM
+from ..fim.rbasp import RBASP
+from ..laws.baseline import PowerLawBaseline
+from ..laws.pmnf import PMNFSearch
+from ..laws.scaling_law import PRESETS, ScalingLaw
+from ..selection.no_trend import trust_flat
+from ..selection.regimes import continue_regime
+from ..selection.rules import BASELINE_MARGIN, RELIABLE_SMAPE, check_crossover, select
+from ..traffic.model import TrafficModel
+from .checks import noise_against_bandwidth, run_spread
+from .result import EnsembleFit
+
+__all__ = ["BASELINE_MARGIN", "RELIABLE_SMAPE", "default_ensemble", "fit_ensemble"]
+
+
+def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=25):
+    """Every model the data can identify.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Feature frame from :func:`make_features`.
+    forms : sequence of str, default=None
+        Presets of seed 000 to use. Default: when ``scale`` varies, the laws with a
+        data-size term (``generalized``, and ``generalized_refined`` when bandwidth
+        varies too), else ``base`` (and ``refined`` when bandwidth varies).
+    search : bool, default=True
+        Add ``PMNFSearch`` (with data-size / bandwidth factors when they vary).
+    traffic : bool, default=None
+        Add :class:`TrafficModel`; default: when ``X`` has the critical-path columns.
+    fim : bool, default=None
+        Add seed 003's :class:`~scaleprobe.models.FiM` and its regression baseline
+        :class:`~scaleprobe.models.RBASP`; default: when ``X`` has the records of the
+        iterative and NPB kernels (``comp_time_iterations`` and the collectives').
+    s0 : float, default=25
+
+    Returns
+    -------
+    dict of str to estimator
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"nodes": [1, 2], "ranks": [4, 8], "bandwidth": [100, 50]})
+    >>> sorted(default_ensemble(X))
+    ['base', 'pmnf', 'refined']
+    """
+    varies = {c: c in X.columns and X[c].nunique() > 1 for c in ("scale", "bandwidth")}
+    over = "ranks" if "ranks" in X.columns else "nodes"
+    if forms is None:
+        if varies["scale"]:
+            forms = ["generalized"]
+            if varies["bandwidth"]:
+                forms.append("generalized_refined")
+        else:
+            forms = ["base"]
+            if varies["bandwidth"]:
+                forms.append("refined")
+    unknown = [f for f in forms if f not in PRESETS]
+    if unknown:
+        raise ValueError(f"unknown forms {unknown}; allowed: {sorted(PRESETS)}")
+    ensemble = {f: ScalingLaw(form=f, over=over, s0=s0) for f in forms}
+    if search:
+        ensemble["pmnf"] = PMNFSearch(
+            parameter=over, data=varies["scale"], bandwidth=varies["bandwidth"], s0=s0
+        )
+    if traffic is None:
+        traffic = set(TRAFFIC_VARIABLES) <= set(X.columns)
+    if traffic:
+        ensemble["traffic"] = TrafficModel()
+    if fim is None:
+        fim = "comp_time_iterations" in X.columns
+    if fim:
+        link = 1.25e8
+        if "link_bandwidth" in X.columns:
+            link = float(X["link_bandwidth"].median())
+        ensemble["fim"] = FiM(over=over, link_bandwidth=link)
+        # Eq. 17 regresses on the application parameters the sweep varies.
+        varied = [
+            c
+            for c in configuration_keys(X)
+            if c not in ("nodes", "ranks", "ppn", "D")
+            and pd.api.types.is_numeric_dtype(X[c])
+            and X[c].nunique() > 1
+        ]
+        ensemble["rbasp"] = RBASP(over=over, features=varied)
+    return ensemble
+
+
+def _reemit(caught, name):
+    seen = set()
+    for item in caught:
+        key = (item.category, str(item.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        warn(f"{name}: {item.message}", item.category, stacklevel=3)
+
+
+def _multi_node(X, y, column):
+    """Leave out single-process points when enough multi-node counts remain."""
+    multi = X[column] > 1
+    if multi.all() or X.loc[multi, column].nunique() < 3:
+        return X, y, False
+    return X[multi].reset_index(drop=True), y[multi.to_numpy()], True
+
+
+def fit_ensemble(
+    data,
+    *,
+    models=None,
+    cv=None,
+    target="time",
+    level=0.9,
+    s0=25,
+    ppn=None,
+    client=None,
+    groupby=None,
+):
+    """Cross-validate, fit, calibrate and select: the one fit workflow.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or tuple of (DataFrame, array-like)
+        Results (features from :func:`make_features`, with the critical-path columns
+        when the Dataset has them) or ``(X, y)``.
+    models : dict of str to estimator, default=None
+        Default :func:`default_ensemble`.
+    cv : dict of str to splitter, default=None
+        Default :func:`~scaleprobe.models.default_cv`; selection uses its
+        ``extrapolation`` entry when present.
+    target : str, default="time"
+    level : float, default=0.9
+        Interval level.
+    s0 : float, default=25
+    ppn : int, default=None
+        Ranks per node for data without a ``ppn`` coordinate.
+    client : distributed.Client, default=None
+    groupby : str, default=None
+        Evaluate separately per value of this feature (scores only).
+
+    Returns
+    -------
+    EnsembleFit
+        Fitted models (the naive baseline included), scores, the selected model or
+        None, the verdict in words, intervals, and the training metadata.
+
+    Warns
+    -----
+    DegenerateFitWarning
+        A final fit lost a term or hit a bound; a time-only law puts the crossover
+        at the smallest node count.
+    UnreliableModelWarning
+        The selected model extrapolates worse than the naive baseline, or no model
+        extrapolates within :data:`RELIABLE_SMAPE`.
+    InsufficientDataWarning
+        Too few node counts to check extrapolation or calibrate intervals.
+    NoiseWarning
+        Run-to-run spread as large as the bandwidth effect being modelled.
+    NoTrendWarning
+        No test finds a trend in the measurements (see
+        :func:`~scaleprobe.models.trend_tests`): unless the traffic-informed model or
+        FiM is trusted, their level is (model ``flat``, a
+        :class:`~scaleprobe.models.FlatTrend`), when it extrapolated within
+        :data:`RELIABLE_SMAPE`; the model selected before joins its interval.
+    RegimeChangeWarning
+        The time jumps over the last measured step of some configuration (see
+        :class:`~scaleprobe.models.RegimeTrend`): unless the traffic-informed model
+        or FiM is trusted, the trend continued from the new regime with the slope
+        of the old one is (model ``regime``), when it extrapolated within
+        :data:`RELIABLE_SMAPE` before the jump; else nothing is.
+    """
+    dataset = data if isinstance(data, xr.Dataset) else None
+    if dataset is not None:
+        X, y = make_features(
+            dataset, target=target, s0=s0, ppn=ppn, **measurement_sets(dataset)
+        )
+        link = link_of(dataset)
+    else:
+        X, y = data
+        X = X.reset_index(drop=True)
+        link = None
+        if {"link_bandwidth", "latency"} <= set(X.columns):
+            link = {
+                "link_bandwidth": float(X["link_bandwidth"].median()),
+                "latency": float(X["latency"].median()),
+            }
+    y = np.asarray(y, dtype=float)
+    if y.size == 0:
+        raise ValueError(f"no successful measurements of {target!r} to fit")
+    if np.any(y <= 0):
+        raise ValueError(f"{target!r} must be positive to be modelled (times, counts)")
+    column = "nodes" if "nodes" in X.columns else "ranks"
+    X_all, y_all = X, y
+    X, y, dropped = _multi_node(X, y, column)
+    notes = []
+    if dropped:
+        notes.append(
+            f"single-{column[:-1]} points are left out: one {column[:-1]} has no "
+            "inter-node traffic, another regime than the rest"
+        )
+    models = dict(models) if models is not None else default_ensemble(X, s0=s0)
+    splitters = default_cv(column) if cv is None else dict(cv)
+    distinct = X[column].nunique()
+    extrapolation = splitters.get("extrapolation")
+    if extrapolation is not None and not list(extrapolation.split(X, y)):
+        warn(
+            f"{distinct} distinct {column} count(s): extrapolation cannot be checked "
+            "on held-out node counts (it needs 3); scores are random folds only",
+            InsufficientDataWarning,
+            stacklevel=2,
+        )
+        splitters.pop("extrapolation")
+    noise_against_bandwidth(X, y)
+    if not any(list(s.split(X, y)) for s in splitters.values()):
+        raise ValueError(
+            f"cannot cross-validate {len(X)} measurement(s) over {distinct} "
+            f"{column} count(s): there is no split to test a model on"
+        )
+    scores = evaluate(
+        models, (X, y), cv=splitters, level=level, client=client, groupby=groupby
+    )
+    summary = summarize(scores)
+    fitted, degenerate = {}, {}
+    for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if isinstance(model, (TrafficModel, FiM)):
+                # They model one process as its own regime: give them its runs.
+                fitted[name] = clone(model).fit(X_all, y_all)
+            else:
+                fitted[name] = clone(model).fit(X, y)
+        _reemit(caught, name)
+        lost = [
+            str(w.message)
+            for w in caught
+            if issubclass(w.category, DegenerateFitWarning)
+        ]
+        if lost:
+            degenerate[name] = lost[0]
+    fit = EnsembleFit(
+        models=fitted,
+        scores=scores,
+        summary=summary,
+        selected=None,
+        verdict="",
+        notes=notes,
+        intervals={},
+        training=_training_metadata(X, y, X_all, column, target, link, dataset, s0),
+    )
+    if cv is None and "extrapolation" not in splitters:
+        fit.verdict = (
+            f"with {distinct} {column} count(s) no model can be checked on held-out "
+            "node counts: the laws are fitted (project one by name to see it), but "
+            "none is presented as trustworthy — measure a third node count"
+        )
+        continue_regime(fit, X, y, False, level, RELIABLE_SMAPE)
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            select(fit, X, splitters, degenerate)
+        answered = continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
+        answered = answered or trust_flat(fit, X, y, splitters, level, RELIABLE_SMAPE)
+        for item in caught:  # unless a change of regime or the level answered
+            if not (answered and issubclass(item.category, UnreliableModelWarning)):
+                warnings.warn_explicit(
+                    item.message, item.category, item.filename, item.lineno
+                )
+    _calibrate(fit, models, X, y, level, column)
+    _calibrate_sizes(fit, X, y, level)
+    check_crossover(fit)
+    return fit
+
+
+def _calibrate(fit, models, X, y, level, column):
+    cv = ExtrapolationSplit(column=column, n_splits=3)
+    for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                fit.intervals[name] = calibrate_interval(
+                    model, X, y, level=level, cv=cv
+                )
+            except ValueError as error:
+                fit.notes.append(f"{name}: no interval ({error})")
+                continue
+        if name == fit.selected:
+            _reemit(caught, name)
+
+
+def _calibrate_sizes(fit, X, y, level):
+    """Widen the intervals of the trusted model and of the plausible ones (which
+    project a size the trusted one cannot reach) beyond the measured sizes by what
+    holding out the largest size cost each (:func:`calibrate_axis`): the node
+    counts' calibration says nothing of a size never measured."""
+    if fit.selected is None:
+        return
+    for name in [fit.selected, *fit.training.get("plausible", [])]:
+        # a communication predictor's phase projection checks the ranges of its
+        # metrics itself and never widens along them
+        if fit.intervals.get(name) is not None and not isinstance(
+            fit.models.get(name), CommunicationPredictor
+        ):
+            _calibrate_model_sizes(fit, name, X, y, level)
+
+
+def _calibrate_model_sizes(fit, name, X, y, level):
+    interval = fit.intervals[name]
+    sizes = [*fit.training.get("parameters", {}), "scale"]
+    axes = []
+    for column in sizes:
+        if column not in X.columns:
+            continue
+        with quiet():
+            found = calibrate_axis(fit.models[name], X, y, column, level=level)
+        if found is None:
+            continue
+        axis, residuals = found
+        axes.append(axis)
+        unit = "unit" if column == "scale" else "doubling"
+        fit.notes.append(
+            f"{name}: the interval widens by {axis[1]:.3g} (log time) per {unit} of "
+            f"{column} outside the measured {axis[2]:g}-{axis[3]:g}, as the fit "
+            f"without the largest {column} missed it ({residuals} held-out "
+            "configurations)"
+        )
+    if axes:
+        fit.intervals[name] = replace(interval, axes=tuple(axes))
+
+
+def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
+    ranges = {
+        c: [float(X_all[c].min()), float(X_all[c].max())]
+        for c in ("nodes", "ranks", "ppn", "bandwidth", "scale")
+        if c in X_all.columns
+    }
+    parameters = {
+        c: sorted(float(v) for v in X_all[c].dropna().unique())
+        for c in configuration_keys(X_all)
+        if c not in FEATURE_COLUMNS and pd.api.types.is_numeric_dtype(X_all[c])
+    }
+    for name, values in parameters.items():
+        ranges[name] = [values[0], values[-1]]
+    units = {
+        "nodes": "1",
+        "ranks": "1",
+        "ppn": "1",
+        "bandwidth": "percent",
+        "scale": "log2(vertices)",
+        target: "s" if "time" in target else "",
+    }
+    if dataset is not None:
+        for name in parameters:
+            if name in dataset.coords:
+                units[name] = str(dataset[name].attrs.get("units", "1"))
+    if dataset is not None and target in dataset.data_vars:
+        units[target] = dataset[target].attrs.get("units", units[target])
+    ppn_values = sorted(set(X_all["ppn"])) if "ppn" in X_all.columns else None
+    provenance = {}
+    if dataset is not None:
+        provenance = {
+            k: str(v)
+            for k, v in dataset.attrs.items()
+            if k
+            in (
+                "title",
+                "kernel",
+                "scaleprobe_version",
+                "git_commit",
+                "throttle_mode",
+                "started",
+                "finished",
+                "hostname",
+                "source",
+                "format",
+            )
+        }
+    return {
+        "target": target,
+        "column": column,
+        "ppn": ppn_values,
+        "link": link,
+        "feature_ranges": ranges,
+        "parameters": parameters,
+        "units": units,
+        "configurations": int(X[configuration_keys(X)].drop_duplicates().shape[0]),
+        "measurements": len(y),
+        "runs": int(X[[*configuration_keys(X), "run"]].drop_duplicates().shape[0])
+        if "run" in X.columns
+        else len(y),
+        "s0": float(s0),
+        "run_spread": run_spread(X, y),
+        "provenance": provenance,
+    }

@@ -1,0 +1,382 @@
+"""The scaling laws of Medya et al. (seed 000, Eqs. 1-7) as one estimator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..core.interface import PerformanceModelTags
+from ..core.warnings import InsufficientDataWarning, warn
+from . import design as _design
+from . import envelope as _envelope
+from ._law_fit import check_weights, search_alpha, training_noise, warn_degenerate
+from .lsq import weighted_nnls
+from .terms import parse_term
+
+__all__ = ["PRESETS", "ScalingLaw"]
+
+#: Term lists of the equations of seed 000 (computation first, then communication).
+PRESETS = {
+    "base": ("1/p", "1/sqrt(p)"),  # Eq. 1 / Eq. 2
+    "generalized": ("D/p", "D/sqrt(p)"),  # Eq. 3
+    "bandwidth": ("alpha^(100/bw)",),  # Eq. 5
+    "refined": ("1/p", "alpha^(100/bw)/sqrt(p)"),  # Eq. 6
+    "generalized_refined": ("D/p", "D*alpha^(100/bw)/sqrt(p)"),  # Eq. 7
+}
+_OVER = ("nodes", "ranks")
+
+
+class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
+    """Completion time as a non-negative combination of named terms.
+
+    ``CT = sum_k C_k * term_k(p, D, bw)`` with ``C_k >= 0`` solved by non-negative
+    least squares (NNLS), as in seed 000. Terms with the bandwidth factor
+    ``alpha^(100/bw)`` share one exponential factor ``alpha``.
+
+    **Loss.** ``loss="relative"`` (default) divides every residual by its
+    measurement: noise is multiplicative and times span decades, so the large-p
+    points, tiny in seconds, still count. ``loss="absolute"`` is the paper's plain
+    NNLS. ``sample_weight`` multiplies each row's squared residual (e.g. the number
+    of runs behind a configuration's centre).
+
+    **Warnings.** A coefficient NNLS sets to zero (the law lost a term, e.g. a
+    computation term of 0 makes "communication dominate" from one node) and an
+    ``alpha`` at a bound of its search interval (the optimum lies outside it) raise
+    :class:`~scaleprobe.models.DegenerateFitWarning`.
+
+    **How alpha is chosen.** ``alpha`` minimises the training sum of squared errors of
+    the NNLS fit over ``alpha_bounds`` (default ``[1, 3]``, the paper's range). For a
+    fixed training set, MSE and R² are both monotone in that sum, so this is exactly the
+    paper's "optimise R² and MSE" criterion. The paper bisects; a bisection assumes a
+    unimodal error curve, so we first scan 41 evenly spaced values (step 0.05 on
+    [1, 3]) and then refine around the best one with bounded Brent minimisation
+    (``xatol=1e-6``).
+
+    Parameters
+    ----------
+    form : str or None, default="base"
+        A preset: ``"base"`` (Eq. 1/2: ``C1/p + C2/sqrt(p)``), ``"generalized"``
+        (Eq. 3), ``"bandwidth"`` (Eq. 5), ``"refined"`` (Eq. 6) or
+        ``"generalized_refined"`` (Eq. 7). Ignored when ``terms`` is given.
+    terms : sequence of str, default=None
+        User-defined terms (see :func:`scaleprobe.models.parse_term` for the grammar),
+        e.g. ``["1/p", "log2(p)/sqrt(p)", "1"]``.
+    over : {"nodes", "ranks"}, default="nodes"
+        The feature column ``p`` is read from.
+    ppn : float, default=None
+        Processes per node. When given, ``p = ppn * nodes`` (seed 000 uses 18 and
+        omits it from its equations). Only valid with ``over="nodes"``.
+    s0 : float, default=25
+        Reference scale for ``D = 2**(scale - s0)`` when ``X`` has ``scale`` but no
+        ``D``.
+    alpha_bounds : tuple of float, default=(1.0, 3.0)
+        Search interval of ``alpha``.
+    features : sequence of str, default=None
+        Names of the columns of an array ``X``. Default: the columns the terms read,
+        in the order ``[over, "D", "bandwidth"]`` (only those needed). A DataFrame
+        holding the needed columns is read by name instead.
+    loss : {"relative", "absolute"}, default="relative"
+        Least-squares loss (see above).
+
+    Attributes
+    ----------
+    terms_ : tuple of str
+        Canonical names of the fitted terms.
+    coef_ : ndarray of shape (n_terms,)
+        Non-negative coefficients.
+    alpha_ : float or None
+        Exponential bandwidth factor; None when no term depends on bandwidth.
+    training_ : pandas.DataFrame
+        Training configurations (``p``, ``D``, ``bandwidth`` as used, ``y`` centre,
+        ``n`` replicates, ``log_sd``), kept for :meth:`predict_interval`.
+    noise_ : float
+        Noise the intervals assume (standard deviation of log time per replicate).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when fitted on a DataFrame.
+
+    See Also
+    --------
+    PMNFSearch : chooses the terms automatically.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n = np.array([4, 9, 16, 25] * 3, dtype=float)
+    >>> y = 30.4 / n + 0.98 / np.sqrt(n)
+    >>> model = ScalingLaw(form="base").fit(n.reshape(-1, 1), y)
+    >>> np.round(model.coef_, 2)
+    array([30.4 ,  0.98])
+    """
+
+    def __init__(
+        self,
+        *,
+        form="base",
+        terms=None,
+        over="nodes",
+        ppn=None,
+        s0=25,
+        alpha_bounds=(1.0, 3.0),
+        features=None,
+        loss="relative",
+    ):
+        self.form = form
+        self.terms = terms
+        self.over = over
+        self.ppn = ppn
+        self.s0 = s0
+        self.alpha_bounds = alpha_bounds
+        self.features = features
+        self.loss = loss
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def from_coefficients(
+        cls, form, coef, alpha=None, ppn=None, s0=25, *, over="nodes"
+    ):
+        """Build a fitted model from published coefficients (e.g. Tables II-IV).
+
+        Parameters
+        ----------
+        form : str or sequence of str
+            A preset name or a list of terms.
+        coef : sequence of float
+            One non-negative coefficient per term.
+        alpha : float, default=None
+            Required when a term depends on bandwidth.
+        ppn : float, default=None
+            Processes per node; seed 000 uses 18 (``p = 18 n``).
+        s0 : float, default=25
+            Reference scale of ``D``.
+        over : {"nodes", "ranks"}, default="nodes"
+
+        Returns
+        -------
+        ScalingLaw
+            A fitted model.
+
+        Examples
+        --------
+        >>> m = ScalingLaw.from_coefficients("refined", [118.026, 5.968], alpha=1.11,
+        ...                                  ppn=18)
+        >>> m.terms_
+        ('1/p', 'alpha^(100/bw)/sqrt(p)')
+        """
+        if isinstance(form, str):
+            model = cls(form=form, over=over, ppn=ppn, s0=s0)
+        else:
+            model = cls(form=None, terms=list(form), over=over, ppn=ppn, s0=s0)
+        terms = model._resolve_terms()
+        coef = np.asarray(coef, dtype=float).ravel()
+        if coef.size != len(terms):
+            raise ValueError(
+                f"{len(terms)} terms {[t.name for t in terms]} need as many "
+                f"coefficients; got {coef.size}"
+            )
+        needs_alpha = any(t.bandwidth for t in terms)
+        if needs_alpha and alpha is None:
+            raise ValueError(f"form {form!r} has a bandwidth term; pass alpha")
+        model.terms_ = tuple(t.name for t in terms)
+        model.coef_ = coef
+        model.alpha_ = float(alpha) if needs_alpha else None
+        names = _design.needed_columns(terms, over)
+        model.n_features_in_ = len(names)
+        return model
+
+    def _resolve_terms(self):
+        if self.over not in _OVER:
+            raise ValueError(f"over must be one of {_OVER}; got {self.over!r}")
+        if self.ppn is not None and (self.over != "nodes" or not float(self.ppn) > 0):
+            raise ValueError(
+                f"ppn={self.ppn!r} needs over='nodes' and a positive value"
+            )
+        if self.terms is not None:
+            terms = [parse_term(t) for t in self.terms]
+            if not terms:
+                raise ValueError("terms is empty; give at least one term")
+            return terms
+        if self.form not in PRESETS:
+            raise ValueError(
+                f"form must be one of {sorted(PRESETS)} (or pass terms); "
+                f"got {self.form!r}"
+            )
+        return [parse_term(t) for t in PRESETS[self.form]]
+
+    # -- fitting --------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Fit the coefficients (and ``alpha``) to completion times ``y``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Feature frame from :func:`make_features`, or an array (see ``features``).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row's squared residual.
+
+        Returns
+        -------
+        self : ScalingLaw
+        """
+        terms = self._resolve_terms()
+        lo, hi = (float(b) for b in self.alpha_bounds)
+        if not 0 < lo < hi:
+            raise ValueError(
+                f"alpha_bounds must satisfy 0 < low < high; got {self.alpha_bounds!r}"
+            )
+        if self.loss not in ("relative", "absolute"):
+            raise ValueError(
+                f"loss must be 'relative' or 'absolute'; got {self.loss!r}"
+            )
+        Xs, names = _design.select(
+            X, _design.needed_columns(terms, self.over), self.features, self.s0
+        )
+        Xv, yv = validate_data(self, Xs, y, dtype=np.float64, y_numeric=True)
+        weights = check_weights(sample_weight, yv.shape[0])
+        relative = self.loss == "relative"
+        if relative and np.any(yv <= 0):
+            raise ValueError(
+                "loss='relative' needs positive targets (times, counts); got "
+                f"minimum {yv.min()!r}; use loss='absolute' for other data"
+            )
+        var = _design.variables(
+            Xv,
+            names,
+            over=self.over,
+            ppn=self.ppn,
+            s0=self.s0,
+            whom=type(self).__name__,
+        )
+        self.terms_ = tuple(t.name for t in terms)
+        if any(t.bandwidth for t in terms):
+            self.alpha_ = search_alpha(terms, var, yv, weights, relative, lo, hi)
+        else:
+            self.alpha_ = None
+        design = _design.design_matrix(terms, var, self.alpha_)
+        self.coef_ = weighted_nnls(design, yv, weights, relative=relative)[0]
+        warn_degenerate(self.terms_, self.coef_, self.alpha_, self.alpha_bounds)
+        self.training_, self.noise_, self.noise_dof_ = training_noise(
+            terms, self.coef_, self.alpha_, var, yv, sample_weight
+        )
+        return self
+
+    def predict_interval(self, X, *, level=0.9):
+        """Range of predictions of every coefficient vector the data cannot reject.
+
+        See :mod:`scaleprobe.models.laws.envelope`: coefficients (and ``alpha`` on a
+        grid of its interval) whose relative chi-square against the training
+        configurations stays below ``chi2.ppf(level, m)``.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        level : float, default=0.9
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+        """
+        terms, var = self._variables(X)
+        if not hasattr(self, "training_"):
+            raise ValueError(
+                "this law was built from coefficients, not fitted: an interval needs "
+                "the measurements"
+            )
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        table = self.training_
+        if not np.isfinite(self.noise_):
+            warn(
+                f"{len(table)} configuration(s) for {len(terms)} coefficient(s) and no "
+                "replicates: the noise, and so an interval, cannot be estimated",
+                InsufficientDataWarning,
+                stacklevel=2,
+            )
+            nan = np.full(len(var["p"]), np.nan)
+            return nan, nan
+        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        # Model uncertainty belongs in the interval: the plausible laws the data
+        # cannot tell from this one count as much as its own coefficients.
+        return _envelope.family_range(
+            table,
+            var,
+            self.predict(X),
+            limit,
+            own=self.terms_,
+            data=any(t.data for t in terms),
+            bandwidth=any(t.bandwidth for t in terms),
+            alpha=self.alpha_,
+        )
+
+    # -- prediction -----------------------------------------------------------------
+    def _variables(self, X):
+        check_is_fitted(self)
+        terms = [parse_term(t) for t in self.terms_]
+        Xs, names = _design.select(
+            X, _design.needed_columns(terms, self.over), self.features, self.s0
+        )
+        if not hasattr(self, "feature_names_in_") and hasattr(Xs, "columns"):
+            # Built from coefficients or fitted on arrays: columns were chosen by name.
+            Xs = Xs.to_numpy()
+        Xv = validate_data(self, Xs, reset=False, dtype=np.float64)
+        return terms, _design.variables(
+            Xv,
+            names,
+            over=self.over,
+            ppn=self.ppn,
+            s0=self.s0,
+            whom=type(self).__name__,
+        )
+
+    def predict(self, X):
+        """Predict completion times.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        terms, var = self._variables(X)
+        return _design.design_matrix(terms, var, self.alpha_) @ self.coef_
+
+    def predict_components(self, X):
+        """Split predictions into their terms and into computation vs communication.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per term (``coef * term``), plus ``computation`` and
+            ``communication`` (see :attr:`Term.is_communication`).
+        """
+        terms, var = self._variables(X)
+        parts = _design.design_matrix(terms, var, self.alpha_) * self.coef_
+        out = pd.DataFrame(parts, columns=list(self.terms_))
+        comm = np.array([t.is_communication for t in terms])
+        out["computation"] = parts[:, ~comm].sum(axis=1)
+        out["communication"] = parts[:, comm].sum(axis=1)
+        return out
+
+    def crossover_nodes(self, **kwargs):
+        """Smallest node count where communication >= computation.
+
+        See :func:`scaleprobe.models.crossover_nodes` for the keyword arguments.
+
+        Examples
+        --------
+        >>> eq2 = ScalingLaw.from_coefficients("base", [138.59, 4.004], ppn=18)
+        >>> eq2.crossover_nodes(admissible=[16, 25, 36, 49, 64, 81, 100])
+        81
+        """
+        from ..projection.derived import crossover_nodes
+
+        return crossover_nodes(self, **kwargs)
