@@ -1,4 +1,4 @@
-r"""FiM: computation by FiM-Cal plus collectives by FiM-Com, one regressor of the time.
+"""FiM: computation by FiM-Cal plus collectives by FiM-Com, one regressor of the time.
 
 Seed 003 predicts the end-to-end time of an iterative application as the sum of its
 parallel computation and its communication, with no overlap (Section 4).
@@ -61,29 +61,36 @@ Without those columns (any other data) FiM is FiM-Cal on the whole time.
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pandas as pd
+from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core.configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ..core.interface import PerformanceModelTags
-from ._collectives import (
-    COLLECTIVE_PATTERNS,
-    fit_collectives,
-    predict_collectives,
-)
-from ._computation import (
-    MEAN_COMPUTATION,
-    fit_computation_part,
-    mean_computation,
-)
-from ._interval import band, log_residuals
+from ..core.warnings import InsufficientDataWarning, warn
+from .cache import LoadLaw, fit_computation
 from .cal import FiMCal
 from .com import FiMCom
-from .wait import TAILS, slowest
+from .processes import typical
+from .regressions import (
+    PREFERRED_FORMS,
+    _check_forms,
+    _check_memory,
+    _count_basis,
+    _count_forms,
+    _fit_counts,
+    _fit_memory,
+    _projected_loads,
+)
+from .wait import TAILS, fit_wait, slowest
 
 __all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
+
 
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
 _BROADCASTS = {"tree": "tree_broadcast", "queue": "broadcast"}
@@ -443,7 +450,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         collective adds FiM-Com's confidence interval of its mean over the
         replications at ``level``, and the sum is widened by the training
         configurations' spread about FiM (``residuals_``); see
-        :mod:`scaleprobe.models.fim._interval`. Calibration on held-out node
+        :mod:`scaleprobe.models.fim.model`. Calibration on held-out node
         counts (:mod:`scaleprobe.models.evaluation.intervals`) widens it further
         with the distance beyond the training counts.
 
@@ -489,3 +496,393 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         return np.sum(list(self.predict_parts(X).values()), axis=0)
+
+
+# ----------------------------------------------------------------------------
+# FiM's collectives: one FiM-Com per kind a record names, the calls and the data
+# points per call regressed on the application parameters, and their predictions.
+
+
+#: FiM-Com's pattern for each collective kind a record names.
+COLLECTIVE_PATTERNS = {
+    "scatter": "scatter",
+    "scatterv": "scatter",
+    "bcast": "broadcast",
+    "gather": "gather",
+    "gatherv": "gather",
+    "reduce": "gather",
+    "allgather": "allgather",
+    "allgatherv": "allgather",
+    "allreduce": "allreduce",
+    "alltoall": "alltoall",
+    "alltoallv": "alltoall",
+}
+
+
+def kinds(columns):
+    """The collective kinds whose time, calls and data points ``columns`` hold."""
+    return [
+        k
+        for k in COLLECTIVE_PATTERNS
+        if {f"{k}_time", f"{k}_calls", f"{k}_jobs"} <= set(columns)
+    ]
+
+
+def fit_collectives(X, sizes, make):
+    """Fit one FiM-Com per collective kind and regress its counts.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The training records.
+    sizes : tuple of ndarray
+        ``(x, q, per)``: application parameters, process counts and iterations
+        timed, per row.
+    make : callable
+        ``make(kind, job_bytes) -> FiMCom``, unfitted.
+
+    Returns
+    -------
+    tuple of dict
+        ``(communication, counts, count_forms)`` as :class:`~scaleprobe.models.FiM`
+        keeps them.
+    """
+    x, q, per = sizes
+    communication, counts, count_forms = {}, {}, {}
+    for kind in kinds(X.columns):
+        calls = X[f"{kind}_calls"].to_numpy(float)
+        per_call = np.divide(
+            X[f"{kind}_jobs"].to_numpy(float),
+            calls,
+            out=np.zeros(len(X)),
+            where=calls > 0,
+        )
+        called = calls > 0
+        job_bytes = 8.0
+        if f"{kind}_job_bytes" in X.columns:
+            job_bytes = float(np.nanmedian(X[f"{kind}_job_bytes"]))
+        seconds = X[f"{kind}_time"].to_numpy(float)[called] / calls[called]
+        communication[kind] = make(kind, job_bytes).fit(
+            np.column_stack([per_call[called], q[called]]), seconds
+        )
+        jobs_basis = _count_basis(x, q, True)
+        forms = _count_forms(jobs_basis, per_call)
+        prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
+        counts[kind] = (
+            _fit_counts(_count_basis(x, q, False), calls / per),
+            _fit_counts(jobs_basis, per_call, prefer=prefer, forms=forms),
+        )
+        count_forms[kind] = forms
+    return communication, counts, count_forms
+
+
+def predict_collectives(model, x, q, per, level=None):
+    """Time of every collective kind of a fitted :class:`~scaleprobe.models.FiM`,
+    s, per row; warns where the forms of its data points part.
+
+    Parameters
+    ----------
+    model : FiM
+    x, q, per : ndarray
+        Application parameters, process counts and iterations of the rows.
+    level : float, optional
+        When given, each kind's confidence interval of FiM-Com's mean over the
+        replications at that level instead of the mean.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Or, with ``level``, of ``(lower, upper)``.
+    """
+    parts = {}
+    for kind, com in model.communication_.items():
+        calls_coef, jobs_coef = model.counts_[kind]
+        calls = per * (_count_basis(x, q, False) @ calls_coef)
+        basis = _count_basis(x, q, True)
+        jobs = basis @ jobs_coef
+        _check_forms(
+            kind,
+            COLLECTIVE_PATTERNS[kind],
+            getattr(model, "count_forms_", {}).get(kind, []),
+            (basis, jobs_coef, q),
+            getattr(model, "trained_counts_", ()),
+            model.parameters_,
+        )
+        rows = np.column_stack([jobs, q])
+        if level is None:
+            parts[kind] = calls * com.predict(rows)
+        else:
+            _, lower, upper = com.predict_interval(rows, level=level)
+            parts[kind] = (calls * np.maximum(lower, 0.0), calls * upper)
+    return parts
+
+
+# ----------------------------------------------------------------------------
+# FiM's computation: the mean rank's cycles, the cache's load, the slowest's wait.
+#
+# :class:`~scaleprobe.models.FiM` sums a computation and its collectives. Here is
+# the computation part, fitted per iteration from ``comp_time_iterations`` and
+# the hardware parameters ``hw_utilisation``, ``hw_total_cycles`` and
+# ``hw_frequency``:
+#
+# - with the mean rank's computation beside the slowest rank's
+#   (:data:`MEAN_COMPUTATION`), the cycles are fitted on the mean rank's, and the
+#   wait for the slowest of ``q`` ranks apart (:mod:`scaleprobe.models.fim.wait`);
+# - the cycles are FiM-Cal's (:class:`~scaleprobe.models.FiMCal`, Eq. 1-12), or the
+#   load law of the cache where the training's loads lie on both sides of it and the
+#   law predicts the held-out largest count better
+#   (:mod:`scaleprobe.models.fim.cache`);
+# - a prediction warns where a rank's data leave the side of the cache the training
+#   measured (:func:`~scaleprobe.models.fim.regressions._check_memory`).
+
+
+#: The mean rank's computation, summed over the iterations (the slowest rank's is
+#: ``comp_time_iterations``).
+MEAN_COMPUTATION = "comp_time_iterations_mean"
+
+
+def _frequency(model, X):
+    """FiM's clock rate: given, else the median of ``hw_frequency`` (1 GHz)."""
+    if model.frequency is not None:
+        return model.frequency
+    if "hw_frequency" in X.columns:
+        return float(np.nanmedian(X["hw_frequency"]))
+    return 1e9
+
+
+def _hardware(X, per):
+    """``(U, TC, SC)`` per iteration of every row, None without finite counters."""
+    if not {"hw_utilisation", "hw_total_cycles"} <= set(X.columns):
+        return None
+    hardware = np.column_stack(
+        [X["hw_utilisation"], X["hw_total_cycles"] / per, np.zeros(len(X))]
+    )
+    return hardware if np.all(np.isfinite(hardware)) else None
+
+
+def _mean_rank(model, X, x, q):
+    """The computation to fit (the mean rank's where every row has it, else the
+    slowest rank's) and the wait fitted apart (None without the mean)."""
+    computation = X["comp_time_iterations"].to_numpy(float)
+    mean = X.get(MEAN_COMPUTATION)
+    if model.wait == "none" or mean is None:
+        return computation, None
+    mean = mean.to_numpy(float)
+    known = np.isfinite(mean) & (mean > 0)
+    if np.all(known):
+        wait = fit_wait(np.column_stack([x, q]), q, computation / mean, mean)
+        return mean, wait
+    if np.any(known):
+        warn(
+            f"{int(np.sum(~known))} of {len(known)} training rows lack the "
+            f"mean rank's computation ({MEAN_COMPUTATION!r} missing or not "
+            "positive, as in records of older kernels): FiM fits the "
+            "slowest rank's computation on every row and no wait for the "
+            "slowest of q ranks, whose growth beyond the training counts "
+            "it then cannot follow; drop or re-measure those rows",
+            InsufficientDataWarning,
+            stacklevel=4,
+        )
+    return computation, None
+
+
+def fit_computation_part(model, X, x, q, per):
+    """Fit FiM's computation on a frame of kernel records.
+
+    Parameters
+    ----------
+    model : FiM
+        Its parameters (``frequency``, ``variant``, ``size_law``, ``process_law``,
+        ``wait``) say how.
+    X : DataFrame
+        The training records.
+    x : ndarray of shape (n_samples, p)
+        Their application parameters (sizes).
+    q : ndarray of shape (n_samples,)
+        Their process counts.
+    per : ndarray of shape (n_samples,)
+        Their iterations.
+
+    Returns
+    -------
+    dict
+        FiM's fitted ``wait_``, ``memory_``, ``computation_``, ``cache_errors_``
+        and ``load_law_``.
+
+    Warns
+    -----
+    InsufficientDataWarning
+        When only some rows carry the mean rank's computation, and where
+        :func:`~scaleprobe.models.fim.cache.fit_computation` says.
+    """
+    frequency = _frequency(model, X)
+    computation, wait = _mean_rank(model, X, x, q)
+    memory = _fit_memory(X, x, q)
+    fitted, law, errors = fit_computation(
+        lambda: FiMCal(
+            frequency=frequency,
+            variant=model.variant,
+            size_law=model.size_law,
+            process_law=model.process_law,
+        ),
+        (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
+        memory,
+    )
+    return {
+        "wait_": wait,
+        "memory_": memory,
+        "computation_": fitted,
+        "cache_errors_": errors,
+        "load_law_": None if law is None else law.state(),
+    }
+
+
+def mean_computation(model, x, q, ranged=None):
+    """Computation time per iteration of rows as fitted (the mean rank's under a
+    wait law, else the slowest's).
+
+    Parameters
+    ----------
+    model : FiM
+        Fitted on kernel records.
+    x : ndarray of shape (n, p)
+        Application parameters (sizes).
+    q : ndarray of shape (n,)
+        Process counts.
+    ranged : float, optional
+        A level: ``(lower, upper)`` instead of the time, over FiM-Cal's plausible
+        process laws and their refits, or the load law's bounds beyond the
+        training's loads (:meth:`~scaleprobe.models.fim.cache.LoadLaw.cost`).
+
+    Returns
+    -------
+    ndarray of shape (n,), or a tuple of two
+
+    Warns
+    -----
+    MemoryRegimeWarning
+        Where the cache's load leaves the training's side of it.
+    """
+    memory = getattr(model, "memory_", None)
+    _check_memory(memory, x, q)
+    if getattr(model, "load_law_", None) is not None:
+        law = LoadLaw(**model.load_law_)
+        loads = _projected_loads(memory, x, q)
+        frequency = model.computation_.frequency
+        if ranged:
+            return tuple(
+                law.seconds(x, q, loads, frequency, bound)
+                for bound in ("lower", "upper")
+            )
+        return law.seconds(x, q, loads, frequency)
+    rows = np.column_stack([x, q])
+    if ranged:
+        return model.computation_.predict_range(rows, level=ranged)
+    return model.computation_.predict(rows)
+
+
+# ----------------------------------------------------------------------------
+# FiM's interval: the process laws the training cannot reject, and the fit's spread.
+#
+# FiM-Cal takes one process law (:mod:`scaleprobe.models.fim.processes`) from a few
+# process counts. Fitted on 1, 2 and 4 processes, a part every process repeats and a
+# loss with the logarithm of the processes can agree there and differ by a factor of
+# ten at a thousand, and 6 % noise of the runs hides either
+# (``tests/benchmarks/bench_process_law.py``). :meth:`~scaleprobe.models.FiM.
+# predict_interval` therefore spans the time under every law the hold-out cannot
+# reject and the central part of each law's refits on resampled residuals, which
+# carry the noise of its coefficients to the counts predicted
+# (:meth:`~scaleprobe.models.FiMCal.predict_range`; all laws from two process counts,
+# where nothing can be held out; one with a law given; under the load law of the
+# cache, a point within the training's loads and, beyond them, from the cost held flat
+# to every access a miss), adds FiM-Com's confidence interval of each collective's
+# mean over the replications, and widens the sum by the training's spread about the
+# fit:
+#
+# .. math::
+#
+#     b = z_{(1 + \ell)/2} \sqrt{\frac{\sum_c w_c r_c^2}{\sum_c w_c}},
+#     \qquad r_c = \log \frac{\tilde y_c}{\hat y_c}, \quad w_c = \tilde y_c,
+#
+# over the training configurations :math:`c` (:math:`\tilde y_c` the median of their
+# runs: the interval is of a configuration's time, as the ensemble's are, and one slow
+# run of EP on 2 ranks, 22 % over its others, would otherwise set it), weighted by the
+# measured time: where the time was spent (NPB CG's class S sits 0.1-0.5 above FiM in
+# log time, a fixed cost that class B does not keep). A conformal quantile of nine
+# configurations would be the largest residual, PageRank's 8 ms configuration's 0.54.
+
+
+def log_residuals(model, X, y, keys):
+    """Log ratios of the measured to the predicted times of the training's
+    configurations, and their measured times.
+
+    Parameters
+    ----------
+    model : FiM
+        Fitted on ``X, y``.
+    X : DataFrame or array-like
+        The training rows.
+    y : array-like of shape (n_samples,)
+        Their measured times, s.
+    keys : ndarray of shape (n_samples, k)
+        What makes a configuration: rows of equal keys are its runs, and their
+        median its time (a configuration timed at zero or less says nothing of a
+        ratio and is left out).
+
+    Returns
+    -------
+    ratios, medians : ndarray
+    """
+    y = np.asarray(y, dtype=float).ravel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the training rows' own
+        predicted = model.predict(X)
+    _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
+    group = group.ravel()
+    ratios, medians = [], []
+    for index in np.unique(group):
+        rows = group == index
+        measured, modelled = float(np.median(y[rows])), float(predicted[rows][0])
+        if measured > 0 and modelled > 0:
+            ratios.append(math.log(measured / modelled))
+            medians.append(measured)
+    return np.array(ratios), np.array(medians)
+
+
+def band(residuals, level, weights=None):
+    """Half-width in log time of the measured times about the fit: the two-sided
+    normal ``level`` quantile times the weighted root mean square of the log
+    residuals, less any beyond :data:`~scaleprobe.models.fim.processes.OUTLYING`
+    scaled median absolute deviations of their median (a misfit, not a spread).
+
+    Parameters
+    ----------
+    residuals : array-like or None
+    level : float
+        In (0, 1).
+    weights : array-like, optional
+        Default equal.
+
+    Returns
+    -------
+    float
+        0 without residuals.
+
+    Examples
+    --------
+    >>> round(band([0.1, -0.1], 0.9), 4)
+    0.1645
+    >>> round(band([0.1, -0.1, 0.1, -0.1, 16.0], 0.9), 4)  # 16: a misfit, left out
+    0.1645
+    """
+    if residuals is None or not len(residuals):
+        return 0.0
+    residuals = np.asarray(residuals, dtype=float)
+    weights = np.ones_like(residuals) if weights is None else np.asarray(weights, float)
+    # a configuration the fit misses by many times the others' spread is its misfit
+    # there (NPB CG's class S on one rank, the law's cycles floored near zero: a log
+    # residual of 16 against |r| <= 0.43 had the band a factor 34), not a spread
+    kept = typical(residuals)
+    residuals, weights = residuals[kept], weights[kept]
+    sigma = math.sqrt(float(np.average(residuals**2, weights=weights)))
+    return float(stats.norm.ppf(0.5 + level / 2)) * sigma

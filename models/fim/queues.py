@@ -1,30 +1,30 @@
-r"""Discrete-event simulation of FiM-Com's D -> M -> C -> R tandem queues.
+"""Discrete-event simulation of FiM-Com's D -> M -> C -> R tandem queues.
 
 Seed 003 (Section 3) models a collective as jobs (data points) passing four parts in
 series: **D** the data transfer, **M** the metadata, **C** the network
 initialisation (a delay server) and **R** the receivers. Every job waits at D from
 time zero. The service laws (Eq. 13-16), as this module reads them:
 
-- D: a job is sent at a rate :math:`\zeta \sim U(\zeta_{min}, \zeta_{max})` jobs/s
-  (Eq. 13), i.e. takes :math:`1/\zeta`;
-- M: a FIFO server whose speed depends on the instantaneous number :math:`\chi` of
-  jobs at M, :math:`\tilde\mu_2 = \nu \ln(1 + \chi)` jobs/s (Eq. 14 writes
-  :math:`\log\chi`; the scale :math:`\nu` carries the units and the ``1 +`` lets a
+- D: a job is sent at a rate :math:`\\zeta \\sim U(\\zeta_{min}, \\zeta_{max})` jobs/s
+  (Eq. 13), i.e. takes :math:`1/\\zeta`;
+- M: a FIFO server whose speed depends on the instantaneous number :math:`\\chi` of
+  jobs at M, :math:`\tilde\\mu_2 = \nu \\ln(1 + \\chi)` jobs/s (Eq. 14 writes
+  :math:`\\log\\chi`; the scale :math:`\nu` carries the units and the ``1 +`` lets a
   lone job be served), each job needing an exponential amount of work, the speed
   updated at every arrival (so that with single jobs M is exactly the birth-death
   process of that rate);
 - C: a delay server (no queue) for the network initialisation, which activates the
   sender and then each receiving node (Section 3.3): every job bound for one
   receiver is delayed by that receiver's activation, an exponential time of mean
-  :math:`\eta` drawn once per collective (Eq. 15);
-- R: FIFO receivers, each job taking an exponential time of mean :math:`\phi\psi`
-  (Eq. 16, with :math:`\phi` the number of receivers that fetch at once: 1 for a
+  :math:`\\eta` drawn once per collective (Eq. 15);
+- R: FIFO receivers, each job taking an exponential time of mean :math:`\\phi\\psi`
+  (Eq. 16, with :math:`\\phi` the number of receivers that fetch at once: 1 for a
   scatter and a gather, the number of receivers for a broadcast).
 
 Eq. 15-16 write the laws as ``exp(eta)`` and ``phi * exp(psi)`` and call them rates;
 read as rates drawn from exponential distributions, a service *time* ``1/rate``
 would have no finite mean, so they are read as exponential service times with means
-:math:`\eta` and :math:`\phi\psi`. With :math:`\phi` multiplying the time, the
+:math:`\\eta` and :math:`\\phi\\psi`. With :math:`\\phi` multiplying the time, the
 receivers of a broadcast share the receiving end and its time grows with their number,
 as the paper's measurements show (Fig. 1b); the literal rate would make it shrink.
 
@@ -60,16 +60,11 @@ R: gamma-distributed work).
 
 from __future__ import annotations
 
+import bisect
 import math
+from dataclasses import dataclass
 
 import numpy as np
-
-from ._queues import (
-    ServiceLaws,
-    fifo_departures,
-    metadata_departures,
-    metadata_departures_many,
-)
 
 __all__ = [
     "PATTERNS",
@@ -80,6 +75,7 @@ __all__ = [
     "simulate",
     "simulate_many",
 ]
+
 
 #: Collective patterns: the paper's three and scaleprobe's compositions.
 PATTERNS = (
@@ -389,3 +385,172 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
     1.0
     """
     return float(simulate_many(pattern, jobs, processes, laws, rng, 1, max_groups)[0])
+
+
+# ----------------------------------------------------------------------------
+# The servers of FiM-Com's tandem queues (seed 003, Eq. 13-16): the service laws'
+# parameters, a FIFO server, and the metadata server M whose speed
+# :math:`\nu \ln(1 + \chi)` depends on the data points present. The collectives
+# that pass jobs through them are above.
+
+
+@dataclass(frozen=True)
+class ServiceLaws:
+    """Parameters of the service laws (Eq. 13-16).
+
+    Attributes
+    ----------
+    zeta_min, zeta_max : float
+        Range of the data transfer rate, jobs/s.
+    metadata_rate : float
+        :math:`\\nu`, jobs/s per unit of :math:`\\ln(1 + \\chi)`.
+    eta : float
+        Mean initialisation delay, s.
+    psi : float
+        Mean receive time of one job by one receiver, s.
+    """
+
+    zeta_min: float
+    zeta_max: float
+    metadata_rate: float
+    eta: float
+    psi: float
+
+
+def fifo_departures(arrivals, services):
+    """Departure times of a FIFO single server (Lindley's recursion, vectorised).
+
+    ``d_k = max(a_k, d_{k-1}) + s_k`` equals ``S_k + max_{j<=k}(a_j - S_{j-1})`` with
+    ``S`` the cumulative services, computed along the last axis.
+
+    Parameters
+    ----------
+    arrivals : array-like
+        Non-decreasing arrival times (last axis).
+    services : array-like
+        Service times, same shape (or broadcastable).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> fifo_departures([0.0, 0.0, 5.0], [1.0, 1.0, 1.0]).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    arrivals = np.asarray(arrivals, dtype=float)
+    services = np.broadcast_to(np.asarray(services, dtype=float), arrivals.shape)
+    done = np.cumsum(services, axis=-1)
+    return done + np.maximum.accumulate(arrivals - (done - services), axis=-1)
+
+
+def metadata_departures(arrivals, work, sizes, rate):
+    """Departures of a FIFO server whose speed depends on the data points present.
+
+    Parameters
+    ----------
+    arrivals : array-like
+        Non-decreasing arrival times of the groups.
+    work : array-like
+        Work of each group (its service time at speed 1).
+    sizes : array-like
+        Data points in each group.
+    rate : callable
+        Speed for ``chi`` data points present (including the one in service).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> metadata_departures([0.0, 0.0], [1.0, 1.0], [1, 1], lambda chi: 1.0).tolist()
+    [1.0, 2.0]
+    """
+    arrivals = [float(a) for a in arrivals]
+    work = [float(w) for w in work]
+    sizes = [float(s) for s in sizes]
+    count = len(arrivals)
+    out = np.empty(count)
+    now, arrived, present = 0.0, 0, 0.0
+    for k in range(count):
+        now = max(now, arrivals[k])
+        stop = bisect.bisect_right(arrivals, now, lo=arrived)
+        if stop > arrived:
+            present += sum(sizes[arrived:stop])
+            arrived = stop
+        remaining = work[k]
+        while True:
+            speed = rate(present)
+            finish = now + remaining / speed
+            if arrived < count and arrivals[arrived] < finish:
+                remaining -= (arrivals[arrived] - now) * speed
+                now = arrivals[arrived]
+                present += sizes[arrived]
+                arrived += 1
+            else:
+                now = finish
+                break
+        out[k] = now
+        present -= sizes[k]
+    return out
+
+
+def metadata_departures_many(arrivals, work, sizes, nu):
+    """:func:`metadata_departures` at speed ``nu * log1p(chi)`` for independent
+    senders at once: one row of ``arrivals`` and ``work`` per sender, the same
+    ``sizes``; the loop runs over the groups, each step over all senders.
+
+    A group's data points present when its service starts are those arrived and not
+    yet departed: FIFO makes that the sizes from the group itself up to the last
+    arrival, a difference of cumulative sizes.
+
+    Parameters
+    ----------
+    arrivals : ndarray of shape (senders, groups)
+        Non-decreasing arrival times of each sender's groups.
+    work : ndarray of shape (senders, groups)
+        Work of each group (its service time at speed 1).
+    sizes : ndarray of shape (groups,)
+        Data points per group.
+    nu : float
+        The metadata rate, jobs/s per unit of ``log1p(chi)``.
+
+    Returns
+    -------
+    ndarray of shape (senders, groups)
+        Departure times.
+    """
+    senders, count = arrivals.shape
+    rows = np.arange(senders)
+    cumulative = np.concatenate([[0.0], np.cumsum(sizes, dtype=float)])
+    ahead = np.concatenate([arrivals, np.full((senders, 1), np.inf)], axis=1)
+    out = np.empty((senders, count))
+    now = np.zeros(senders)
+    arrived = np.zeros(senders, dtype=np.int64)
+    for k in range(count):
+        np.maximum(now, arrivals[:, k], out=now)
+        np.maximum(arrived, k + 1, out=arrived)
+        while True:  # everything that has arrived by now joins the queue
+            came = ahead[rows, arrived] <= now
+            if not came.any():
+                break
+            arrived += came
+        remaining = work[:, k].copy()
+        serving = np.ones(senders, dtype=bool)
+        while True:  # serve, the speed changing at every arrival before the end
+            speed = nu * np.log1p(cumulative[arrived] - cumulative[k])
+            finish = now + remaining / speed
+            following = ahead[rows, arrived]
+            interrupted = serving & (following < finish)
+            ended = serving & ~interrupted
+            now[ended] = finish[ended]
+            serving = interrupted
+            if not serving.any():
+                break
+            remaining[serving] -= (following - now)[serving] * speed[serving]
+            now[serving] = following[serving]
+            arrived += serving
+        out[:, k] = now
+    return out

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._extrap_json import read_extrap_json, read_extrap_jsonl
-from ._table_file import read_table
-from .extrap import read_extrap_text
-from .table import MODEL_DIMS, MeasurementFileError, build_dataset
+from .extrap import read_extrap_json, read_extrap_jsonl, read_extrap_text
+from .table import MODEL_DIMS, MeasurementFileError, build_dataset, read_table
 
 __all__ = [
     "MEASUREMENT_FORMATS",

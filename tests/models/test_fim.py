@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
 from scaleprobe.models.ensemble.result import describe_model
-from scaleprobe.models.fim._interval import band as _band
 from scaleprobe.models.fim.cache import LoadLaw
 from scaleprobe.models.fim.markov import synchronized_time
 from scaleprobe.models.fim.model import FiM, fim_measurements
+from scaleprobe.models.fim.model import band as _band
 from scaleprobe.models.fim.regressions import _count_basis, _fit_counts
 from scaleprobe.models.io.serialization import _decode, _encode
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scaleprobe.models import DegenerateFitWarning
 from scaleprobe.models.fim import queues as _queue_sim
-from scaleprobe.models.fim._queues import metadata_departures_many
 from scaleprobe.models.fim.com import FiMCom
 from scaleprobe.models.fim.queues import (
     PATTERNS,
     ServiceLaws,
     fifo_departures,
     metadata_departures,
+    metadata_departures_many,
     simulate,
     simulate_many,
 )

@@ -9,12 +9,11 @@ import warnings
 import numpy as np
 import pytest
 from scaleprobe.models import InsufficientDataWarning
-from scaleprobe.models.fim._interval import band
-from scaleprobe.models.fim._laws import law_draws
 from scaleprobe.models.fim.cache import _run_scatter
 from scaleprobe.models.fim.cal import FiMCal
 from scaleprobe.models.fim.markov import calculation_time
-from scaleprobe.models.fim.processes import _take, plausible_laws
+from scaleprobe.models.fim.model import band
+from scaleprobe.models.fim.processes import _take, law_draws, plausible_laws
 from scaleprobe.models.fim.size import SizeLaw
 
 F = 2e9
