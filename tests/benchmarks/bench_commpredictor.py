@@ -1,4 +1,4 @@
-"""The communication predictor, evaluated as in its paper (seed 001, section IV).
+"""The communication predictor, evaluated as in Papadopoulou et al. 2015 (section IV).
 
 Training: the random ping-pong sweep of ``commpredictor_training.yaml`` (2-16
 emulated nodes, 1-4 ranks per node, 1-4 partners, 128 B to 16 MiB, compact and random
