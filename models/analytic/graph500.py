@@ -1,10 +1,40 @@
-"""Analytic memory and communication-volume formulas for Graph500 BFS.
+r"""Analytic memory and communication-volume formulas for Graph500 BFS.
 
-The 1D formulas are those of Suzumura et al., *Performance Characteristics of Graph500
-on Large-Scale Distributed Environment* (Section II.B and III.A-B); the 2D volume
-follows the edge-partitioned analysis behind the O(sqrt(p)) communication term of
-Medya et al., *Predictive Modeling and Scalability Analysis for Large Graph Analytics*
-(Section IV.A). All functions return bytes as floats and never import mpi4py.
+The 1D formulas are those of Suzumura et al. 2011 (Section II.B and III.A-B); the 2D
+volume follows the edge-partitioned analysis behind the O(sqrt(p)) communication
+term of Medya et al. 2017 (Section IV.A). All functions return bytes as floats and
+never import mpi4py.
+
+Communication volume of one BFS (:func:`graph500_comm_volume`), with
+:math:`V = 2^{\mathrm{scale}}` vertices, :math:`M = \mathrm{edgefactor}\cdot V`
+edges, :math:`n` ranks, :math:`D` bytes per identifier and :math:`d` levels:
+
+``simple`` (Suzumura et al. 2011, Algorithm II): every edge is traversed in both
+directions, a fraction :math:`(n-1)/n` of its endpoints live on another rank, and
+each traversal sends a (vertex, parent) pair of two identifiers:
+
+.. math:: C(n, M) = 2M \cdot \frac{n-1}{n} \cdot 2 \cdot D
+
+``replicated-csr`` and ``replicated-csc`` (Algorithms III and IV): at each of the
+:math:`d` levels every rank allgathers its :math:`V/n`-bit slice of the frontier
+bitmap to the :math:`n-1` others, independent of the identifiers' size:
+
+.. math::
+
+    C(d, n, V) = \frac{V}{8n} \cdot (n-1) \cdot n \cdot d = \frac{V (n-1) d}{8}
+
+``2d`` (edge partition on an :math:`R \times C` grid, :func:`graph500_grid`):
+expand sends each vertex, once it enters the frontier, to the :math:`R-1` other
+ranks of its processor column; fold sends the (vertex, parent) pairs discovered
+along a processor row, of which a fraction :math:`(C-1)/C` leave the rank:
+
+.. math:: C_{2D} = V (R-1) D + 2M \cdot \frac{C-1}{C} \cdot 2 \cdot D
+
+Each rank talks to :math:`R-1 + C-1 = O(\sqrt{p})` partners per level instead of
+:math:`p-1`, the O(sqrt(p)) message count behind the :math:`1/\sqrt{n}` term of
+Medya et al. 2017 Eq. 1-2. Like the 1D formulas, both terms are upper bounds for a
+top-down traversal that reaches every vertex and sends every discovered edge
+without de-duplication.
 
 Examples
 --------
@@ -120,37 +150,10 @@ def graph500_grid(ranks):
 
 
 def graph500_comm_volume(variant, scale, ranks, edgefactor=16, levels=None, id_bytes=8):
-    r"""Total bytes one Graph500 BFS sends between ranks, summed over all ranks.
+    """Total bytes one Graph500 BFS sends between ranks, summed over all ranks.
 
-    With :math:`V = 2^{\mathrm{scale}}` vertices, :math:`M = \mathrm{edgefactor}\cdot V`
-    edges, :math:`n` ranks, :math:`D` = ``id_bytes`` and :math:`d` = ``levels``:
-
-    ``simple`` (Suzumura et al., Algorithm II): every edge is traversed in both
-    directions, a fraction :math:`(n-1)/n` of its endpoints live on another rank, and
-    each traversal sends a (vertex, parent) pair of two identifiers:
-
-    .. math:: C(n, M) = 2M \cdot \frac{n-1}{n} \cdot 2 \cdot D
-
-    ``replicated-csr`` and ``replicated-csc`` (Algorithms III and IV): at each of the
-    :math:`d` levels every rank allgathers its :math:`V/n`-bit slice of the frontier
-    bitmap to the :math:`n-1` others, independent of ``id_bytes``:
-
-    .. math::
-
-        C(d, n, V) = \frac{V}{8n} \cdot (n-1) \cdot n \cdot d = \frac{V (n-1) d}{8}
-
-    ``2d`` (edge partition on an :math:`R \times C` grid, :func:`graph500_grid`):
-    expand sends each vertex, once it enters the frontier, to the :math:`R-1` other
-    ranks of its processor column; fold sends the (vertex, parent) pairs discovered
-    along a processor row, of which a fraction :math:`(C-1)/C` leave the rank:
-
-    .. math:: C_{2D} = V (R-1) D + 2M \cdot \frac{C-1}{C} \cdot 2 \cdot D
-
-    Each rank talks to :math:`R-1 + C-1 = O(\sqrt{p})` partners per level instead of
-    :math:`p-1`, the O(sqrt(p)) message count behind the :math:`1/\sqrt{n}` term of
-    Medya et al. Eq. 1-2. Like the paper's 1D formulas, both terms are upper bounds
-    for a top-down traversal that reaches every vertex and sends every discovered edge
-    without de-duplication.
+    The formula of each variant is in :mod:`the module's description
+    <scaleprobe.models.analytic.graph500>`.
 
     Parameters
     ----------

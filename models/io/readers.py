@@ -4,6 +4,32 @@
 returns them in the layout of a scaleprobe results Dataset, so that
 :func:`~scaleprobe.models.make_features`, the models and the projections work on
 them unchanged.
+
+The parameter that counts processes becomes the ``ranks`` dimension (or ``nodes``
+when it counts nodes); it is recognised by its name (``p``, ``np``, ``procs``,
+``processes``, ``ranks``...; ``nodes``...) or named by ``ranks=`` / ``nodes=``. Other
+parameters become dimensions of their own name, repetitions become ``run``,
+callpaths (Extra-P regions) a ``callpath`` dimension, and every metric a data
+variable.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> text = '''PARAMETER p
+... POINTS ( 4 ) ( 8 ) ( 16 )
+... REGION main
+... METRIC time
+... DATA 8.3 8.0
+... DATA 22.7 22.6
+... DATA 65.8 64.7
+... '''
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "input.txt"
+>>> _ = path.write_text(text)
+>>> ds = load_measurements(path, units="s")
+>>> dict(ds.sizes), ds.attrs["format"]
+({'ranks': 3, 'run': 2}, 'extrap-text')
+>>> ds.time.sel(ranks=8).values.tolist(), ds.callpath.item()
+([22.7, 22.6], 'main')
 """
 
 from __future__ import annotations
@@ -76,28 +102,21 @@ def load_measurements(
 ):
     """Read measurements from a CSV/Parquet table or an Extra-P input file.
 
-    The parameter that counts processes becomes the ``ranks`` dimension (or
-    ``nodes`` when it counts nodes); it is recognised by its name (``p``, ``np``,
-    ``procs``, ``processes``, ``ranks``...; ``nodes``...) or named by ``ranks=`` /
-    ``nodes=``. Other parameters become dimensions of their own name, repetitions
-    become ``run``, callpaths (Extra-P regions) a ``callpath`` dimension, and every
-    metric a data variable.
+    How parameters, repetitions and callpaths become dimensions: see
+    :mod:`scaleprobe.models.io.readers`.
 
     Parameters
     ----------
     path : str or path-like
-        The file. Its suffix selects the format (see :data:`MEASUREMENT_FORMATS`):
-        ``.csv``, ``.parquet``: one row per measurement; ``.txt``: Extra-P text;
-        ``.json``: Extra-P JSON (current or legacy layout); ``.jsonl``: Extra-P
-        JSON Lines.
+        The file; its suffix selects the format (:data:`MEASUREMENT_FORMATS`): a
+        table of one row per measurement (``.csv``, ``.parquet``) or Extra-P text,
+        JSON (current or legacy layout) or JSON Lines (``.txt``, ``.json``, ``.jsonl``).
     format : str, default=None
-        Override the suffix: ``"csv"``, ``"parquet"``, ``"extrap-text"``,
-        ``"extrap-json"`` or ``"extrap-jsonl"``.
+        Override the suffix: one of the formats of :data:`MEASUREMENT_FORMATS`.
     ranks, nodes : str, default=None
         Name of the parameter (column) that counts MPI ranks, or nodes.
     ppn : float, default=None
-        Ranks per node, when known: stored as the ``ppn`` coordinate so that rank
-        and node counts convert.
+        Ranks per node, when known (the ``ppn`` coordinate: ranks and nodes convert).
     parameters, metrics : list of str, default=None
         Tables only: the key and the measured columns. By default non-numeric
         columns and the columns named like a process count, ``ppn``, ``scale`` or
@@ -107,8 +126,7 @@ def load_measurements(
         Tables only: the repetition column (default: one named ``run``,
         ``repetition``...; rows with equal keys are numbered otherwise).
     units : str or dict, default=None
-        Units of the metrics (one for all, or by metric), recorded as the ``units``
-        attribute. Table headers may state them as ``time [s]``.
+        Units of the metrics (one for all, or by metric); headers may say ``time [s]``.
     callpath : str, default=None
         Keep only this callpath.
     select : dict, default=None
@@ -137,26 +155,36 @@ def load_measurements(
     See Also
     --------
     make_features : the feature frame the models are fitted on.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> text = '''PARAMETER p
-    ... POINTS ( 4 ) ( 8 ) ( 16 )
-    ... REGION main
-    ... METRIC time
-    ... DATA 8.3 8.0
-    ... DATA 22.7 22.6
-    ... DATA 65.8 64.7
-    ... '''
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "input.txt"
-    >>> _ = path.write_text(text)
-    >>> ds = load_measurements(path, units="s")
-    >>> dict(ds.sizes), ds.attrs["format"]
-    ({'ranks': 3, 'run': 2}, 'extrap-text')
-    >>> ds.time.sel(ranks=8).values.tolist(), ds.callpath.item()
-    ([22.7, 22.6], 'main')
     """
+    fmt = _format(path, format)
+    columns = {"parameters": parameters, "metrics": metrics, "run": run}
+    process = [name for name in (ranks, nodes) if name is not None]
+    table = _read(path, fmt, columns, process)
+    dataset = build_dataset(table, path, ranks=ranks, nodes=nodes, units=units)
+    chosen = dict(select or {})
+    if callpath is not None:
+        chosen["callpath"] = callpath
+    return _shaped(dataset, table.ignored, ppn, chosen, single_series)
+
+
+def _shaped(dataset, ignored, ppn, chosen, single_series):
+    """The Dataset with the columns the table ignored noted, the ``ppn`` given, one
+    callpath squeezed, the values ``chosen`` kept and, for ``single_series``, the
+    check that one series is left."""
+    if ignored:
+        dataset.attrs["ignored_columns"] = list(map(str, ignored))
+    if ppn is not None:
+        dataset = _with_ppn(dataset, ppn)
+    if "callpath" in dataset.dims and dataset.sizes["callpath"] == 1:
+        dataset = dataset.squeeze("callpath")
+    dataset = _select(dataset, chosen)
+    if single_series:
+        _check_single_series(dataset)
+    return dataset
+
+
+def _format(path, format):
+    """The format to read ``path`` as (given, or by its suffix), once it exists."""
     fmt = format if format is not None else measurement_format(path)
     if fmt not in _FORMATS:
         raise ValueError(
@@ -167,38 +195,26 @@ def load_measurements(
         )
     if not Path(os.fspath(path)).is_file():
         raise FileNotFoundError(f"no measurement file at {os.fspath(path)!r}")
+    return fmt
+
+
+def _read(path, fmt, columns, process):
+    """The file's :class:`~scaleprobe.models.io.table.MeasurementTable`; the roles
+    of a table's columns (``parameters``, ``metrics``, ``run``) are given for CSV
+    and Parquet only."""
     if fmt in ("csv", "parquet"):
-        process = [name for name in (ranks, nodes) if name is not None]
-        table = read_table(
-            path, fmt, parameters=parameters, metrics=metrics, run=run, process=process
+        return read_table(path, fmt, process=process, **columns)
+    if any(value is not None for value in columns.values()):
+        raise ValueError(
+            "parameters=, metrics= and run= apply to CSV and Parquet tables; "
+            f"{fmt} files name their parameters and metrics themselves"
         )
-    else:
-        if parameters is not None or metrics is not None or run is not None:
-            raise ValueError(
-                "parameters=, metrics= and run= apply to CSV and Parquet tables; "
-                f"{fmt} files name their parameters and metrics themselves"
-            )
-        reader = {
-            "extrap-text": read_extrap_text,
-            "extrap-json": read_extrap_json,
-            "extrap-jsonl": read_extrap_jsonl,
-        }[fmt]
-        table = reader(path)
-    dataset = build_dataset(table, path, ranks=ranks, nodes=nodes, units=units)
-    ignored = getattr(table, "ignored", [])
-    if ignored:
-        dataset.attrs["ignored_columns"] = list(map(str, ignored))
-    if ppn is not None:
-        dataset = _with_ppn(dataset, ppn)
-    if "callpath" in dataset.dims and dataset.sizes["callpath"] == 1:
-        dataset = dataset.squeeze("callpath")
-    chosen = dict(select or {})
-    if callpath is not None:
-        chosen["callpath"] = callpath
-    dataset = _select(dataset, chosen)
-    if single_series:
-        _check_single_series(dataset)
-    return dataset
+    reader = {
+        "extrap-text": read_extrap_text,
+        "extrap-json": read_extrap_json,
+        "extrap-jsonl": read_extrap_jsonl,
+    }[fmt]
+    return reader(path)
 
 
 def _with_ppn(dataset, ppn):

@@ -81,6 +81,8 @@ class MeasurementTable:
         Name of the file format, recorded as provenance.
     units : dict
         Units the file itself states, by metric.
+    ignored : list of str
+        Columns of a table that are neither keys nor metrics.
     """
 
     frame: pd.DataFrame
@@ -89,6 +91,7 @@ class MeasurementTable:
     metrics: list
     format: str
     units: dict = field(default_factory=dict)
+    ignored: list = field(default_factory=list)
 
 
 def process_parameter(table, path, *, ranks=None, nodes=None):
@@ -216,30 +219,8 @@ def build_dataset(table, path, *, ranks=None, nodes=None, units=None):
                 allowed="a column that annotates rows is probably taken as a "
                 "parameter; pass parameters=[...] and metrics=[...]",
             )
-    codes = [pd.Index(coords[d]).get_indexer(frame[d]) for d in dims]
-    if any((c < 0).any() for c in codes):  # every key is one of its own levels
-        raise AssertionError("measurement keys do not match their own levels")
-    flat = np.ravel_multi_index(codes, shape) if size else np.array([], dtype=int)
-    seen, first = np.unique(flat, return_index=True)
-    if seen.size != flat.size:
-        row = int(np.setdiff1d(np.arange(flat.size), first)[0])
-        raise file_error(
-            path,
-            "two rows have the same keys "
-            + ", ".join(f"{d}={frame[d].iloc[row]!r}" for d in dims),
-            allowed="each measurement needs its own run (repetition) index",
-        )
-    stated = dict(table.units)
-    if isinstance(units, str):
-        stated.update(dict.fromkeys(table.metrics, units))
-    elif units is not None:
-        unknown = sorted(set(units) - set(table.metrics))
-        if unknown:
-            raise ValueError(
-                f"units given for {unknown}, which are not metrics of {path}; its "
-                f"metrics are {table.metrics}"
-            )
-        stated.update(units)
+    flat = _cells(frame, dims, coords, path)
+    stated = _stated_units(table, units, path)
     data_vars = {}
     for metric in table.metrics:
         cube = np.full(size, np.nan)
@@ -259,6 +240,44 @@ def build_dataset(table, path, *, ranks=None, nodes=None, units=None):
         }
     )
     return dataset
+
+
+def _cells(frame, dims, coords, path):
+    """The flat index of every row's cell in the grid of ``coords``; two rows in one
+    cell are refused."""
+    shape = tuple(len(coords[d]) for d in dims)
+    codes = [pd.Index(coords[d]).get_indexer(frame[d]) for d in dims]
+    if any((c < 0).any() for c in codes):  # every key is one of its own levels
+        raise AssertionError("measurement keys do not match their own levels")
+    size = math.prod(shape)
+    flat = np.ravel_multi_index(codes, shape) if size else np.array([], dtype=int)
+    seen, first = np.unique(flat, return_index=True)
+    if seen.size != flat.size:
+        row = int(np.setdiff1d(np.arange(flat.size), first)[0])
+        raise file_error(
+            path,
+            "two rows have the same keys "
+            + ", ".join(f"{d}={frame[d].iloc[row]!r}" for d in dims),
+            allowed="each measurement needs its own run (repetition) index",
+        )
+    return flat
+
+
+def _stated_units(table, units, path):
+    """The units of the metrics: those the file states, overridden by ``units``
+    (one for every metric, or by metric)."""
+    stated = dict(table.units)
+    if isinstance(units, str):
+        stated.update(dict.fromkeys(table.metrics, units))
+    elif units is not None:
+        unknown = sorted(set(units) - set(table.metrics))
+        if unknown:
+            raise ValueError(
+                f"units given for {unknown}, which are not metrics of {path}; its "
+                f"metrics are {table.metrics}"
+            )
+        stated.update(units)
+    return stated
 
 
 # ----------------------------------------------------------- CSV and Parquet
@@ -373,6 +392,32 @@ def read_table(path, fmt, *, parameters=None, metrics=None, run=None, process=()
     process : sequence of str
         Column(s) the caller takes as the process count.
     """
+    frame, units, first_line = _read_frame(path, fmt)
+    columns = list(frame.columns)
+    keys, metrics, run = _roles(frame, path, (parameters, metrics, run), process)
+    out, numeric_keys, labels = _keys(frame, keys, path, first_line)
+    if run is not None:
+        runs = _numeric(frame, run, path, first_line)
+        if runs.isna().any() or not np.all(runs == np.round(runs)):
+            raise file_error(path, f"run column {run!r} holds non-integers")
+        out["run"] = runs.astype(np.int64)
+    else:
+        out["run"] = out.groupby(keys, sort=False).cumcount() if keys else 0
+    for metric in metrics:
+        out[metric] = _numeric(frame, metric, path, first_line)
+    return MeasurementTable(
+        frame=out.reset_index(drop=True),
+        parameters=numeric_keys,
+        labels=labels,
+        metrics=list(metrics),
+        format=fmt,
+        units={m: u for m, u in units.items() if m in metrics},
+        ignored=[c for c in columns if c not in {*keys, *metrics, run}],
+    )
+
+
+def _read_frame(path, fmt):
+    """The file's rows with units split off the headers, and its first data line."""
     raw, first_line = _open(path, fmt)
     if raw.empty:
         raise file_error(
@@ -384,6 +429,13 @@ def read_table(path, fmt, *, parameters=None, metrics=None, run=None, process=()
             path,
             f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice",
         )
+    return frame, units, first_line
+
+
+def _roles(frame, path, given, process):
+    """The key columns (process count first), the metrics and the run column: as
+    given, else by the columns' names and contents."""
+    parameters, metrics, run = given
     columns = list(frame.columns)
     for names, what in ((parameters, "parameters"), (metrics, "metrics")):
         _check_names(names or [], columns, what, path)
@@ -418,10 +470,15 @@ def read_table(path, fmt, *, parameters=None, metrics=None, run=None, process=()
             allowed=f"name the measured columns with metrics=[...]; columns are "
             f"{columns}",
         )
+    return keys, metrics, run
+
+
+def _keys(frame, keys, path, first_line):
+    """The key columns, numbers or labels (few distinct values), none empty."""
     out = pd.DataFrame(index=frame.index)
     numeric_keys, labels = [], []
     for key in keys:
-        if numeric[key]:
+        if _mostly_numbers(frame[key]):
             out[key] = _numeric(frame, key, path, first_line)
             numeric_keys.append(key)
         else:
@@ -446,23 +503,4 @@ def read_table(path, fmt, *, parameters=None, metrics=None, run=None, process=()
                 else None,
                 allowed="every row names its parameters",
             )
-    if run is not None:
-        runs = _numeric(frame, run, path, first_line)
-        if runs.isna().any() or not np.all(runs == np.round(runs)):
-            raise file_error(path, f"run column {run!r} holds non-integers")
-        out["run"] = runs.astype(np.int64)
-    else:
-        out["run"] = out.groupby(keys, sort=False).cumcount() if keys else 0
-    for metric in metrics:
-        out[metric] = _numeric(frame, metric, path, first_line)
-    ignored = [c for c in columns if c not in {*keys, *metrics, run}]
-    table = MeasurementTable(
-        frame=out.reset_index(drop=True),
-        parameters=numeric_keys,
-        labels=labels,
-        metrics=list(metrics),
-        format=fmt,
-        units={m: u for m, u in units.items() if m in metrics},
-    )
-    table.ignored = ignored
-    return table
+    return out, numeric_keys, labels

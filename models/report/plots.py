@@ -1,4 +1,4 @@
-"""Figures of seed 000 for any fitted model (matplotlib, no global pyplot state).
+"""The figures of Medya et al. 2017 for any fitted model (matplotlib, no pyplot).
 
 Every function returns a :class:`matplotlib.figure.Figure`; :func:`save_figure` writes
 it as PNG or SVG (by the file suffix).
@@ -91,6 +91,40 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
     axes = fig.subplots(1, 2 if has_teps else 1)
     ax_time, ax_teps = (axes[0], axes[1]) if has_teps else (axes, None)
     data = projection.isel(scale=0) if "scale" in projection.dims else projection
+    colours = _projected_lines(ax_time, ax_teps, data, target)
+    if ideal is not None:
+        base = ideal.isel(scale=0) if "scale" in ideal.dims else ideal
+        one = base.sel(bandwidth=base["bandwidth"].values[0])
+        ax_time.plot(
+            base["nodes"].values,
+            one[f"{target}_predicted"],
+            "k--",
+            lw=1,
+            label="naive baseline",
+        )
+    if measured is not None and len(measured):
+        _measured_points(ax_time, measured, target, colours)
+    units = projection[f"{target}_predicted"].attrs.get("units", "s")
+    ax_time.set(
+        xscale="log",
+        yscale="log",
+        xlabel="nodes",
+        ylabel=f"{target} ({units})",
+        title=f"{target}: measured and projected",
+    )
+    axes_list = [ax_time] + ([ax_teps] if ax_teps is not None else [])
+    if ax_teps is not None:
+        ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
+    for ax in axes_list:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+def _projected_lines(ax_time, ax_teps, data, target):
+    """One line (and interval band) per bandwidth, the latency floor at the full
+    bandwidth, GTEPS beside; the colour of every bandwidth."""
     nodes = data["nodes"].values
     colours = {}
     for bw in data["bandwidth"].values:
@@ -121,49 +155,25 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
                 label=f"bw {bw:g}%",
                 color=line.get_color(),
             )
-    if ideal is not None:
-        base = ideal.isel(scale=0) if "scale" in ideal.dims else ideal
-        one = base.sel(bandwidth=base["bandwidth"].values[0])
-        ax_time.plot(
-            base["nodes"].values,
-            one[f"{target}_predicted"],
-            "k--",
-            lw=1,
-            label="naive baseline",
+    return colours
+
+
+def _measured_points(ax, measured, target, colours):
+    """The measured configuration centres, in the colour of their bandwidth."""
+    for bw, group in (
+        measured.groupby("bandwidth") if "bandwidth" in measured else [(None, measured)]
+    ):
+        colour = colours.get(float(bw)) if bw is not None else "black"
+        ax.plot(
+            group["nodes"],
+            group[target],
+            "o",
+            color=colour,
+            ms=4,
+            mec="black",
+            mew=0.5,
         )
-    if measured is not None and len(measured):
-        for bw, group in (
-            measured.groupby("bandwidth")
-            if "bandwidth" in measured
-            else [(None, measured)]
-        ):
-            colour = colours.get(float(bw)) if bw is not None else "black"
-            ax_time.plot(
-                group["nodes"],
-                group[target],
-                "o",
-                color=colour,
-                ms=4,
-                mec="black",
-                mew=0.5,
-            )
-        ax_time.plot([], [], "o", color="white", mec="black", label="measured")
-    units = projection[f"{target}_predicted"].attrs.get("units", "s")
-    ax_time.set(
-        xscale="log",
-        yscale="log",
-        xlabel="nodes",
-        ylabel=f"{target} ({units})",
-        title=f"{target}: measured and projected",
-    )
-    axes_list = [ax_time] + ([ax_teps] if ax_teps is not None else [])
-    if ax_teps is not None:
-        ax_teps.set(xscale="log", xlabel="nodes", ylabel="GTEPS", title="GTEPS")
-    for ax in axes_list:
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    return fig
+    ax.plot([], [], "o", color="white", mec="black", label="measured")
 
 
 def plot_bandwidth_demand(
