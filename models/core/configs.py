@@ -14,13 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scaleprobe.kernels.schema import (
+    COLLECTIVE_KINDS,
+    COLLECTIVE_LATENCY_COLUMNS,
+    CRITICAL_PATH_COLUMNS,
+    FIM_COLUMNS,
+    LINK_COLUMNS,
+    REPLICATE_COLUMNS,
+)
 
 __all__ = [
-    "COLLECTIVE_KINDS",
-    "COLLECTIVE_LATENCY_COLUMNS",
-    "FIM_COLUMNS",
     "MEASURED_COLUMNS",
-    "REPLICATE_COLUMNS",
     "Configurations",
     "collapse_trials",
     "configuration_keys",
@@ -28,52 +32,12 @@ __all__ = [
     "reduce_configurations",
 ]
 
-#: Columns that index repeated measurements rather than configurations.
-REPLICATE_COLUMNS = ("run", "trial")
-
-#: The latency that collectives over all ranks charged, by how their rounds grow
-#: (``log2 p`` and ``p``; part of ``cp_latency_time``).
-COLLECTIVE_LATENCY_COLUMNS = ("coll_tree_latency_time", "coll_linear_latency_time")
-
-#: Columns that are measurements carried along in a feature frame, not features.
+#: Columns that are measurements carried along in a feature frame, not features:
+#: the critical path, the collectives' latency by shape and the link of each row.
 MEASURED_COLUMNS = (
-    "cp_comp_time",
-    "cp_latency_time",
-    "cp_bandwidth_time",
-    "cp_intra_time",
+    *CRITICAL_PATH_COLUMNS,
     *COLLECTIVE_LATENCY_COLUMNS,
-    "link_bandwidth",
-    "latency",
-)
-
-
-#: Collectives whose time, calls and data points the iterative and NPB kernels record
-#: per point (``<kind>_time``, ``_calls``, ``_jobs``, ``_job_bytes``): FiM's inputs.
-COLLECTIVE_KINDS = (
-    "scatter",
-    "scatterv",
-    "bcast",
-    "gather",
-    "gatherv",
-    "reduce",
-    "allgather",
-    "allgatherv",
-    "allreduce",
-    "alltoall",
-    "alltoallv",
-)
-
-#: FiM's per-point measurements of the computation and of the hardware.
-FIM_COLUMNS = (
-    "comp_time_iterations",
-    "comp_time_iterations_mean",
-    "stages",
-    "working_set",
-    "llc_bytes",
-    "cache_sharers",
-    "hw_utilisation",
-    "hw_total_cycles",
-    "hw_frequency",
+    *LINK_COLUMNS,
 )
 
 _COLLECTIVE_PARTS = ("_time", "_calls", "_jobs", "_job_bytes")
@@ -91,8 +55,9 @@ def is_measured(column) -> bool:
     -------
     bool
         True for the critical-path and link columns (:data:`MEASURED_COLUMNS`) and
-        for FiM's records (:data:`FIM_COLUMNS`, ``<kind>_time``, ``_calls``,
-        ``_jobs``, ``_job_bytes`` of the :data:`COLLECTIVE_KINDS`).
+        for FiM's records (:data:`~scaleprobe.kernels.schema.FIM_COLUMNS`,
+        ``<kind>_time``, ``_calls``, ``_jobs``, ``_job_bytes`` of the
+        :data:`~scaleprobe.kernels.schema.COLLECTIVE_KINDS`).
 
     Examples
     --------

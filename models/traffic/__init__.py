@@ -9,10 +9,7 @@ from .._lazy import attach
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
-    "COLLECTIVE_COLUMNS": "model",
     "COUNT_EXPONENTS": "model",
-    "LINK_COLUMNS": "model",
-    "TRAFFIC_COLUMNS": "model",
     "TrafficModel": "model",
 }
 
