@@ -1,8 +1,8 @@
-"""The complexity model of distributed color coding (seed 004, Eqs. 4-16).
+"""The complexity model of distributed color coding (Chen et al. 2018, Eqs. 4-16).
 
 For a tree template split into sub-templates ``T_i`` (active part ``T_i'``), with
 ``k`` colours, ``P`` processes and a random vertex partition of a graph with ``|V|``
-vertices and ``|E|`` edges, the seed bounds per process
+vertices and ``|E|`` edges, the paper bounds per process
 
 * computation over all ``W = P - 1`` steps (Eqs. 6, 11):
   ``Comp = sum_i C(k,|T_i|) C(|T_i|,|T_i'|) |E| (P-1) / P**2`` plus the same over
@@ -15,7 +15,7 @@ vertices and ``|E|`` edges, the seed bounds per process
   all-to-all holding all ``P - 1`` steps' neighbour tables at once.
 
 The template enters through its memory complexity ``sum_i C(k,|T_i|)`` and
-computation complexity ``sum_i C(k,|T_i|) C(|T_i|,|T_i'|)`` (Table 3 of the seed;
+computation complexity ``sum_i C(k,|T_i|) C(|T_i|,|T_i'|)`` (Table 3 of the paper;
 :meth:`scaleprobe.kernels.subgraph.Template.complexity`). The constants — seconds per
 unit of work and per byte, latency, bytes per table entry — are fitted from
 measurements by non-negative least squares.
@@ -33,6 +33,8 @@ import pandas as pd
 from scipy.optimize import least_squares, nnls
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..core.interface import ModelBase, fitted_ranges
 
 __all__ = ["FEATURES", "TERMS", "SubgraphComplexity", "SubgraphTerms"]
 
@@ -137,7 +139,7 @@ def _terms(full: np.ndarray) -> np.ndarray:
 
 
 class SubgraphTerms(TransformerMixin, BaseEstimator):
-    """The terms of seed 004's Eqs. 4-16 from graph, template and process count.
+    """The terms of Chen et al. 2018's Eqs. 4-16 from graph, template, process count.
 
     With ``P`` the process count (values below 1 count as 1), ``|V|``, ``|E|`` the
     graph's size and ``M``, ``C`` the template's memory and computation complexity,
@@ -247,8 +249,8 @@ def _step_costs(values: dict, t: dict) -> tuple:
     return comp_step, comm_step
 
 
-class SubgraphComplexity(RegressorMixin, BaseEstimator):
-    """Eqs. 4-16 of seed 004 with constants fitted from measurements.
+class SubgraphComplexity(ModelBase, RegressorMixin, BaseEstimator):
+    """Eqs. 4-16 of Chen et al. 2018 with constants fitted from measurements.
 
     ``X`` is what :class:`SubgraphTerms` takes: a table with the columns of
     :data:`FEATURES` among any others, or an array whose first columns are
@@ -282,6 +284,8 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         The :data:`FEATURES` the data gave.
     columns_ : tuple of str or None
         Their column names in a table (None for an array).
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when fitted on a table.
@@ -363,6 +367,7 @@ class SubgraphComplexity(RegressorMixin, BaseEstimator):
         self.intercept_ = float(values[0])
         self.coef_ = values[1:]
         self.coef_names_ = tuple(names)
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
 
     def predict(self, X):

@@ -46,6 +46,7 @@ from scaleprobe.kernels.comm.pattern import METRICS
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..core.interface import ModelBase
 from ..core.warnings import (
     DegenerateFitWarning,
     ExtrapolationWarning,
@@ -70,7 +71,7 @@ def _names(estimator, width):
     return list(METRICS) if width == len(METRICS) else [f"x{i}" for i in range(width)]
 
 
-class CommunicationPredictor(RegressorMixin, BaseEstimator):
+class CommunicationPredictor(ModelBase, RegressorMixin, BaseEstimator):
     """Robust per-area regression of communication time on descriptive metrics.
 
     Parameters
@@ -101,6 +102,8 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     feature_ranges_ : dict
         ``(min, max)`` of each metric in training; :meth:`predict` warns
         (:class:`~scaleprobe.models.ExtrapolationWarning`) beyond them.
+    fitted_ranges_ : dict
+        The same ranges, as every model keeps them.
     correlations_ : dict
         Pearson correlation of each metric with the time (nan for constant metrics).
     areas_ : dict
@@ -126,6 +129,10 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
     >>> bool(np.allclose(model.predict(X), y, rtol=1e-3))
     True
     """
+
+    #: The metrics of a phase are checked against their training ranges by
+    #: :meth:`predict` itself: its interval is not widened along them.
+    calibrates_sizes = False
 
     def __init__(
         self,
@@ -229,6 +236,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             name: (float(X[:, i].min()), float(X[:, i].max()))
             for i, name in enumerate(self.feature_names_)
         }
+        self.fitted_ranges_ = dict(self.feature_ranges_)
         self.correlations_ = {
             name: pearson(X[:, i], y) for i, name in enumerate(self.feature_names_)
         }
@@ -380,7 +388,12 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
             )
 
     def describe(self):
-        """One line per area: its terms and training error."""
+        """Every area's law and training error, ``" | "`` between areas.
+
+        Returns
+        -------
+        str
+        """
         check_is_fitted(self)
         lines = []
         for name, area in self.areas_.items():
@@ -390,7 +403,7 @@ class CommunicationPredictor(RegressorMixin, BaseEstimator):
                 f"area {name}: t ~ {terms}; {area['samples']} rows, mean "
                 f"|relative error| {100 * area['error']:.1f} %{note}"
             )
-        return "\n".join(lines)
+        return " | ".join(lines)
 
 
 # ----------------------------------------------------------------------------

@@ -10,14 +10,17 @@ without ``bandwidth`` gives a frame without it.
 
 from __future__ import annotations
 
-import contextlib
-import json
-
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scaleprobe.kernels.schema import (
+    COLLECTIVE_LATENCY_COLUMNS,
+    CRITICAL_PATH_COLUMNS,
+    LINK_COLUMNS,
+    LinkConfig,
+)
 
-from .configs import COLLECTIVE_LATENCY_COLUMNS, MEASURED_COLUMNS, is_measured
+from .configs import MEASURED_COLUMNS, is_measured
 
 __all__ = [
     "data_size",
@@ -29,18 +32,6 @@ __all__ = [
 
 #: Columns a feature frame has, in this order, before any other sweep key.
 FEATURE_COLUMNS = ("nodes", "ppn", "ranks", "bandwidth", "scale", "D")
-
-#: Critical-path variables of the instrumented communicator (emulated mode).
-TRAFFIC_VARIABLES = (
-    "cp_comp_time",
-    "cp_latency_time",
-    "cp_bandwidth_time",
-    "cp_intra_time",
-)
-
-#: Variables that split the latency of collectives by how their rounds grow; added
-#: to a traffic frame when the Dataset has them on the same dimensions as the target.
-COLLECTIVE_VARIABLES = COLLECTIVE_LATENCY_COLUMNS
 
 
 def measurement_sets(dataset):
@@ -67,13 +58,13 @@ def measurement_sets(dataset):
     """
     names = set(map(str, dataset.data_vars))
     return {
-        "traffic": set(TRAFFIC_VARIABLES) <= names,
+        "traffic": set(CRITICAL_PATH_COLUMNS) <= names,
         "fim": "comp_time_iterations" in names,
     }
 
 
 def data_size(scale, s0=25):
-    """Return the normalised data size ``D = 2**(scale - s0)`` of seed 000.
+    """Return the normalised data size ``D = 2**(scale - s0)`` of Medya et al. 2017.
 
     Parameters
     ----------
@@ -97,8 +88,12 @@ def data_size(scale, s0=25):
 def link_of(dataset):
     """The absolute link a Dataset was measured on, or None.
 
-    Reads the ``link_bandwidth`` (bytes/s) and ``latency`` (s) attributes of the
-    ``bandwidth`` coordinate, else the ``link_model`` provenance attribute.
+    The store keeps the link as typed attributes of the ``bandwidth`` coordinate
+    (:meth:`~scaleprobe.kernels.schema.LinkConfig.to_attrs`); where its throttle
+    mode's link model sets both the link bandwidth and the latency (``emulated``),
+    they are the link. Stores written before kept it as a ``link_model`` text among
+    the Dataset's attributes, which :meth:`~scaleprobe.kernels.schema.LinkConfig.
+    from_attrs` reads too.
 
     Parameters
     ----------
@@ -107,33 +102,29 @@ def link_of(dataset):
     Returns
     -------
     dict or None
-        ``{"link_bandwidth": float, "latency": float}`` when known.
+        ``{"link_bandwidth": float, "latency": float}`` (bytes/s at 100 %, s) when
+        known.
 
     Examples
     --------
     >>> import xarray as xr
-    >>> ds = xr.Dataset(attrs={"link_model": '{"link_bandwidth": 1.25e8, '
-    ...                                      '"latency": 5e-06}'})
-    >>> link_of(ds)
+    >>> from scaleprobe.kernels.schema import LinkConfig
+    >>> link = LinkConfig(mode="emulated", link_bandwidth=1.25e8, latency=5e-6)
+    >>> link_of(xr.Dataset(coords={"bandwidth": ("bandwidth", [50, 100],
+    ...                                          link.to_attrs())}))
     {'link_bandwidth': 125000000.0, 'latency': 5e-06}
+    >>> link_of(xr.Dataset(attrs={"link_model": '{"link_bandwidth": 1e9, '
+    ...                                         '"latency": 1e-06}'}))
+    {'link_bandwidth': 1000000000.0, 'latency': 1e-06}
     """
-    sources = []
     if "bandwidth" in dataset.coords:
-        sources.append(dict(dataset["bandwidth"].attrs))
-    text = dataset.attrs.get("link_model")
-    if isinstance(text, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            sources.append(json.loads(text))
-    elif isinstance(text, dict):
-        sources.append(text)
-    for source in sources:
-        try:
-            return {
-                "link_bandwidth": float(source["link_bandwidth"]),
-                "latency": float(source["latency"]),
-            }
-        except (KeyError, TypeError, ValueError):
-            continue
+        link = LinkConfig.from_attrs(dataset["bandwidth"].attrs)
+        if link is not None and set(LINK_COLUMNS) <= set(LinkConfig.ACTING[link.mode]):
+            return {"link_bandwidth": link.link_bandwidth, "latency": link.latency}
+    if "link_model" in dataset.attrs:
+        link = LinkConfig.from_attrs(dataset.attrs)
+        if link is not None:
+            return {"link_bandwidth": link.link_bandwidth, "latency": link.latency}
     return None
 
 
@@ -161,8 +152,10 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
         a Dataset over ``nodes`` is refused (the rank count would be a guess) and a
         Dataset over ``ranks`` gives a frame without ``nodes`` and ``ppn``.
     traffic : bool, default=False
-        Add the critical-path columns (:data:`TRAFFIC_VARIABLES`), the
-        collectives' latency by shape (:data:`COLLECTIVE_VARIABLES`, when the
+        Add the critical-path columns
+        (:data:`~scaleprobe.kernels.schema.CRITICAL_PATH_COLUMNS`), the collectives'
+        latency by shape
+        (:data:`~scaleprobe.kernels.schema.COLLECTIVE_LATENCY_COLUMNS`, when the
         Dataset has them) and the absolute link (``link_bandwidth``, ``latency``)
         for :class:`~scaleprobe.models.TrafficModel`.
     fim : bool, default=False
@@ -197,20 +190,73 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
             f"target {target!r} is not a data variable; the Dataset has "
             f"{sorted(map(str, dataset.data_vars))}"
         )
-    names = [target]
+    names = [target, *_measurements(dataset, target, traffic, fim)]
+    frame = _points(dataset, names)
+    _process_counts(frame, ppn)
+    if "scale" in frame.columns:
+        frame["D"] = data_size(frame["scale"], s0)
+    tail = names[1:]
     if traffic:
-        absent = [v for v in TRAFFIC_VARIABLES if v not in dataset.data_vars]
+        _add_link(frame, dataset)
+        tail += list(LINK_COLUMNS)
+    first = [c for c in FEATURE_COLUMNS if c in frame.columns]
+    rest = [
+        c for c in frame.columns if c not in first and c not in tail and c != target
+    ]
+    X = frame[first + rest + tail].reset_index(drop=True)
+    y = pd.Series(frame[target].to_numpy(dtype=float), name=target)
+    return X, y
+
+
+def _points(dataset, names):
+    """One row per successful point (and run, trial): the variables ``names`` (the
+    target first, its missing values dropped), dimensions and known coordinates."""
+    subset = dataset[names]
+    if "status" in dataset.data_vars:
+        subset = subset.where(dataset["status"] == "ok")
+    table = subset.to_dataframe()
+    # Dimensions become columns; so do coordinates of the known features (a scalar
+    # ppn, or ranks over (nodes, ppn)).
+    known = [c for c in _KNOWN if c in table.columns and c not in table.index.names]
+    frame = table[names + known].dropna(subset=[names[0]]).reset_index()
+    if "nodes" not in frame.columns and "ranks" not in frame.columns:
+        raise ValueError(
+            "the Dataset has no 'nodes' or 'ranks' dimension or coordinate; got dims "
+            f"{list(dataset.dims)}"
+        )
+    return frame
+
+
+def _add_link(frame, dataset):
+    """The link the Dataset was measured on, as the columns of every row."""
+    link = link_of(dataset)
+    if link is None:
+        raise ValueError(
+            "the Dataset does not record the link it was measured on "
+            "(link_bandwidth and latency): the traffic cannot be priced"
+        )
+    for key, value in link.items():
+        frame[key] = value
+
+
+def _measurements(dataset, target, traffic, fim):
+    """The variables carried beside the target: the critical path (and the
+    collectives' latency by shape) for the traffic model, the kernels' records for
+    FiM; those on the target's dimensions."""
+    names = []
+    dims = set(dataset[target].dims)
+    if traffic:
+        absent = [v for v in CRITICAL_PATH_COLUMNS if v not in dataset.data_vars]
         if absent:
             raise ValueError(
                 f"the Dataset lacks the critical-path variables {absent}: only "
                 "kernels that talk through scaleprobe's communicator in emulated mode "
                 "record them"
             )
-        names += list(TRAFFIC_VARIABLES)
-        dims = set(dataset[target].dims)
+        names += list(CRITICAL_PATH_COLUMNS)
         names += [
             v
-            for v in COLLECTIVE_VARIABLES
+            for v in COLLECTIVE_LATENCY_COLUMNS
             if v in dataset.data_vars and set(dataset[v].dims) == dims
         ]
     if fim:
@@ -219,7 +265,6 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
                 "the Dataset lacks 'comp_time_iterations': only the iterative and NPB "
                 "kernels (iterative.*, npb.*) record what FiM fits"
             )
-        dims = set(dataset[target].dims)
         names += [
             str(v)
             for v in dataset.data_vars
@@ -229,19 +274,12 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
             and str(v) not in MEASURED_COLUMNS
             and set(dataset[v].dims) == dims
         ]
-    subset = dataset[names]
-    if "status" in dataset.data_vars:
-        subset = subset.where(dataset["status"] == "ok")
-    table = subset.to_dataframe()
-    # Dimensions become columns; so do coordinates of the known features (a scalar
-    # ppn, or ranks over (nodes, ppn)).
-    known = [c for c in _KNOWN if c in table.columns and c not in table.index.names]
-    frame = table[names + known].dropna(subset=[target]).reset_index()
-    if "nodes" not in frame.columns and "ranks" not in frame.columns:
-        raise ValueError(
-            "the Dataset has no 'nodes' or 'ranks' dimension or coordinate; got dims "
-            f"{list(dataset.dims)}"
-        )
+    return names
+
+
+def _process_counts(frame, ppn):
+    """Complete ``ppn``, ``ranks`` and ``nodes`` from what the frame has (in place);
+    nothing is guessed."""
     if "ppn" not in frame.columns:
         if ppn is not None:
             if not float(ppn) > 0:
@@ -259,27 +297,6 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
             frame["ranks"] = frame["nodes"] * frame["ppn"]
         elif "ranks" in frame.columns and "nodes" not in frame.columns:
             frame["nodes"] = frame["ranks"] / frame["ppn"]
-    if "scale" in frame.columns:
-        frame["D"] = data_size(frame["scale"], s0)
-    if traffic:
-        link = link_of(dataset)
-        if link is None:
-            raise ValueError(
-                "the Dataset does not record the link it was measured on "
-                "(link_bandwidth and latency): the traffic cannot be priced"
-            )
-        for key, value in link.items():
-            frame[key] = value
-    first = [c for c in FEATURE_COLUMNS if c in frame.columns]
-    tail = [c for c in names if c != target]
-    if traffic:
-        tail += ["link_bandwidth", "latency"]
-    rest = [
-        c for c in frame.columns if c not in first and c not in tail and c != target
-    ]
-    X = frame[first + rest + tail].reset_index(drop=True)
-    y = pd.Series(frame[target].to_numpy(dtype=float), name=target)
-    return X, y
 
 
 def prediction_frame(

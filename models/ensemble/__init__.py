@@ -10,7 +10,6 @@ from .._lazy import attach
 _EXPORTS = {
     "EnsembleFit": "result",
     "default_ensemble": "fit",
-    "describe_model": "result",
     "fit_ensemble": "fit",
 }
 

@@ -2,8 +2,8 @@
 
 :func:`fit_ensemble` is what ``scaleprobe fit``, ``scaleprobe report`` and the demo
 all run: build the features, cross-validate every model (one Dask graph), fit them
-on all data, calibrate their intervals, and select the model to trust — or say
-plainly that none can be trusted.
+on all data, ask :func:`~scaleprobe.models.choose_model` which one to trust (or
+hear plainly that none can be), and calibrate their intervals.
 """
 
 from __future__ import annotations
@@ -14,22 +14,21 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scaleprobe.kernels.schema import CRITICAL_PATH_COLUMNS, LINK_COLUMNS
 from sklearn.base import clone
 
-from ..commpredictor.predictor import CommunicationPredictor
 from ..core.configs import configuration_keys, reduce_configurations
 from ..core.features import (
     FEATURE_COLUMNS,
-    TRAFFIC_VARIABLES,
     link_of,
     make_features,
     measurement_sets,
 )
+from ..core.interface import PerformanceModel
 from ..core.warnings import (
     DegenerateFitWarning,
     InsufficientDataWarning,
     NoiseWarning,
-    UnreliableModelWarning,
     quiet,
     warn,
 )
@@ -41,13 +40,11 @@ from ..fim.rbasp import RBASP
 from ..laws.baseline import PowerLawBaseline
 from ..laws.pmnf import PMNFSearch
 from ..laws.scaling_law import PRESETS, ScalingLaw
-from ..selection.no_trend import trust_flat
-from ..selection.regimes import continue_regime
-from ..selection.rules import BASELINE_MARGIN, RELIABLE_SMAPE, check_crossover, select
+from ..selection.choose import choose_model
 from ..traffic.model import TrafficModel
 from .result import EnsembleFit
 
-__all__ = ["BASELINE_MARGIN", "RELIABLE_SMAPE", "default_ensemble", "fit_ensemble"]
+__all__ = ["default_ensemble", "fit_ensemble"]
 
 
 def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=25):
@@ -58,17 +55,19 @@ def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=2
     X : pandas.DataFrame
         Feature frame from :func:`make_features`.
     forms : sequence of str, default=None
-        Presets of seed 000 to use. Default: when ``scale`` varies, the laws with a
-        data-size term (``generalized``, and ``generalized_refined`` when bandwidth
-        varies too), else ``base`` (and ``refined`` when bandwidth varies).
+        Presets of Medya et al. 2017 to use. Default: when ``scale`` varies, the
+        laws with a data-size term (``generalized``, and ``generalized_refined`` when
+        bandwidth varies too), else ``base`` (and ``refined`` when bandwidth
+        varies).
     search : bool, default=True
         Add ``PMNFSearch`` (with data-size / bandwidth factors when they vary).
     traffic : bool, default=None
         Add :class:`TrafficModel`; default: when ``X`` has the critical-path columns.
     fim : bool, default=None
-        Add seed 003's :class:`~scaleprobe.models.FiM` and its regression baseline
-        :class:`~scaleprobe.models.RBASP`; default: when ``X`` has the records of the
-        iterative and NPB kernels (``comp_time_iterations`` and the collectives').
+        Add the :class:`~scaleprobe.models.FiM` of Bhimani et al. 2019 and its
+        regression baseline :class:`~scaleprobe.models.RBASP`; default: when ``X``
+        has the records of the iterative and NPB kernels (``comp_time_iterations``
+        and the collectives').
     s0 : float, default=25
 
     Returns
@@ -102,7 +101,7 @@ def default_ensemble(X, *, forms=None, search=True, traffic=None, fim=None, s0=2
             parameter=over, data=varies["scale"], bandwidth=varies["bandwidth"], s0=s0
         )
     if traffic is None:
-        traffic = set(TRAFFIC_VARIABLES) <= set(X.columns)
+        traffic = set(CRITICAL_PATH_COLUMNS) <= set(X.columns)
     if traffic:
         ensemble["traffic"] = TrafficModel()
     if fim is None:
@@ -135,11 +134,16 @@ def _reemit(caught, name):
 
 
 def _multi_node(X, y, column):
-    """Leave out single-process points when enough multi-node counts remain."""
+    """Leave out single-process points when enough multi-node counts remain (and
+    say so in a note)."""
     multi = X[column] > 1
     if multi.all() or X.loc[multi, column].nunique() < 3:
-        return X, y, False
-    return X[multi].reset_index(drop=True), y[multi.to_numpy()], True
+        return X, y, []
+    note = (
+        f"single-{column[:-1]} points are left out: one {column[:-1]} has no "
+        "inter-node traffic, another regime than the rest"
+    )
+    return X[multi].reset_index(drop=True), y[multi.to_numpy()], [note]
 
 
 def fit_ensemble(
@@ -154,7 +158,10 @@ def fit_ensemble(
     client=None,
     groupby=None,
 ):
-    """Cross-validate, fit, calibrate and select: the one fit workflow.
+    """Cross-validate, fit, calibrate and judge: the one fit workflow.
+
+    The model to trust is chosen by :func:`~scaleprobe.models.choose_model`, whose
+    :class:`~scaleprobe.models.Verdict` the result carries.
 
     Parameters
     ----------
@@ -179,34 +186,72 @@ def fit_ensemble(
     Returns
     -------
     EnsembleFit
-        Fitted models (the naive baseline included), scores, the selected model or
-        None, the verdict in words, intervals, and the training metadata.
+        Fitted models (the naive baseline included), scores, the verdict,
+        intervals, and the training metadata.
 
     Warns
     -----
     DegenerateFitWarning
-        A final fit lost a term or hit a bound; a time-only law puts the crossover
-        at the smallest node count.
-    UnreliableModelWarning
-        The selected model extrapolates worse than the naive baseline, or no model
-        extrapolates within :data:`RELIABLE_SMAPE`.
+        A final fit lost a term or hit a bound.
     InsufficientDataWarning
         Too few node counts to check extrapolation or calibrate intervals.
     NoiseWarning
         Run-to-run spread as large as the bandwidth effect being modelled.
-    NoTrendWarning
-        No test finds a trend in the measurements (see
-        :func:`~scaleprobe.models.trend_tests`): unless the traffic-informed model or
-        FiM is trusted, their level is (model ``flat``, a
-        :class:`~scaleprobe.models.FlatTrend`), when it extrapolated within
-        :data:`RELIABLE_SMAPE`; the model selected before joins its interval.
-    RegimeChangeWarning
-        The time jumps over the last measured step of some configuration (see
-        :class:`~scaleprobe.models.RegimeTrend`): unless the traffic-informed model
-        or FiM is trusted, the trend continued from the new regime with the slope
-        of the old one is (model ``regime``), when it extrapolated within
-        :data:`RELIABLE_SMAPE` before the jump; else nothing is.
+    UnreliableModelWarning, RegimeChangeWarning, NoTrendWarning
+        Those of the verdict (:func:`~scaleprobe.models.choose_model`).
     """
+    dataset, X_all, y_all, link = _training_data(data, target, s0, ppn)
+    column = "nodes" if "nodes" in X_all.columns else "ranks"
+    X, y, notes = _multi_node(X_all, y_all, column)
+    models = dict(models) if models is not None else default_ensemble(X, s0=s0)
+    _check_models(models)
+    splitters = _splitters(cv, column, X, y)
+    noise_against_bandwidth(X, y)
+    scores = evaluate(
+        models, (X, y), cv=splitters, level=level, client=client, groupby=groupby
+    )
+    fitted, degenerate = _fit_all(models, column, (X, y), (X_all, y_all))
+    training = _training_metadata(X, y, X_all, column, target, link, dataset, s0)
+    verdict = choose_model(
+        fitted,
+        scores,
+        X,
+        y,
+        training=training,
+        splitters=splitters,
+        degenerate=degenerate,
+        level=level,
+        checkable=cv is not None or "extrapolation" in splitters,
+    )
+    return _result(models, (fitted, scores, verdict), training, (X, y, level), notes)
+
+
+def _result(models, judged, training, data, notes):
+    """The fit's result: the verdict's own models and scores joined, every
+    interval calibrated (and widened along the sizes for the trusted model and its
+    plausible alternatives)."""
+    fitted, scores, verdict = judged
+    X, y, level = data
+    if verdict.added_scores is not None:
+        scores = xr.concat([scores, verdict.added_scores], dim="model", join="outer")
+    fitted = {**fitted, **verdict.models}
+    column = training["column"]
+    intervals, calibrated = _calibrate(models, X, y, level, column, verdict.trusted)
+    intervals = {**verdict.intervals, **intervals}
+    widened, sized = _calibrate_sizes(fitted, intervals, verdict, training, data)
+    return EnsembleFit(
+        models=fitted,
+        scores=scores,
+        summary=summarize(scores),
+        verdict=verdict,
+        notes=[*notes, *verdict.lines(), *calibrated, *sized],
+        intervals={**intervals, **widened},
+        training=training,
+    )
+
+
+def _training_data(data, target, s0, ppn):
+    """The Dataset (or None), the features and target of all points, the link."""
     dataset = data if isinstance(data, xr.Dataset) else None
     if dataset is not None:
         X, y = make_features(
@@ -217,26 +262,30 @@ def fit_ensemble(
         X, y = data
         X = X.reset_index(drop=True)
         link = None
-        if {"link_bandwidth", "latency"} <= set(X.columns):
-            link = {
-                "link_bandwidth": float(X["link_bandwidth"].median()),
-                "latency": float(X["latency"].median()),
-            }
+        if set(LINK_COLUMNS) <= set(X.columns):
+            link = {name: float(X[name].median()) for name in LINK_COLUMNS}
     y = np.asarray(y, dtype=float)
     if y.size == 0:
         raise ValueError(f"no successful measurements of {target!r} to fit")
     if np.any(y <= 0):
         raise ValueError(f"{target!r} must be positive to be modelled (times, counts)")
-    column = "nodes" if "nodes" in X.columns else "ranks"
-    X_all, y_all = X, y
-    X, y, dropped = _multi_node(X, y, column)
-    notes = []
-    if dropped:
-        notes.append(
-            f"single-{column[:-1]} points are left out: one {column[:-1]} has no "
-            "inter-node traffic, another regime than the rest"
-        )
-    models = dict(models) if models is not None else default_ensemble(X, s0=s0)
+    return dataset, X, y, link
+
+
+def _check_models(models):
+    """Refuse an estimator that does not answer the interface the choice asks."""
+    for name, model in models.items():
+        if not isinstance(model, PerformanceModel):
+            raise TypeError(
+                f"model {name!r} ({type(model).__name__}) is not a PerformanceModel: "
+                "fit_ensemble needs predict_interval, predict_components, describe and "
+                "the capabilities of scaleprobe.models.PerformanceModel"
+            )
+
+
+def _splitters(cv, column, X, y):
+    """The cross-validations to run: ``cv`` or the default, without an extrapolation
+    that no split can make (which warns)."""
     splitters = default_cv(column) if cv is None else dict(cv)
     distinct = X[column].nunique()
     extrapolation = splitters.get("extrapolation")
@@ -245,28 +294,30 @@ def fit_ensemble(
             f"{distinct} distinct {column} count(s): extrapolation cannot be checked "
             "on held-out node counts (it needs 3); scores are random folds only",
             InsufficientDataWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         splitters.pop("extrapolation")
-    noise_against_bandwidth(X, y)
     if not any(list(s.split(X, y)) for s in splitters.values()):
         raise ValueError(
             f"cannot cross-validate {len(X)} measurement(s) over {distinct} "
             f"{column} count(s): there is no split to test a model on"
         )
-    scores = evaluate(
-        models, (X, y), cv=splitters, level=level, client=client, groupby=groupby
-    )
-    summary = summarize(scores)
+    return splitters
+
+
+def _fit_all(models, column, multi, every):
+    """Every model (and the naive baseline) fitted on all data, with the warning of
+    each degenerate fit.
+
+    A model of what the program sends (``structural``) takes the single-process
+    points too: it models one process as its own regime.
+    """
     fitted, degenerate = {}, {}
     for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
+        X, y = every if model.structural else multi
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            if isinstance(model, (TrafficModel, FiM)):
-                # They model one process as its own regime: give them its runs.
-                fitted[name] = clone(model).fit(X_all, y_all)
-            else:
-                fitted[name] = clone(model).fit(X, y)
+            fitted[name] = clone(model).fit(X, y)
         _reemit(caught, name)
         lost = [
             str(w.message)
@@ -275,94 +326,71 @@ def fit_ensemble(
         ]
         if lost:
             degenerate[name] = lost[0]
-    fit = EnsembleFit(
-        models=fitted,
-        scores=scores,
-        summary=summary,
-        selected=None,
-        verdict="",
-        notes=notes,
-        intervals={},
-        training=_training_metadata(X, y, X_all, column, target, link, dataset, s0),
-    )
-    if cv is None and "extrapolation" not in splitters:
-        fit.verdict = (
-            f"with {distinct} {column} count(s) no model can be checked on held-out "
-            "node counts: the laws are fitted (project one by name to see it), but "
-            "none is presented as trustworthy — measure a third node count"
-        )
-        continue_regime(fit, X, y, False, level, RELIABLE_SMAPE)
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            select(fit, X, splitters, degenerate)
-        answered = continue_regime(fit, X, y, True, level, RELIABLE_SMAPE)
-        answered = answered or trust_flat(fit, X, y, splitters, level, RELIABLE_SMAPE)
-        for item in caught:  # unless a change of regime or the level answered
-            if not (answered and issubclass(item.category, UnreliableModelWarning)):
-                warnings.warn_explicit(
-                    item.message, item.category, item.filename, item.lineno
-                )
-    _calibrate(fit, models, X, y, level, column)
-    _calibrate_sizes(fit, X, y, level)
-    check_crossover(fit)
-    return fit
+    return fitted, degenerate
 
 
-def _calibrate(fit, models, X, y, level, column):
+def _calibrate(models, X, y, level, column, trusted):
+    """The calibrated interval of every model (and the baseline), and a note for
+    each that has none; the trusted model's warnings are given."""
     cv = ExtrapolationSplit(column=column, n_splits=3)
+    intervals, notes = {}, []
     for name, model in {**models, BASELINE: PowerLawBaseline(over=column)}.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                fit.intervals[name] = calibrate_interval(
-                    model, X, y, level=level, cv=cv
-                )
+                intervals[name] = calibrate_interval(model, X, y, level=level, cv=cv)
             except ValueError as error:
-                fit.notes.append(f"{name}: no interval ({error})")
+                notes.append(f"{name}: no interval ({error})")
                 continue
-        if name == fit.selected:
+        if name == trusted:
             _reemit(caught, name)
+    return intervals, notes
 
 
-def _calibrate_sizes(fit, X, y, level):
+def _calibrate_sizes(models, intervals, verdict, training, data):
     """Widen the intervals of the trusted model and of the plausible ones (which
     project a size the trusted one cannot reach) beyond the measured sizes by what
     holding out the largest size cost each (:func:`calibrate_axis`): the node
-    counts' calibration says nothing of a size never measured."""
-    if fit.selected is None:
-        return
-    for name in [fit.selected, *fit.training.get("plausible", [])]:
-        # a communication predictor's phase projection checks the ranges of its
-        # metrics itself and never widens along them
-        if fit.intervals.get(name) is not None and not isinstance(
-            fit.models.get(name), CommunicationPredictor
-        ):
-            _calibrate_model_sizes(fit, name, X, y, level)
+    counts' calibration says nothing of a size never measured.
+
+    Returns
+    -------
+    widened : dict of str to PredictionInterval
+    notes : list of str
+    """
+    widened, notes = {}, []
+    if verdict.trusted is None:
+        return widened, notes
+    for name in [verdict.trusted, *(verdict.plausible or ())]:
+        if intervals.get(name) is not None and models[name].calibrates_sizes:
+            axes, said = _size_axes(models[name], name, training, data)
+            notes += said
+            if axes:
+                widened[name] = replace(intervals[name], axes=tuple(axes))
+    return widened, notes
 
 
-def _calibrate_model_sizes(fit, name, X, y, level):
-    interval = fit.intervals[name]
-    sizes = [*fit.training.get("parameters", {}), "scale"]
-    axes = []
-    for column in sizes:
+def _size_axes(model, name, training, data):
+    """The size axes along which ``model``'s interval widens, and a note on each."""
+    X, y, level = data
+    axes, notes = [], []
+    for column in [*training.get("parameters", {}), "scale"]:
         if column not in X.columns:
             continue
         with quiet():
-            found = calibrate_axis(fit.models[name], X, y, column, level=level)
+            found = calibrate_axis(model, X, y, column, level=level)
         if found is None:
             continue
         axis, residuals = found
         axes.append(axis)
         unit = "unit" if column == "scale" else "doubling"
-        fit.notes.append(
+        notes.append(
             f"{name}: the interval widens by {axis[1]:.3g} (log time) per {unit} of "
             f"{column} outside the measured {axis[2]:g}-{axis[3]:g}, as the fit "
             f"without the largest {column} missed it ({residuals} held-out "
             "configurations)"
         )
-    if axes:
-        fit.intervals[name] = replace(interval, axes=tuple(axes))
+    return axes, notes
 
 
 def _training_metadata(X, y, X_all, column, target, link, dataset, s0):

@@ -8,18 +8,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.features import prediction_frame
+from ..core.interface import describe_model
 from ..core.warnings import ExtrapolationWarning, warn
 from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
     project,
-    resolve_params,
-    resolve_ppn,
+    training_frame,
     wide_nodes,
 )
+from ..selection.choose import Verdict, render_verdict
+from ..selection.rules import floor_model
 
-__all__ = ["EnsembleFit", "describe_model"]
+__all__ = ["EnsembleFit"]
 
 SCORE_COLUMNS = [
     "model",
@@ -33,112 +34,25 @@ SCORE_COLUMNS = [
 ]
 
 
-def describe_model(model):
-    """One line naming a fitted model's law (terms and coefficients, or its parts).
-
-    Examples
-    --------
-    >>> from scaleprobe.models import ScalingLaw
-    >>> describe_model(ScalingLaw.from_coefficients(["1/p", "1"], [2.0, 0.5]))
-    '2/p + 0.5'
-    """
-    law = getattr(model, "best_estimator_", model)
-    if hasattr(law, "terms_") and hasattr(law, "coef_"):
-        parts = []
-        for term, coef in zip(law.terms_, law.coef_, strict=True):
-            text = f"{coef:.4g}" if term == "1" else f"{coef:.4g}*{term}"
-            parts.append(text.replace("*1/", "/"))
-        text = " + ".join(parts)
-        if getattr(law, "alpha_", None):
-            text += f"  (alpha {law.alpha_:.3f})"
-        return text
-    laws = getattr(model, "laws_", None)
-    if laws:
-        lines = []
-        for key, group in laws.items():
-            label = ", ".join(
-                f"{c}={v:g}" for c, v in zip(model.group_columns_, key, strict=True)
-            )
-            inner = "; ".join(
-                f"{part}: {describe_model(law)}"
-                for part, law in group.items()
-                if part != "single_node" and law is not None
-            )
-            lines.append(f"[{label}] {inner}" if label else inner)
-        return " | ".join(lines)
-    if hasattr(law, "intercept_") and hasattr(law, "q_range_"):  # RBASP
-        names = [*law.parameters_, "q"] + (["q^2"] if law.g == "quadratic" else [])
-        terms = " ".join(f"{c:+.4g}*{n}" for c, n in zip(law.coef_, names, strict=True))
-        return f"log2(time) = {law.intercept_:.4g} {terms}"
-    if hasattr(law, "communication_") and hasattr(law, "computation_"):  # FiM
-        cal = law.computation_
-        parts = [f"computation: FiM-Cal (alpha {getattr(cal, 'alpha_', 1.0):.3g})"]
-        load = getattr(law, "load_law_", None)
-        if load is not None:
-            mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
-            beyond = ""
-            if load.get("miss", 0.0) > 0:
-                beyond = (
-                    f"; beyond, a {load['cache'] / 2**20:.3g} MiB cache hit by a "
-                    "share cache/load of accesses"
-                )
-            parts = [
-                "computation: the work times its cycles per unit at the cache's load "
-                f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured{beyond})"
-            ]
-        wait = getattr(law, "wait_", None)
-        if wait is not None:
-            parts[0] += (
-                f", the slowest of q ranks the mean rank's x (1 + "
-                f"{wait[law.wait]:.3g} e(q)), e of the {law.wait} tail"
-            )
-        parts += [
-            f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
-            f"{com.psi_:.3g} s)"
-            for kind, com in law.communication_.items()
-        ]
-        return "; ".join(parts)
-    if getattr(model, "mode_", None) == "time":
-        return describe_model(model.time_law_)
-    if hasattr(model, "lines_"):
-        column = getattr(model, "process_column_", None) or "nodes"
-        if hasattr(model, "spread_"):  # FlatTrend
-            levels = [f"{a:.4g}" for a, _ in model.lines_.values()]
-            shown = ", ".join(levels[:4]) + (", ..." if len(levels) > 4 else "")
-            return (
-                f"level of the measurements, the same at every {column[:-1]} "
-                f"count ({shown})"
-            )
-        text = f"power law through the two largest {column[:-1]} counts of each group"
-        changes = getattr(model, "changes_", None)
-        if changes:
-            text += (
-                f"; after a jump at the largest count ({len(changes)} group(s)), the "
-                "slope before it from the largest count"
-            )
-        return text
-    return type(model).__name__
-
-
-@dataclass
+@dataclass(frozen=True)
 class EnsembleFit:
-    """Fitted models, their scores, and the model scaleprobe trusts (or none).
+    """Fitted models, their scores, and the verdict on which model to trust.
 
     Attributes
     ----------
-    models : dict of str to fitted estimator
-        Every model of the ensemble, refitted on all data, and ``baseline``.
+    models : dict of str to PerformanceModel
+        Every model of the ensemble, refitted on all data, and ``baseline`` (and
+        the models the verdict fitted itself: ``regime``, ``flat``).
     scores : xarray.Dataset
         Cross-validation scores (:func:`~scaleprobe.models.evaluate`).
     summary : pandas.DataFrame
         Scores averaged over groups and folds.
-    selected : str or None
-        The model scaleprobe trusts for projections; None when none extrapolates
-        within :data:`~scaleprobe.models.ensemble.fit.RELIABLE_SMAPE`.
-    verdict : str
-        Which model is trusted and why, or why none is.
+    verdict : Verdict
+        The model scaleprobe trusts for projections (or none) and why
+        (:func:`~scaleprobe.models.choose_model`).
     notes : list of str
-        What the fit left out or could not do.
+        What the fit left out or could not do, the verdict's refusals and notes
+        among them (in the order they were found).
     intervals : dict of str to PredictionInterval
     training : dict
         Target, process column, trained ppn, link (bytes/s, s), feature ranges,
@@ -148,31 +62,40 @@ class EnsembleFit:
     models: dict
     scores: object
     summary: pd.DataFrame
-    selected: str | None
-    verdict: str
+    verdict: Verdict
     notes: list = field(default_factory=list)
     intervals: dict = field(default_factory=dict)
     training: dict = field(default_factory=dict)
 
+    @property
+    def selected(self):
+        """The model scaleprobe trusts for projections, or None (the verdict's)."""
+        return self.verdict.trusted
+
+    @property
+    def plausible(self):
+        """The alternatives whose intervals join the trusted model's."""
+        return tuple(self.verdict.plausible or ())
+
     def frame(
         self, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None, params=None
     ):
-        """A prediction frame on the training's ppn (see :func:`prediction_frame`);
-        application parameters default to their trained values."""
-        return prediction_frame(
-            nodes,
-            ppn=resolve_ppn(ppn, self.training),
+        """A prediction frame on the training's ppn (see
+        :func:`~scaleprobe.models.prediction_frame`); application parameters default
+        to their trained values."""
+        return training_frame(
+            self.training,
+            nodes=nodes,
             bandwidth=bandwidth,
             scale=scale,
-            s0=self.training.get("s0", 25),
+            ppn=ppn,
             link=link,
-            params=resolve_params(params, self.training),
+            params=params,
         )
 
     def floor_model(self):
-        """The fitted traffic-informed model, when there is one (for floors)."""
-        model = self.models.get("traffic")
-        return model if getattr(model, "mode_", None) == "traffic" else None
+        """The fitted model that knows the latency floor, when there is one."""
+        return floor_model(self.models)
 
     def project(
         self,
@@ -204,7 +127,7 @@ class EnsembleFit:
         named = name is not None
         name = name or self.selected
         if name is None:
-            raise ValueError(f"no model to project: {self.verdict}")
+            raise ValueError(f"no model to project: {self.verdict.reason}")
         if name not in self.models:
             raise ValueError(
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
@@ -269,7 +192,7 @@ class EnsembleFit:
         The traffic-informed model first (it carries the physics), then the other
         plausible ones by extrapolation SMAPE.
         """
-        plausible = [m for m in self.training.get("plausible", []) if m != name]
+        plausible = [m for m in self.plausible if m != name]
         table = self.summary
         smape = {}
         if not table.empty and {"model", "cv", "smape"} <= set(table.columns):
@@ -332,10 +255,12 @@ class EnsembleFit:
         lines.append("laws fitted on all data:")
         for name, model in self.models.items():
             lines.append(f"  {name}: {describe_model(model)}")
+        verdict_lines = set(self.verdict.lines())
         for note in self.notes:
-            lines.append(f"note: {note}")
+            if note not in verdict_lines:  # the verdict shows its own
+                lines.append(f"note: {note}")
         spread = self.training.get("run_spread")
         if spread is not None and np.isfinite(spread):
             lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
-        lines.append(self.verdict)
+        lines.append(render_verdict(self.verdict))
         return "\n".join(lines)

@@ -22,7 +22,6 @@ _EXPORTS = {
     "default_cv": "crossval",
     "evaluate": "crossval",
     "score_predictions": "metrics",
-    "select_model": "crossval",
     "summarize": "crossval",
 }
 

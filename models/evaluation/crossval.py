@@ -1,4 +1,4 @@
-"""Cross-validate an ensemble of models as one Dask graph, and pick the best one."""
+"""Cross-validate an ensemble of models as one Dask graph."""
 
 from __future__ import annotations
 
@@ -15,18 +15,17 @@ from sklearn.model_selection import GroupKFold
 
 from ..core.configs import configuration_keys
 from ..core.features import make_features
+from ..core.interface import interval_method_of
 from ..core.warnings import quiet
 from ..laws.baseline import PowerLawBaseline
 from .intervals import _configurations
 from .metrics import METRICS, score_predictions
 from .splitters import ExtrapolationSplit
 
-__all__ = ["BASELINE", "default_cv", "evaluate", "select_model", "summarize"]
+__all__ = ["BASELINE", "ConfigurationKFold", "default_cv", "evaluate", "summarize"]
 
 #: Name of the naive baseline :func:`evaluate` always scores.
 BASELINE = "baseline"
-
-_HIGHER_IS_BETTER = {"r2", "within_10", "within_30", "coverage"}
 
 
 class ConfigurationKFold:
@@ -119,7 +118,7 @@ def _fit_score(model, data, train, test, level):
             return row
         row = score_predictions(centres, pred)
         row["coverage"] = np.nan
-        if hasattr(fitted, "predict_interval"):
+        if interval_method_of(fitted) == "consistent-range":
             try:
                 lower, upper = fitted.predict_interval(rows, level=level)
             except (ValueError, TypeError):
@@ -157,11 +156,8 @@ def _named(models):
         return dict(models)
     named = {}
     for model in models:
-        name = (
-            getattr(model, "form", None)
-            if getattr(model, "terms", None) is None
-            else None
-        )
+        params = model.get_params(deep=False)
+        name = params.get("form") if params.get("terms") is None else None
         name = name or type(model).__name__
         while name in named:
             name += "_"
@@ -203,8 +199,10 @@ def evaluate(
         None uses the default Dask scheduler.
     level : float, default=0.9
         Level of the intervals whose empirical ``coverage`` of the test
-        configurations is reported (models with ``predict_interval``; an interval
-        that is not finite is reported as NaN, never as covered).
+        configurations is reported (models with a range of their own,
+        :attr:`~scaleprobe.models.PerformanceModel.interval_method`
+        ``"consistent-range"``; an interval that is not finite is reported as NaN,
+        never as covered).
     s0 : float, default=25
     baseline : bool, default=True
         Also score the naive :class:`PowerLawBaseline` (named :data:`BASELINE`), so
@@ -234,6 +232,23 @@ def evaluate(
     if not isinstance(splitters, dict):
         splitters = {type(splitters).__name__: splitters}
     y = np.asarray(y, dtype=float)
+    labels, tasks = _tasks(models, (X, y), splitters, groupby, client, level)
+    if not tasks:
+        raise ValueError(
+            "no folds: the splitters produced no train/test split (extrapolation "
+            "needs at least three distinct node counts)"
+        )
+    if client is not None:
+        rows = client.gather(client.compute(tasks))
+    else:
+        rows = dask.compute(*tasks)
+    return _scores(rows, labels, level, target)
+
+
+def _tasks(models, data, splitters, groupby, client, level):
+    """One delayed :func:`_fit_score` per model x group x splitter x fold, and the
+    label of each."""
+    X, y = data
     keys = [groupby] if isinstance(groupby, str) else list(groupby or [])
     missing = [k for k in keys if k not in X.columns]
     if missing:
@@ -250,16 +265,16 @@ def evaluate(
                 f"{k}={v}" for k, v in zip(keys, np.atleast_1d(group), strict=True)
             )
         )
-        data = (X.iloc[index].reset_index(drop=True), y[index])
+        part = (X.iloc[index].reset_index(drop=True), y[index])
         # Unique keys (hash=False): re-evaluating the same data must not race with
         # the release of an earlier call's identical key.
         shipped = (
-            client.scatter(data, broadcast=True, hash=False)
+            client.scatter(part, broadcast=True, hash=False)
             if client is not None
-            else dask.delayed(data, traverse=False)
+            else dask.delayed(part, traverse=False)
         )
         for cv_name, splitter in splitters.items():
-            for fold, (train, test) in enumerate(splitter.split(data[0], data[1])):
+            for fold, (train, test) in enumerate(splitter.split(part[0], part[1])):
                 for name, model in models.items():
                     labels.append((name, cv_name, label, fold))
                     tasks.append(
@@ -267,15 +282,11 @@ def evaluate(
                             model, shipped, train, test, level
                         )
                     )
-    if not tasks:
-        raise ValueError(
-            "no folds: the splitters produced no train/test split (extrapolation "
-            "needs at least three distinct node counts)"
-        )
-    if client is not None:
-        rows = client.gather(client.compute(tasks))
-    else:
-        rows = dask.compute(*tasks)
+    return labels, tasks
+
+
+def _scores(rows, labels, level, target):
+    """The scores Dataset (dims model, cv, group, fold) of the tasks' rows."""
     frame = pd.DataFrame(
         list(rows),
         index=pd.MultiIndex.from_tuples(labels, names=["model", "cv", "group", "fold"]),
@@ -320,37 +331,3 @@ def summarize(scores):
                 dim=("group", "fold"), skipna=True
             )
     return table.to_dataframe().reset_index()
-
-
-def select_model(scores, *, cv="extrapolation", metric="smape", exclude=()):
-    """Name of the model with the best mean ``metric`` under splitter ``cv``.
-
-    Parameters
-    ----------
-    scores : xarray.Dataset
-        Output of :func:`evaluate`.
-    cv : str, default="extrapolation"
-    metric : str, default="smape"
-        Lower is better except for ``r2``, ``within_10``, ``within_30``, ``coverage``.
-    exclude : sequence of str, default=()
-        Models not to select (the baseline is always excluded).
-
-    Returns
-    -------
-    str
-    """
-    if cv not in scores["cv"].values:
-        raise ValueError(f"cv {cv!r} not evaluated; have {list(scores['cv'].values)}")
-    if metric not in scores.data_vars:
-        raise ValueError(f"metric {metric!r} unknown; have {sorted(METRICS)}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = scores[metric].sel(cv=cv).mean(dim=("group", "fold"), skipna=True)
-    names = [str(n) for n in mean["model"].values]
-    values = mean.to_numpy().astype(float)
-    banned = {BASELINE, *exclude}
-    values = np.where([n in banned for n in names], np.nan, values)
-    if np.all(np.isnan(values)):
-        raise ValueError(f"no finite {metric!r} scores under cv {cv!r}")
-    best = np.nanargmax(values) if metric in _HIGHER_IS_BETTER else np.nanargmin(values)
-    return names[int(best)]

@@ -27,8 +27,9 @@ An interval has two parts.
 Too few calibration residuals for a conformal quantile (fewer than
 ``ceil(1 / (1 - level)) - 1``) is not a reason for an infinite interval: the
 largest residual rate is used instead and an
-:class:`~scaleprobe.models.InsufficientDataWarning` says so. A model without
-``predict_interval`` (any regressor) gets the conformal part alone, around its
+:class:`~scaleprobe.models.InsufficientDataWarning` says so. A model without a range
+of its own (:attr:`~scaleprobe.models.PerformanceModel.interval_method`
+``"conformal"``, or any other regressor) gets the conformal part alone, around its
 prediction, with the same rules. No interval is ever infinite.
 """
 
@@ -41,6 +42,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ..core.configs import reduce_configurations
+from ..core.interface import interval_method_of
 from ..core.warnings import InsufficientDataWarning, quiet, warn
 from .splitters import ExtrapolationSplit
 
@@ -199,7 +201,7 @@ def calibration_residuals(model, X, y, cv, level):
     y = np.asarray(y, dtype=float)
     column = getattr(cv, "column", "nodes")
     rates, reach = [], 0.0
-    ranged = hasattr(model, "predict_interval")
+    ranged = interval_method_of(model) == "consistent-range"
     for train, test in cv.split(X, y):
         with quiet():
             fitted = clone(model).fit(X.iloc[train], y[train])
@@ -251,7 +253,7 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
     if np.any(y <= 0):
         raise ValueError("prediction intervals need positive targets (times)")
     rates, reach = calibration_residuals(model, X, y, cv, level)
-    method = "consistent-range" if hasattr(model, "predict_interval") else "conformal"
+    method = interval_method_of(model)
     kappa = conformal_quantile(rates, level)
     if kappa is None or not math.isfinite(kappa):
         finite = rates[np.isfinite(rates)]

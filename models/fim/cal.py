@@ -32,6 +32,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..core.interface import ModelBase, fitted_ranges
 from ..core.warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 from .markov import CHAINS
 from .processes import (
@@ -51,7 +52,7 @@ _VARIANTS = CHAINS
 _SIZE_LAWS = ("cv", "linear", "power")
 
 
-class FiMCal(RegressorMixin, BaseEstimator):
+class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
     r"""FiM-Cal as one estimator: Eq. 11 regression, Eq. 12 calibration, Eq. 1-10.
 
     ``X`` holds the application parameters (e.g. N, K, I) and, in column
@@ -164,6 +165,8 @@ class FiMCal(RegressorMixin, BaseEstimator):
         ``growth`` of its refits on resampled residuals (:meth:`predict_range`).
     alpha_ : float
         Calibrated :math:`\alpha` of Eq. 12.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -176,6 +179,10 @@ class FiMCal(RegressorMixin, BaseEstimator):
     >>> round(float(model.predict([[8e6, 8]])[0]), 4)
     0.05
     """
+
+    # Model files written before these were kept lack them.
+    law_fits_ = None
+    plausible_laws_ = ()
 
     def __init__(
         self,
@@ -299,6 +306,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
         rows, measured = (kept, counts), (hardware[:, 1], design, y)
         self.law_fits_ = keep_laws(self, taken, others, rows, measured, size_fit)
         self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
 
     def _set_law(self, law, gamma, base):
@@ -352,7 +360,7 @@ class FiMCal(RegressorMixin, BaseEstimator):
             plausible.
         """
         check_is_fitted(self)
-        fits = getattr(self, "law_fits_", None)
+        fits = self.law_fits_
         if not fits and law == self.process_law_:
             return self  # a fit from before the laws were kept: the law taken alone
         if law not in (fits or {}):

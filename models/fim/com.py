@@ -1,8 +1,9 @@
 r"""FiM-Com: communication time of a collective from a simulated queueing network.
 
-FiM-Com (seed 003, Section 3) estimates the time of a scatter, broadcast or gather
-by simulating jobs (data points) through the D -> M -> C -> R tandem queues of
-:mod:`scaleprobe.models.fim.queues` (its docstring states how Eq. 13-16 are read).
+FiM-Com (Bhimani et al. 2019, Section 3) estimates the time of a scatter, broadcast
+or gather by simulating jobs (data points) through the D -> M -> C -> R tandem
+queues of :mod:`scaleprobe.models.fim.queues` (its docstring states how Eq. 13-16 are
+read).
 The data transfer rate comes from the network (Eq. 13: 90-100 % of the link per
 job); the initialisation delay :math:`\eta`, the receive time :math:`\psi` and the
 metadata rate :math:`\nu` are calibrated on measured transfers, among them transfers
@@ -27,7 +28,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
 from ..core.warnings import DegenerateFitWarning, warn
 from .queues import PATTERNS, ServiceLaws, replication_cells, simulate_many
 
@@ -100,7 +101,7 @@ def _share(pattern, laws, rows, counts, task, tasks, random_state, max_groups):
     ]
 
 
-class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """FiM-Com as a scikit-learn regressor: time of one collective call.
 
     ``X`` holds the data points the call moves (column ``jobs``; see
@@ -152,6 +153,8 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
         :math:`\\ln(1 + \\chi)`).
     zeta_range_ : tuple of float
         Data transfer rates (data points/s) of Eq. 13.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -163,6 +166,8 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
     >>> bool(np.all(np.abs(model.predict(X) / y - 1) < 0.25))
     True
     """
+
+    interval_method = "consistent-range"
 
     def __init__(
         self,
@@ -251,6 +256,7 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """
         self._check_params()
         X, y = validate_data(self, X, y, y_numeric=True)
+        self.fitted_ranges_ = fitted_ranges(X)
         rows = self._rows(X)
         per_job = self.job_bytes / self.link_bandwidth
         self.zeta_range_ = tuple(float(b) / per_job for b in self.bandwidth_range)
@@ -345,21 +351,36 @@ class FiMCom(PerformanceModelTags, RegressorMixin, BaseEstimator):
         """
         return np.nanmean(self._replications(X), axis=0)
 
-    def predict_interval(self, X, level=0.95):
-        """Mean over replications and its Student-t confidence interval.
+    def predict_interval(self, X, *, level=0.9):
+        """The Student-t confidence interval of the mean over the replications.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        level : float, default=0.95
+        level : float, default=0.9
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+            s.
+        """
+        return self.predict_with_interval(X, level=level)[1:]
+
+    def predict_with_interval(self, X, *, level=0.9):
+        """Mean over replications and its Student-t confidence interval, from the
+        same replications.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        level : float, default=0.9
 
         Returns
         -------
         tuple of ndarray
             ``(mean, lower, upper)``, s.
         """
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1), got {level!r}")
+        check_level(level)
         runs = self._replications(X)
         mean = np.nanmean(runs, axis=0)
         count = np.sum(~np.isnan(runs), axis=0)

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -71,7 +72,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core.configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
 from ..core.warnings import InsufficientDataWarning, warn
 from .cache import LoadLaw, fit_computation
 from .cal import FiMCal
@@ -124,7 +125,7 @@ def _sizes(X, parameters):
     return np.column_stack(columns) if columns else np.empty((len(X), 0))
 
 
-class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """FiM-Cal plus FiM-Com: the time of an iterative, multi-stage MPI kernel.
 
     Parameters
@@ -235,6 +236,8 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     residual_weights_ : ndarray
         Those measured times, s: a long run's ratio weighs more than a short
         one's, whose fixed costs a larger size does not keep.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -244,6 +247,14 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
     >>> FiM().fit(X, X[:, 0] * 1e-7 / X[:, 1]).mode_
     'time'
     """
+
+    interval_method = "consistent-range"
+    structural = True
+    # Model files written before these were kept lack them.
+    memory_ = None
+    load_law_ = None
+    count_forms_ = MappingProxyType({})
+    trained_counts_ = ()
 
     def __init__(
         self,
@@ -322,20 +333,30 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.wait_ = None
         named = isinstance(X, pd.DataFrame) and "comp_time_iterations" in X.columns
         if not named:
-            self.mode_ = "time"
-            self.parameters_ = None
-            self.computation_ = FiMCal(
-                frequency=self.frequency or 1e9,
-                variant=self.variant,
-                size_law=self.size_law,
-                process_law=self.process_law,
-            )
-            self.computation_.fit(X, y)
-            self.n_features_in_ = self.computation_.n_features_in_
-            self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
-            self.cache_errors_, self.load_law_ = {}, None
-            self.residuals_, self.residual_weights_ = log_residuals(self, X, y, X)
-            return self
+            self._fit_time(X, y)
+        else:
+            self._fit_records(X, y)
+        self.fitted_ranges_ = fitted_ranges(X)
+        return self
+
+    def _fit_time(self, X, y):
+        """Without the kernels' records: FiM-Cal on the whole time."""
+        self.mode_ = "time"
+        self.parameters_ = None
+        self.computation_ = FiMCal(
+            frequency=self.frequency or 1e9,
+            variant=self.variant,
+            size_law=self.size_law,
+            process_law=self.process_law,
+        )
+        self.computation_.fit(X, y)
+        self.n_features_in_ = self.computation_.n_features_in_
+        self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
+        self.cache_errors_, self.load_law_ = {}, None
+        self.residuals_, self.residual_weights_ = log_residuals(self, X, y, X)
+
+    def _fit_records(self, X, y):
+        """From the kernels' records: the computation and every collective."""
         if self.over not in X.columns:
             raise ValueError(
                 f"FiM needs the process-count column {self.over!r}; "
@@ -376,7 +397,6 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.residuals_, self.residual_weights_ = log_residuals(
             self, X, y, np.column_stack([x, q, per])
         )
-        return self
 
     def _pattern(self, kind):
         pattern = COLLECTIVE_PATTERNS[kind]
@@ -438,7 +458,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         mean = mean_computation(self, x, q, ranged)
         return slowest(getattr(self, "wait_", None), q, mean, self.wait, bool(ranged))
 
-    def predict_interval(self, X, level=0.9):
+    def predict_interval(self, X, *, level=0.9):
         """The time's range over the process laws the training cannot reject and
         their coefficients' noise, widened by how far the training's own times lie
         from the fit.
@@ -465,8 +485,7 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         -------
         lower, upper : ndarray of shape (n_samples,)
         """
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         width = np.exp(
             band(
                 getattr(self, "residuals_", None),
@@ -496,6 +515,67 @@ class FiM(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         return np.sum(list(self.predict_parts(X).values()), axis=0)
+
+    def predict_components(self, X):
+        """Predicted computation, each collective kind and their sum, s.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``computation``, one column per collective kind and ``communication``
+            (their sum); without the kernels' records (mode ``"time"``) the time is
+            one ``total`` part.
+        """
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            return super().predict_components(X)
+        parts = pd.DataFrame(
+            {
+                name: np.asarray(value, dtype=float)
+                for name, value in self.predict_parts(X).items()
+            }
+        )
+        parts["communication"] = parts.drop(columns="computation").sum(axis=1)
+        return parts
+
+    def describe(self):
+        """The computation's law and every collective's queue, in words.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        parts = [f"computation: FiM-Cal (alpha {self.computation_.alpha_:.3g})"]
+        load = getattr(self, "load_law_", None)
+        if load is not None:
+            mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
+            beyond = ""
+            if load.get("miss", 0.0) > 0:
+                beyond = (
+                    f"; beyond, a {load['cache'] / 2**20:.3g} MiB cache hit by a "
+                    "share cache/load of accesses"
+                )
+            parts = [
+                "computation: the work times its cycles per unit at the cache's load "
+                f"({mib[0]:.3g}-{mib[1]:.3g} MiB measured{beyond})"
+            ]
+        wait = getattr(self, "wait_", None)
+        if wait is not None:
+            parts[0] += (
+                f", the slowest of q ranks the mean rank's x (1 + "
+                f"{wait[self.wait]:.3g} e(q)), e of the {self.wait} tail"
+            )
+        parts += [
+            f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
+            f"{com.psi_:.3g} s)"
+            for kind, com in self.communication_.items()
+        ]
+        return "; ".join(parts)
 
 
 # ----------------------------------------------------------------------------
@@ -603,16 +683,16 @@ def predict_collectives(model, x, q, per, level=None):
         _check_forms(
             kind,
             COLLECTIVE_PATTERNS[kind],
-            getattr(model, "count_forms_", {}).get(kind, []),
+            model.count_forms_.get(kind, []),
             (basis, jobs_coef, q),
-            getattr(model, "trained_counts_", ()),
+            model.trained_counts_,
             model.parameters_,
         )
         rows = np.column_stack([jobs, q])
         if level is None:
             parts[kind] = calls * com.predict(rows)
         else:
-            _, lower, upper = com.predict_interval(rows, level=level)
+            lower, upper = com.predict_interval(rows, level=level)
             parts[kind] = (calls * np.maximum(lower, 0.0), calls * upper)
     return parts
 
@@ -763,9 +843,9 @@ def mean_computation(model, x, q, ranged=None):
     MemoryRegimeWarning
         Where the cache's load leaves the training's side of it.
     """
-    memory = getattr(model, "memory_", None)
+    memory = model.memory_
     _check_memory(memory, x, q)
-    if getattr(model, "load_law_", None) is not None:
+    if model.load_law_ is not None:
         law = LoadLaw(**model.load_law_)
         loads = _projected_loads(memory, x, q)
         frequency = model.computation_.frequency

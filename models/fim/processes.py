@@ -428,23 +428,41 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     (100, True)
     """
     fitted = _fit_law(design, counts, total, law, size_fit)
-    if fitted is None:
+    if fitted is None or np.any(total <= 0):
         return []
+    resampled = _residual_pool(design, counts, total, law, fitted)
+    if resampled is None:
+        return []
+    centre, spread, deviation, config = resampled
+    rng = np.random.default_rng(seed)
+    refits = []
+    for _ in range(draws):
+        drawn = rng.choice(spread, int(config.max()) + 1)[config] + deviation
+        refit = _fit_law(design, counts, centre * np.exp(drawn), law, size_fit)
+        if refit is not None:
+            refits.append(refit)
+    return refits
+
+
+def _residual_pool(design, counts, total, law, fitted):
+    """What a residual bootstrap by configuration draws from, or None when nothing
+    can be resampled: the centre of every run (the fit, or the run as measured
+    where the fit is not positive), the pool of configuration residuals (centred,
+    widened for the coefficients, outliers left out), every run's deviation from
+    its configuration's mean, and the configuration of every run."""
     size_model, base, gamma = fitted
     predicted = size_model(design) + growth(design, counts, law, base, gamma)
-    if np.any(total <= 0):
-        return []
     _, config = np.unique(
         np.column_stack([design, counts]), axis=0, return_inverse=True
     )
     config = config.ravel()
+    coefficients = design.shape[1] * (1 if law == "constant" else 2)
     n_configs = int(config.max()) + 1
     # where the fit is not positive there is no log residual: the law's misfit
     unfit = np.zeros(n_configs, dtype=bool)
     unfit[config[predicted <= 0]] = True
-    coefficients = design.shape[1] * (1 if law == "constant" else 2)
     if n_configs <= coefficients or unfit.all():
-        return []
+        return None
     fits = ~unfit[config]
     residual = np.zeros(total.shape)
     residual[fits] = np.log(total[fits] / predicted[fits])
@@ -454,14 +472,7 @@ def law_draws(design, counts, total, law, size_fit, draws=DRAWS, seed=0):
     spread = (pool - pool.mean()) * math.sqrt(n_configs / (n_configs - coefficients))
     # such a configuration's runs stay as measured, moved by the drawn noise alone
     centre = np.where(fits, predicted, total)
-    rng = np.random.default_rng(seed)
-    refits = []
-    for _ in range(draws):
-        drawn = rng.choice(spread, n_configs)[config] + deviation
-        refit = _fit_law(design, counts, centre * np.exp(drawn), law, size_fit)
-        if refit is not None:
-            refits.append(refit)
-    return refits
+    return centre, spread, deviation, config
 
 
 def typical(residuals):
@@ -507,10 +518,10 @@ def law_range(model, X, level, cycles):
     """Lowest and highest prediction of a fitted FiM-Cal over its plausible process
     laws, each the union of its point fit and the central ``level`` of its refits
     (:meth:`~scaleprobe.models.FiMCal.predict_range`)."""
-    fits = getattr(model, "law_fits_", None) or {}
+    fits = model.law_fits_ or {}
     lows, highs = [], []
     tail = (1.0 - level) / 2.0
-    for law in getattr(model, "plausible_laws_", (model.process_law_,)):
+    for law in model.plausible_laws_ or (model.process_law_,):
         point = model.law_model(law)
         state = fits.get(law, {})
         models = [point] + [

@@ -388,8 +388,8 @@ def simulate(pattern, jobs, processes, laws, rng, max_groups=1024):
 
 
 # ----------------------------------------------------------------------------
-# The servers of FiM-Com's tandem queues (seed 003, Eq. 13-16): the service laws'
-# parameters, a FIFO server, and the metadata server M whose speed
+# The servers of FiM-Com's tandem queues (Bhimani et al. 2019, Eq. 13-16): the
+# service laws' parameters, a FIFO server, and the metadata server M whose speed
 # :math:`\nu \ln(1 + \chi)` depends on the data points present. The collectives
 # that pass jobs through them are above.
 

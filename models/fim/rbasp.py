@@ -1,13 +1,13 @@
-"""RBASP: the regression baseline of seed 003 (Eq. 17).
+"""RBASP: the regression baseline of Bhimani et al. 2019 (Eq. 17).
 
-Barnes et al.'s regression-based approach, as seed 003 reproduces it to compare FiM
-against: the base-2 logarithm of the execution time is linear in the application
-parameters ``x_i`` plus a function ``g`` of the process count ``q``,
+Barnes et al.'s regression-based approach, as Bhimani et al. 2019 reproduce it to
+compare FiM against: the base-2 logarithm of the execution time is linear in the
+application parameters ``x_i`` plus a function ``g`` of the process count ``q``,
 
 ``log2(y) = beta_0 + beta_1 x_1 + ... + beta_n x_n + g(q)``,
 
 with ``g`` linear (``gamma_1 q``) or quadratic (``gamma_1 q + gamma_2 q**2``), fitted
-by ordinary least squares on runs at a few small process counts (the seed trains on
+by ordinary least squares on runs at a few small process counts (the paper trains on
 ``q = 1, 2, 4``). It extrapolates ``g`` far beyond them; scaleprobe offers it as the
 published baseline it is, and warns when it is asked beyond the trained counts.
 """
@@ -24,7 +24,7 @@ from sklearn.utils.validation import (
 )
 
 from ..core.configs import REPLICATE_COLUMNS, is_measured
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, fitted_ranges
 from ..core.warnings import ExtrapolationWarning, warn
 
 __all__ = ["RBASP"]
@@ -35,8 +35,8 @@ _NOT_PARAMETERS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
 _G_FORMS = ("linear", "quadratic")
 
 
-class RBASP(PerformanceModelTags, RegressorMixin, BaseEstimator):
-    """Eq. 17 of seed 003: ``log2(y) = beta_0 + sum_i beta_i x_i + g(q)``.
+class RBASP(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
+    """Eq. 17 of Bhimani et al. 2019: ``log2(y) = beta_0 + sum_i beta_i x_i + g(q)``.
 
     Parameters
     ----------
@@ -60,6 +60,8 @@ class RBASP(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Names of the ``x_i`` (``x1``... for arrays).
     q_range_ : tuple of float
         Smallest and largest trained process count.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -154,7 +156,22 @@ class RBASP(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.intercept_ = float(solution[0])
         self.coef_ = solution[1:]
         self.q_range_ = (float(q.min()), float(q.max()))
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
+
+    def describe(self):
+        """Eq. 17 with its fitted coefficients.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        names = [*self.parameters_, "q"] + (["q^2"] if self.g == "quadratic" else [])
+        terms = zip(self.coef_, names, strict=True)
+        return f"log2(time) = {self.intercept_:.4g} " + " ".join(
+            f"{c:+.4g}*{n}" for c, n in terms
+        )
 
     def predict(self, X):
         """Predict times: ``2 ** (beta_0 + sum_i beta_i x_i + g(q))``.

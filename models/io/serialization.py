@@ -7,6 +7,11 @@ A model file is one JSON object::
       "version": 2,
       "selected": "traffic",              # the model scaleprobe trusts, or null
       "verdict": "scaleprobe trusts traffic: ...",
+      "decision": {                       # the verdict whole (Verdict.to_dict)
+        "trusted": "traffic", "reason": "...", "refused": [["base", "..."]],
+        "notes": [...], "plausible": ["pmnf"], "cv": "extrapolation",
+        "scores": {"traffic": 1.8, ...}
+      },
       "notes": ["..."],
       "training": {                       # what the models were fitted on
         "target": "time", "column": "nodes", "ppn": [1],
@@ -46,7 +51,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from ..commpredictor.predictor import CommunicationPredictor
-from ..ensemble.result import EnsembleFit, describe_model
+from ..core.interface import describe_model
+from ..ensemble.result import EnsembleFit
 from ..evaluation.intervals import PredictionInterval
 from ..fim.cal import FiMCal
 from ..fim.com import FiMCom
@@ -57,6 +63,7 @@ from ..laws.flat import FlatTrend
 from ..laws.pmnf import PMNFSearch
 from ..laws.rounds import RoundLaw
 from ..laws.scaling_law import ScalingLaw
+from ..selection.choose import Verdict
 from ..traffic.model import TrafficModel
 
 __all__ = ["ESTIMATORS", "load_models", "save_models"]
@@ -180,7 +187,8 @@ def save_models(path, fit):
         "format": FORMAT,
         "version": VERSION,
         "selected": fit.selected,
-        "verdict": fit.verdict,
+        "verdict": fit.verdict.reason,
+        "decision": _encode(fit.verdict.to_dict()),
         "notes": list(fit.notes),
         "training": _encode(fit.training),
         "scores": _encode(fit.summary.to_dict(orient="records")),
@@ -207,10 +215,23 @@ def _version1(document, path):
         models=models,
         scores=None,
         summary=pd.DataFrame(columns=["model", "cv"]),
-        selected=selected,
-        verdict=f"{selected}: coefficients from the file",
+        verdict=Verdict(selected, f"{selected}: coefficients from the file"),
         intervals=intervals,
         training={"target": document.get("target", "time")},
+    )
+
+
+def _verdict(document, training):
+    """The verdict of a file; files written before it was kept whole have the
+    trusted model, its reason and the plausible alternatives (in the training)."""
+    decision = document.get("decision")
+    if decision:
+        return Verdict.from_dict(_decode(decision))
+    plausible = training.pop("plausible", None)
+    return Verdict(
+        trusted=document.get("selected"),
+        reason=document.get("verdict", ""),
+        plausible=None if plausible is None else tuple(plausible),
     )
 
 
@@ -263,13 +284,13 @@ def load_models(path):
                 raise ValueError(
                     f"{path}: the interval of {name!r} is malformed: {error}"
                 ) from None
+    training = _decode(document.get("training") or {})
     return EnsembleFit(
         models=models,
         scores=None,
         summary=pd.DataFrame(_decode(document.get("scores") or [])),
-        selected=document.get("selected"),
-        verdict=document.get("verdict", ""),
+        verdict=_verdict(document, training),
         notes=list(document.get("notes") or []),
         intervals=intervals,
-        training=_decode(document.get("training") or {}),
+        training=training,
     )

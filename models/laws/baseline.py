@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from ..core.configs import REPLICATE_COLUMNS, is_measured
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, fitted_ranges
 
 __all__ = [
     "REGIME_FACTOR",
@@ -34,7 +34,7 @@ REGIME_SPREAD = 0.5
 _NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)
 
 
-class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class PowerLawBaseline(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """Power law ``a * p**b`` through the two largest measured process counts.
 
     The simplest extrapolation anyone would draw by hand: the local slope on a
@@ -53,6 +53,8 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
     lines_ : dict
         ``{group: (a, b)}``; ``group`` is a tuple of the other features' values.
     group_columns_ : list of str
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -124,7 +126,19 @@ class PowerLawBaseline(PerformanceModelTags, RegressorMixin, BaseEstimator):
         for key, part in parts:
             key = key if isinstance(key, tuple) else (key,)
             self.lines_[key] = self._group_line(key, part)
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
+
+    def describe(self):
+        """The law in words: the naive trend's lines.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        column = self.process_column_ or "nodes"
+        return f"power law through the two largest {column[:-1]} counts of each group"
 
     def _group_line(self, key, part):
         """``(a, b)`` of one group from its rows (columns ``p`` and ``log``)."""
@@ -206,6 +220,8 @@ class RegimeTrend(PowerLawBaseline):
         "factor": f}}`` for every group whose last step is a change of regime;
         ``factor`` is the last point over the earlier slope continued.
     group_columns_ : list of str
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -255,7 +271,24 @@ class RegimeTrend(PowerLawBaseline):
                 return _through(p2, l2, before)
         return super()._line(key, centres)
 
-    def predict_interval(self, X, level=0.9):
+    interval_method = "consistent-range"
+
+    def describe(self):
+        """The trend in words, with the groups whose last step is a new regime.
+
+        Returns
+        -------
+        str
+        """
+        text = super().describe()
+        if self.changes_:
+            text += (
+                f"; after a jump at the largest count ({len(self.changes_)} group(s)), "
+                "the slope before it from the largest count"
+            )
+        return text
+
+    def predict_interval(self, X, *, level=0.9):
         """The range of slopes a new regime may take, continued from its first count.
 
         For a group whose last step is a change of regime, the slope beyond it is

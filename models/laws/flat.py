@@ -6,6 +6,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
+from ..core.interface import check_level
 from ..core.warnings import InsufficientDataWarning, warn
 from . import envelope as _envelope
 from .baseline import PowerLawBaseline
@@ -99,6 +100,8 @@ class FlatTrend(PowerLawBaseline):
         its residual standard deviation, the trend tests, and the centres (``p``,
         ``y``, ``n``, ``log_sd``) and noise the interval is drawn from.
     group_columns_ : list of str
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -136,7 +139,25 @@ class FlatTrend(PowerLawBaseline):
         self.spread_[key] = {**_line_spread(runs), **_noise(table, level)}
         return level, 0.0
 
-    def predict_interval(self, X, level=0.9):
+    interval_method = "consistent-range"
+
+    def describe(self):
+        """The law in words: the level of each configuration.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        column = self.process_column_ or "nodes"
+        levels = [f"{a:.4g}" for a, _ in self.lines_.values()]
+        shown = ", ".join(levels[:4]) + (", ..." if len(levels) > 4 else "")
+        return (
+            f"level of the measurements, the same at every {column[:-1]} count "
+            f"({shown})"
+        )
+
+    def predict_interval(self, X, *, level=0.9):
         """The level and every plausible law its configuration cannot reject.
 
         Parameters
@@ -156,8 +177,7 @@ class FlatTrend(PowerLawBaseline):
             counts widens it).
         """
         check_is_fitted(self)
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         centre = self.predict(X)
         p, groups, _ = self._split(X, reset=False)
         lower, upper = centre.copy(), centre.copy()
@@ -244,7 +264,7 @@ def no_trend(model, level=NO_TREND_LEVEL):
     -------
     bool
     """
-    lines = getattr(model, "spread_", {})
+    lines = model.spread_
     return bool(lines) and all(
         line["tests"] and min(line["tests"].values()) > level for line in lines.values()
     )

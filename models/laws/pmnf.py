@@ -26,7 +26,7 @@ from scipy.stats import f as f_dist
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
 from ..core.warnings import InsufficientDataWarning, quiet, warn
 from . import design as _design
 from . import envelope as _envelope
@@ -60,7 +60,7 @@ PMNF_EXPONENTS = (
 )
 
 
-class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """Find a scaling law ``c0 + sum_k C_k p^i_k log2(p)^j_k`` by extrapolation.
 
     Candidate terms are ``p^i log2(p)^j`` for ``i`` in :data:`PMNF_EXPONENTS` and
@@ -111,7 +111,7 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         The falling terms allowed (e.g. ``["1/p"]``); default every ``p^-i`` with
         ``0 < i <= 1`` and ``log2(p)/p``.
     data : bool, default=False
-        Multiply every term by the data size ``D`` (as Eq. 3 of seed 000).
+        Multiply every term by the data size ``D`` (as Eq. 3 of Medya et al. 2017).
     bandwidth : bool, default=False
         Multiply the communication terms (those not falling like ``1/p`` or faster;
         never the constant) by ``alpha^(100/bw)``. Laws are scored on every
@@ -140,6 +140,8 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Noise the intervals assume.
     max_coefficients_ : int
         Largest number of coefficients the data could check.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -150,6 +152,8 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
     >>> sorted(PMNFSearch().fit(p.reshape(-1, 1), y).terms_)
     ['1/p', '1/sqrt(p)']
     """
+
+    interval_method = "consistent-range"
 
     def __init__(
         self,
@@ -214,6 +218,33 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self : PMNFSearch
         """
         self._check_params()
+        var, yv, weights = self._training_variables(X, y, sample_weight)
+        table = _envelope.training_table(var, yv, weights)
+        distinct = np.unique(table["p"]).size
+        if distinct < 2:
+            raise ValueError(
+                f"PMNFSearch needs at least 2 distinct values of {self.parameter!r}; "
+                f"got {distinct}"
+            )
+        if distinct == 2:
+            chosen, scores, cap = self._two_points(table), None, 1
+        else:
+            chosen, scores, cap = search(self, table)
+        law = self._refit(chosen, table)
+        self.best_estimator_ = law
+        self.terms_ = law.terms_
+        self.coef_ = law.coef_
+        self.alpha_ = law.alpha_
+        self.search_scores_ = scores
+        self.training_ = table
+        self.max_coefficients_ = cap
+        self.noise_, self.noise_dof_ = self._noise(law, table)
+        self.fitted_ranges_ = fitted_ranges(X)
+        return self
+
+    def _training_variables(self, X, y, sample_weight):
+        """The law's variables, the targets and the weights of the rows to fit (a
+        zero weight removes its row)."""
         Xs, names = _design.select(
             X,
             _design.needed_columns(self._probe(), self.parameter),
@@ -247,25 +278,11 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
             keep = weights > 0  # a zero weight removes the sample
             yv, weights = yv[keep], weights[keep]
             var = {k: v[keep] for k, v in var.items()}
-        table = _envelope.training_table(var, yv, weights)
-        distinct = np.unique(table["p"]).size
-        if distinct < 2:
-            raise ValueError(
-                f"PMNFSearch needs at least 2 distinct values of {self.parameter!r}; "
-                f"got {distinct}"
-            )
-        if distinct == 2:
-            chosen, scores, cap = self._two_points(table), None, 1
-        else:
-            chosen, scores, cap = search(self, table)
-        law = self._refit(chosen, table)
-        self.best_estimator_ = law
-        self.terms_ = law.terms_
-        self.coef_ = law.coef_
-        self.alpha_ = law.alpha_
-        self.search_scores_ = scores
-        self.training_ = table
-        self.max_coefficients_ = cap
+        return var, yv, weights
+
+    def _noise(self, law, table):
+        """The relative noise the intervals assume, and its degrees of freedom: the
+        replicates' scatter pooled with the law's residuals at the centres."""
         configs = {
             k: table[k].to_numpy() for k in ("p", "D", "bandwidth") if k in table
         }
@@ -274,10 +291,7 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         loss = float(np.sum(table["n"] * residual**2))
         dof = len(table) - len(law.terms_) - (law.alpha_ is not None)
         replicate, replicate_dof = _envelope.replicate_noise_dof(table)
-        self.noise_, self.noise_dof_ = _envelope.noise_level(
-            replicate, loss, dof, replicate_dof
-        )
-        return self
+        return _envelope.noise_level(replicate, loss, dof, replicate_dof)
 
     def _two_points(self, table):
         warn(
@@ -375,8 +389,7 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
         lower, upper : ndarray of shape (n_samples,)
         """
         array, var = self._law_input(X)
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         table = self.training_
         limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
         return _envelope.family_range(
@@ -390,6 +403,21 @@ class PMNFSearch(PerformanceModelTags, RegressorMixin, BaseEstimator):
             alpha=self.alpha_,
             family=self.family_interval,
         )
+
+    @property
+    def frame_defaults(self):
+        """The search's own ``ppn`` (None: ``p`` is the parameter's) and ``s0``."""
+        return {"ppn": self.ppn, "s0": self.s0}
+
+    def describe(self):
+        """The chosen law as text (see :meth:`ScalingLaw.describe`).
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.describe()
 
     def crossover_nodes(self, **kwargs):
         """Smallest node count where communication >= computation.
@@ -443,13 +471,46 @@ def search(settings, table):
         coefficients.
     """
     p = table["p"].to_numpy(dtype=float)
-    y = table["y"].to_numpy(dtype=float)
     n = table["n"].to_numpy(dtype=float)
     replicate, replicate_dof = _envelope.replicate_noise_dof(table)
-    distinct = np.unique(p).size
     wanted = int(settings.max_terms) + bool(settings.constant)
-    cap = max(1, min(wanted, distinct - 2))
-    folds = forward_folds(p, cap + 1)
+    cap = max(1, min(wanted, np.unique(p).size - 2))
+    candidates, allowed = _candidates(settings, table, replicate)
+    var = {
+        k: table[k].to_numpy(dtype=float) for k in ("p", "D", "bandwidth") if k in table
+    }
+    sigma = max(replicate, _envelope.NOISE_FLOOR) if np.isfinite(replicate) else np.nan
+    scores = _LawScores(
+        settings, (candidates, allowed), var, table, cap, (sigma, replicate_dof)
+    )
+    alphas = _SEARCH_ALPHAS if settings.bandwidth and "bandwidth" in var else [None]
+    for alpha in alphas:
+        scores.at(alpha)
+    if alphas[0] is not None and scores.errors:
+        scores.refine_alphas()
+    finite = {c: e for c, e in scores.errors.items() if np.isfinite(e)}
+    if not finite:
+        raise ValueError(
+            "no scaling law of the normal form extrapolates these data with "
+            "positive coefficients"
+        )
+    pick = _pick(finite, scores.chis, candidates, (sigma, n), settings.tol)
+    ranked = sorted(finite, key=finite.get)[:20]
+    rows = [pick] + [c for c in ranked if c != pick]
+    table_scores = pd.DataFrame(
+        {
+            "terms": [" + ".join(candidates[i].name for i in c) for c in rows],
+            "score": [finite[c] for c in rows],
+            "explained": [scores.chis[c] for c in rows],
+            "coefficients": [len(c) for c in rows],
+        }
+    )
+    return [candidates[i] for i in pick], table_scores, cap
+
+
+def _candidates(settings, table, replicate):
+    """The candidate terms of the search and the indices of those it may use
+    (terms falling with ``p`` only where the data fall somewhere)."""
     candidates = candidate_terms(
         settings.exponents, settings.log_exponents, settings.data
     )
@@ -472,102 +533,119 @@ def search(settings, table):
         )
         for _, g in (table.groupby(groups) if groups else [(None, table)])
     )
-    allowed = usable_terms(candidates, falls)
-    var = {
-        k: table[k].to_numpy(dtype=float) for k in ("p", "D", "bandwidth") if k in table
-    }
-    alphas = _SEARCH_ALPHAS if settings.bandwidth and "bandwidth" in var else [None]
-    sigma = max(replicate, _envelope.NOISE_FLOOR) if np.isfinite(replicate) else np.nan
-    errors, chis = {}, {}
+    return candidates, usable_terms(candidates, falls)
 
-    def score(alpha, combos_of_size):
-        """Score combinations at one alpha; keep each one's best alpha."""
-        terms = [with_alpha(t) if alpha is not None else t for t in candidates]
+
+def _pick(finite, chis, candidates, noise, tol):
+    """The law the search selects: the simplest of those whose held-out errors the
+    noise explains in most folds, else the simplest within a margin of the best."""
+    sigma, n = noise
+
+    def key(combo):
+        return (complexity([candidates[i] for i in combo]), finite[combo])
+
+    accepted = [c for c in finite if chis[c] >= 0.5] if np.isfinite(sigma) else []
+    if accepted:
+        return min(accepted, key=key)
+    best = min(finite.values())
+    spread = sigma if np.isfinite(sigma) else 0.01
+    margin = max(float(tol) * best, spread / math.sqrt(np.median(n)))
+    return min((c for c, e in finite.items() if e <= best + margin), key=key)
+
+
+class _LawScores:
+    """The held-out error of every law scored, and the share of folds whose errors
+    the noise explains, each at the law's best ``alpha``.
+
+    Parameters
+    ----------
+    settings : PMNFSearch
+    terms : tuple of (list of Term, list of int)
+        The candidate terms and the indices of those the search may use.
+    var : dict of str to ndarray
+        ``p`` (and ``D``, ``bandwidth``) of the configurations.
+    table : DataFrame
+        The configuration centres (``y``, ``n``).
+    cap : int
+        The most coefficients a law may have.
+    noise : tuple of (float, float)
+        The noise ``sigma`` the acceptance assumes and its degrees of freedom.
+    """
+
+    def __init__(self, settings, terms, var, table, cap, noise):
+        self.settings = settings
+        self.candidates, self.allowed = terms
+        self.var, self.cap = var, cap
+        self.y = table["y"].to_numpy(dtype=float)
+        self.n = table["n"].to_numpy(dtype=float)
+        self.sigma, self.dof = noise
+        self.folds = forward_folds(var["p"], cap + 1)
+        self.errors, self.chis = {}, {}
+
+    def _design(self, alpha):
+        terms = [with_alpha(t) if alpha is not None else t for t in self.candidates]
+        var = self.var
         with np.errstate(all="ignore"):
-            phi = np.column_stack(
+            return np.column_stack(
                 [
                     t.evaluate(var["p"], var.get("D"), var.get("bandwidth"), alpha)
                     for t in terms
                 ]
             )
+
+    def _combos(self, size, finite, given, seeds):
+        """The combinations of ``size`` terms to score (``given`` when given)."""
+        if given is not None:
+            combos = given.get(size, np.empty((0, size), np.int64))
+            combos = combos[np.all(finite[combos], axis=1)] if combos.size else combos
+        elif size <= 2:
+            combos = combinations([i for i in self.allowed if finite[i]], size)
+        else:
+            usable = [i for i in self.allowed if finite[i]]
+            combos = combinations(usable, size, seeds)
+        if combos.size and self.settings.constant:
+            # At most max_terms terms besides the constant (index 0).
+            others = (combos != 0).sum(axis=1)
+            combos = combos[others <= int(self.settings.max_terms)]
+        return combos
+
+    def at(self, alpha, given=None):
+        """Score combinations at one ``alpha`` (every one, or those ``given`` by
+        size); keep each one's best."""
+        phi = self._design(alpha)
         finite = np.all(np.isfinite(phi), axis=0) & np.all(phi > 0, axis=0)
-        usable = [i for i in allowed if finite[i]]
-        scorer = ComboScorer(phi, y, n, folds)
+        scorer = ComboScorer(phi, self.y, self.n, self.folds)
         seeds = None
-        for size in range(1, cap + 1):
-            if combos_of_size is not None:
-                combos = combos_of_size.get(size, np.empty((0, size), np.int64))
-                combos = (
-                    combos[np.all(finite[combos], axis=1)] if combos.size else (combos)
-                )
-            elif size <= 2:
-                combos = combinations(usable, size)
-            else:
-                combos = combinations(usable, size, seeds)
-            if combos.size and settings.constant:
-                # At most max_terms terms besides the constant (index 0).
-                others = (combos != 0).sum(axis=1)
-                combos = combos[others <= int(settings.max_terms)]
+        for size in range(1, self.cap + 1):
+            combos = self._combos(size, finite, given, seeds)
             if combos.size == 0:
                 continue
             error = scorer.evaluate(combos, np.nan)[0]
             # Acceptance uses every fold a law can be fitted on: a simple law
             # faces the longer extrapolations too.
-            _, passed, _ = ComboScorer(phi, y, n, forward_folds(p, size + 1)).evaluate(
-                combos, sigma, dof=replicate_dof, level=_ACCEPT
+            folds = forward_folds(self.var["p"], size + 1)
+            _, passed, _ = ComboScorer(phi, self.y, self.n, folds).evaluate(
+                combos, self.sigma, dof=self.dof, level=_ACCEPT
             )
             for combo, e, c in zip(map(tuple, combos), error, passed, strict=True):
-                if e < errors.get(combo, np.inf):
-                    errors[combo], chis[combo] = e, c
+                if e < self.errors.get(combo, np.inf):
+                    self.errors[combo], self.chis[combo] = e, c
             order = np.argsort(error)[:_PAIRS_EXTENDED]
             seeds = [tuple(combos[i]) for i in order if np.isfinite(error[i])]
 
-    for alpha in alphas:
-        score(alpha, None)
-    if alphas[0] is not None and errors:
-        # Precise data confine alpha tightly: refit it for the best laws of every
-        # size (on all configurations, as the final fit will), then score them.
+    def refine_alphas(self):
+        """Precise data confine alpha tightly: refit it for the best laws of every
+        size (on all configurations, as the final fit will), then score them."""
         refine = {}
-        for combo in sorted(errors, key=errors.get):
+        for combo in sorted(self.errors, key=self.errors.get):
             chosen = refine.setdefault(len(combo), [])
             if len(chosen) < _REFINED:
                 chosen.append(combo)
         for combos in refine.values():
             for combo in combos:
-                terms = [with_alpha(candidates[i]) for i in combo]
-                alpha = fit_alpha(terms, var, y, n)
-                score(alpha, {len(combo): np.array([combo], dtype=np.int64)})
-    finite = {c: e for c, e in errors.items() if np.isfinite(e)}
-    if not finite:
-        raise ValueError(
-            "no scaling law of the normal form extrapolates these data with "
-            "positive coefficients"
-        )
-
-    def key(combo):
-        return (complexity([candidates[i] for i in combo]), finite[combo])
-
-    # Laws whose held-out errors the noise explains in most folds.
-    accepted = [c for c in finite if chis[c] >= 0.5] if np.isfinite(sigma) else []
-    if accepted:
-        # Laws whose held-out errors the noise explains: the simplest wins.
-        pick = min(accepted, key=key)
-    else:
-        best = min(finite.values())
-        noise = sigma if np.isfinite(sigma) else 0.01
-        margin = max(float(settings.tol) * best, noise / math.sqrt(np.median(n)))
-        pick = min((c for c, e in finite.items() if e <= best + margin), key=key)
-    ranked = sorted(finite, key=finite.get)[:20]
-    rows = [pick] + [c for c in ranked if c != pick]
-    table_scores = pd.DataFrame(
-        {
-            "terms": [" + ".join(candidates[i].name for i in c) for c in rows],
-            "score": [finite[c] for c in rows],
-            "explained": [chis[c] for c in rows],
-            "coefficients": [len(c) for c in rows],
-        }
-    )
-    return [candidates[i] for i in pick], table_scores, cap
+                terms = [with_alpha(self.candidates[i]) for i in combo]
+                alpha = fit_alpha(terms, self.var, self.y, self.n)
+                self.at(alpha, {len(combo): np.array([combo], dtype=np.int64)})
 
 
 def fit_alpha(terms, var, y, weights):

@@ -18,7 +18,8 @@ from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
+from .terms import describe_terms
 
 __all__ = ["SHAPES", "RoundLaw"]
 
@@ -30,7 +31,7 @@ def _shape(name, p):
     return np.log2(p) if name == "tree" else np.asarray(p, dtype=float)
 
 
-class RoundLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class RoundLaw(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """Rounds of collectives as ``a + b * g(p)``, ``g`` fixed by the algorithm.
 
     Fitted by least squares on relative residuals (counts span decades), with
@@ -56,6 +57,8 @@ class RoundLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Relative scatter of the training counts around the law.
     range_ : tuple of float
         Smallest and largest ``p`` of the training data.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -66,6 +69,8 @@ class RoundLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
     >>> np.round(law.coef_, 6).tolist(), law.predict([[1024]]).round(3).tolist()
     ([-6.0, 6.0], [6138.0])
     """
+
+    interval_method = "consistent-range"
 
     def __init__(self, *, shape="linear"):
         self.shape = shape
@@ -125,7 +130,18 @@ class RoundLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
             self.covariance_ = np.zeros((2, 2))
             self.covariance_[0, 0] = sigma2 / max(weights.sum(), 1e-300)
         self.sigma_ = float(np.sqrt(sigma2))
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
+
+    def describe(self):
+        """The law as text: ``a + b*g(p)``.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        return describe_terms(self.terms_, self.coef_)
 
     def _design(self, X):
         check_is_fitted(self)
@@ -165,8 +181,7 @@ class RoundLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         -------
         lower, upper : ndarray of shape (n_samples,)
         """
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         design = self._design(X)
         mid = design @ self.coef_
         spread = np.einsum("ij,jk,ik->i", design, self.covariance_, design)

@@ -1,4 +1,4 @@
-"""The scaling laws of Medya et al. (seed 000, Eqs. 1-7) as one estimator."""
+"""The scaling laws of Medya et al. 2017 (Eqs. 1-7) as one estimator."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..core.interface import PerformanceModelTags
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
 from ..core.warnings import DegenerateFitWarning, InsufficientDataWarning, warn
 from . import design as _design
 from . import envelope as _envelope
 from .lsq import nnls_losses, weighted_nnls
-from .terms import parse_term
+from .terms import describe_terms, parse_term
 
 __all__ = ["PRESETS", "ScalingLaw"]
 
 
-#: Term lists of the equations of seed 000 (computation first, then communication).
+#: Term lists of the equations of Medya et al. 2017 (computation first, then
+#: communication).
 PRESETS = {
     "base": ("1/p", "1/sqrt(p)"),  # Eq. 1 / Eq. 2
     "generalized": ("D/p", "D/sqrt(p)"),  # Eq. 3
@@ -29,11 +30,11 @@ PRESETS = {
 _OVER = ("nodes", "ranks")
 
 
-class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class ScalingLaw(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """Completion time as a non-negative combination of named terms.
 
     ``CT = sum_k C_k * term_k(p, D, bw)`` with ``C_k >= 0`` solved by non-negative
-    least squares (NNLS), as in seed 000. Terms with the bandwidth factor
+    least squares (NNLS), as in Medya et al. 2017. Terms with the bandwidth factor
     ``alpha^(100/bw)`` share one exponential factor ``alpha``.
 
     **Loss.** ``loss="relative"`` (default) divides every residual by its
@@ -67,8 +68,8 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
     over : {"nodes", "ranks"}, default="nodes"
         The feature column ``p`` is read from.
     ppn : float, default=None
-        Processes per node. When given, ``p = ppn * nodes`` (seed 000 uses 18 and
-        omits it from its equations). Only valid with ``over="nodes"``.
+        Processes per node. When given, ``p = ppn * nodes`` (Medya et al. 2017 use
+        18 and omit it from their equations). Only valid with ``over="nodes"``.
     s0 : float, default=25
         Reference scale for ``D = 2**(scale - s0)`` when ``X`` has ``scale`` but no
         ``D``.
@@ -94,6 +95,8 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ``n`` replicates, ``log_sd``), kept for :meth:`predict_interval`.
     noise_ : float
         Noise the intervals assume (standard deviation of log time per replicate).
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when fitted on a DataFrame.
@@ -111,6 +114,8 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
     >>> np.round(model.coef_, 2)
     array([30.4 ,  0.98])
     """
+
+    interval_method = "consistent-range"
 
     def __init__(
         self,
@@ -149,7 +154,7 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         alpha : float, default=None
             Required when a term depends on bandwidth.
         ppn : float, default=None
-            Processes per node; seed 000 uses 18 (``p = 18 n``).
+            Processes per node; Medya et al. 2017 use 18 (``p = 18 n``).
         s0 : float, default=25
             Reference scale of ``D``.
         over : {"nodes", "ranks"}, default="nodes"
@@ -262,6 +267,7 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.training_, self.noise_, self.noise_dof_ = training_noise(
             terms, self.coef_, self.alpha_, var, yv, sample_weight
         )
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
 
     def predict_interval(self, X, *, level=0.9):
@@ -286,8 +292,7 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 "this law was built from coefficients, not fitted: an interval needs "
                 "the measurements"
             )
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         table = self.training_
         if not np.isfinite(self.noise_):
             warn(
@@ -366,6 +371,21 @@ class ScalingLaw(PerformanceModelTags, RegressorMixin, BaseEstimator):
         out["computation"] = parts[:, ~comm].sum(axis=1)
         out["communication"] = parts[:, comm].sum(axis=1)
         return out
+
+    @property
+    def frame_defaults(self):
+        """The law's own ``ppn`` (None: ``p`` is what ``over`` reads) and ``s0``."""
+        return {"ppn": self.ppn, "s0": self.s0}
+
+    def describe(self):
+        """The law as text: each coefficient times its term, and ``alpha``.
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        return describe_terms(self.terms_, self.coef_, self.alpha_)
 
     def crossover_nodes(self, **kwargs):
         """Smallest node count where communication >= computation.

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["Term", "parse_term"]
+__all__ = ["Term", "describe_terms", "parse_term"]
 
 _BANDWIDTH_TOKEN = "alpha^(100/bw)"
 _POWER = re.compile(r"^p\^\(?(?P<exp>[-+]?\d+(?:/\d+)?(?:\.\d+)?)\)?$")
@@ -171,3 +171,34 @@ def _apply_factor(fields, factor, sign, text):
             f"unknown factor {factor!r} in term {text!r}; allowed: 1, D, "
             "alpha^(100/bw), p, sqrt(p), p^(q), log2(p), log2(p)^j"
         )
+
+
+def describe_terms(terms, coef, alpha=None):
+    """A fitted law as text: each coefficient times its term, summed.
+
+    Parameters
+    ----------
+    terms : sequence of str
+        Canonical names of the terms.
+    coef : sequence of float
+        Their coefficients.
+    alpha : float, default=None
+        The exponential bandwidth factor, shown after the sum when there is one.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> describe_terms(["1/p", "alpha^(100/bw)/sqrt(p)", "1"], [2.0, 0.25, 0.5], 1.1)
+    '2/p + 0.25*alpha^(100/bw)/sqrt(p) + 0.5  (alpha 1.100)'
+    """
+    parts = []
+    for term, value in zip(terms, coef, strict=True):
+        text = f"{value:.4g}" if term == "1" else f"{value:.4g}*{term}"
+        parts.append(text.replace("*1/", "/"))
+    text = " + ".join(parts)
+    if alpha:
+        text += f"  (alpha {alpha:.3f})"
+    return text

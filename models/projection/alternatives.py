@@ -103,7 +103,7 @@ def join_alternatives(fit, out, name, nodes, *, bandwidth, scale, ppn, link, par
     measured = measured_sizes(fit.training, out)
     where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
     joined, left_out = [], []
-    for other in fit.training.get("plausible", []):
+    for other in fit.plausible:
         if other == name or other not in fit.models or other not in fit.intervals:
             continue
         try:

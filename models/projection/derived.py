@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..core.features import prediction_frame
+from ..core.interface import frame_defaults_of
 
 __all__ = [
     "bandwidth_demand",
@@ -23,11 +24,9 @@ EDGEFACTOR = 16
 
 
 def _frame(model, nodes, bandwidth, scale, ppn=None, params=None):
-    law = getattr(model, "best_estimator_", model)
-    ppn = ppn if ppn is not None else (getattr(law, "ppn", None) or 1)
-    frame = prediction_frame(
-        nodes, ppn=ppn, scale=scale, s0=float(getattr(law, "s0", 25))
-    )
+    defaults = frame_defaults_of(model)
+    ppn = ppn if ppn is not None else (defaults["ppn"] or 1)
+    frame = prediction_frame(nodes, ppn=ppn, scale=scale, s0=float(defaults["s0"]))
     frame["bandwidth"] = np.broadcast_to(
         np.asarray(bandwidth, dtype=float), frame["nodes"].shape
     )
@@ -39,7 +38,7 @@ def _frame(model, nodes, bandwidth, scale, ppn=None, params=None):
 def completion_time_increment(
     model, nodes, bandwidth, *, scale=None, ppn=None, params=None
 ):
-    """Completion-time increment ``CTI_bw`` of Eq. 4 of seed 000.
+    """Completion-time increment ``CTI_bw`` of Eq. 4 of Medya et al. 2017.
 
     ``CTI_bw = (CT(bw) - CT(100)) / CT(100)``: how much slower the program is at
     ``bandwidth`` percent of the link than with the full link.
@@ -146,8 +145,10 @@ def crossover_nodes(
 
     Parameters
     ----------
-    model : fitted ScalingLaw or PMNFSearch
-        Needs ``predict_components``.
+    model : PerformanceModel
+        Fitted; one whose :meth:`~scaleprobe.models.PerformanceModel.
+        predict_components` split computation and communication (a scaling law,
+        the traffic-informed model, FiM).
     bandwidth : float, default=100
     scale : float, default=None
     admissible : iterable of int or callable, default=None
@@ -162,6 +163,11 @@ def crossover_nodes(
     int or None
         None when communication never dominates within the candidates.
 
+    Raises
+    ------
+    ValueError
+        The model does not split its prediction into the two.
+
     Examples
     --------
     >>> from scaleprobe.models import ScalingLaw
@@ -171,6 +177,11 @@ def crossover_nodes(
     """
     nodes = _candidates(admissible, max_nodes)
     parts = model.predict_components(_frame(model, nodes, bandwidth, scale, ppn))
+    if not {"computation", "communication"} <= set(parts.columns):
+        raise ValueError(
+            f"{type(model).__name__} does not split its prediction into computation "
+            "and communication: it has no crossover (use a scaling law)"
+        )
     hit = np.flatnonzero(
         parts["communication"].to_numpy() >= parts["computation"].to_numpy()
     )

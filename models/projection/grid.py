@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..core.features import prediction_frame
+from ..core.interface import frame_defaults_of
 from ..core.warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
 from .derived import EDGEFACTOR, teps
 
@@ -17,6 +20,7 @@ __all__ = [
     "project",
     "resolve_params",
     "resolve_ppn",
+    "training_frame",
     "wide_nodes",
 ]
 
@@ -119,6 +123,46 @@ def resolve_params(params, training):
     return out
 
 
+def training_frame(
+    training, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None, params=None
+):
+    """A prediction frame at the training's ppn, ``s0`` and application parameters.
+
+    Parameters
+    ----------
+    training : dict
+        Training metadata (:attr:`~scaleprobe.models.EnsembleFit.training`).
+    nodes : array-like
+    bandwidth : float or array-like, default=100.0
+    scale : float or array-like, default=None
+    ppn : float, default=None
+        Default: the trained one (:func:`resolve_ppn`).
+    link : dict, default=None
+    params : dict, default=None
+        Default: the trained values (:func:`resolve_params`).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> training_frame({"ppn": [2], "s0": 25}, nodes=[4, 8])[["nodes", "ranks"]]
+       nodes  ranks
+    0    4.0    8.0
+    1    8.0   16.0
+    """
+    return prediction_frame(
+        nodes,
+        ppn=resolve_ppn(ppn, training),
+        bandwidth=bandwidth,
+        scale=scale,
+        s0=training.get("s0", 25),
+        link=link,
+        params=resolve_params(params, training),
+    )
+
+
 def _warn_outside(name, values, trained):
     if trained is None or values is None:
         return
@@ -140,7 +184,7 @@ def _target_link(link, training, model):
     if link is None:
         return trained, None
     link = {k: float(v) for k, v in link.items() if v is not None}
-    prices = hasattr(model, "floor")
+    prices = model.prices_link
     if trained is None and not prices:
         raise ValueError(
             "the training link is unknown: a projection to another network needs a "
@@ -156,6 +200,30 @@ def _target_link(link, training, model):
         # A new link bandwidth becomes a percentage of the training link.
         return merged, merged["link_bandwidth"] / trained["link_bandwidth"]
     return merged, None
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where a projection predicts: the frame, its coordinates and their shape."""
+
+    frame: pd.DataFrame
+    coords: dict
+    ppn: float
+    link: dict | None
+    params: dict
+
+    @property
+    def dims(self):
+        return list(self.coords)
+
+    @property
+    def shape(self):
+        return tuple(len(self.coords[d]) for d in self.coords)
+
+    def variable(self, values, units, long_name):
+        """A data variable over the grid's dimensions."""
+        values = np.asarray(values, dtype=float).reshape(self.shape)
+        return (self.dims, values, {"units": units, "long_name": long_name})
 
 
 def project(
@@ -177,62 +245,69 @@ def project(
 
     Parameters
     ----------
-    model : fitted estimator
-        Any model predicting from a feature frame.
+    model : PerformanceModel
+        Fitted.
     nodes : array-like of int
-        Node counts to project to.
     bandwidth : float or array-like, default=100
-        Bandwidth percentages (of the link, the target link when ``link`` is given).
+        Percentages of the link (the target link when ``link`` is given).
     scale : float or array-like, default=None
         Problem scales; needed for data-size terms and for TEPS.
     ppn : float, default=None
-        Ranks per node. Default: the one the model was trained at (``training``); an
-        error when that is unknown or ambiguous.
+        Ranks per node; default: the trained one (an error when ambiguous).
     interval : PredictionInterval, default=None
         Adds ``<target>_lower`` / ``<target>_upper``; without it they are NaN.
     link : dict, default=None
-        Target network: ``link_bandwidth`` (bytes/s) and/or ``latency`` (s). Only a
-        traffic-informed model can take another latency; a time-only law takes
-        another link bandwidth as a percentage of the training link.
+        Target network: ``link_bandwidth`` (bytes/s) and/or ``latency`` (s); only a
+        model that prices its traffic takes another latency.
     training : dict, default=None
-        Training metadata (:attr:`EnsembleFit.training`): trained ppn, link,
-        feature ranges, units, provenance. Enables the checks and the attributes.
-    floor_model : TrafficModel, default=None
-        A fitted traffic-informed model whose latency floor bounds any projection
-        from below (``<target>_floor``; a prediction under it warns).
+        Training metadata (:attr:`EnsembleFit.training`): enables the checks.
+    floor_model : PerformanceModel, default=None
+        A fitted model that knows the latency floor (``<target>_floor``).
     edgefactor : int, default=16
         Edges per vertex for ``teps_predicted = edgefactor * 2**scale / time``.
     target : str, default="time"
     params : dict of str to float or array-like, default=None
-        Values of the application parameters the model was trained over (sweep keys
-        such as ``points``); default: the trained values (:func:`resolve_params`).
+        Application parameters (sweep keys such as ``points``); default: the
+        trained values (:func:`resolve_params`).
 
     Returns
     -------
     xarray.Dataset
-        Dims ``nodes``, ``bandwidth`` (and ``scale``, then one per application
-        parameter) with units; variables
         ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
-        scale), ``<target>_computation`` / ``_communication`` / ``_terms`` when the
-        model splits its prediction, ``<target>_floor`` with a floor model.
+        scale), ``_computation`` / ``_communication`` / ``_terms`` (when the model
+        splits its prediction), ``_floor`` (with a floor model).
 
     Warns
     -----
     ExtrapolationWarning
-        Scale, bandwidth, ppn or an application parameter outside what the model
-        was trained on.
+        Scale, bandwidth, ppn or an application parameter outside the training's.
     PhysicalLimitWarning
         A prediction below the latency floor.
 
     Examples
     --------
     >>> from scaleprobe.models import ScalingLaw
-    >>> m = ScalingLaw.from_coefficients("refined", [118.026, 5.968], alpha=1.11,
-    ...                                  ppn=18)
-    >>> ds = project(m, nodes=[4, 64, 1024], bandwidth=[100, 50], scale=28)
-    >>> ds["time_predicted"].dims
+    >>> m = ScalingLaw.from_coefficients("refined", [118.026, 5.968], alpha=1.11)
+    >>> project(m, nodes=[4, 64], bandwidth=[100, 50], scale=28)["time_predicted"].dims
     ('nodes', 'bandwidth', 'scale')
     """
+    where = {"nodes": nodes, "bandwidth": bandwidth, "scale": scale, "ppn": ppn}
+    grid = _grid(model, training, link=link, params=params, **where)
+    predicted = np.asarray(model.predict(grid.frame), dtype=float)
+    named = (target, (training or {}).get("units", {}).get(target, "s"))
+    data_vars = _predicted(model, grid, predicted, interval, named)
+    data_vars.update(_teps(grid, predicted, target, edgefactor))
+    coords = dict(grid.coords)
+    data_vars.update(_components(model, grid, named, coords))
+    if floor_model is not None:
+        data_vars.update(_floor(floor_model, grid, predicted, named))
+    attrs = {"model": type(model).__name__, "ppn": grid.ppn, "edgefactor": edgefactor}
+    attrs.update(_attrs(grid.link, interval, training, target))
+    return _dataset(data_vars, coords, attrs, grid.params, training)
+
+
+def _grid(model, training, *, nodes, bandwidth, scale, ppn, link, params):
+    """The frame a projection predicts on, after the checks of what was trained."""
     ppn = resolve_ppn(ppn, training)
     ranges = (training or {}).get("feature_ranges", {})
     _warn_outside("scale", scale, ranges.get("scale"))
@@ -245,7 +320,7 @@ def project(
         ppn=ppn,
         bandwidth=bandwidth,
         scale=scale,
-        s0=(training or {}).get("s0", getattr(model, "s0", 25)),
+        s0=(training or {}).get("s0", frame_defaults_of(model)["s0"]),
         link=link if percent_factor is None else None,
         params=params,
     )
@@ -259,87 +334,90 @@ def project(
     if scale is not None:
         coords["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
     coords.update(params)
-    dims = list(coords)
-    shape = tuple(len(coords[d]) for d in dims)
+    return _Grid(frame=frame, coords=coords, ppn=ppn, link=link, params=params)
 
-    def grid(values):
-        return np.asarray(values, dtype=float).reshape(shape)
 
-    predicted = np.asarray(model.predict(frame), dtype=float)
+def _predicted(model, grid, predicted, interval, target_units):
+    """The prediction and its interval's bounds (NaN without an interval)."""
+    target, units = target_units
     if interval is not None:
-        lower, upper = interval.bounds(model, frame, prediction=predicted)
+        lower, upper = interval.bounds(model, grid.frame, prediction=predicted)
     else:
         lower = upper = np.full_like(predicted, np.nan)
-    units = (training or {}).get("units", {}).get(target, "s")
-    data_vars = {
-        f"{target}_predicted": (
-            dims,
-            grid(predicted),
-            {"units": units, "long_name": f"predicted {target}"},
+    return {
+        f"{target}_predicted": grid.variable(predicted, units, f"predicted {target}"),
+        f"{target}_lower": grid.variable(
+            lower, units, "lower bound of the prediction interval"
         ),
-        f"{target}_lower": (
-            dims,
-            grid(lower),
-            {"units": units, "long_name": "lower bound of the prediction interval"},
-        ),
-        f"{target}_upper": (
-            dims,
-            grid(upper),
-            {"units": units, "long_name": "upper bound of the prediction interval"},
+        f"{target}_upper": grid.variable(
+            upper, units, "upper bound of the prediction interval"
         ),
     }
-    if scale is not None and target == "time":
-        data_vars["teps_predicted"] = (
-            dims,
-            grid(teps(predicted, frame["scale"].to_numpy(), edgefactor=edgefactor)),
-            {"units": "edges/s", "long_name": "predicted traversed edges per second"},
+
+
+def _teps(grid, predicted, target, edgefactor):
+    """Traversed edges per second, for a time projected at a scale."""
+    if "scale" not in grid.coords or target != "time":
+        return {}
+    return {
+        "teps_predicted": grid.variable(
+            teps(predicted, grid.frame["scale"].to_numpy(), edgefactor=edgefactor),
+            "edges/s",
+            "predicted traversed edges per second",
         )
-    if hasattr(model, "predict_components"):
-        parts = model.predict_components(frame)
-        data_vars[f"{target}_computation"] = (
-            dims,
-            grid(parts["computation"]),
-            {"units": units, "long_name": "computation part of the prediction"},
-        )
-        data_vars[f"{target}_communication"] = (
-            dims,
-            grid(parts["communication"]),
-            {"units": units, "long_name": "communication part of the prediction"},
-        )
-        terms = [c for c in parts.columns if c not in ("computation", "communication")]
-        data_vars[f"{target}_terms"] = (
-            (*dims, "term"),
-            parts[terms].to_numpy().reshape(*shape, -1),
+    }
+
+
+def _components(model, grid, target_units, coords):
+    """The computation and communication parts and every term or part, where the
+    model splits its prediction (adds the ``term`` coordinate to ``coords``)."""
+    target, units = target_units
+    parts = model.predict_components(grid.frame)
+    if not {"computation", "communication"} <= set(parts.columns):
+        return {}
+    terms = [c for c in parts.columns if c not in ("computation", "communication")]
+    coords["term"] = terms
+    return {
+        f"{target}_computation": grid.variable(
+            parts["computation"], units, "computation part of the prediction"
+        ),
+        f"{target}_communication": grid.variable(
+            parts["communication"], units, "communication part of the prediction"
+        ),
+        f"{target}_terms": (
+            (*grid.dims, "term"),
+            parts[terms].to_numpy().reshape(*grid.shape, -1),
             {"units": units, "long_name": "contribution of each term or part"},
-        )
-        coords["term"] = terms
-    if floor_model is not None:
-        floor = np.asarray(floor_model.floor(frame), dtype=float)
-        data_vars[f"{target}_floor"] = (
-            dims,
-            grid(floor),
-            {
-                "units": units,
-                "long_name": "latency floor: latency-bound steps on the critical path "
-                "times the link latency",
-            },
-        )
-        below = np.flatnonzero(predicted < floor * (1 - 1e-9))
-        if below.size:
-            first = frame.iloc[below[0]]
-            warn(
-                f"the projection falls below the latency floor the link model gives "
-                f"(from {first['nodes']:g} nodes: {predicted[below[0]]:.3g} s < "
-                f"{floor[below[0]]:.3g} s): it cannot be right there",
-                PhysicalLimitWarning,
-                stacklevel=2,
-            )
-    attrs = {
-        "model": type(model).__name__,
-        "ppn": ppn,
-        "edgefactor": edgefactor,
-        "target": target,
+        ),
     }
+
+
+def _floor(floor_model, grid, predicted, target_units):
+    """The latency floor, and a warning where the prediction falls below it."""
+    target, units = target_units
+    floor = np.asarray(floor_model.floor(grid.frame), dtype=float)
+    below = np.flatnonzero(predicted < floor * (1 - 1e-9))
+    if below.size:
+        first = grid.frame.iloc[below[0]]
+        warn(
+            f"the projection falls below the latency floor the link model gives "
+            f"(from {first['nodes']:g} nodes: {predicted[below[0]]:.3g} s < "
+            f"{floor[below[0]]:.3g} s): it cannot be right there",
+            PhysicalLimitWarning,
+            stacklevel=3,
+        )
+    return {
+        f"{target}_floor": grid.variable(
+            floor,
+            units,
+            "latency floor: latency-bound steps on the critical path times the "
+            "link latency",
+        )
+    }
+
+
+def _attrs(link, interval, training, target):
+    attrs = {"target": target}
     if link is not None:
         attrs["link_bandwidth"] = float(link.get("link_bandwidth", np.nan))
         attrs["latency"] = float(link.get("latency", np.nan))
@@ -348,6 +426,11 @@ def project(
         attrs["interval_method"] = interval.method
     if training is not None:
         attrs["training"] = json.dumps(training, default=str)
+    return attrs
+
+
+def _dataset(data_vars, coords, attrs, params, training):
+    """The projection Dataset, coordinates with units, integer node counts."""
     out = xr.Dataset(data_vars, coords=coords, attrs=attrs)
     for name, extra in _COORD_ATTRS.items():
         if name in out.coords:

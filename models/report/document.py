@@ -14,9 +14,10 @@ import pandas as pd
 
 from ..core.configs import reduce_configurations
 from ..core.features import make_features
+from ..core.interface import describe_model
 from ..core.warnings import quiet
 from ..ensemble.fit import fit_ensemble
-from ..ensemble.result import describe_model
+from ..selection.choose import render_verdict
 from .plots import (
     plot_bandwidth_demand,
     plot_extrapolation_error,
@@ -129,49 +130,72 @@ def write_report(
         X, y = make_features(dataset, target=target, s0=s0, ppn=ppn)
         measured = _measured(X, y, target)
         figures, sections = _projection_parts(fit, measured, X, project_to)
-    column = fit.training["column"]
-    counts = sorted(int(v) for v in np.unique(X[column]))
-    facts = [
-        f"Fitted on {fit.training['configurations']} configurations, "
-        f"{fit.training['runs']} runs ({fit.training['measurements']} values of "
-        f"`{target}`); measured {column}: {counts}",
-        f"Verdict: {fit.verdict}",
-    ]
-    spread = fit.training.get("run_spread")
-    if spread is not None and np.isfinite(spread):
-        facts.append(f"Repeated runs spread by {spread:.1%} (median max/min - 1)")
-    facts += [f"Note: {note}" for note in fit.notes]
-    seen = set()
-    for item in caught:
-        text = f"{item.category.__name__}: {item.message}"
-        if text not in seen and issubclass(item.category, UserWarning):
-            seen.add(text)
-            facts.append(f"Warning — {text}")
+    figures["extrapolation_error"] = plot_extrapolation_error(fit.scores)
+    sections = [*_fit_sections(fit, fmt), *sections]
+    _write(path, fmt, _facts(fit, X, caught), sections, figures)
+    return path
+
+
+def _fit_sections(fit, fmt):
+    """The verdict, the scores and the laws, as the report's first sections."""
     laws = pd.DataFrame(
         {
             "model": list(fit.models),
             "law": [describe_model(m) for m in fit.models.values()],
         }
     )
-    figures = {
-        **figures,
-        "extrapolation_error": plot_extrapolation_error(fit.scores),
-    }
-    sections = [
+    return [
+        (
+            "Which model is trusted, and why",
+            _preformatted(render_verdict(fit.verdict), fmt),
+        ),
         (
             "Scores (mean over folds; naive baseline for reference)",
             _table(fit.score_table(), fmt),
         ),
         ("Laws fitted on all data", _table(laws, fmt)),
-        *sections,
     ]
+
+
+def _write(path, fmt, facts, sections, figures):
+    """The report file (and, for Markdown, its PNG figures beside it)."""
     images = {}
     for name, figure in figures.items():
         images[name] = _figure_bytes(figure)
         if fmt == "md":
             (path.parent / f"{path.stem}_{name}.png").write_bytes(images[name])
     path.write_text(_render(fmt, facts, sections, images, path), encoding="utf-8")
-    return path
+
+
+def _facts(fit, X, caught):
+    """The report's opening list: what was fitted, the verdict's headline, the notes
+    the verdict does not show and every warning the fit gave."""
+    target, column = fit.training["target"], fit.training["column"]
+    counts = sorted(int(v) for v in np.unique(X[column]))
+    facts = [
+        f"Fitted on {fit.training['configurations']} configurations, "
+        f"{fit.training['runs']} runs ({fit.training['measurements']} values of "
+        f"`{target}`); measured {column}: {counts}",
+        f"Verdict: {fit.verdict.reason}",
+    ]
+    spread = fit.training.get("run_spread")
+    if spread is not None and np.isfinite(spread):
+        facts.append(f"Repeated runs spread by {spread:.1%} (median max/min - 1)")
+    shown = set(fit.verdict.lines())
+    facts += [f"Note: {note}" for note in fit.notes if note not in shown]
+    seen = set()
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in seen and issubclass(item.category, UserWarning):
+            seen.add(text)
+            facts.append(f"Warning — {text}")
+    return facts
+
+
+def _preformatted(text, fmt):
+    if fmt == "html":
+        return f"<pre>{html.escape(text)}</pre>"
+    return "```text\n" + text + "\n```"
 
 
 def _projection_parts(fit, measured, X, project_to):

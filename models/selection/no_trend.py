@@ -16,6 +16,7 @@ in the data may still be there.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import xarray as xr
@@ -26,15 +27,12 @@ from ..evaluation.crossval import evaluate, summarize
 from ..evaluation.intervals import calibrate_interval
 from ..evaluation.splitters import ExtrapolationSplit
 from ..laws.flat import NO_TREND_LEVEL, FlatTrend, no_trend
-from .rules import PLAUSIBLE_FACTOR, _floor_violation
+from .rules import PLAUSIBLE_FACTOR, floor_model, floor_violation
 
 __all__ = ["FLAT", "trust_flat"]
 
 #: Name of the level of the measurements in a fit's models.
 FLAT = "flat"
-
-#: Models that price what the program sends: a level is not theirs to replace.
-_STRUCTURAL = ("traffic", "fim")
 
 
 def _evidence(model):
@@ -61,43 +59,57 @@ def _hidden_slope(model, level):
     return max(slopes) if slopes else np.nan
 
 
-def trust_flat(fit, X, y, splitters, level, smape_limit):
+def trust_flat(
+    verdict, models, scores, X, y, *, training, splitters, column, level, limit
+):
     """Trust the level of the measurements when they show no trend in ``p``.
 
     Parameters
     ----------
-    fit : EnsembleFit
-        After selection (and the change-of-regime check); ``selected``,
-        ``verdict``, ``models``, ``intervals``, ``notes`` and the plausible models
-        are updated.
+    verdict : Verdict
+        The verdict so far (after the change-of-regime check).
+    models : dict of str to PerformanceModel
+        The fitted models (a trusted one that is ``structural`` keeps its trust;
+        the level must stay above the floor of the one that knows it).
+    scores : xarray.Dataset
+        Their cross-validation: the plausible alternatives are read from it.
     X : pandas.DataFrame
     y : ndarray
+    training : dict
+        The training metadata (for the latency floor's frames).
     splitters : dict of str to splitter
         The cross-validations the other models were scored on (``extrapolation``
         among them); the level is scored on the same.
+    column : str
+        The process-count column.
     level : float
         Interval level.
-    smape_limit : float
+    limit : float
         Extrapolation SMAPE (percent) above which the level is not trusted either.
 
     Returns
     -------
-    bool
-        Whether the level now answers (the selection was replaced).
+    verdict : Verdict
+        The level trusted (the model trusted before, and the plausible alternatives
+        within :data:`~scaleprobe.models.selection.rules.PLAUSIBLE_FACTOR` of the
+        level's SMAPE, join its interval), or the verdict given, with a note when
+        the level was a candidate.
+    answered : bool
+        Whether the level now answers.
 
     Warns
     -----
     NoTrendWarning
         The level answers: the data cannot tell a trend from their noise.
     """
-    if fit.selected in _STRUCTURAL:
-        return False
-    column = fit.training["column"]
+    trusted = verdict.trusted
+    if trusted is not None and models[trusted].structural:
+        return verdict, False
     model = FlatTrend(over=column).fit(X, y)
     if not no_trend(model, NO_TREND_LEVEL):
-        return False
+        return verdict, False
     try:
-        scores = evaluate(
+        flat_scores = evaluate(
             {FLAT: FlatTrend(over=column)},
             (X, y),
             cv=splitters,
@@ -105,45 +117,55 @@ def trust_flat(fit, X, y, splitters, level, smape_limit):
             baseline=False,
         )
     except ValueError:
-        return False
-    table = summarize(scores).set_index("cv")["smape"]
+        return verdict, False
+    table = summarize(flat_scores).set_index("cv")["smape"]
     smape = float(table.get("extrapolation", np.nan))
     evidence = _evidence(model)
-    if not smape <= smape_limit:
-        fit.notes.append(
-            f"the measurements show no trend in {column} beyond their noise "
-            f"({evidence}), but their level does not extrapolate either (SMAPE "
-            f"{smape:.0f} %)"
+    refusal = _refusal(model, models, training, (column, smape, limit), evidence)
+    if refusal is not None:
+        return replace(verdict, notes=(*verdict.notes, refusal)), False
+    joined = xr.concat([scores, flat_scores], dim="model", join="outer")
+    plausible = _plausible(verdict, summarize(joined), smape)
+    level_trusted = _level(verdict, (X, y), column, level)
+    reason = _reason(model, column, smape, plausible, evidence, level)
+    warn(reason, NoTrendWarning, stacklevel=3)
+    return replace(
+        level_trusted,
+        reason=reason,
+        plausible=plausible,
+        scores={**verdict.scores, FLAT: smape},
+        models={**verdict.models, FLAT: model},
+        added_scores=flat_scores,
+    ), True
+
+
+def _refusal(model, models, training, scored, evidence):
+    """Why the level is not trusted although it shows no trend, or None."""
+    column, smape, limit = scored
+    shown = f"the measurements show no trend in {column} beyond their noise"
+    if not smape <= limit:
+        return (
+            f"{shown} ({evidence}), but their level does not extrapolate either "
+            f"(SMAPE {smape:.0f} %)"
         )
-        return False
-    fit.models[FLAT] = model
-    nodes = _floor_violation(fit, FLAT)
+    nodes = floor_violation(model, floor_model(models), training)
     if nodes is not None:
-        del fit.models[FLAT]
-        fit.notes.append(
-            f"the measurements show no trend in {column} beyond their noise "
-            f"({evidence}), but their level falls below the latency floor of the "
-            f"measured traffic from {nodes:g} nodes"
+        return (
+            f"{shown} ({evidence}), but their level falls below the latency floor of "
+            f"the measured traffic from {nodes:g} nodes"
         )
-        return False
-    before = fit.selected
-    fit.scores = xr.concat([fit.scores, scores], dim="model", join="outer")
-    fit.summary = summarize(fit.scores)
-    # as the selection has them: the models whose extrapolation error is within
-    # PLAUSIBLE_FACTOR of the level's, among those that were not set aside
-    errors = fit.summary.set_index(["model", "cv"])["smape"]
-    candidates = [m for m in [before, *fit.training.get("plausible", [])] if m]
-    fit.training["plausible"] = [
-        m
-        for m in dict.fromkeys(candidates)
-        if m != FLAT
-        and float(errors.get((m, "extrapolation"), np.inf)) <= PLAUSIBLE_FACTOR * smape
-    ]
-    fit.selected = FLAT
+    return None
+
+
+def _level(verdict, data, column, level):
+    """The verdict trusting the level, with its calibrated interval (or a note why
+    there is none)."""
+    X, y = data
+    notes, intervals = list(verdict.notes), dict(verdict.intervals)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fit.intervals[FLAT] = calibrate_interval(
+            intervals[FLAT] = calibrate_interval(
                 FlatTrend(over=column),
                 X,
                 y,
@@ -151,11 +173,30 @@ def trust_flat(fit, X, y, splitters, level, smape_limit):
                 cv=ExtrapolationSplit(column=column, n_splits=3),
             )
         except ValueError as error:
-            fit.notes.append(f"{FLAT}: no interval ({error})")
+            notes.append(f"{FLAT}: no interval ({error})")
+    return replace(verdict, trusted=FLAT, notes=tuple(notes), intervals=intervals)
+
+
+def _plausible(verdict, summary, smape):
+    """As the selection has them: the models whose extrapolation error is within
+    PLAUSIBLE_FACTOR of the level's, among the one trusted before and its
+    plausible alternatives (those not set aside)."""
+    errors = summary.set_index(["model", "cv"])["smape"]
+    candidates = [m for m in [verdict.trusted, *(verdict.plausible or ())] if m]
+    return tuple(
+        m
+        for m in dict.fromkeys(candidates)
+        if m != FLAT
+        and float(errors.get((m, "extrapolation"), np.inf)) <= PLAUSIBLE_FACTOR * smape
+    )
+
+
+def _reason(model, column, smape, plausible, evidence, level):
     slope = _hidden_slope(model, level)
-    joined = fit.training["plausible"]
-    joined = f"; the intervals of {', '.join(joined)} join its own" if joined else ""
-    fit.verdict = (
+    joined = ""
+    if plausible:
+        joined = f"; the intervals of {', '.join(plausible)} join its own"
+    return (
         f"the measurements show no trend in {column} beyond their noise ({evidence}): "
         f"every slope fitted to them is the noise's, so scaleprobe projects their "
         f"level, as for a program whose time does not change with the {column[:-1]} "
@@ -164,5 +205,3 @@ def trust_flat(fit, X, y, splitters, level, smape_limit):
         f"({2**slope:.2f}x per doubling) from the noise{joined} — measure larger "
         "counts, or repeat runs, to know more"
     )
-    warn(fit.verdict, NoTrendWarning, stacklevel=3)
-    return True

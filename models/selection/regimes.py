@@ -13,6 +13,7 @@ scored and calibrated on the counts before the jump.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -26,9 +27,6 @@ __all__ = ["REGIME", "continue_regime"]
 
 #: Name of the regime-aware trend in a fit's models.
 REGIME = "regime"
-
-#: Models that price what the program sends: a jump in its time is theirs to explain.
-_STRUCTURAL = ("traffic", "fim")
 
 #: What a change of regime may be, in every message that names one.
 _CAUSES = "an algorithm or protocol switch, a working set leaving a cache"
@@ -52,96 +50,123 @@ def _jumps(model, column):
     )
 
 
-def continue_regime(fit, X, y, selectable, level, smape_limit):
-    """Warn of a jump over the last measured step and trust the trend beyond it.
+def continue_regime(verdict, models, X, y, selectable, *, column, level, limit):
+    """Read a jump over the last measured step; trust the trend beyond it.
 
     A jump is read as a change of regime only when the counts before it follow a
-    trend that extrapolates within ``smape_limit`` (held out one count at a time);
-    after noise, it is a note and the selection stands.
+    trend that extrapolates within ``limit`` (held out one count at a time);
+    after noise, it is a note and the verdict stands.
 
     Parameters
     ----------
-    fit : EnsembleFit
-        After selection; ``selected``, ``verdict``, ``models``, ``intervals`` and
-        ``notes`` are updated.
+    verdict : Verdict
+        The verdict so far.
+    models : dict of str to PerformanceModel
+        The fitted models (a trusted one that is ``structural`` keeps its trust).
     X : pandas.DataFrame
     y : ndarray
     selectable : bool
-        Whether the fit could select a model at all (held-out node counts exist).
+        Whether a model could be judged at all (held-out node counts exist).
+    column : str
+        The process-count column.
     level : float
         Interval level.
-    smape_limit : float
+    limit : float
         Extrapolation SMAPE (percent, within the old regime) above which the
         continued trend is not trusted either.
 
     Returns
     -------
-    bool
-        Whether the continued trend now answers (the selection was replaced).
+    verdict : Verdict
+        The continued trend trusted, or the verdict given with a note.
+    answered : bool
+        Whether the continued trend now answers.
 
     Warns
     -----
     RegimeChangeWarning
-        Some configuration's last measured step is a change of regime.
+        Some configuration's last measured step is a change of regime (its trend
+        is trusted, or a model of what the program sends is).
     """
-    column = fit.training["column"]
     model = RegimeTrend(over=column).fit(X, y)
     if not model.changes_:
-        return False
+        return verdict, False
     jumps = _jumps(model, column)
-    if fit.selected in _STRUCTURAL:
+    trusted = verdict.trusted
+    if trusted is not None and models[trusted].structural:
         message = (
-            f"{jumps} is a change of regime ({_CAUSES}); {fit.selected}, trusted, "
+            f"{jumps} is a change of regime ({_CAUSES}); {trusted}, trusted, "
             "models what the program sends and does not extrapolate the jump as a "
             "trend"
         )
-        fit.notes.append(message)
         warn(message, RegimeChangeWarning, stacklevel=3)
-        return False
+        return replace(verdict, notes=(*verdict.notes, message)), False
     first = min(change["after"] for change in model.changes_.values())
     earlier = (X[column] < first).to_numpy()
-    cv = ExtrapolationSplit(column=column, n_splits=3)
     smape = np.nan
     if selectable:
-        try:
-            scores = evaluate(
-                {REGIME: RegimeTrend(over=column)},
-                (X[earlier], y[earlier]),
-                cv={"extrapolation": cv},
-                level=level,
-                baseline=False,
-            )
-            smape = float(summarize(scores)["smape"].iloc[0])
-        except ValueError:
-            pass  # too few counts before the jump to hold one out
-    if not smape <= smape_limit:
+        smape = _earlier_smape(X[earlier], y[earlier], column, level)
+    if not smape <= limit:
         # no trend before the jump to continue: a jump in noise is not a regime
         checked = f"SMAPE {smape:.0f} %" if np.isfinite(smape) else "too few counts"
-        fit.notes.append(
+        note = (
             f"{jumps}: the counts before it follow no trend that can be checked "
             f"({checked}), so it is not read as a change of regime"
         )
-        return False
-    fit.models[REGIME] = model
-    fit.selected = REGIME
-    fit.training["plausible"] = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            # on the counts before the jump; the interval grows from the largest of
-            # them, a step before the point the trend continues from (the new
-            # regime's slope is borrowed, not measured)
-            fit.intervals[REGIME] = calibrate_interval(
-                RegimeTrend(over=column), X[earlier], y[earlier], level=level, cv=cv
-            )
-        except ValueError as error:
-            fit.notes.append(f"{REGIME}: no interval ({error})")
-    fit.verdict = (
+        return replace(verdict, notes=(*verdict.notes, note)), False
+    continued = _continued(verdict, model, (X[earlier], y[earlier]), column, level)
+    reason = (
         f"{jumps} is a change of regime ({_CAUSES}): every law fitted across it "
         f"extrapolates the jump itself. scaleprobe continues the trend from the "
         f"largest {column[:-1]} count with the slope measured before the jump (SMAPE "
         f"{smape:.1f} % extrapolating before it) and cannot tell whether another "
         "change follows — measure a larger count to confirm the new regime"
     )
-    warn(fit.verdict, RegimeChangeWarning, stacklevel=3)
-    return True
+    warn(reason, RegimeChangeWarning, stacklevel=3)
+    return replace(continued, reason=reason), True
+
+
+def _continued(verdict, model, earlier, column, level):
+    """The verdict trusting the continued trend, with its interval calibrated on
+    the counts before the jump (or a note why there is none)."""
+    X, y = earlier
+    notes, intervals = list(verdict.notes), dict(verdict.intervals)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            # on the counts before the jump; the interval grows from the largest of
+            # them, a step before the point the trend continues from (the new
+            # regime's slope is borrowed, not measured)
+            intervals[REGIME] = calibrate_interval(
+                RegimeTrend(over=column),
+                X,
+                y,
+                level=level,
+                cv=ExtrapolationSplit(column=column, n_splits=3),
+            )
+        except ValueError as error:
+            notes.append(f"{REGIME}: no interval ({error})")
+    return replace(
+        verdict,
+        trusted=REGIME,
+        notes=tuple(notes),
+        plausible=(),
+        models={**verdict.models, REGIME: model},
+        intervals=intervals,
+    )
+
+
+def _earlier_smape(X, y, column, level):
+    """Extrapolation SMAPE of the trend on the counts before the jump (NaN when too
+    few counts to hold one out)."""
+    try:
+        scores = evaluate(
+            {REGIME: RegimeTrend(over=column)},
+            (X, y),
+            cv={"extrapolation": ExtrapolationSplit(column=column, n_splits=3)},
+            level=level,
+            baseline=False,
+        )
+    except ValueError:
+        return np.nan
+    return float(summarize(scores)["smape"].iloc[0])

@@ -1,4 +1,4 @@
-"""Which model :func:`~scaleprobe.models.fit_ensemble` trusts, and why.
+"""The rules :func:`~scaleprobe.models.choose_model` applies to the scores.
 
 A model is set aside when its predictions ignore a parameter the sweep varies, when
 it falls below the latency floor of the measured traffic, or (while anything else is
@@ -6,30 +6,33 @@ left) when its fit is degenerate. Among the rest the traffic-informed model, the
 naive trend and the best time-only law are preferred in that order, each less
 preferred one trusted only when it beats the others by :data:`BASELINE_MARGIN`; and
 when nothing extrapolates within :data:`RELIABLE_SMAPE`, nothing is presented as a
-winner. Every reason lands in the fit's notes and verdict.
+winner. Each rule returns what it found; the decision is
+:func:`~scaleprobe.models.choose_model`'s.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..core.configs import configuration_keys
-from ..core.warnings import (
-    DegenerateFitWarning,
-    InsufficientDataWarning,
-    UnreliableModelWarning,
-    warn,
-)
-from ..evaluation.crossval import BASELINE, select_model
+from ..evaluation.crossval import BASELINE
+from ..evaluation.metrics import METRICS
+from ..projection.grid import training_frame
 
 __all__ = [
     "BASELINE_MARGIN",
     "PLAUSIBLE_FACTOR",
     "RELIABLE_SMAPE",
     "blind_to",
-    "check_crossover",
-    "select",
+    "crossover_warning",
+    "floor_model",
+    "floor_violation",
+    "prefer",
+    "select_model",
+    "set_aside",
 ]
 
 #: Extrapolation SMAPE (percent) above which no model is presented as a winner.
@@ -43,6 +46,50 @@ PLAUSIBLE_FACTOR = 2.0
 #: to be trusted over it (a law's extra assumptions have to earn their keep), and by
 #: which the baseline must beat the traffic-informed model to be trusted over that.
 BASELINE_MARGIN = 0.1
+
+_HIGHER_IS_BETTER = {"r2", "within_10", "within_30", "coverage"}
+
+
+def select_model(scores, *, cv="extrapolation", metric="smape", exclude=()):
+    """Name of the model with the best mean ``metric`` under splitter ``cv``.
+
+    The rule that ranks the candidates by their cross-validation; the naive baseline
+    is never ranked (it is what the others are read against).
+
+    Parameters
+    ----------
+    scores : xarray.Dataset
+        Output of :func:`~scaleprobe.models.evaluate`.
+    cv : str, default="extrapolation"
+    metric : str, default="smape"
+        Lower is better except for ``r2``, ``within_10``, ``within_30``, ``coverage``.
+    exclude : sequence of str, default=()
+        Models not to select (the baseline is always excluded).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        ``cv`` or ``metric`` not in the scores, or no finite score left.
+    """
+    if cv not in scores["cv"].values:
+        raise ValueError(f"cv {cv!r} not evaluated; have {list(scores['cv'].values)}")
+    if metric not in scores.data_vars:
+        raise ValueError(f"metric {metric!r} unknown; have {sorted(METRICS)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = scores[metric].sel(cv=cv).mean(dim=("group", "fold"), skipna=True)
+    names = [str(n) for n in mean["model"].values]
+    values = mean.to_numpy().astype(float)
+    banned = {BASELINE, *exclude}
+    values = np.where([n in banned for n in names], np.nan, values)
+    if np.all(np.isnan(values)):
+        raise ValueError(f"no finite {metric!r} scores under cv {cv!r}")
+    best = np.nanargmax(values) if metric in _HIGHER_IS_BETTER else np.nanargmin(values)
+    return names[int(best)]
 
 
 def blind_to(model, X):
@@ -98,26 +145,58 @@ def blind_to(model, X):
     return blind
 
 
-def _floor_violation(fit, name):
-    """Smallest projected node count where ``name`` falls below the latency floor."""
-    floor_model = fit.floor_model()
-    if floor_model is None or name == "traffic":
+def floor_model(models):
+    """The fitted model whose latency floor bounds every projection, or None.
+
+    Parameters
+    ----------
+    models : dict of str to PerformanceModel
+
+    Returns
+    -------
+    PerformanceModel or None
+        The traffic-informed model (``traffic``), when it knows the floor.
+    """
+    model = models.get("traffic")
+    return model if model is not None and model.has_floor else None
+
+
+def floor_violation(model, floor, training):
+    """Smallest projected node count where ``model`` falls below the latency floor.
+
+    Parameters
+    ----------
+    model : PerformanceModel
+        Fitted.
+    floor : PerformanceModel or None
+        The model that knows the floor (:func:`floor_model`); None: no check.
+    training : dict
+        The training metadata (feature ranges, ppn, ``s0``, parameters).
+
+    Returns
+    -------
+    float or None
+        None when the model stays above the floor up to ``max(1024, 32 n)`` nodes
+        (``n`` the largest measured) at every measured scale, or cannot be checked.
+    """
+    if floor is None or model is floor:
         return None
-    ranges = fit.training["feature_ranges"]
+    ranges = training["feature_ranges"]
     largest = ranges.get("nodes", [1, 1])[1]
     top = max(1024, 32 * largest)
     nodes = 2.0 ** np.arange(np.ceil(np.log2(max(largest, 1))), np.log2(top) + 1)
     scales = ranges.get("scale")
     for scale in sorted(set(scales)) if scales else [None]:
         try:
-            frame = fit.frame(
-                nodes=nodes, bandwidth=ranges.get("bandwidth", [100])[1], scale=scale
+            frame = training_frame(
+                training,
+                nodes=nodes,
+                bandwidth=ranges.get("bandwidth", [100])[1],
+                scale=scale,
             )
             if "scale" in frame and scales:
                 frame = frame.assign(scale=scale)
-            below = np.flatnonzero(
-                fit.models[name].predict(frame) < floor_model.floor(frame)
-            )
+            below = np.flatnonzero(model.predict(frame) < floor.floor(frame))
         except (ValueError, TypeError, KeyError):
             return None
         if below.size:  # the frame's rows: nodes x any application parameters
@@ -125,166 +204,99 @@ def _floor_violation(fit, name):
     return None
 
 
-def select(fit, X, splitters, degenerate):
-    """Set ``fit.selected``, ``fit.verdict`` and the notes that explain them.
+def set_aside(models, X, training, degenerate):
+    """The models that cannot be trusted whatever their scores, and why.
 
     Parameters
     ----------
-    fit : EnsembleFit
-        Fitted models and their cross-validation scores.
+    models : dict of str to PerformanceModel
+        Fitted, the naive baseline included (never set aside).
     X : pandas.DataFrame
-        The training features (to probe which parameters a model ignores).
-    splitters : dict of str to splitter
-        The cross-validations that were run; ``extrapolation`` decides when present.
+        The training features.
+    training : dict
+        The training metadata.
     degenerate : dict of str to str
         Models whose final fit was degenerate, with the warning it gave.
 
-    Warns
-    -----
-    InsufficientDataWarning
-        No model could be checked on held-out data.
-    UnreliableModelWarning
-        No model extrapolates within :data:`RELIABLE_SMAPE`, or the one trusted
-        extrapolates worse than the naive baseline.
+    Returns
+    -------
+    excluded : dict of str to str
+        Every model set aside, with its reason, in the order the rules found them.
+    physics : dict of str to str
+        Those set aside for what cannot be right (blind to a parameter, below the
+        floor): never plausible alternatives either.
     """
-    cv_name = "extrapolation" if "extrapolation" in splitters else next(iter(splitters))
     excluded = {}
-    for name, model in fit.models.items():
+    for name, model in models.items():
         ignored = [] if name == BASELINE else blind_to(model, X)
         if ignored:
             excluded[name] = (
                 f"ignores {', '.join(ignored)}, which "
                 f"{'varies' if len(ignored) == 1 else 'vary'}"
             )
-    for name in fit.models:
-        nodes = _floor_violation(fit, name)
+    floor = floor_model(models)
+    for name, model in models.items():
+        nodes = floor_violation(model, floor, training)
         if nodes is not None and name not in excluded:
             excluded[name] = (
                 f"falls below the latency floor of the measured traffic from "
                 f"{nodes:g} nodes"
             )
-    sound = [
-        n
-        for n in fit.models
-        if n not in excluded and n not in degenerate and n != BASELINE
-    ]
-    physics = dict(excluded)  # what cannot be right, whatever the scores say
-    if sound:  # a degenerate law is only the answer when nothing else is left
+    sound = [n for n in models if n not in excluded and n not in degenerate]
+    physics = dict(excluded)
+    if [n for n in sound if n != BASELINE]:
+        # a degenerate law is only the answer when nothing else is left
         for name, message in degenerate.items():
             excluded.setdefault(name, f"degenerate fit ({message.split(':')[0]})")
-    for name, reason in excluded.items():
-        fit.notes.append(f"{name} is not selected: {reason}")
-    blind = list(excluded)
-    table = fit.summary.set_index(["model", "cv"])["smape"]
-    try:
-        best = select_model(fit.scores, cv=cv_name, exclude=blind)
-    except ValueError:
-        fit.verdict = (
-            f"no model could be checked on held-out data ({cv_name}: every fold "
-            "holds too few node counts): the laws are fitted, but none is presented "
-            "as trustworthy — project one by name to see it, and measure more node "
-            "counts"
-        )
-        warn(fit.verdict, InsufficientDataWarning, stacklevel=3)
-        return
-    baseline = float(table.get((BASELINE, cv_name), np.nan))
-    what = (
-        f"extrapolation to held-out {fit.training['column'][:-1]} counts"
-        if cv_name == "extrapolation"
-        else (f"{cv_name} cross-validation")
-    )
-    best, worse = _prefer(fit, table, cv_name, best, excluded, blind, what)
-    smape = float(table.get((best, cv_name), np.nan))
-    if not smape <= RELIABLE_SMAPE:
-        fit.verdict = (
-            f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
-            f"{smape:.0f} % on {what}; naive baseline {baseline:.0f} %): the data "
-            "cannot tell how this program scales, so no projection is presented as "
-            "trustworthy — measure more (or larger) node counts"
-        )
-        warn(fit.verdict, UnreliableModelWarning, stacklevel=3)
-        return
-    fit.selected = best
-    fit.training["plausible"] = [
-        name
-        for name in fit.models
-        if name != best
-        and name not in physics
-        and float(table.get((name, cv_name), np.inf)) <= PLAUSIBLE_FACTOR * smape
-    ]
-    if best == BASELINE:
-        fit.verdict = (
-            f"no model beats the naive trend by a clear margin, so scaleprobe projects "
-            f"the trend: a power law through the two largest measured "
-            f"{fit.training['column'][:-1]} counts of each configuration (SMAPE "
-            f"{smape:.1f} % on {what}). It knows no physics: no latency floor, no "
-            "unmeasured bandwidth or scale — read far projections as the local trend "
-            "continued, and measure larger counts to know more"
-        )
-        if worse is not None:
-            warn(
-                f"{worse[0]}, the best law, extrapolates worse than the naive baseline "
-                f"(SMAPE {worse[1]:.1f} % against {baseline:.1f} %): scaleprobe "
-                "projects the naive trend instead",
-                UnreliableModelWarning,
-                stacklevel=3,
-            )
-        return
-    reason = (
-        f"scaleprobe trusts {best}: SMAPE {smape:.1f} % on {what} "
-        f"(naive baseline {baseline:.1f} %)"
-    )
-    if best == "traffic":
-        reason += "; it models computation and traffic counts and prices them with "
-        reason += "the link model, so it knows the latency floor"
-    fit.verdict = reason
-    if np.isfinite(baseline) and smape > baseline:
-        warn(
-            f"{best} extrapolates worse than the naive baseline (SMAPE {smape:.1f} % "
-            f"against {baseline:.1f} %): read its projection with care",
-            UnreliableModelWarning,
-            stacklevel=3,
-        )
+    return excluded, physics
 
 
-def _prefer(fit, table, cv_name, best, excluded, blind, what):
+def prefer(smape, candidates, law, what):
     """Pick among the traffic model, the naive trend and the best time-only law.
 
     In that order of preference: the traffic-informed model carries the physics
     (floors, one node without traffic), the trend assumes least, a time-only law
     assumes a shape. A less preferred candidate is trusted only when it beats every
     more preferred one by :data:`BASELINE_MARGIN`.
+
+    Parameters
+    ----------
+    smape : callable
+        Name -> the SMAPE it scored (NaN when it has none).
+    candidates : list of str
+        ``traffic`` and the baseline, in that order, where they may be chosen.
+    law : str or None
+        The best time-only law, when there is one.
+    what : str
+        The cross-validation in words, for the reasons.
+
+    Returns
+    -------
+    chosen : str or None
+        None when no candidate has a finite score.
+    refused : list of tuple of (str, str)
+        Every other candidate with the reason it was not chosen.
     """
-
-    def smape(name):
-        return float(table.get((name, cv_name), np.nan))
-
-    law = best
-    if best == "traffic":
-        try:
-            law = select_model(fit.scores, cv=cv_name, exclude=[*blind, "traffic"])
-        except ValueError:
-            law = None
-    order = [
-        name
-        for name in ("traffic", BASELINE)
-        if name in fit.models and name not in excluded and np.isfinite(smape(name))
-    ]
+    order = [name for name in candidates if np.isfinite(smape(name))]
     if law is not None and np.isfinite(smape(law)):
         order.append(law)
     if not order:
-        return best, None
+        return None, []
     chosen = order[0]
     for i, name in enumerate(order[1:], start=1):
         if all(smape(name) < (1 - BASELINE_MARGIN) * smape(p) for p in order[:i]):
             chosen = name
     position = order.index(chosen)
+    refused = []
     for i, name in enumerate(order):
         if i < position:
-            fit.notes.append(
-                f"{name} is not selected: {chosen} beats its SMAPE on {what} by more "
-                f"than {BASELINE_MARGIN:.0%} ({smape(chosen):.1f} % against "
-                f"{smape(name):.1f} %)"
+            refused.append(
+                (
+                    name,
+                    f"{chosen} beats its SMAPE on {what} by more than "
+                    f"{BASELINE_MARGIN:.0%} ({smape(chosen):.1f} % against "
+                    f"{smape(name):.1f} %)",
+                )
             )
         elif i > position:
             rival = next(
@@ -292,46 +304,49 @@ def _prefer(fit, table, cv_name, best, excluded, blind, what):
                 for p in order[:i]
                 if not smape(name) < (1 - BASELINE_MARGIN) * smape(p)
             )
-            fit.notes.append(
-                f"{name} is not selected: SMAPE {smape(name):.1f} % on {what} does not "
-                f"beat {rival} ({smape(rival):.1f} %) by {BASELINE_MARGIN:.0%}"
+            refused.append(
+                (
+                    name,
+                    f"SMAPE {smape(name):.1f} % on {what} does not beat {rival} "
+                    f"({smape(rival):.1f} %) by {BASELINE_MARGIN:.0%}",
+                )
             )
-    baseline = smape(BASELINE)
-    worse = None
-    if chosen == BASELINE and law is not None and smape(law) > baseline:
-        worse = (law, smape(law))
-    return chosen, worse
+    return chosen, refused
 
 
-def check_crossover(fit):
-    """Warn when the selected time-only law has communication dominate already at
-    the smallest measured node count (its computation term then collapsed).
+def crossover_warning(model, name, training):
+    """Why a trusted time-only law cannot be trusted on its crossover, or None.
+
+    A law whose communication already dominates at the smallest measured node count
+    has lost its computation term (a time-only law cannot see traffic).
 
     Parameters
     ----------
-    fit : EnsembleFit
+    model : PerformanceModel
+        The trusted model, fitted.
+    name : str
+        Its name.
+    training : dict
+        The training metadata.
 
-    Warns
-    -----
-    DegenerateFitWarning
+    Returns
+    -------
+    str or None
     """
-    name = fit.selected
-    if name is None or name == "traffic":
-        return
-    model = fit.models[name]
-    if not hasattr(model, "predict_components"):
-        return
-    smallest = fit.training["feature_ranges"][fit.training["column"]][0]
+    if model.structural:
+        return None
+    smallest = training["feature_ranges"][training["column"]][0]
     try:
-        frame = fit.frame(nodes=[smallest], bandwidth=100.0)
+        frame = training_frame(training, nodes=[smallest], bandwidth=100.0)
         parts = model.predict_components(frame)
     except (ValueError, TypeError, KeyError):
-        return
+        return None
+    if not {"computation", "communication"} <= set(parts.columns):
+        return None
     if float(parts["communication"].iloc[0]) >= float(parts["computation"].iloc[0]):
-        warn(
+        return (
             f"{name} puts the crossover (communication >= computation) at the "
             f"smallest measured node count ({smallest:g}): its computation term is "
-            "too small to be trusted (a time-only law cannot see traffic)",
-            DegenerateFitWarning,
-            stacklevel=3,
+            "too small to be trusted (a time-only law cannot see traffic)"
         )
+    return None

@@ -42,15 +42,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scaleprobe.kernels.schema import (
+    COLLECTIVE_LATENCY_COLUMNS,
+    CRITICAL_PATH_COLUMNS,
+    LINK_COLUMNS,
+)
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
-from ..core.configs import (
-    COLLECTIVE_LATENCY_COLUMNS,
-    collapse_trials,
-    configuration_keys,
-)
-from ..core.interface import PerformanceModelTags
+from ..core.configs import collapse_trials, configuration_keys
+from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
 from ..core.warnings import ExtrapolationWarning, quiet, warn
 from ..laws.pmnf import PMNFSearch
 from ..laws.rounds import RoundLaw
@@ -63,31 +64,12 @@ from .axes import (
 )
 
 __all__ = [
-    "COLLECTIVE_COLUMNS",
     "COUNT_EXPONENTS",
-    "LINK_COLUMNS",
-    "TRAFFIC_COLUMNS",
     "TrafficModel",
 ]
 
 
-#: Critical-path columns a traffic-informed fit needs (seconds).
-TRAFFIC_COLUMNS = (
-    "cp_comp_time",
-    "cp_latency_time",
-    "cp_bandwidth_time",
-    "cp_intra_time",
-)
-
-#: Optional columns: the latency that collectives over all ranks charged, by how
-#: their rounds grow (``log2 p`` and ``p``; part of ``cp_latency_time``).
-COLLECTIVE_COLUMNS = COLLECTIVE_LATENCY_COLUMNS
-
-#: The absolute link of every row: full link bandwidth (bytes/s) and latency (s).
-LINK_COLUMNS = ("link_bandwidth", "latency")
-
-
-class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
+class TrafficModel(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     """Completion time from laws of computation and traffic, priced by a link model.
 
     Parameters
@@ -119,9 +101,9 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         no exchange at all), used as is there.
     collectives_ : bool
         Whether the data split the collectives' latency by the shape of their
-        rounds (:data:`COLLECTIVE_COLUMNS`): their steps then follow
-        ``a + b log2 n`` and ``a + b n`` exactly as their algorithms do, instead
-        of a searched law.
+        rounds (:data:`~scaleprobe.kernels.schema.COLLECTIVE_LATENCY_COLUMNS`):
+        their steps then follow ``a + b log2 n`` and ``a + b n`` exactly as their
+        algorithms do, instead of a searched law.
     part_means_ : dict
         ``{group: DataFrame}``: the measured parts (computation seconds, latency
         steps, bytes, ...) averaged per node count, from which the exponents in the
@@ -133,6 +115,8 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         Smallest and largest node count of the training data.
     time_law_ : PMNFSearch
         Only in ``"time"`` mode.
+    fitted_ranges_ : dict of str to tuple of float
+        ``(min, max)`` of every numeric column of the training ``X``.
     n_features_in_ : int
 
     Examples
@@ -145,7 +129,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
     ...                   "cp_latency_time": 1e-6 * 3 * (n - 1),
     ...                   "cp_bandwidth_time": 8e6 / n / 1e9 * (n > 1),
     ...                   "cp_intra_time": 0.0})
-    >>> y = X[list(TRAFFIC_COLUMNS)].sum(axis=1)
+    >>> y = X[list(CRITICAL_PATH_COLUMNS)].sum(axis=1)
     >>> model = TrafficModel().fit(X, y)
     >>> new = pd.DataFrame({"nodes": [1024.0], "ppn": 1, "bandwidth": 100.0})
     >>> parts = model.predict_components(new).round(6)
@@ -155,6 +139,12 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
     (The latency law is chosen from five node counts; 64 times further out it
     lies 7 % above the true 3.069 ms.)
     """
+
+    interval_method = "consistent-range"
+    prices_link = True
+    structural = True
+    #: Model files written before the measured parts were stored lack them.
+    part_means_ = None
 
     def __init__(self, *, over="nodes", max_terms=2, level=0.9):
         self.over = over
@@ -169,7 +159,8 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         ----------
         X : pandas.DataFrame or array-like
             Feature frame with ``nodes``, ``ppn``, ``bandwidth``, the columns of
-            :data:`TRAFFIC_COLUMNS` and :data:`LINK_COLUMNS` (``scale`` and ``run``/
+            :data:`~scaleprobe.kernels.schema.CRITICAL_PATH_COLUMNS` and
+            :data:`~scaleprobe.kernels.schema.LINK_COLUMNS` (``scale`` and ``run``/
             ``trial`` when present). Anything else is fitted as time only, the first
             column being the process count.
         y : array-like of shape (n_samples,)
@@ -183,7 +174,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             raise ValueError(f"over must be 'nodes' or 'ranks'; got {self.over!r}")
         if not 0 < self.level < 1:
             raise ValueError(f"level must be in (0, 1); got {self.level!r}")
-        has_traffic = isinstance(X, pd.DataFrame) and set(TRAFFIC_COLUMNS) <= set(
+        has_traffic = isinstance(X, pd.DataFrame) and set(CRITICAL_PATH_COLUMNS) <= set(
             X.columns
         )
         if not has_traffic:
@@ -201,17 +192,17 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.mode_ = "traffic"
         y = np.asarray(y, dtype=float)
         frame = X.reset_index(drop=True)
-        collectives = [c for c in COLLECTIVE_COLUMNS if c in frame.columns]
-        values = frame[list(TRAFFIC_COLUMNS) + collectives + list(LINK_COLUMNS)].astype(
-            float
-        )
+        collectives = [c for c in COLLECTIVE_LATENCY_COLUMNS if c in frame.columns]
+        values = frame[
+            list(CRITICAL_PATH_COLUMNS) + collectives + list(LINK_COLUMNS)
+        ].astype(float)
         values["time"] = y
         keep = [
             c
             for c in frame.columns
-            if c not in TRAFFIC_COLUMNS
+            if c not in CRITICAL_PATH_COLUMNS
             and c not in LINK_COLUMNS
-            and c not in COLLECTIVE_COLUMNS
+            and c not in COLLECTIVE_LATENCY_COLUMNS
         ]
         runs, means = collapse_trials(frame[keep], values)
         self.group_columns_ = group_columns(runs)
@@ -219,6 +210,18 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
             "link_bandwidth": float(np.median(means["link_bandwidth"])),
             "latency": float(np.median(means["latency"])),
         }
+        self._fit_groups(runs, self._counts(runs, means, collectives))
+        nodes = runs["nodes"].astype(float)
+        self.node_range_ = (float(nodes.min()), float(nodes.max()))
+        self.n_features_in_ = len(self._input_columns())
+        self.fitted_ranges_ = fitted_ranges(X)
+        return self
+
+    def _counts(self, runs, means, collectives):
+        """The parts of every run's critical path: computation seconds, latency-bound
+        steps, bytes through the busiest interface, intra-node seconds and, where
+        the data split them (``collectives_``), the rounds of tree-shaped and linear
+        collectives."""
         parts = pd.DataFrame(
             {
                 "computation": means["cp_comp_time"],
@@ -231,18 +234,23 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 "intra": means["cp_intra_time"],
             }
         )
-        self.collectives_ = len(collectives) == len(COLLECTIVE_COLUMNS) and bool(
-            np.isfinite(means[collectives].to_numpy(dtype=float)).all()
-        )
+        finite = np.isfinite(means[collectives].to_numpy(dtype=float)).all()
+        complete = len(collectives) == len(COLLECTIVE_LATENCY_COLUMNS)
+        self.collectives_ = complete and bool(finite)
         if self.collectives_:
             # Rounds of collectives over all ranks follow their algorithm's shape;
             # what remains of the latency (point-to-point steps) is searched.
             for part, column in zip(
-                ("tree", "linear"), COLLECTIVE_COLUMNS, strict=True
+                ("tree", "linear"), COLLECTIVE_LATENCY_COLUMNS, strict=True
             ):
                 parts[part] = means[column] / means["latency"]
             rest = parts["latency"] - parts["tree"] - parts["linear"]
             parts["latency"] = rest.where(rest > 1e-6 * parts["latency"], 0.0)
+        return parts
+
+    def _fit_groups(self, runs, parts):
+        """One law per part and configuration group, and what each group measured
+        per node count (the size exponents come from it)."""
         groups = (
             runs.groupby(list(self.group_columns_))
             if self.group_columns_
@@ -263,14 +271,9 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
                 over=self.over,
                 max_terms=self.max_terms,
             )
-            # what was measured, per node count: the size exponents come from it
             self.part_means_[key] = group_parts.groupby(
                 group["nodes"].astype(float).to_numpy()
             ).mean()
-        nodes = runs["nodes"].astype(float)
-        self.node_range_ = (float(nodes.min()), float(nodes.max()))
-        self.n_features_in_ = len(self._input_columns())
-        return self
 
     def _fit_time(self, X, y):
         self.mode_ = "time"
@@ -286,6 +289,7 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         self.laws_ = {}
         self.link_ = {}
         self.node_range_ = (float(data[:, 0].min()), float(data[:, 0].max()))
+        self.fitted_ranges_ = fitted_ranges(X)
         return self
 
     # -- prediction -------------------------------------------------------------------
@@ -403,23 +407,21 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         out["communication"] = out["latency"] + out["bandwidth"] + out["intra"]
         return out
 
-    def predict_interval(self, X, *, level=None):
+    def predict_interval(self, X, *, level=0.9):
         """Sum of the part laws' intervals (each the range of consistent laws).
 
         Parameters
         ----------
         X : pandas.DataFrame
-        level : float, default=None
-            Level of each part's interval (default ``self.level``).
+        level : float, default=0.9
+            Level of each part's interval.
 
         Returns
         -------
         lower, upper : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        level = self.level if level is None else level
-        if not 0 < level < 1:
-            raise ValueError(f"level must be in (0, 1); got {level!r}")
+        check_level(level)
         if self.mode_ == "time":
             return self.time_law_.predict_interval(self._time_input(X), level=level)
         priced = self._priced(X, level=level)
@@ -446,6 +448,35 @@ class TrafficModel(PerformanceModelTags, RegressorMixin, BaseEstimator):
         if self.mode_ == "time":
             return np.full(len(X), np.nan)
         return self._priced(X, level=self.level)["latency"][0]
+
+    @property
+    def has_floor(self):
+        """Whether :meth:`floor` knows the latency floor: fitted on the critical
+        path's parts (not in time-only mode)."""
+        return getattr(self, "mode_", None) == "traffic"
+
+    def describe(self):
+        """The part laws of every group (or the time law in time-only mode).
+
+        Returns
+        -------
+        str
+        """
+        check_is_fitted(self)
+        if self.mode_ == "time":
+            return self.time_law_.describe()
+        lines = []
+        for key, group in self.laws_.items():
+            label = ", ".join(
+                f"{c}={v:g}" for c, v in zip(self.group_columns_, key, strict=True)
+            )
+            inner = "; ".join(
+                f"{part}: {law.describe()}"
+                for part, law in group.items()
+                if part != "single_node" and law is not None
+            )
+            lines.append(f"[{label}] {inner}" if label else inner)
+        return " | ".join(lines)
 
 
 # ---------------------------------------------------------------- the part laws
@@ -660,7 +691,7 @@ def _along(model, key, variable, nodes, level):
     """An unmeasured group, reached along the one column it differs in."""
     columns, laws = model.group_columns_, model.laws_
     where = dict(zip(columns, key, strict=True))
-    if not hasattr(model, "part_means_"):  # written before they were stored
+    if model.part_means_ is None:  # a model file written before they were stored
         raise ValueError(
             f"{where} was not measured; this model knows {columns} "
             f"in {sorted(laws)} (refit it to reach other sizes)"

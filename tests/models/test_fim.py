@@ -9,8 +9,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
-from scaleprobe.models.ensemble.result import describe_model
+from scaleprobe.models import (
+    InsufficientDataWarning,
+    MemoryRegimeWarning,
+    describe_model,
+)
 from scaleprobe.models.fim.cache import LoadLaw
 from scaleprobe.models.fim.markov import synchronized_time
 from scaleprobe.models.fim.model import FiM, fim_measurements

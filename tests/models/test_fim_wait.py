@@ -9,8 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import InsufficientDataWarning
-from scaleprobe.models.ensemble.result import describe_model
+from scaleprobe.models import InsufficientDataWarning, describe_model
 from scaleprobe.models.fim.model import FiM
 from scaleprobe.models.fim.wait import excess, fit_wait, wait_factor
 from scaleprobe.models.io.serialization import _decode, _encode

@@ -2,6 +2,7 @@
 
 import copy
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -288,7 +289,7 @@ def test_the_ensemble_refuses_laws_blind_to_an_application_parameter(points_fit)
 def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
     fit = fit_ensemble(traffic)
     assert fit.selected == "traffic"
-    assert "latency floor" in fit.verdict
+    assert "latency floor" in fit.verdict.reason
     proj = project(
         fit.models["traffic"],
         nodes=[1024],
@@ -403,9 +404,9 @@ def test_a_model_file_keeps_what_reaches_an_unmeasured_size(points_fit, tmp_path
 
 
 def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fit):
-    fit = copy.deepcopy(points_fit)
     # as when the naive trend wins by a hair (it has no law across sizes)
-    fit.selected, fit.training["plausible"] = "baseline", ["traffic"]
+    verdict = replace(points_fit.verdict, trusted="baseline", plausible=("traffic",))
+    fit = replace(copy.deepcopy(points_fit), verdict=verdict)
     with pytest.warns(ExtrapolationWarning) as caught:
         out = fit.project(nodes=[32], params={"points": [1e8]})
     texts = [str(w.message) for w in caught]
