@@ -171,8 +171,9 @@ def render_verdict(verdict):
     Returns
     -------
     str
-        The trusted model (or none) and why, the scores it was judged on, then one
-        line per candidate not trusted and per note.
+        The trusted model (or none) and why, the scores it was judged on, every
+        candidate not trusted with its reason, the notes and the plausible
+        alternatives.
 
     Examples
     --------
@@ -183,15 +184,17 @@ def render_verdict(verdict):
     trusted: pmnf
     scaleprobe trusts pmnf: SMAPE 2.0 % on extrapolation
     SMAPE (%) on extrapolation: pmnf 2, base 9.5
-    not trusted: base is not selected: ignores bandwidth, which varies
+    not trusted:
+      base: ignores bandwidth, which varies
     """
     lines = [f"trusted: {verdict.trusted or 'none'}", verdict.reason]
     if verdict.scores:
         ranked = sorted(verdict.scores.items(), key=lambda item: _order(item[1]))
         scores = ", ".join(f"{name} {value:.3g}" for name, value in ranked)
         lines.append(f"SMAPE (%) on {verdict.cv}: {scores}")
-    refused = [f"{name} is not selected: {why}" for name, why in verdict.refused]
-    lines += [f"not trusted: {line}" for line in refused]
+    if verdict.refused:
+        lines.append("not trusted:")
+        lines += [f"  {name}: {why}" for name, why in verdict.refused]
     lines += [f"note: {note}" for note in verdict.notes]
     if verdict.plausible:
         lines.append(

@@ -100,7 +100,7 @@ def test_what_is_printed_is_the_verdict_rendered(fit):
     assert lines[0] == "trusted: law"
     assert lines[1] == fit.verdict.reason
     assert lines[2].startswith("SMAPE (%) on extrapolation: law ")
-    assert "not trusted: blind is not selected: ignores bandwidth" in text
+    assert "not trusted:\n  blind: ignores bandwidth, which varies" in text
     assert text in fit.describe()
     none = render_verdict(Verdict(None, "no model extrapolates within 50 % SMAPE"))
     assert none.splitlines()[0] == "trusted: none"
