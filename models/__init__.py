@@ -11,6 +11,12 @@ trust in :mod:`~scaleprobe.models.selection`, the fit workflow in
 :mod:`~scaleprobe.models.projection`, files in :mod:`~scaleprobe.models.io` and the
 report in :mod:`~scaleprobe.models.report`.
 
+Every model class implements :class:`PerformanceModel`
+(:mod:`scaleprobe.models.core.interface`), and the model scaleprobe trusts for a
+projection is chosen in one place, :func:`choose_model`
+(:mod:`scaleprobe.models.selection.choose`), whose :class:`Verdict` the command line,
+the report and the demo print with :func:`render_verdict`.
+
 Every public name is imported on first use (:pep:`562`): ``import scaleprobe.models``
 loads neither scikit-learn, pandas, xarray, Dask nor matplotlib.
 
