@@ -262,6 +262,7 @@ def _report(args) -> int:
             s0=args.s0,
             level=args.level,
             ppn=args.ppn,
+            verdict_to=sys.stdout,
         )
     print(f"report: {path}")
     return 0

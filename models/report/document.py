@@ -81,6 +81,7 @@ def write_report(
     level=0.9,
     project_to=None,
     ppn=None,
+    verdict_to=None,
 ):
     """Fit the ensemble on a results Dataset and write an HTML or Markdown report.
 
@@ -106,6 +107,9 @@ def write_report(
         Largest node count of the projection (default: at least 1024; powers of two).
     ppn : int, default=None
         Ranks per node for Datasets without one.
+    verdict_to : file-like, default=None
+        Also print the verdict there, as :func:`~scaleprobe.models.render_verdict`
+        renders it (the command line passes standard output).
 
     Returns
     -------
@@ -133,6 +137,8 @@ def write_report(
     figures["extrapolation_error"] = plot_extrapolation_error(fit.scores)
     sections = [*_fit_sections(fit, fmt), *sections]
     _write(path, fmt, _facts(fit, X, caught), sections, figures)
+    if verdict_to is not None:
+        print(render_verdict(fit.verdict), file=verdict_to)
     return path
 
 

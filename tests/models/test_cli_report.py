@@ -171,7 +171,10 @@ def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
         ]
     )
     assert code == 0
+    # the command prints the verdict the report states, as every model command does
+    assert "trusted: generalized_refined" in capsys.readouterr().out
     text = (tmp_path / "report.md").read_text()
+    assert "## Which model is trusted, and why" in text
     assert "| generalized_refined | extrapolation |" in text
     assert "| baseline | extrapolation |" in text
     assert "Verdict: scaleprobe trusts generalized_refined" in text
