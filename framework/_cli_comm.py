@@ -13,6 +13,9 @@ given on the command line, ahead of execution.
 
 from __future__ import annotations
 
+from ._cli_inputs import BadInputError, parse_cv
+from ._cli_model_args import reported_warnings
+
 __all__ = ["add_pattern_arguments", "fit_predictor", "phase_model", "project_phase"]
 
 MODEL = "commpredictor"
@@ -32,7 +35,7 @@ def add_pattern_arguments(parser) -> None:
     where.add_argument(
         "--pattern",
         help="YAML description of the phase (pattern and "
-        "mapping, see scaleprobe.models.patterns)",
+        "mapping, see scaleprobe.models.commpredictor.patterns)",
     )
     where.add_argument(
         "--stencil",
@@ -72,7 +75,7 @@ def phase_model(args, fit):
     return None
 
 
-def fit_predictor(args, dataset, bad_input):
+def fit_predictor(args, dataset):
     """Fit, score and save the predictor; return the exit code.
 
     Parameters
@@ -81,19 +84,22 @@ def fit_predictor(args, dataset, bad_input):
         Of ``scaleprobe fit``.
     dataset : xarray.Dataset
         The results.
-    bad_input : type
-        The exception the CLI reports as a one-line error with exit code 2.
 
     Returns
     -------
     int
+
+    Raises
+    ------
+    BadInputError
+        Another model named beside it, or results without the pattern metrics.
     """
     from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
     from scaleprobe.models import CommunicationPredictor, fit_ensemble, save_models
-    from scaleprobe.models.patterns import benchmark_frame
+    from scaleprobe.models.commpredictor.patterns import benchmark_frame
 
     if args.model != [MODEL]:
-        raise bad_input(
+        raise BadInputError(
             f"--model {MODEL} is fitted on its own, not with "
             f"{', '.join(m for m in args.model if m != MODEL)}"
         )
@@ -103,7 +109,7 @@ def fit_predictor(args, dataset, bad_input):
     try:
         X, y = benchmark_frame(dataset, target)
     except ValueError as error:
-        raise bad_input(str(error)) from None
+        raise BadInputError(str(error)) from None
     extra = [name for name in EXTRA_METRICS if name in dataset.data_vars]
     if extra:
         wider, _ = benchmark_frame(dataset, target, columns=[*METRICS, *extra])
@@ -120,16 +126,13 @@ def fit_predictor(args, dataset, bad_input):
             else ""
         )
     )
-    from ._cli_models import _reported_warnings, parse_cv
-
-    with _reported_warnings():
+    with reported_warnings():
         fit = fit_ensemble(
             (X.assign(nodes=X["N"]), y),
             models={MODEL: CommunicationPredictor()},
             target=target,
             cv=parse_cv(args.cv, "nodes") if args.cv else None,
         )
-    print(fit.models[MODEL].describe())
     print(fit.describe())
     if args.output:
         save_models(args.output, fit)
@@ -137,7 +140,7 @@ def fit_predictor(args, dataset, bad_input):
     return 0
 
 
-def _description(args, bad_input):
+def _description(args):
     mapping = {"ppn": int(args.ppn) if args.ppn else 1}
     for key in ("allocation", "machine_nodes", "nodes_per_switch", "switches_per_rack"):
         if getattr(args, key, None) is not None:
@@ -151,11 +154,11 @@ def _description(args, bad_input):
             with open(args.pattern) as handle:
                 description = yaml.safe_load(handle)
         except OSError as error:
-            raise bad_input(
+            raise BadInputError(
                 f"cannot read --pattern {args.pattern}: {error.strerror}"
             ) from None
         if not isinstance(description, dict):
-            raise bad_input(f"{args.pattern} is not a pattern description")
+            raise BadInputError(f"{args.pattern} is not a pattern description")
         given = description.get("mapping") or {}
         return {
             **description,
@@ -169,14 +172,14 @@ def _description(args, bad_input):
     except ValueError:
         shape = []
     if len(shape) != 3 or min(shape) < 1:
-        raise bad_input(
+        raise BadInputError(
             f"--stencil needs --shape NX,NY,NZ (three positive integers), "
             f"got {args.shape!r}"
         )
     return {"pattern": {"stencil": args.stencil, "shape": shape}, "mapping": mapping}
 
 
-def project_phase(args, fit, name, nodes, bad_input):
+def project_phase(args, fit, name, nodes):
     """Predict a described phase at the given node counts; return the exit code.
 
     Parameters
@@ -189,18 +192,17 @@ def project_phase(args, fit, name, nodes, bad_input):
         The predictor's name in it.
     nodes : numpy.ndarray of int
         Node counts.
-    bad_input : type
-        The exception the CLI reports as a one-line error with exit code 2.
 
     Returns
     -------
     int
     """
     from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
-    from scaleprobe.models.patterns import pattern_table
+    from scaleprobe.models import render_verdict
+    from scaleprobe.models.commpredictor.patterns import pattern_table
 
     if not (args.pattern or args.stencil):
-        raise bad_input(
+        raise BadInputError(
             f"{name} predicts a communication phase: describe it with "
             "--stencil jacobi3d|advection3d --shape NX,NY,NZ or --pattern "
             "FILE"
@@ -208,7 +210,7 @@ def project_phase(args, fit, name, nodes, bad_input):
     model = fit.models[name]
     try:
         table = pattern_table(
-            _description(args, bad_input),
+            _description(args),
             nodes,
             columns=[
                 str(name)
@@ -217,11 +219,9 @@ def project_phase(args, fit, name, nodes, bad_input):
             ],
         )
     except ValueError as error:
-        raise bad_input(str(error)) from None
-    from ._cli_models import _reported_warnings
-
+        raise BadInputError(str(error)) from None
     frame = table.assign(nodes=table["N"])
-    with _reported_warnings():
+    with reported_warnings():
         predicted = model.predict(frame[list(model.feature_names_in_)])
     table["area"] = model.area_names(frame[list(model.feature_names_in_)])
     table["time_predicted"] = predicted
@@ -234,6 +234,8 @@ def project_phase(args, fit, name, nodes, bad_input):
     columns = ["N", "PPN", "S", "M", "NT", "NTmax", "SW", "R", "area"]
     columns = [name for name in columns if name in table] + ["time_predicted"]
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print()
+    print(render_verdict(fit.verdict))
     if args.output:
         if str(args.output).endswith(".csv"):
             table.to_csv(args.output, index=False)

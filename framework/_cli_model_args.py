@@ -1,8 +1,38 @@
-"""The options ``scaleprobe fit`` and ``report`` share (``project`` has its own)."""
+"""What the model commands share: the options of ``fit`` and ``report`` (``project``
+has its own) and how every model command reports the models' warnings."""
 
 from __future__ import annotations
 
-__all__ = ["common_arguments"]
+import contextlib
+import sys
+import warnings
+
+__all__ = ["common_arguments", "reported_warnings"]
+
+
+@contextlib.contextmanager
+def reported_warnings():
+    """Print each model warning once, as one line on standard error.
+
+    Yields
+    ------
+    None
+    """
+    from scaleprobe.models import ScaleprobeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ScaleprobeWarning)
+        try:
+            yield
+        finally:
+            seen = set()
+            for item in caught:
+                if not issubclass(item.category, ScaleprobeWarning):
+                    continue
+                line = f"scaleprobe: warning: {item.category.__name__}: {item.message}"
+                if line not in seen:
+                    seen.add(line)
+                    print(line, file=sys.stderr)
 
 
 def common_arguments(parser):

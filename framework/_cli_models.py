@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import warnings
 from pathlib import Path
 
+from ._cli_comm import (
+    MODEL,
+    add_pattern_arguments,
+    fit_predictor,
+    phase_model,
+    project_phase,
+)
 from ._cli_inputs import (
     BAD_INPUT,
     FAILURE,
@@ -16,7 +22,7 @@ from ._cli_inputs import (
     parse_values,
     writable,
 )
-from ._cli_model_args import common_arguments
+from ._cli_model_args import common_arguments, reported_warnings
 
 __all__ = ["parse_cv", "parse_values", "register"]
 
@@ -74,29 +80,9 @@ def _client(args):
         yield client
 
 
-@contextlib.contextmanager
-def _reported_warnings():
-    """Print each model warning once, as one line on standard error."""
-    from scaleprobe.models import ScaleprobeWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ScaleprobeWarning)
-        try:
-            yield
-        finally:
-            seen = set()
-            for item in caught:
-                if not issubclass(item.category, ScaleprobeWarning):
-                    continue
-                line = f"scaleprobe: warning: {item.category.__name__}: {item.message}"
-                if line not in seen:
-                    seen.add(line)
-                    print(line, file=sys.stderr)
-
-
 def _features(args):
     from scaleprobe.models import make_features
-    from scaleprobe.models.features import measurement_sets
+    from scaleprobe.models.core.features import measurement_sets
 
     dataset = load_results(args.results, args)
     if args.target not in dataset.data_vars:
@@ -118,15 +104,13 @@ def _fit(args) -> int:
     from scaleprobe.models import fit_ensemble, save_models
 
     writable(args.output, "--output")
-    if args.model and "commpredictor" in args.model:
-        from ._cli_comm import fit_predictor
-
-        return fit_predictor(args, load_results(args.results, args), BadInputError)
+    if args.model and MODEL in args.model:
+        return fit_predictor(args, load_results(args.results, args))
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
     cv = parse_cv(args.cv, column) if args.cv else None
-    with _reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client:
         fit = fit_ensemble(
             dataset,
             models=models,
@@ -178,53 +162,58 @@ def _params(items, training):
 
 def _project(args) -> int:
     from scaleprobe.models import load_models
-    from scaleprobe.models.plots import plot_projection, save_figure
 
     if not Path(args.model_file).exists():
         raise BadInputError(f"no model file at {args.model_file}")
     writable(args.output, "--output")
     writable(args.plot, "--plot")
     fit = load_models(args.model_file)
-    from ._cli_comm import phase_model
+    name = _projected_name(args, fit)
+    nodes = parse_values(args.nodes, integer=True)
+    if name == MODEL:
+        return project_phase(args, fit, name, nodes)
+    with reported_warnings():
+        result = fit.project(
+            # the trusted model unless one was named: it may then hand a size it
+            # cannot reach to the next plausible model (which the output names)
+            name if name != fit.selected or args.name else None,
+            params=_params(args.param, fit.training),
+            nodes=nodes,
+            bandwidth=parse_values(args.bandwidth),
+            scale=None if args.scale is None else parse_values(args.scale),
+            ppn=args.ppn,
+            link=_link(args),
+        )
+    _print_projection(fit, result)
+    _write_projection(args, result)
+    return 0
 
+
+def _projected_name(args, fit):
+    """The model ``project`` projects: named, the phase predictor, or the trusted."""
     name = args.name or phase_model(args, fit) or fit.selected
     if name is None:
         raise BadInputError(
-            f"{args.model_file} has no trusted model ({fit.verdict}); choose one with "
-            f"--name from {', '.join(fit.models)} if you still want its projection"
+            f"{args.model_file} has no trusted model ({fit.verdict.reason}); choose "
+            f"one with --name from {', '.join(fit.models)} if you still want its "
+            "projection"
         )
     if name not in fit.models:
         raise BadInputError(
             f"model {name!r} is not in {args.model_file}; it has "
             f"{', '.join(fit.models)}"
         )
-    nodes = parse_values(args.nodes, integer=True)
-    from scaleprobe.models import CommunicationPredictor
+    return name
 
-    if isinstance(fit.models[name], CommunicationPredictor):
-        from ._cli_comm import project_phase
 
-        return project_phase(args, fit, name, nodes, BadInputError)
-    bandwidth = parse_values(args.bandwidth)
-    scale = None if args.scale is None else parse_values(args.scale)
-    params = _params(args.param, fit.training)
-    with _reported_warnings():
-        result = fit.project(
-            # the trusted model unless one was named: it may then hand a size it
-            # cannot reach to the next plausible model (which the output names)
-            name if name != fit.selected or args.name else None,
-            params=params,
-            nodes=nodes,
-            bandwidth=bandwidth,
-            scale=scale,
-            ppn=args.ppn,
-            link=_link(args),
-        )
-    name = result.attrs["model_name"]
+def _print_projection(fit, result):
+    """The law, the table, where the data cannot tell, then the verdict."""
+    from scaleprobe.models import render_verdict
+
     target = fit.training.get("target", "time")
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]
-    print(f"{name}: {result.attrs['law']}")
+    print(f"{result.attrs['model_name']}: {result.attrs['law']}")
     print(
         result[columns]
         .to_dataframe()
@@ -234,6 +223,12 @@ def _project(args) -> int:
     horizon = fit.cannot_tell_message(result)
     if horizon:
         print(horizon)
+    print()
+    print(render_verdict(fit.verdict))
+
+
+def _write_projection(args, result):
+    """The projection Dataset and its figure, where asked."""
     if args.output:
         output = Path(args.output)
         if output.suffix == ".zarr":
@@ -242,19 +237,21 @@ def _project(args) -> int:
             result.to_netcdf(output)
         print(f"projection: {output}")
     if args.plot:
-        save_figure(plot_projection(result, title=f"{name} projection"), args.plot)
+        from scaleprobe.models.report.plots import plot_projection, save_figure
+
+        title = f"{result.attrs['model_name']} projection"
+        save_figure(plot_projection(result, title=title), args.plot)
         print(f"plot: {args.plot}")
-    return 0
 
 
 def _report(args) -> int:
-    from scaleprobe.models.report import write_report
+    from scaleprobe.models.report.document import write_report
 
     writable(args.output, "--output")
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
-    with _reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client:
         path = write_report(
             dataset,
             args.output,
@@ -265,6 +262,7 @@ def _report(args) -> int:
             s0=args.s0,
             level=args.level,
             ppn=args.ppn,
+            verdict_to=sys.stdout,
         )
     print(f"report: {path}")
     return 0
@@ -300,6 +298,12 @@ def register(subparsers):
     subparsers : argparse._SubParsersAction
         From ``parser.add_subparsers()``; each subcommand sets ``handler(args) -> int``.
     """
+    _add_fit(subparsers)
+    _add_project(subparsers)
+    _add_report(subparsers)
+
+
+def _add_fit(subparsers):
     fit = subparsers.add_parser(
         "fit",
         help="cross-validate the model ensemble and save the fitted models",
@@ -317,6 +321,8 @@ def register(subparsers):
     fit.add_argument("--output", help="model file to write (JSON)")
     fit.set_defaults(handler=_guarded(_fit))
 
+
+def _add_project(subparsers):
     proj = subparsers.add_parser(
         "project",
         help="project a saved model to other node counts, bandwidths and networks",
@@ -359,11 +365,11 @@ def register(subparsers):
     )
     proj.add_argument("--output", help="write the projection Dataset (.nc or .zarr)")
     proj.add_argument("--plot", help="write the projection figure (.png or .svg)")
-    from ._cli_comm import add_pattern_arguments
-
     add_pattern_arguments(proj)
     proj.set_defaults(handler=_guarded(_project))
 
+
+def _add_report(subparsers):
     rep = subparsers.add_parser(
         "report",
         help="write an HTML or Markdown report of the models of a sweep",

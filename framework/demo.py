@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ._summary import summarize
-from .runner import run_sweep
 from .spec import load_spec
 
 __all__ = ["DEMO_SPEC", "run_demo"]
@@ -71,9 +69,9 @@ def run_demo(directory: str, *, workers=None) -> str:
 
     Writes the demo spec there, runs the sweep on an embedded Dask cluster, fits
     the model ensemble exactly as ``scaleprobe fit`` does (the traffic-informed
-    model, the laws of seed 000, the normal-form search and the naive baseline) and
-    projects the trusted model's BFS time, interval, latency floor and TEPS to 1024
-    nodes.
+    model, the laws of Medya et al. 2017, the normal-form search and the naive
+    baseline) and projects the trusted model's BFS time, interval, latency floor and
+    TEPS to 1024 nodes.
 
     Parameters
     ----------
@@ -94,6 +92,9 @@ def run_demo(directory: str, *, workers=None) -> str:
     spec_path = os.path.join(directory, "demo.yaml")
     with open(spec_path, "w", encoding="utf-8") as f:
         f.write(text)
+    from ._summary import summarize
+    from .runner import run_sweep
+
     output = os.path.join(directory, "demo.zarr")
     spec = load_spec(spec_path)
     print(

@@ -1,4 +1,4 @@
-"""The communication predictor, evaluated as in its paper (seed 001, section IV).
+"""The communication predictor, evaluated as in Papadopoulou et al. 2015 (section IV).
 
 Training: the random ping-pong sweep of ``commpredictor_training.yaml`` (2-16
 emulated nodes, 1-4 ranks per node, 1-4 partners, 128 B to 16 MiB, compact and random
@@ -64,8 +64,8 @@ from scaleprobe.kernels.comm.pattern import METRICS, CommPattern
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.models import CommunicationPredictor
-from scaleprobe.models._warnings import quiet
-from scaleprobe.models.patterns import benchmark_frame, pattern_metrics
+from scaleprobe.models.commpredictor.patterns import benchmark_frame, pattern_metrics
+from scaleprobe.models.core.warnings import quiet
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 SPEC = Path(__file__).with_name("commpredictor_training.yaml")

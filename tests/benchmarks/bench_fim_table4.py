@@ -3,7 +3,7 @@
 For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on three
 small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32
 emulated ranks (one rank per node, 1 Gbit/s and 5 us, virtual time), which are then
-measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.fim.FiM`; a broadcast as
+measured: FiM (FiM-Cal + FiM-Com, :class:`scaleprobe.models.FiM`; a broadcast as
 a binomial tree, an allgather as a ring; per iteration timed; Eq. 11 linear or a power
 law of the size, as holding out the largest training size decides; the cycles'
 growth with the processes, as holding out 4 ranks decides), FiM-queue (the
@@ -87,8 +87,8 @@ from fim_eval import (
 )
 from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
 from scaleprobe.models import MemoryRegimeWarning
-from scaleprobe.models._fim_wait import TAILS, wait_factor
-from scaleprobe.models.fim import MEAN_COMPUTATION
+from scaleprobe.models.fim.model import MEAN_COMPUTATION
+from scaleprobe.models.fim.wait import TAILS, wait_factor
 
 GOAL_ERROR, GOAL_STEPS = 10.0, 1
 
@@ -223,7 +223,7 @@ def _print_slowest(train, test, fim):
     """The slowest rank's computation over the mean rank's, summed over the
     iterations (median of a point's runs), at the largest training size and at the
     large size, when the records carry the mean rank's, and FiM's wait for the
-    slowest of q ranks fitted on the training's (:mod:`scaleprobe.models._fim_wait`;
+    slowest of q ranks fitted on the training's (:mod:`scaleprobe.models.fim.wait`;
     the exponential tail FiM predicts with, then the normal tail, the lower end of
     its range). FiM-Cal's cycles are those of all ranks, a mean rank's time; without
     the wait law, FiM's calibration takes the training's ratio as a constant (NPB

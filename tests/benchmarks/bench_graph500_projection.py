@@ -62,7 +62,7 @@ def _sweep(directory, name, nodes, args):
 
 def _centres(ds):
     from scaleprobe.models import make_features
-    from scaleprobe.models._configs import reduce_configurations
+    from scaleprobe.models.core.configs import reduce_configurations
 
     X, y = make_features(ds)
     configs = reduce_configurations(X, y).frame
@@ -132,7 +132,7 @@ def main(argv=None):
         f"training: nodes {sorted(_centres(train.load())['nodes'].unique())}, "
         f"test: nodes {sorted(held['nodes'].unique())}; sweeps {measured:.0f} s"
     )
-    print(fit.verdict)
+    print(fit.verdict.reason)
     for note in fit.notes:
         print(f"note: {note}")
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3g}"))

@@ -39,7 +39,7 @@ import sys
 
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.record import parse_record
-from scaleprobe.models.analytic import graph500_comm_volume
+from scaleprobe.models.analytic.graph500 import graph500_comm_volume
 
 CASES = (
     ("simple", []),

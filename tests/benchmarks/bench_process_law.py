@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from scaleprobe.models.fim_cal import FiMCal
-from scaleprobe.models.fim_markov import calculation_time
+from scaleprobe.models.fim.cal import FiMCal
+from scaleprobe.models.fim.markov import calculation_time
 
 F = 2e9
 SIZES = np.repeat([1e5, 2e5, 4e5], 9)

@@ -2,7 +2,7 @@
 
 FiM-Com averages many replications of each collective (50 for a prediction, 8 per
 training row while calibrating, up to 32x more for collectives of few data points).
-:func:`~scaleprobe.models._queue_sim.simulate_many` simulates them side by side;
+:func:`~scaleprobe.models.fim.queues.simulate_many` simulates them side by side;
 this prints, per pattern, process count and data points, the seconds for
 ``--replications`` replications one ``simulate`` call at a time and in one
 ``simulate_many`` call, their ratio and the two means (medians of ``--repeats``
@@ -17,7 +17,7 @@ import argparse
 import time
 
 import numpy as np
-from scaleprobe.models._queue_sim import ServiceLaws, simulate, simulate_many
+from scaleprobe.models.fim.queues import ServiceLaws, simulate, simulate_many
 
 LAWS = ServiceLaws(1e5, 2e5, 1e6, 3e-6, 3e-6)
 CASES = [

@@ -5,7 +5,7 @@ beyond noise?
 size and takes the power law when it predicts the total cycles there better (and its
 total degree is at least 1). The process laws take a growth law only when it wins
 beyond what the runs' noise explains
-(:func:`~scaleprobe.models._fim_processes.beats`). Should the size law do the same?
+(:func:`~scaleprobe.models.fim.processes.beats`). Should the size law do the same?
 Here the total cycles of three sizes on 1, 2 and 4 processes, three runs of every
 point, are drawn from ``700 x**e`` cycles per unit at the smallest size ``x`` (``e``
 1 is the linear law) with log-normal noise of each run, for a narrow span of sizes
@@ -35,9 +35,9 @@ import warnings
 
 import numpy as np
 from scaleprobe.models import ScaleprobeWarning
-from scaleprobe.models._fim_cache import _run_scatter
-from scaleprobe.models._fim_processes import beats
-from scaleprobe.models.fim_cal import FiMCal
+from scaleprobe.models.fim.cache import _run_scatter
+from scaleprobe.models.fim.cal import FiMCal
+from scaleprobe.models.fim.processes import beats
 
 F = 1e9
 SPANS = {

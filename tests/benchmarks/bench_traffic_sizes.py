@@ -165,7 +165,7 @@ def main(argv=None):
             f"\n== {key}: trained on {data['axis']} {data['train']} at 1-8 nodes; "
             f"tested at {data['axis']} {data['test']} on 2-16 nodes"
         )
-        print(f"selected: {fit.selected}; {fit.verdict}")
+        print(f"selected: {fit.selected}; {fit.verdict.reason}")
         print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         if traffic is not None:
             print("\ntraffic-informed model, per test configuration:")

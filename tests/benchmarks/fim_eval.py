@@ -1,5 +1,5 @@
 """Helpers of ``bench_fim_table4.py``: the kernels, their launches, the three models
-and the Table-4 measures of seed 003."""
+and the Table-4 measures of Bhimani et al. 2019."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ from scaleprobe.framework._hostload import LoadMeter
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.iterative.hardware import last_level_cache
 from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import (
+    COLLECTIVE_LATENCY_COLUMNS,
+    CRITICAL_PATH_COLUMNS,
+    LINK_COLUMNS,
+)
 from scaleprobe.models import (
     RBASP,
     InsufficientDataWarning,
@@ -23,8 +28,7 @@ from scaleprobe.models import (
     ScaleprobeWarning,
     fit_ensemble,
 )
-from scaleprobe.models.fim import MEAN_COMPUTATION, FiM, fim_measurements
-from scaleprobe.models.traffic import COLLECTIVE_COLUMNS, LINK_COLUMNS, TRAFFIC_COLUMNS
+from scaleprobe.models.fim.model import MEAN_COMPUTATION, FiM, fim_measurements
 from scipy import stats
 
 #: The emulated cluster: one rank per node on a 1 Gbit/s, 5 us link.
@@ -172,8 +176,8 @@ def frame(kernel, records):
             # of the host reading them
             row["cache_sharers"] = min(record["params"]["ranks"], os.cpu_count() or 1)
         # what the traffic model prices: the critical path and the link it ran on
-        row.update({k: metrics[k] for k in TRAFFIC_COLUMNS if k in metrics})
-        row.update({k: metrics[k] for k in COLLECTIVE_COLUMNS if k in metrics})
+        row.update({k: metrics[k] for k in CRITICAL_PATH_COLUMNS if k in metrics})
+        row.update({k: metrics[k] for k in COLLECTIVE_LATENCY_COLUMNS if k in metrics})
         row.update({k: record["link"][k] for k in LINK_COLUMNS})
         rows.append(row)
     return pd.DataFrame(rows).sort_values(["size", "ranks"], ignore_index=True)

@@ -34,8 +34,8 @@ def main(argv=None):
 
     from distributed import Client, LocalCluster
     from scaleprobe.models import make_features
-    from scaleprobe.models.ensemble import default_ensemble
-    from scaleprobe.models.evaluation import (
+    from scaleprobe.models.ensemble.fit import default_ensemble
+    from scaleprobe.models.evaluation.crossval import (
         default_cv,
         evaluate,
         select_model,

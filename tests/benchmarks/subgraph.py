@@ -144,7 +144,7 @@ def memory(templates, rank_counts=(4, 8)):
 
 def fitted_model(templates=("u5-2", "u7-2", "u10-2"), rank_counts=(1, 2, 4, 8)):
     import pandas as pd
-    from scaleprobe.models.subgraph_complexity import SubgraphComplexity
+    from scaleprobe.models.analytic.subgraph import SubgraphComplexity
 
     print(f"\n## 4. Complexity model fitted on 1-4 ranks, predicted at 8, {GRAPH}\n")
     print("| mode | template | ranks | measured s/iter | predicted s/iter | error |")

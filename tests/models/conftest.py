@@ -22,7 +22,7 @@ def synthetic_results(
     failed=2,
     seed=0,
 ):
-    """A results Dataset shaped like the framework's, timed by Eq. 7 of seed 000.
+    """A results Dataset as the framework's, timed by Eq. 7 of Medya et al. 2017.
 
     ``time = C1 D / p + C2 D alpha^(100/bw) / sqrt(p)`` with ``p = nodes * ppn``,
     multiplicative Gaussian noise, ``failed`` random points marked ``"failed"``.

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from scaleprobe.models.analytic import (
+from scaleprobe.models.analytic.graph500 import (
     graph500_comm_volume,
     graph500_grid,
     graph500_memory,

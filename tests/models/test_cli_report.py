@@ -8,16 +8,16 @@ import pytest
 import xarray as xr
 from scaleprobe.framework._cli_models import parse_cv, parse_values, register
 from scaleprobe.models import ScalingLaw, make_features
-from scaleprobe.models.evaluation import evaluate
-from scaleprobe.models.plots import (
+from scaleprobe.models.evaluation.crossval import evaluate
+from scaleprobe.models.projection.grid import project
+from scaleprobe.models.report.document import write_report
+from scaleprobe.models.report.plots import (
     plot_bandwidth_demand,
     plot_extrapolation_error,
     plot_measured_vs_predicted,
     plot_projection,
     save_figure,
 )
-from scaleprobe.models.projection import project
-from scaleprobe.models.report import write_report
 
 
 def _run(argv):
@@ -171,7 +171,10 @@ def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
         ]
     )
     assert code == 0
+    # the command prints the verdict the report states, as every model command does
+    assert "trusted: generalized_refined" in capsys.readouterr().out
     text = (tmp_path / "report.md").read_text()
+    assert "## Which model is trusted, and why" in text
     assert "| generalized_refined | extrapolation |" in text
     assert "| baseline | extrapolation |" in text
     assert "Verdict: scaleprobe trusts generalized_refined" in text

@@ -24,8 +24,8 @@ from scaleprobe.models import (
     ScalingLaw,
     TrafficModel,
 )
-from scaleprobe.models.fim import FiM
-from scaleprobe.models.fim_com import FiMCom
+from scaleprobe.models.fim.com import FiMCom
+from scaleprobe.models.fim.model import FiM
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted

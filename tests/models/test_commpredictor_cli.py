@@ -15,7 +15,7 @@ from scaleprobe.framework.cli import main
 from scaleprobe.kernels.comm import Allocation, Topology
 from scaleprobe.kernels.comm.pattern import METRIC_UNITS, METRICS, CommPattern
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
-from scaleprobe.models.patterns import pattern_table
+from scaleprobe.models.commpredictor.patterns import pattern_table
 
 B = 1.25e8
 

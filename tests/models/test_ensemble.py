@@ -56,7 +56,7 @@ def test_two_node_counts_cannot_check_extrapolation():
     assert any("extrapolation cannot be checked" in str(w.message) for w in caught)
     assert "extrapolation" not in set(fit.summary["cv"])
     assert fit.selected is None
-    assert "held-out" in fit.verdict
+    assert "held-out" in fit.verdict.reason
     # Every law is still fitted and can be projected by name, with an interval.
     proj = fit.project("pmnf", nodes=[8])
     assert np.isfinite(proj["time_upper"].values).all()
@@ -92,7 +92,7 @@ def test_no_model_within_fifty_percent_is_said_plainly():
     with pytest.warns(UnreliableModelWarning, match="no model extrapolates"):
         fit = fit_ensemble((X, y))
     assert fit.selected is None
-    assert "cannot tell" in fit.verdict
+    assert "cannot tell" in fit.verdict.reason
     with pytest.raises(ValueError, match="no model to project"):
         fit.project(nodes=[64])
     assert "cannot tell" in fit.describe()
@@ -111,8 +111,8 @@ def test_a_law_worse_than_the_naive_baseline_gives_way_to_the_trend():
     with pytest.warns(UnreliableModelWarning, match="worse than the naive baseline"):
         fit = fit_ensemble((X, y), models={"power": power})
     assert fit.selected == "baseline"
-    assert "naive trend" in fit.verdict
-    assert "no latency floor" in fit.verdict
+    assert "naive trend" in fit.verdict.reason
+    assert "no latency floor" in fit.verdict.reason
     assert any(n.startswith("power is not selected") for n in fit.notes)
     projected = fit.project(nodes=[24, 48])
     truth = 1 + 0.2 * np.log2([24, 48])
@@ -165,7 +165,7 @@ def test_describe_reads_every_score_against_the_baseline():
     text = fit.describe()
     assert "baseline" in text
     assert "pmnf" in text
-    assert fit.verdict in text
+    assert fit.verdict.reason in text
     assert set(fit.score_table()["model"]) == {"pmnf", "baseline"}
     assert fit.training["configurations"] == 7
     assert fit.training["measurements"] == 21
@@ -179,7 +179,7 @@ def test_the_interval_holds_every_plausible_alternative():
     y = _times(X, lambda X: 100 / X["nodes"] + 2 / np.sqrt(X["nodes"]), noise=0.05)
     fit = fit_ensemble((X, y))
     assert fit.selected is not None
-    plausible = fit.training["plausible"]
+    plausible = fit.plausible
     assert plausible, fit.describe()
     nodes = [64, 256, 1024]
     projected = fit.project(nodes=nodes)

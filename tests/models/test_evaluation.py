@@ -11,14 +11,15 @@ from scaleprobe.models import (
     ScalingLaw,
     make_features,
 )
-from scaleprobe.models.evaluation import (
+from scaleprobe.models.core.interface import ModelBase
+from scaleprobe.models.evaluation.crossval import (
     ConfigurationKFold,
     _fit_score,
     evaluate,
-    select_model,
     summarize,
 )
-from scaleprobe.models.metrics import score_predictions
+from scaleprobe.models.evaluation.metrics import score_predictions
+from scaleprobe.models.selection.rules import select_model
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import KFold
 
@@ -117,8 +118,10 @@ def test_configuration_folds_fit_any_number_of_configurations(results):
     assert ConfigurationKFold(5).get_n_splits(X.iloc[:3]) == 0
 
 
-class ZeroFloorModel(RegressorMixin, BaseEstimator):
-    """Predicts 1/nodes; its interval reaches zero below 4 nodes."""
+class ZeroFloorModel(ModelBase, RegressorMixin, BaseEstimator):
+    """Predicts 1/nodes; its interval (a range of its own) reaches zero below 4."""
+
+    interval_method = "consistent-range"
 
     def fit(self, X, y):
         return self
@@ -126,7 +129,7 @@ class ZeroFloorModel(RegressorMixin, BaseEstimator):
     def predict(self, X):
         return 1.0 / X["nodes"].to_numpy(dtype=float)
 
-    def predict_interval(self, X, level=0.9):
+    def predict_interval(self, X, *, level=0.9):
         pred = self.predict(X)
         lower = np.where(X["nodes"].to_numpy() < 4, 0.0, 0.5 * pred)
         return lower, 2.0 * pred

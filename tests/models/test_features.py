@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from scaleprobe.kernels.schema import LinkConfig
 from scaleprobe.models import link_of, make_features, prediction_frame
 
 
@@ -71,7 +72,9 @@ def test_traffic_columns_need_the_records_and_the_link(results):
         "cp_bandwidth_time",
         "cp_intra_time",
     ]
-    ds["bandwidth"].attrs.update(link_bandwidth=1e10, latency=1e-6)
+    # the store keeps the link as typed attributes of the bandwidth coordinate
+    link = LinkConfig(mode="emulated", link_bandwidth=1e10, latency=1e-6)
+    ds["bandwidth"].attrs.update(link.to_attrs())
     assert link_of(ds) == {"link_bandwidth": 1e10, "latency": 1e-6}
 
 

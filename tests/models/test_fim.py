@@ -9,14 +9,17 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import InsufficientDataWarning, MemoryRegimeWarning
-from scaleprobe.models._fim_cache import LoadLaw
-from scaleprobe.models._fim_interval import band as _band
-from scaleprobe.models._fim_regressions import _count_basis, _fit_counts
-from scaleprobe.models.fim import FiM, fim_measurements
-from scaleprobe.models.fim_markov import synchronized_time
-from scaleprobe.models.fitted import describe_model
-from scaleprobe.models.serialization import _decode, _encode
+from scaleprobe.models import (
+    InsufficientDataWarning,
+    MemoryRegimeWarning,
+    describe_model,
+)
+from scaleprobe.models.fim.cache import LoadLaw
+from scaleprobe.models.fim.markov import synchronized_time
+from scaleprobe.models.fim.model import FiM, fim_measurements
+from scaleprobe.models.fim.model import band as _band
+from scaleprobe.models.fim.regressions import _count_basis, _fit_counts
+from scaleprobe.models.io.serialization import _decode, _encode
 
 F = 2e9
 CYCLES_PER_POINT = 400.0

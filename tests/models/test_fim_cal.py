@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scaleprobe.models import ScaleprobeWarning
-from scaleprobe.models.fim_cal import FiMCal
-from scaleprobe.models.fim_markov import calculation_time
+from scaleprobe.models.fim.cal import FiMCal
+from scaleprobe.models.fim.markov import calculation_time
 
 F = 2e9
 

@@ -8,17 +8,18 @@ import math
 
 import numpy as np
 import pytest
-from scaleprobe.models import DegenerateFitWarning, _queue_sim
-from scaleprobe.models._queue_sim import (
+from scaleprobe.models import DegenerateFitWarning
+from scaleprobe.models.fim import queues as _queue_sim
+from scaleprobe.models.fim.com import FiMCom
+from scaleprobe.models.fim.queues import (
     PATTERNS,
     ServiceLaws,
     fifo_departures,
     metadata_departures,
+    metadata_departures_many,
     simulate,
     simulate_many,
 )
-from scaleprobe.models._queues import metadata_departures_many
-from scaleprobe.models.fim_com import FiMCom
 from scipy import integrate, stats
 
 FAST = 1e-15  # a service too short to matter
@@ -271,13 +272,13 @@ def test_replications_run_on_dask_with_a_confidence_interval(client):
     y = 1e-5 + X[:, 0] * 6.4e-8
     model = FiMCom(pattern="broadcast", replications=160).fit(X, y)
     local = model.predict(X)  # the client is the default scheduler here
-    mean, lower, upper = model.predict_interval(X, level=0.9)
+    mean, lower, upper = model.predict_with_interval(X, level=0.9)
     np.testing.assert_allclose(mean, local)
     assert np.all(lower < mean)
     assert np.all(mean < upper)
     # a sixteenth of the replications: about 4x wider (the t quantile too), and
     # narrower only if ten draws' spread fell under a quarter of the truth's
-    wider = model.set_params(replications=10).predict_interval(X, level=0.9)
+    wider = model.set_params(replications=10).predict_with_interval(X, level=0.9)
     assert np.all(wider[2] - wider[1] > upper - lower)
     with pytest.raises(ValueError, match="level must be in"):
         model.predict_interval(X, level=1.5)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from scaleprobe.kernels.schema import COLLECTIVE_KINDS
 from scaleprobe.models import (
     RBASP,
     ExtrapolationWarning,
@@ -22,10 +23,10 @@ from scaleprobe.models import (
     project,
     save_models,
 )
-from scaleprobe.models._configs import COLLECTIVE_KINDS, configuration_keys
-from scaleprobe.models.features import measurement_sets, prediction_frame
-from scaleprobe.models.fim import COLLECTIVE_PATTERNS
-from scaleprobe.models.projection import resolve_params
+from scaleprobe.models.core.configs import configuration_keys
+from scaleprobe.models.core.features import measurement_sets, prediction_frame
+from scaleprobe.models.fim.model import COLLECTIVE_PATTERNS
+from scaleprobe.models.projection.grid import resolve_params
 
 F = 2e9
 CYCLES_PER_POINT = 400.0
@@ -209,7 +210,7 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     # RBASP as a plausible alternative (on the K-means sweep of the README it was,
     # and put 2**21 points 32x beyond the measured ones at 1e20 s)
     joined = replace(
-        fitted, training={**fitted.training, "plausible": ["fim", "rbasp"]}
+        fitted, verdict=replace(fitted.verdict, plausible=("fim", "rbasp"))
     )
     nodes = np.array([2.0, 16.0])
     with warnings.catch_warnings():
@@ -244,8 +245,7 @@ def test_an_alternative_is_not_joined_where_its_time_leaves_physical_growth(fitt
         # the naive trend projecting, FiM's and RBASP's intervals joined to its own
         return replace(
             fitted,
-            selected="baseline",
-            training={**fitted.training, "plausible": list(names)},
+            verdict=replace(fitted.verdict, trusted="baseline", plausible=names),
         )
 
     where = {"nodes": [2, 4, 8, 64], "params": {"points": [2e4]}}

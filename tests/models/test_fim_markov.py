@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scaleprobe.models.fim_markov import (
+from scaleprobe.models.fim.markov import (
     base_probabilities,
     calculation_time,
     stage_completion_probability,

@@ -9,13 +9,12 @@ import warnings
 import numpy as np
 import pytest
 from scaleprobe.models import InsufficientDataWarning
-from scaleprobe.models._fim_cache import _run_scatter
-from scaleprobe.models._fim_interval import band
-from scaleprobe.models._fim_laws import law_draws
-from scaleprobe.models._fim_processes import _take, plausible_laws
-from scaleprobe.models._fim_size import SizeLaw
-from scaleprobe.models.fim_cal import FiMCal
-from scaleprobe.models.fim_markov import calculation_time
+from scaleprobe.models.fim.cache import _run_scatter
+from scaleprobe.models.fim.cal import FiMCal
+from scaleprobe.models.fim.markov import calculation_time
+from scaleprobe.models.fim.model import band
+from scaleprobe.models.fim.processes import _take, law_draws, plausible_laws
+from scaleprobe.models.fim.size import SizeLaw
 
 F = 2e9
 SIZES = np.repeat([1e5, 2e5, 4e5], 3)

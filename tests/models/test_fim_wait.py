@@ -9,11 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models import InsufficientDataWarning
-from scaleprobe.models._fim_wait import excess, fit_wait, wait_factor
-from scaleprobe.models.fim import FiM
-from scaleprobe.models.fitted import describe_model
-from scaleprobe.models.serialization import _decode, _encode
+from scaleprobe.models import InsufficientDataWarning, describe_model
+from scaleprobe.models.fim.model import FiM
+from scaleprobe.models.fim.wait import excess, fit_wait, wait_factor
+from scaleprobe.models.io.serialization import _decode, _encode
 
 F = 2e9
 CYCLES_PER_POINT = 400.0

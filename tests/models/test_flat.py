@@ -13,7 +13,7 @@ from scaleprobe.models import (
     save_models,
     trend_tests,
 )
-from scaleprobe.models.flat import NO_TREND_LEVEL, no_trend
+from scaleprobe.models.laws.flat import NO_TREND_LEVEL, no_trend
 from scipy import stats
 
 # LULESH's LagrangeLeapFrog region on 27..216 ranks, one run each (Thicket's
@@ -113,7 +113,7 @@ def test_the_ensemble_projects_the_level_of_a_series_without_trend(tmp_path):
     with pytest.warns(NoTrendWarning, match="no trend in ranks beyond their noise"):
         fit = fit_ensemble((X, y))
     assert fit.selected == "flat"
-    assert "cannot tell a trend of up to" in fit.verdict
+    assert "cannot tell a trend of up to" in fit.verdict.reason
     level = float(np.exp(np.mean(np.log(y))))
     projection = fit.project(nodes=[343, 1024], ppn=1)
     predicted = projection["time_predicted"].values.ravel()
@@ -126,7 +126,7 @@ def test_the_ensemble_projects_the_level_of_a_series_without_trend(tmp_path):
     assert lower[0] <= 36.116 <= upper[0]
     assert np.all(upper / lower > 1.5)  # a slope of +-0.29 hides in the noise
     # the model selected before is a plausible alternative whose interval joins
-    assert "baseline" in fit.training["plausible"]
+    assert "baseline" in fit.plausible
     assert "flat" in set(fit.summary["model"])
     path = tmp_path / "models.json"
     save_models(path, fit)
@@ -183,15 +183,30 @@ def test_repeated_runs_that_differ_between_counts_are_a_trend():
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
 def test_a_model_of_what_the_program_sends_keeps_its_trust():
-    from scaleprobe.models._no_trend import trust_flat
+    from scaleprobe.models import TrafficModel, Verdict
+    from scaleprobe.models.selection.no_trend import trust_flat
 
     X = _frame(list(LEAPFROG))
     y = np.array(list(LEAPFROG.values()))
     with pytest.warns(NoTrendWarning):
         fit = fit_ensemble((X, y))
-    fit.selected, fit.verdict = "traffic", "scaleprobe trusts traffic"
-    assert not trust_flat(fit, X, y, {}, 0.9, 50.0)
-    assert fit.selected == "traffic"
+    # as when the traffic-informed model (a model of what the program sends) wins
+    models = {**fit.models, "traffic": TrafficModel()}
+    verdict = Verdict("traffic", "scaleprobe trusts traffic")
+    verdict, answered = trust_flat(
+        verdict,
+        models,
+        fit.scores,
+        X,
+        y,
+        training=fit.training,
+        splitters={},
+        column="ranks",
+        level=0.9,
+        limit=50.0,
+    )
+    assert not answered
+    assert verdict.trusted == "traffic"
 
 
 def test_bad_input_is_refused_with_what_is_allowed():

@@ -15,8 +15,8 @@ from scaleprobe.models import (
     calibrate_interval,
     evaluate,
 )
-from scaleprobe.models._lsq import consistent_range, nnls_losses, weighted_nnls
-from scaleprobe.models.intervals import conformal_quantile
+from scaleprobe.models.evaluation.intervals import conformal_quantile
+from scaleprobe.models.laws.lsq import consistent_range, nnls_losses, weighted_nnls
 
 
 def test_consistent_range_is_exact_for_one_coefficient():
@@ -80,8 +80,8 @@ def test_nnls_losses_of_a_stack_are_those_of_each_nnls_fit():
 
 
 def test_a_grid_of_alpha_solved_in_blocks_gives_the_same_range(monkeypatch):
-    from scaleprobe.models import _envelope
-    from scaleprobe.models._terms import parse_term
+    from scaleprobe.models.laws import envelope as _envelope
+    from scaleprobe.models.laws.terms import parse_term
 
     nodes = np.repeat([2.0, 4.0, 8.0, 16.0], 2)
     bandwidth = np.tile([100.0, 50.0], 4)

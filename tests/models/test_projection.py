@@ -24,7 +24,7 @@ from scaleprobe.models import (
     speedup,
     wide_nodes,
 )
-from scaleprobe.models.projection import resolve_ppn
+from scaleprobe.models.projection.grid import resolve_ppn
 
 
 def _fitted(results):

@@ -1,4 +1,4 @@
-"""RBASP (Eq. 17 of seed 003): known answers, its training protocol, bad input."""
+"""RBASP (Eq. 17 of Bhimani et al. 2019): known answers, training protocol, errors."""
 
 import numpy as np
 import pandas as pd

@@ -12,7 +12,7 @@ from scaleprobe.models import (
     load_models,
     save_models,
 )
-from scaleprobe.models.baseline import REGIME_SLOPE, REGIME_SPREAD
+from scaleprobe.models.laws.baseline import REGIME_SLOPE, REGIME_SPREAD
 
 COUNTS = [32, 64, 128, 256]
 
@@ -120,8 +120,8 @@ def test_the_ensemble_continues_the_new_regime_and_says_so(tmp_path):
     # the selection's "no model extrapolates" is superseded, not shown beside it
     assert not any("no model extrapolates" in str(w.message) for w in caught)
     assert fit.selected == "regime"
-    assert "between 128 and 256 ranks, 10" in fit.verdict
-    assert "cannot tell whether another change follows" in fit.verdict
+    assert "between 128 and 256 ranks, 10" in fit.verdict.reason
+    assert "cannot tell whether another change follows" in fit.verdict.reason
     projection = fit.project(nodes=[512, 1024], ppn=1)
     predicted = projection["time_predicted"].values.ravel()
     # the old slope, continued: off where the new one differs, which the interval holds
@@ -162,14 +162,19 @@ def test_a_jump_after_noise_is_no_regime_and_changes_no_verdict():
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.DegenerateFitWarning")
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.InsufficientDataWarning")
 def test_a_model_of_what_the_program_sends_keeps_its_trust():
-    from scaleprobe.models._regimes import continue_regime
+    from scaleprobe.models import TrafficModel, Verdict
+    from scaleprobe.models.selection.regimes import continue_regime
 
     X = _frame(COUNTS)
     y = _noisy(_switch(X["ranks"]), 0.03, seed=1)
     with pytest.warns(RegimeChangeWarning):
         fit = fit_ensemble((X, y))
-    fit.selected, fit.verdict = "traffic", "scaleprobe trusts traffic"
+    # as when the traffic-informed model (a model of what the program sends) wins
+    models = {**fit.models, "traffic": TrafficModel()}
+    verdict = Verdict("traffic", "scaleprobe trusts traffic")
     with pytest.warns(RegimeChangeWarning, match="models what the program sends"):
-        continue_regime(fit, X, y, True, 0.9, 50.0)
-    assert fit.selected == "traffic"
-    assert fit.verdict == "scaleprobe trusts traffic"
+        verdict, _ = continue_regime(
+            verdict, models, X, y, True, column="ranks", level=0.9, limit=50.0
+        )
+    assert verdict.trusted == "traffic"
+    assert verdict.reason == "scaleprobe trusts traffic"

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from scaleprobe.models.subgraph_complexity import (
+from scaleprobe.models.analytic.subgraph import (
     FEATURES,
     TERMS,
     SubgraphComplexity,
@@ -28,7 +28,7 @@ def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
-# Table 3 of seed 004: (memory, computation) of u5-2, u7-2, u10-2, u12-2.
+# Table 3 of Chen et al. 2018: (memory, computation) of u5-2, u7-2, u10-2, u12-2.
 TEMPLATES = [(25, 70), (147, 434), (1047, 5610), (3135, 38016)]
 
 

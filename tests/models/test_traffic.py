@@ -2,6 +2,7 @@
 
 import copy
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -288,7 +289,7 @@ def test_the_ensemble_refuses_laws_blind_to_an_application_parameter(points_fit)
 def test_the_ensemble_trusts_the_traffic_model_and_projects_its_floor(traffic):
     fit = fit_ensemble(traffic)
     assert fit.selected == "traffic"
-    assert "latency floor" in fit.verdict
+    assert "latency floor" in fit.verdict.reason
     proj = project(
         fit.models["traffic"],
         nodes=[1024],
@@ -371,7 +372,7 @@ def test_without_the_split_latency_is_one_searched_law():
 
 def test_collective_columns_are_measurements_not_configurations():
     from scaleprobe.models import PowerLawBaseline
-    from scaleprobe.models._configs import configuration_keys
+    from scaleprobe.models.core.configs import configuration_keys
 
     X, y = _collective_frame()
     # measured per run like cp_*: they must not split configurations or models
@@ -403,9 +404,9 @@ def test_a_model_file_keeps_what_reaches_an_unmeasured_size(points_fit, tmp_path
 
 
 def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fit):
-    fit = copy.deepcopy(points_fit)
     # as when the naive trend wins by a hair (it has no law across sizes)
-    fit.selected, fit.training["plausible"] = "baseline", ["traffic"]
+    verdict = replace(points_fit.verdict, trusted="baseline", plausible=("traffic",))
+    fit = replace(copy.deepcopy(points_fit), verdict=verdict)
     with pytest.warns(ExtrapolationWarning) as caught:
         out = fit.project(nodes=[32], params={"points": [1e8]})
     texts = [str(w.message) for w in caught]
@@ -425,7 +426,7 @@ def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fi
 
 def test_a_parameter_that_moves_only_traffic_is_not_ignored():
     """On one node a message size moves no byte: the check looks at the largest."""
-    from scaleprobe.models._selection import blind_to
+    from scaleprobe.models.selection.rules import blind_to
 
     X, y = _records(
         "msg_bytes",

@@ -1,0 +1,266 @@
+"""The result of :func:`~scaleprobe.models.fit_ensemble`: models, scores, verdict."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..core.interface import describe_model
+from ..core.warnings import ExtrapolationWarning, warn
+from ..projection.alternatives import join_alternatives
+from ..projection.grid import (
+    CANNOT_TELL_RATIO,
+    project,
+    training_frame,
+    wide_nodes,
+)
+from ..selection.choose import Verdict, render_verdict
+from ..selection.rules import floor_model
+
+__all__ = ["EnsembleFit"]
+
+SCORE_COLUMNS = [
+    "model",
+    "cv",
+    "smape",
+    "mape",
+    "r2",
+    "within_10",
+    "coverage",
+    "interval_ratio",
+]
+
+
+@dataclass(frozen=True)
+class EnsembleFit:
+    """Fitted models, their scores, and the verdict on which model to trust.
+
+    Attributes
+    ----------
+    models : dict of str to PerformanceModel
+        Every model of the ensemble, refitted on all data, and ``baseline`` (and
+        the models the verdict fitted itself: ``regime``, ``flat``).
+    scores : xarray.Dataset
+        Cross-validation scores (:func:`~scaleprobe.models.evaluate`).
+    summary : pandas.DataFrame
+        Scores averaged over groups and folds.
+    verdict : Verdict
+        The model scaleprobe trusts for projections (or none) and why
+        (:func:`~scaleprobe.models.choose_model`).
+    notes : list of str
+        What the fit left out or could not do, the verdict's refusals and notes
+        among them (in the order they were found).
+    intervals : dict of str to PredictionInterval
+    training : dict
+        Target, process column, trained ppn, link (bytes/s, s), feature ranges,
+        units, configuration and measurement counts, ``s0``, provenance.
+    """
+
+    models: dict
+    scores: object
+    summary: pd.DataFrame
+    verdict: Verdict
+    notes: list = field(default_factory=list)
+    intervals: dict = field(default_factory=dict)
+    training: dict = field(default_factory=dict)
+
+    @property
+    def selected(self):
+        """The model scaleprobe trusts for projections, or None (the verdict's)."""
+        return self.verdict.trusted
+
+    @property
+    def plausible(self):
+        """The alternatives whose intervals join the trusted model's."""
+        return tuple(self.verdict.plausible or ())
+
+    def frame(
+        self, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None, params=None
+    ):
+        """A prediction frame on the training's ppn (see
+        :func:`~scaleprobe.models.prediction_frame`); application parameters default
+        to their trained values."""
+        return training_frame(
+            self.training,
+            nodes=nodes,
+            bandwidth=bandwidth,
+            scale=scale,
+            ppn=ppn,
+            link=link,
+            params=params,
+        )
+
+    def floor_model(self):
+        """The fitted model that knows the latency floor, when there is one."""
+        return floor_model(self.models)
+
+    def project(
+        self,
+        name=None,
+        *,
+        nodes,
+        bandwidth=100.0,
+        scale=None,
+        ppn=None,
+        link=None,
+        params=None,
+    ):
+        """Project a model (default: the selected one); see :func:`project`.
+
+        Raises
+        ------
+        ValueError
+            When no name is given and no model was selected (the verdict says why).
+
+        Warns
+        -----
+        ExtrapolationWarning
+            Without a name, when the selected model cannot name a time at a scale or
+            parameter value that was not measured (the naive trend has no law
+            across sizes): the projection is then that of the next plausible model
+            that can, the traffic-informed one first, and ``trusted_model`` names
+            the selected one.
+        """
+        named = name is not None
+        name = name or self.selected
+        if name is None:
+            raise ValueError(f"no model to project: {self.verdict.reason}")
+        if name not in self.models:
+            raise ValueError(
+                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
+            )
+        where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
+        candidates = [name] if named else [name, *self._size_laws(name)]
+        reason = ""
+        for position, candidate in enumerate(candidates):
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    out = self._project_one(candidate, nodes, params=params, **where)
+                break
+            except ValueError as error:
+                last = position == len(candidates) - 1
+                if last or "not measured" not in str(error):
+                    raise
+                reason = reason or str(error).splitlines()[0]
+        for item in caught:  # the projection's own warnings, once
+            warnings.warn_explicit(
+                item.message, item.category, item.filename, item.lineno
+            )
+        if candidate != name:
+            warn(
+                f"{name}, the trusted model, has no law across the sizes it was "
+                f"trained on ({reason}): this projection is "
+                f"{candidate}'s, the next plausible model that has one",
+                ExtrapolationWarning,
+                stacklevel=2,
+            )
+            out.attrs["trusted_model"] = name
+            name = candidate
+        out.attrs["model_name"] = name
+        out.attrs["law"] = describe_model(self.models[name])
+        default = name == self.selected or "trusted_model" in out.attrs
+        if default and self.intervals.get(name) is not None:
+            join_alternatives(self, out, name, nodes, params=params, **where)
+        wide = wide_nodes(out)
+        if wide.size:
+            out.attrs["cannot_tell_from"] = float(wide[0])
+            out.attrs["cannot_tell_at"] = [float(n) for n in wide]
+        return out
+
+    def _project_one(self, name, nodes, *, bandwidth, scale, ppn, link, params):
+        return project(
+            self.models[name],
+            nodes=nodes,
+            bandwidth=bandwidth,
+            scale=scale,
+            ppn=ppn,
+            interval=self.intervals.get(name),
+            link=link,
+            training=self.training,
+            floor_model=self.floor_model(),
+            target=self.training.get("target", "time"),
+            params=params,
+        )
+
+    def _size_laws(self, name):
+        """Plausible models to project a size ``name`` cannot reach, in preference.
+
+        The traffic-informed model first (it carries the physics), then the other
+        plausible ones by extrapolation SMAPE.
+        """
+        plausible = [m for m in self.plausible if m != name]
+        table = self.summary
+        smape = {}
+        if not table.empty and {"model", "cv", "smape"} <= set(table.columns):
+            cv = "extrapolation" if (table["cv"] == "extrapolation").any() else None
+            rows = table if cv is None else table[table["cv"] == cv]
+            smape = dict(zip(rows["model"], rows["smape"], strict=True))
+        return sorted(
+            plausible,
+            key=lambda m: (m != "traffic", smape.get(m, np.inf)),
+        )
+
+    def cannot_tell_message(self, projection):
+        """One line on where the projection's interval stops being an answer, or ''.
+
+        Parameters
+        ----------
+        projection : xarray.Dataset
+            Output of :meth:`project`.
+
+        Returns
+        -------
+        str
+        """
+        horizon = projection.attrs.get("cannot_tell_from")
+        if horizon is None:
+            return ""
+        level = projection.attrs.get("interval_level", 0.9)
+        wide = list(projection.attrs.get("cannot_tell_at", [horizon]))
+        counts = projection["nodes"].values if "nodes" in projection.coords else []
+        beyond = [float(n) for n in counts if n >= horizon]
+        if beyond and sorted(wide) != sorted(beyond):
+            # the interval narrows again further out (a joined law ruled out there)
+            where = "at " + ", ".join(f"{n:g}" for n in wide) + " nodes"
+        else:
+            where = f"from {horizon:g} nodes on"
+        return (
+            f"{where}, the {level:.0%} interval spans more than "
+            f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
+            f"{self.training.get('target', 'time')} there — measure larger node "
+            "counts to know more"
+        )
+
+    def score_table(self, cv="extrapolation"):
+        """Mean scores per model under ``cv`` (all splitters when absent), baseline
+        included, best SMAPE first."""
+        table = self.summary
+        if cv in set(table["cv"]):
+            table = table[table["cv"] == cv]
+        columns = [c for c in SCORE_COLUMNS if c in table.columns]
+        return table[columns].sort_values("smape").reset_index(drop=True)
+
+    def describe(self):
+        """The text ``scaleprobe fit`` and the demo print."""
+        lines = ["cross-validation (mean over folds; scores per configuration):"]
+        for cv in sorted(set(self.summary["cv"])):
+            table = self.score_table(cv)
+            lines.append(f"  {cv}:")
+            text = table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+            lines += ["    " + line for line in text.splitlines()]
+        lines.append("laws fitted on all data:")
+        for name, model in self.models.items():
+            lines.append(f"  {name}: {describe_model(model)}")
+        verdict_lines = set(self.verdict.lines())
+        for note in self.notes:
+            if note not in verdict_lines:  # the verdict shows its own
+                lines.append(f"note: {note}")
+        spread = self.training.get("run_spread")
+        if spread is not None and np.isfinite(spread):
+            lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
+        lines.append(render_verdict(self.verdict))
+        return "\n".join(lines)

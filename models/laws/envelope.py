@@ -1,0 +1,310 @@
+"""Prediction intervals from the laws the measurements cannot reject.
+
+A projection far beyond the measured node counts is uncertain for two reasons: the
+coefficients are noisy, and several laws describe the measurements equally well but
+part ways further out. Both are covered by one construction (see
+:mod:`scaleprobe.models.laws.lsq`): every candidate law with coefficients whose relative
+chi-square against the configuration centres stays below ``chi2.ppf(level, m)`` is
+*consistent* with the data, and the interval is the range of the predictions of all
+consistent laws. When the true law is a candidate, the interval covers it with
+probability at least ``level``; when the data cannot tell two laws apart, the interval
+spans both, however far they part.
+
+The noise ``sigma`` (standard deviation of log time of one replicate) comes from the
+replicates; when the best law fits worse than that (or there are no replicates) the
+residual scatter is used instead, so a poor family widens the interval instead of
+rejecting every law.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2, f
+
+from . import design as _design
+from .lsq import consistent_range
+from .terms import Term
+
+__all__ = [
+    "ENVELOPE_FAMILY",
+    "NOISE_FLOOR",
+    "budget",
+    "family_forms",
+    "law_range",
+    "noise_level",
+    "training_table",
+]
+
+#: Smallest noise assumed (0.2 %): timers and counters are never better than that.
+NOISE_FLOOR = 0.002
+
+#: Decreasing and growing terms of the plausible laws an interval considers.
+ENVELOPE_FAMILY = {
+    "decreasing": ("1/p", "1/sqrt(p)", "1/p^(2/3)", "log2(p)/p"),
+    "growing": ("log2(p)", "sqrt(p)", "p", "p*log2(p)"),
+}
+
+#: Grid of the exponential bandwidth factor for laws with ``alpha^(100/bw)``.
+ALPHA_GRID = np.linspace(1.0, 3.0, 21)
+
+
+def alpha_grid(fitted=None, bounds=(1.0, 3.0)):
+    """Values of ``alpha`` an interval tries: a coarse grid over ``bounds`` and a fine
+    one (steps of 0.25 %) around the fitted value, where precise data confine it.
+
+    Examples
+    --------
+    >>> grid = alpha_grid(1.12)
+    >>> bool(1.12 in grid), bool(grid.min() >= 1.0)
+    (True, True)
+    """
+    low, high = bounds
+    grid = [np.linspace(low, high, 21)]
+    if fitted is not None:
+        grid.append(fitted * (1 + 0.0025 * np.arange(-20, 21)))
+    values = np.unique(np.concatenate(grid))
+    return values[(values >= low) & (values <= high)]
+
+
+def training_table(var, y, weights=None):
+    """Configurations of a law's variables with their centre, weight and spread.
+
+    Parameters
+    ----------
+    var : dict of str to ndarray
+        ``p`` and, when present, ``D`` and ``bandwidth``.
+    y : ndarray
+        Positive targets.
+    weights : ndarray, default=None
+        Replicates behind each row (a row with weight ``w`` counts as ``w`` equal
+        measurements); the spread of replicates is then unknown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``p`` (``D``, ``bandwidth``), ``y`` (geometric mean), ``n``,
+        ``log_sd``.
+    """
+    frame = pd.DataFrame({k: np.asarray(v, dtype=float) for k, v in var.items()})
+    weight = np.ones(len(frame)) if weights is None else np.asarray(weights, float)
+    frame["_w"] = weight
+    frame["_wlog"] = weight * np.log(np.maximum(np.asarray(y, dtype=float), 1e-300))
+    frame["_log"] = np.log(np.maximum(np.asarray(y, dtype=float), 1e-300))
+    keys = [k for k in ("p", "D", "bandwidth") if k in frame]
+    grouped = frame.groupby(keys, sort=True)
+    table = grouped[["_w", "_wlog"]].sum().reset_index()
+    table["y"] = np.exp(table["_wlog"] / table["_w"])
+    table["n"] = table["_w"]
+    if weights is None:
+        table["log_sd"] = grouped["_log"].std().to_numpy()
+    else:
+        table["log_sd"] = np.nan
+    return table[[*keys, "y", "n", "log_sd"]]
+
+
+def replicate_noise(table):
+    """Pooled standard deviation of log replicates (NaN without replicates)."""
+    return replicate_noise_dof(table)[0]
+
+
+def replicate_noise_dof(table):
+    """Pooled replicate noise and its degrees of freedom (``sum(n - 1)``)."""
+    n = table["n"].to_numpy(dtype=float)
+    sd = table["log_sd"].to_numpy(dtype=float)
+    ok = np.isfinite(sd) & (n > 1)
+    if not ok.any():
+        return math.nan, 0
+    dof = float(np.sum(n[ok] - 1))
+    return float(np.sqrt(np.sum((n[ok] - 1) * sd[ok] ** 2) / dof)), dof
+
+
+def noise_level(replicate, loss, dof, replicate_dof=0):
+    """Noise the interval assumes: replicates, or the residual scatter if larger.
+
+    Parameters
+    ----------
+    replicate : float
+        Pooled replicate noise (NaN when there are no replicates).
+    loss : float
+        Weighted relative loss of the fitted law on the configuration centres.
+    dof : int
+        Configurations minus fitted parameters.
+    replicate_dof : float, default=0
+        Degrees of freedom of ``replicate``.
+
+    Returns
+    -------
+    sigma : float
+        Standard deviation of log time of one replicate, at least
+        :data:`NOISE_FLOOR`; NaN when it cannot be estimated. Without replicates it
+        is an upper 90 % confidence bound of the residual scatter (few degrees of
+        freedom make it large, on purpose).
+    sigma_dof : float
+        Degrees of freedom of the estimate (0 when it is already an upper bound),
+        for :func:`budget`.
+    """
+    if dof >= 1:
+        scatter = math.sqrt(loss / dof)
+        upper = math.sqrt(loss / chi2.ppf(0.10, dof))
+    else:
+        scatter = upper = math.nan
+    if math.isfinite(replicate):
+        if math.isfinite(scatter) and scatter > replicate:
+            sigma, sigma_dof = scatter, dof
+        else:
+            sigma, sigma_dof = replicate, replicate_dof
+    elif math.isfinite(upper):
+        sigma, sigma_dof = upper, 0
+    else:
+        return math.nan, 0
+    if sigma < NOISE_FLOOR:
+        return NOISE_FLOOR, 0
+    return sigma, sigma_dof
+
+
+def budget(sigma, configurations, level, dof=None):
+    """Largest admissible weighted relative loss of a consistent law.
+
+    ``sigma**2 * chi2.ppf(level, m)`` when ``sigma`` is known; with ``dof`` degrees of
+    freedom behind an estimated ``sigma`` the statistic follows ``m F(m, dof)``
+    instead, which widens the budget when the noise itself is uncertain.
+    """
+    m = max(int(configurations), 1)
+    if dof is None or not dof or not math.isfinite(dof):
+        return float(sigma**2 * chi2.ppf(level, m))
+    return float(sigma**2 * m * f.ppf(level, m, max(dof, 1)))
+
+
+def family_forms(max_coefficients, *, data=False, extra=()):
+    """Term lists of the plausible laws (see :data:`ENVELOPE_FAMILY`).
+
+    A constant, one term, a constant plus one term, a decreasing plus a growing
+    term, and a constant plus both, limited to ``max_coefficients`` coefficients;
+    ``extra`` forms (e.g. the selected law) are added.
+    """
+    decreasing = [*ENVELOPE_FAMILY["decreasing"]]
+    growing = [*ENVELOPE_FAMILY["growing"]]
+    forms = [("1",)] + [(t,) for t in decreasing + growing]
+    forms += [("1", t) for t in decreasing + growing]
+    forms += [(d, g) for d in decreasing for g in growing]
+    forms += [("1", d, g) for d in decreasing for g in growing]
+    prefix = "D*" if data else ""
+    forms = [
+        tuple(prefix + t if t != "1" else ("D" if data else "1") for t in f)
+        for f in forms
+    ]
+    out = [f for f in forms if len(f) <= max_coefficients]
+    out += [tuple(f) for f in extra if tuple(f) not in out]
+    return out
+
+
+#: Most cells (values of alpha x points x terms) of one stack of designs: a grid of
+#: alpha is solved a block at a time, so that a projection to many points stays small.
+_CELLS = 1 << 18
+
+
+def law_range(terms, table, target_var, loss_budget, *, alphas=None):
+    """Range of predictions of one form's consistent coefficient vectors.
+
+    Parameters
+    ----------
+    terms : list of Term
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    target_var : dict of str to ndarray
+        Variables of the points to predict.
+    loss_budget : float
+        From :func:`budget`.
+    alphas : sequence of float, default=None
+        Values of ``alpha`` to try when a term depends on bandwidth (the union over
+        them is returned); default :data:`ALPHA_GRID`.
+
+    Returns
+    -------
+    low, high : ndarray
+        NaN where the form has no consistent coefficients.
+    """
+    var = {
+        k: table[k].to_numpy(dtype=float) for k in ("p", "D", "bandwidth") if k in table
+    }
+    y = table["y"].to_numpy(dtype=float)
+    n = table["n"].to_numpy(dtype=float)
+    needs_alpha = any(t.bandwidth for t in terms)
+    grid = (alpha_grid() if alphas is None else alphas) if needs_alpha else [None]
+    count = len(next(iter(target_var.values())))
+    low, high = np.full(count, np.nan), np.full(count, np.nan)
+    # the union over alpha: stacks of designs, each solved at once
+    step = max(_CELLS // max(count * len(terms), 1), 1)
+    for start in range(0, len(grid), step):
+        block = grid[start : start + step]
+        with np.errstate(all="ignore"):
+            A = _design.design_matrices(terms, var, block)
+            targets = _design.design_matrices(terms, target_var, block)
+        finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(
+            np.isfinite(targets), axis=(1, 2)
+        )
+        if finite.any():
+            lo, hi = consistent_range(A[finite], y, n, targets[finite], loss_budget)
+            low, high = np.fmin(low, lo), np.fmax(high, hi)
+    return low, high
+
+
+def parse_forms(forms):
+    """Term objects of term-name lists."""
+    from .terms import parse_term
+
+    return [[parse_term(t) for t in form] for form in forms]
+
+
+def with_bandwidth(terms):
+    """The same terms with the bandwidth factor on the communication ones."""
+    return [
+        Term(t.p_exponent, t.log_exponent, t.data, t.bandwidth or t.is_communication)
+        if not (t.p_exponent == 0 and t.log_exponent == 0)
+        else t
+        for t in terms
+    ]
+
+
+def family_range(
+    table,
+    var,
+    prediction,
+    loss_budget,
+    *,
+    own,
+    data,
+    bandwidth,
+    alpha=None,
+    family=True,
+):
+    """Range of the fitted law ``own`` and of every plausible law of the family.
+
+    The interval of a projection should not depend on which law was selected: it
+    holds every law of :data:`ENVELOPE_FAMILY` (with the data-size factor when
+    ``data``, the bandwidth factor on communication terms when ``bandwidth``) and
+    the fitted one, each with at most one coefficient fewer than there are distinct
+    process counts, whose fit is not rejected.
+
+    With ``family=False`` only the fitted law's own consistent range.
+
+    Returns
+    -------
+    low, high : ndarray
+        Never narrower than ``prediction``.
+    """
+    distinct = np.unique(table["p"]).size
+    forms = family_forms(max(distinct - 1, 1), data=data, extra=[own])
+    if not family:
+        forms = [list(own)]
+    low = high = np.asarray(prediction, dtype=float)
+    alphas = alpha_grid(alpha) if bandwidth else None
+    for form in parse_forms(forms):
+        if bandwidth and tuple(t.name for t in form) != tuple(own):
+            form = with_bandwidth(form)
+        lo, hi = law_range(form, table, var, loss_budget, alphas=alphas)
+        low, high = np.fmin(low, lo), np.fmax(high, hi)
+    return low, high

@@ -1,0 +1,528 @@
+"""Project a fitted model onto new node counts, bandwidths, scales and networks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..core.features import prediction_frame
+from ..core.interface import frame_defaults_of
+from ..core.warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
+from .derived import EDGEFACTOR, teps
+
+__all__ = [
+    "CANNOT_TELL_RATIO",
+    "cannot_tell_from",
+    "project",
+    "resolve_params",
+    "resolve_ppn",
+    "training_frame",
+    "wide_nodes",
+]
+
+_COORD_ATTRS = {
+    "nodes": {"units": "1", "long_name": "nodes"},
+    "bandwidth": {"units": "percent", "long_name": "share of the link bandwidth"},
+    "scale": {"units": "1", "long_name": "problem scale (log2 of the vertices)"},
+}
+
+
+def resolve_ppn(ppn, training):
+    """Ranks per node of a projection: given, or the one the model was trained at.
+
+    Parameters
+    ----------
+    ppn : float or None
+    training : dict or None
+        Training metadata (``ppn``: list of trained values, or None when unknown).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When the trained ppn is unknown or ambiguous and none is given.
+
+    Examples
+    --------
+    >>> resolve_ppn(None, {"ppn": [4]})
+    4.0
+    """
+    trained = (training or {}).get("ppn")
+    if ppn is not None:
+        if not float(ppn) > 0:
+            raise ValueError(f"ppn must be positive; got {ppn!r}")
+        if trained and float(ppn) not in [float(v) for v in trained]:
+            warn(
+                f"projecting at ppn {ppn:g}, but the model was trained at ppn "
+                f"{trained}: the share of a node's link per rank changes",
+                ExtrapolationWarning,
+                stacklevel=3,
+            )
+        return float(ppn)
+    if training is None:
+        return 1.0
+    if not trained:
+        raise ValueError(
+            "the model was fitted on process counts without a ppn (ranks per node): "
+            "give ppn to project to node counts"
+        )
+    if len(trained) > 1:
+        raise ValueError(
+            f"the model was trained at several ppn {trained}: give ppn to project"
+        )
+    return float(trained[0])
+
+
+def resolve_params(params, training):
+    """The application parameters of a projection: given, or the trained values.
+
+    A model fitted on a sweep over an application parameter (``points``,
+    ``msg_bytes``...) predicts at a value of it; without one, a projection is made
+    at every value the training measured.
+
+    Parameters
+    ----------
+    params : dict of str to float or array-like, or None
+    training : dict or None
+        Training metadata (``parameters``: the trained values of each).
+
+    Returns
+    -------
+    dict of str to ndarray
+
+    Raises
+    ------
+    ValueError
+        A parameter the models were not trained over.
+
+    Examples
+    --------
+    >>> resolve_params(None, {"parameters": {"points": [1024.0, 4096.0]}})
+    {'points': array([1024., 4096.])}
+    """
+    trained = (training or {}).get("parameters") or {}
+    given = dict(params or {})
+    unknown = [name for name in given if name not in trained]
+    if unknown and training is not None:
+        allowed = ", ".join(trained) or "none"
+        raise ValueError(
+            f"the models were not trained over {unknown[0]!r}; their application "
+            f"parameters: {allowed}"
+        )
+    out = {}
+    for name in [*trained, *[n for n in given if n not in trained]]:
+        values = given.get(name, trained.get(name))
+        out[name] = np.atleast_1d(np.asarray(values, dtype=float))
+    return out
+
+
+def training_frame(
+    training, *, nodes, bandwidth=100.0, scale=None, ppn=None, link=None, params=None
+):
+    """A prediction frame at the training's ppn, ``s0`` and application parameters.
+
+    Parameters
+    ----------
+    training : dict
+        Training metadata (:attr:`~scaleprobe.models.EnsembleFit.training`).
+    nodes : array-like
+    bandwidth : float or array-like, default=100.0
+    scale : float or array-like, default=None
+    ppn : float, default=None
+        Default: the trained one (:func:`resolve_ppn`).
+    link : dict, default=None
+    params : dict, default=None
+        Default: the trained values (:func:`resolve_params`).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> training_frame({"ppn": [2], "s0": 25}, nodes=[4, 8])[["nodes", "ranks"]]
+       nodes  ranks
+    0    4.0    8.0
+    1    8.0   16.0
+    """
+    return prediction_frame(
+        nodes,
+        ppn=resolve_ppn(ppn, training),
+        bandwidth=bandwidth,
+        scale=scale,
+        s0=training.get("s0", 25),
+        link=link,
+        params=resolve_params(params, training),
+    )
+
+
+def _warn_outside(name, values, trained):
+    if trained is None or values is None:
+        return
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    low, high = trained
+    outside = values[(values < low) | (values > high)]
+    if outside.size:
+        warn(
+            f"{name} {outside.tolist()} lies outside the trained range "
+            f"[{low:g}, {high:g}]: the projection extrapolates in {name}",
+            ExtrapolationWarning,
+            stacklevel=3,
+        )
+
+
+def _target_link(link, training, model):
+    """Target network of a projection; a time-only law cannot take a new latency."""
+    trained = (training or {}).get("link")
+    if link is None:
+        return trained, None
+    link = {k: float(v) for k, v in link.items() if v is not None}
+    prices = model.prices_link
+    if trained is None and not prices:
+        raise ValueError(
+            "the training link is unknown: a projection to another network needs a "
+            "model fitted on a Dataset that records its link"
+        )
+    merged = {**(trained or {}), **link}
+    if not prices:
+        if "latency" in link and trained and link["latency"] != trained["latency"]:
+            raise ValueError(
+                "a time-only law cannot be re-priced at another latency; only the "
+                "traffic-informed model can (fit a Dataset with critical-path records)"
+            )
+        # A new link bandwidth becomes a percentage of the training link.
+        return merged, merged["link_bandwidth"] / trained["link_bandwidth"]
+    return merged, None
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where a projection predicts: the frame, its coordinates and their shape."""
+
+    frame: pd.DataFrame
+    coords: dict
+    ppn: float
+    link: dict | None
+    params: dict
+
+    @property
+    def dims(self):
+        return list(self.coords)
+
+    @property
+    def shape(self):
+        return tuple(len(self.coords[d]) for d in self.coords)
+
+    def variable(self, values, units, long_name):
+        """A data variable over the grid's dimensions."""
+        values = np.asarray(values, dtype=float).reshape(self.shape)
+        return (self.dims, values, {"units": units, "long_name": long_name})
+
+
+def project(
+    model,
+    *,
+    nodes,
+    bandwidth=100,
+    scale=None,
+    ppn=None,
+    interval=None,
+    link=None,
+    training=None,
+    floor_model=None,
+    edgefactor=EDGEFACTOR,
+    target="time",
+    params=None,
+):
+    """Predict over a grid of new coordinates, with intervals, parts and limits.
+
+    Parameters
+    ----------
+    model : PerformanceModel
+        Fitted.
+    nodes : array-like of int
+    bandwidth : float or array-like, default=100
+        Percentages of the link (the target link when ``link`` is given).
+    scale : float or array-like, default=None
+        Problem scales; needed for data-size terms and for TEPS.
+    ppn : float, default=None
+        Ranks per node; default: the trained one (an error when ambiguous).
+    interval : PredictionInterval, default=None
+        Adds ``<target>_lower`` / ``<target>_upper``; without it they are NaN.
+    link : dict, default=None
+        Target network: ``link_bandwidth`` (bytes/s) and/or ``latency`` (s); only a
+        model that prices its traffic takes another latency.
+    training : dict, default=None
+        Training metadata (:attr:`EnsembleFit.training`): enables the checks.
+    floor_model : PerformanceModel, default=None
+        A fitted model that knows the latency floor (``<target>_floor``).
+    edgefactor : int, default=16
+        Edges per vertex for ``teps_predicted = edgefactor * 2**scale / time``.
+    target : str, default="time"
+    params : dict of str to float or array-like, default=None
+        Application parameters (sweep keys such as ``points``); default: the
+        trained values (:func:`resolve_params`).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
+        scale), ``_computation`` / ``_communication`` / ``_terms`` (when the model
+        splits its prediction), ``_floor`` (with a floor model).
+
+    Warns
+    -----
+    ExtrapolationWarning
+        Scale, bandwidth, ppn or an application parameter outside the training's.
+    PhysicalLimitWarning
+        A prediction below the latency floor.
+
+    Examples
+    --------
+    >>> from scaleprobe.models import ScalingLaw
+    >>> m = ScalingLaw.from_coefficients("refined", [118.026, 5.968], alpha=1.11)
+    >>> project(m, nodes=[4, 64], bandwidth=[100, 50], scale=28)["time_predicted"].dims
+    ('nodes', 'bandwidth', 'scale')
+    """
+    where = {"nodes": nodes, "bandwidth": bandwidth, "scale": scale, "ppn": ppn}
+    grid = _grid(model, training, link=link, params=params, **where)
+    predicted = np.asarray(model.predict(grid.frame), dtype=float)
+    named = (target, (training or {}).get("units", {}).get(target, "s"))
+    data_vars = _predicted(model, grid, predicted, interval, named)
+    data_vars.update(_teps(grid, predicted, target, edgefactor))
+    coords = dict(grid.coords)
+    data_vars.update(_components(model, grid, named, coords))
+    if floor_model is not None:
+        data_vars.update(_floor(floor_model, grid, predicted, named))
+    attrs = {"model": type(model).__name__, "ppn": grid.ppn, "edgefactor": edgefactor}
+    attrs.update(_attrs(grid.link, interval, training, target))
+    return _dataset(data_vars, coords, attrs, grid.params, training)
+
+
+def _grid(model, training, *, nodes, bandwidth, scale, ppn, link, params):
+    """The frame a projection predicts on, after the checks of what was trained."""
+    ppn = resolve_ppn(ppn, training)
+    ranges = (training or {}).get("feature_ranges", {})
+    _warn_outside("scale", scale, ranges.get("scale"))
+    params = resolve_params(params, training)
+    for name, values in params.items():
+        _warn_outside(name, values, ranges.get(name))
+    link, percent_factor = _target_link(link, training, model)
+    frame = prediction_frame(
+        nodes,
+        ppn=ppn,
+        bandwidth=bandwidth,
+        scale=scale,
+        s0=(training or {}).get("s0", frame_defaults_of(model)["s0"]),
+        link=link if percent_factor is None else None,
+        params=params,
+    )
+    if percent_factor is not None:
+        frame["bandwidth"] = frame["bandwidth"] * percent_factor
+    _warn_outside("bandwidth", frame["bandwidth"].unique(), ranges.get("bandwidth"))
+    coords = {
+        "nodes": np.atleast_1d(np.asarray(nodes, dtype=float)),
+        "bandwidth": np.atleast_1d(np.asarray(bandwidth, dtype=float)),
+    }
+    if scale is not None:
+        coords["scale"] = np.atleast_1d(np.asarray(scale, dtype=float))
+    coords.update(params)
+    return _Grid(frame=frame, coords=coords, ppn=ppn, link=link, params=params)
+
+
+def _predicted(model, grid, predicted, interval, target_units):
+    """The prediction and its interval's bounds (NaN without an interval)."""
+    target, units = target_units
+    if interval is not None:
+        lower, upper = interval.bounds(model, grid.frame, prediction=predicted)
+    else:
+        lower = upper = np.full_like(predicted, np.nan)
+    return {
+        f"{target}_predicted": grid.variable(predicted, units, f"predicted {target}"),
+        f"{target}_lower": grid.variable(
+            lower, units, "lower bound of the prediction interval"
+        ),
+        f"{target}_upper": grid.variable(
+            upper, units, "upper bound of the prediction interval"
+        ),
+    }
+
+
+def _teps(grid, predicted, target, edgefactor):
+    """Traversed edges per second, for a time projected at a scale."""
+    if "scale" not in grid.coords or target != "time":
+        return {}
+    return {
+        "teps_predicted": grid.variable(
+            teps(predicted, grid.frame["scale"].to_numpy(), edgefactor=edgefactor),
+            "edges/s",
+            "predicted traversed edges per second",
+        )
+    }
+
+
+def _components(model, grid, target_units, coords):
+    """The computation and communication parts and every term or part, where the
+    model splits its prediction (adds the ``term`` coordinate to ``coords``)."""
+    target, units = target_units
+    parts = model.predict_components(grid.frame)
+    if not {"computation", "communication"} <= set(parts.columns):
+        return {}
+    terms = [c for c in parts.columns if c not in ("computation", "communication")]
+    coords["term"] = terms
+    return {
+        f"{target}_computation": grid.variable(
+            parts["computation"], units, "computation part of the prediction"
+        ),
+        f"{target}_communication": grid.variable(
+            parts["communication"], units, "communication part of the prediction"
+        ),
+        f"{target}_terms": (
+            (*grid.dims, "term"),
+            parts[terms].to_numpy().reshape(*grid.shape, -1),
+            {"units": units, "long_name": "contribution of each term or part"},
+        ),
+    }
+
+
+def _floor(floor_model, grid, predicted, target_units):
+    """The latency floor, and a warning where the prediction falls below it."""
+    target, units = target_units
+    floor = np.asarray(floor_model.floor(grid.frame), dtype=float)
+    below = np.flatnonzero(predicted < floor * (1 - 1e-9))
+    if below.size:
+        first = grid.frame.iloc[below[0]]
+        warn(
+            f"the projection falls below the latency floor the link model gives "
+            f"(from {first['nodes']:g} nodes: {predicted[below[0]]:.3g} s < "
+            f"{floor[below[0]]:.3g} s): it cannot be right there",
+            PhysicalLimitWarning,
+            stacklevel=3,
+        )
+    return {
+        f"{target}_floor": grid.variable(
+            floor,
+            units,
+            "latency floor: latency-bound steps on the critical path times the "
+            "link latency",
+        )
+    }
+
+
+def _attrs(link, interval, training, target):
+    attrs = {"target": target}
+    if link is not None:
+        attrs["link_bandwidth"] = float(link.get("link_bandwidth", np.nan))
+        attrs["latency"] = float(link.get("latency", np.nan))
+    if interval is not None:
+        attrs["interval_level"] = interval.level
+        attrs["interval_method"] = interval.method
+    if training is not None:
+        attrs["training"] = json.dumps(training, default=str)
+    return attrs
+
+
+def _dataset(data_vars, coords, attrs, params, training):
+    """The projection Dataset, coordinates with units, integer node counts."""
+    out = xr.Dataset(data_vars, coords=coords, attrs=attrs)
+    for name, extra in _COORD_ATTRS.items():
+        if name in out.coords:
+            out[name].attrs.update(extra)
+    trained_units = (training or {}).get("units", {})
+    for name in params:
+        out[name].attrs.update(
+            {
+                "units": trained_units.get(name, "1"),
+                "long_name": f"application parameter {name}",
+            }
+        )
+    if np.all(out["nodes"].values == np.round(out["nodes"].values)):
+        out = out.assign_coords(nodes=out["nodes"].values.astype(int))
+        out["nodes"].attrs.update(_COORD_ATTRS["nodes"])
+    return out
+
+
+#: Upper/lower ratio beyond which an interval no longer tells a time: an order of
+#: magnitude.
+CANNOT_TELL_RATIO = 10.0
+
+
+def cannot_tell_from(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
+    """Smallest projected node count whose interval spans more than ``ratio``.
+
+    Past that count the interval is honest but no longer an answer: the data cannot
+    tell the time there (the laws they allow part too far).
+
+    Parameters
+    ----------
+    projection : xarray.Dataset
+        Output of :func:`project` (with ``<target>_lower`` / ``<target>_upper``).
+    target : str, default=None
+        Default: the projection's ``target`` attribute, else ``time``.
+    ratio : float, default=CANNOT_TELL_RATIO
+
+    Returns
+    -------
+    float or None
+        None when every interval is narrower (or there is no interval).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> proj = xr.Dataset(
+    ...     {"time_lower": ("nodes", [1.0, 1.0, 1.0]),
+    ...      "time_upper": ("nodes", [2.0, 12.0, 90.0])},
+    ...     coords={"nodes": [16, 64, 256]})
+    >>> cannot_tell_from(proj)
+    64.0
+    """
+    nodes = wide_nodes(projection, target=target, ratio=ratio)
+    return float(nodes.min()) if nodes.size else None
+
+
+def wide_nodes(projection, *, target=None, ratio=CANNOT_TELL_RATIO):
+    """Every projected node count whose interval spans more than ``ratio``.
+
+    :func:`cannot_tell_from` is the smallest of them. They need not be all the
+    counts beyond it: an interval may narrow again where a law it joined is ruled
+    out (see :mod:`scaleprobe.models.projection.alternatives`).
+
+    Parameters
+    ----------
+    projection, target, ratio
+        As for :func:`cannot_tell_from`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The node counts, ascending (empty without an interval).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> wide_nodes(xr.Dataset(
+    ...     {"time_lower": ("nodes", [1.0] * 4),
+    ...      "time_upper": ("nodes", [2.0, 12.0, 9.0, 30.0])},
+    ...     coords={"nodes": [16, 64, 256, 1024]}))
+    array([  64., 1024.])
+    """
+    target = target or projection.attrs.get("target", "time")
+    lower = projection.get(f"{target}_lower")
+    upper = projection.get(f"{target}_upper")
+    if lower is None or upper is None or "nodes" not in lower.dims:
+        return np.array([], dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = upper / lower
+    others = [d for d in spread.dims if d != "nodes"]
+    wide = (spread > ratio) | (lower <= 0)
+    wide = wide.any(dim=others) if others else wide
+    finite = np.isfinite(lower).all(dim=others) if others else np.isfinite(lower)
+    wide = wide & finite
+    return np.sort(wide["nodes"].values[wide.values].astype(float))

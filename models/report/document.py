@@ -1,0 +1,319 @@
+"""A self-contained report: scores, the trusted model (or none), projection, figures."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.configs import reduce_configurations
+from ..core.features import make_features
+from ..core.interface import describe_model
+from ..core.warnings import quiet
+from ..ensemble.fit import fit_ensemble
+from ..selection.choose import render_verdict
+from .plots import (
+    plot_bandwidth_demand,
+    plot_extrapolation_error,
+    plot_measured_vs_predicted,
+    plot_projection,
+)
+
+__all__ = ["projection_nodes", "write_report"]
+
+
+def projection_nodes(largest, project_to=None, smallest=1):
+    """Powers of two from ``smallest`` to ``project_to`` (default: at least 1024).
+
+    Examples
+    --------
+    >>> projection_nodes(8).tolist()[-3:]
+    [256, 512, 1024]
+    """
+    top = project_to or max(1024, 32 * int(largest))
+    exponent = math.ceil(math.log2(top))
+    low = max(math.floor(math.log2(max(smallest, 1))), 0)
+    return np.array([2**k for k in range(low, exponent + 1)])
+
+
+def _figure_bytes(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _table(frame, fmt):
+    frame = frame.copy()
+    for column in frame.columns:
+        if pd.api.types.is_float_dtype(frame[column]):
+            frame[column] = frame[column].map(lambda v: f"{v:.4g}")
+    if fmt == "html":
+        return frame.to_html(index=False, border=0)
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    rows = [
+        "| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *rows])
+
+
+def _measured(X, y, target):
+    configs = reduce_configurations(X, y)
+    table = configs.frame.rename(columns={"y": target})
+    return table
+
+
+def write_report(
+    dataset,
+    path,
+    *,
+    models=None,
+    cv=None,
+    client=None,
+    target="time",
+    s0=25,
+    level=0.9,
+    project_to=None,
+    ppn=None,
+    verdict_to=None,
+):
+    """Fit the ensemble on a results Dataset and write an HTML or Markdown report.
+
+    The report states which model scaleprobe trusts and why (or that none can be
+    trusted), the scores of every model next to the naive baseline, the
+    projection with its interval and the latency floor over measured points (log
+    axes), bandwidth impact, and every warning the fit raised.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+    path : str or Path
+        ``.html`` (figures embedded, one file) or ``.md`` (PNG files beside it).
+    models : dict of str to estimator, default=None
+        Default :func:`~scaleprobe.models.default_ensemble`.
+    cv : dict of str to splitter, default=None
+    client : distributed.Client, default=None
+    target : str, default="time"
+    s0 : float, default=25
+    level : float, default=0.9
+        Interval level.
+    project_to : int, default=None
+        Largest node count of the projection (default: at least 1024; powers of two).
+    ppn : int, default=None
+        Ranks per node for Datasets without one.
+    verdict_to : file-like, default=None
+        Also print the verdict there, as :func:`~scaleprobe.models.render_verdict`
+        renders it (the command line passes standard output).
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    fmt = {".html": "html", ".md": "md"}.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"report path must end in .html or .md; got {path.name!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = fit_ensemble(
+            dataset,
+            models=models,
+            cv=cv,
+            client=client,
+            target=target,
+            s0=s0,
+            level=level,
+            ppn=ppn,
+        )
+        X, y = make_features(dataset, target=target, s0=s0, ppn=ppn)
+        measured = _measured(X, y, target)
+        figures, sections = _projection_parts(fit, measured, X, project_to)
+    figures["extrapolation_error"] = plot_extrapolation_error(fit.scores)
+    sections = [*_fit_sections(fit, fmt), *sections]
+    _write(path, fmt, _facts(fit, X, caught), sections, figures)
+    if verdict_to is not None:
+        print(render_verdict(fit.verdict), file=verdict_to)
+    return path
+
+
+def _fit_sections(fit, fmt):
+    """The verdict, the scores and the laws, as the report's first sections."""
+    laws = pd.DataFrame(
+        {
+            "model": list(fit.models),
+            "law": [describe_model(m) for m in fit.models.values()],
+        }
+    )
+    return [
+        (
+            "Which model is trusted, and why",
+            _preformatted(render_verdict(fit.verdict), fmt),
+        ),
+        (
+            "Scores (mean over folds; naive baseline for reference)",
+            _table(fit.score_table(), fmt),
+        ),
+        ("Laws fitted on all data", _table(laws, fmt)),
+    ]
+
+
+def _write(path, fmt, facts, sections, figures):
+    """The report file (and, for Markdown, its PNG figures beside it)."""
+    images = {}
+    for name, figure in figures.items():
+        images[name] = _figure_bytes(figure)
+        if fmt == "md":
+            (path.parent / f"{path.stem}_{name}.png").write_bytes(images[name])
+    path.write_text(_render(fmt, facts, sections, images, path), encoding="utf-8")
+
+
+def _facts(fit, X, caught):
+    """The report's opening list: what was fitted, the verdict's headline, the notes
+    the verdict does not show and every warning the fit gave."""
+    target, column = fit.training["target"], fit.training["column"]
+    counts = sorted(int(v) for v in np.unique(X[column]))
+    facts = [
+        f"Fitted on {fit.training['configurations']} configurations, "
+        f"{fit.training['runs']} runs ({fit.training['measurements']} values of "
+        f"`{target}`); measured {column}: {counts}",
+        f"Verdict: {fit.verdict.reason}",
+    ]
+    spread = fit.training.get("run_spread")
+    if spread is not None and np.isfinite(spread):
+        facts.append(f"Repeated runs spread by {spread:.1%} (median max/min - 1)")
+    shown = set(fit.verdict.lines())
+    facts += [f"Note: {note}" for note in fit.notes if note not in shown]
+    seen = set()
+    for item in caught:
+        text = f"{item.category.__name__}: {item.message}"
+        if text not in seen and issubclass(item.category, UserWarning):
+            seen.add(text)
+            facts.append(f"Warning — {text}")
+    return facts
+
+
+def _preformatted(text, fmt):
+    if fmt == "html":
+        return f"<pre>{html.escape(text)}</pre>"
+    return "```text\n" + text + "\n```"
+
+
+def _projection_parts(fit, measured, X, project_to):
+    figures, sections = {}, []
+    column = fit.training["column"]
+    name = fit.selected or "baseline"
+    model = fit.models[name]
+    largest = float(X[column].max())
+    nodes = projection_nodes(largest, project_to, smallest=float(X[column].min()))
+    bandwidths = (
+        sorted({float(b) for b in X["bandwidth"].unique()}, reverse=True)
+        if ("bandwidth" in X.columns)
+        else [100.0]
+    )
+    scale = float(X["scale"].max()) if "scale" in X.columns else None
+    if column == "ranks" and not fit.training.get("ppn"):
+        return figures, [
+            (
+                "Projection",
+                "the data hold rank counts without a ppn: give ppn to project to nodes",
+            )
+        ]
+    # Application parameters (a swept size...): the largest measured value of each.
+    params = {k: v[-1:] for k, v in (fit.training.get("parameters") or {}).items()}
+    projection = fit.project(
+        name, nodes=nodes, bandwidth=bandwidths, scale=scale, params=params
+    ).squeeze(list(params), drop=False)
+    with quiet():  # a reference line in a figure, not a projection anyone trusts
+        baseline = fit.project(
+            "baseline",
+            nodes=nodes,
+            bandwidth=bandwidths[:1],
+            scale=scale,
+            params=params,
+        ).squeeze(list(params), drop=False)
+    shown = measured
+    if scale is not None and "scale" in shown:
+        shown = shown[shown["scale"] == scale]
+    for key, values in params.items():
+        if key in shown:
+            shown = shown[shown[key] == values[0]]
+    title = (
+        f"{name}: projection"
+        if fit.selected
+        else ("no trusted model: naive baseline shown")
+    )
+    figures["projection"] = plot_projection(
+        projection, measured=shown, ideal=baseline, title=title
+    )
+    target = fit.training["target"]
+    figures["measured_vs_predicted"] = plot_measured_vs_predicted(
+        measured[target].to_numpy(),
+        model.predict(measured),
+        color_by=measured[column],
+        title=f"{name}: measured vs predicted",
+    )
+    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1 and fit.selected:
+        figures["bandwidth_impact"] = plot_bandwidth_demand(
+            model,
+            nodes=sorted({*map(int, np.unique(X["nodes"])), int(largest) * 8})[:6],
+            scale=scale,
+            ppn=fit.training["ppn"][0] if fit.training.get("ppn") else None,
+            params={k: v[0] for k, v in params.items()},
+            title=f"{name}: bandwidth impact",
+        )
+    at = projection.sel(bandwidth=bandwidths[0])
+    if "scale" in at.dims:
+        at = at.isel(scale=0)
+    columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
+    columns += [c for c in (f"{target}_floor", "teps_predicted") if c in at]
+    table = at[columns].to_dataframe().reset_index()
+    table = table[["nodes", *columns]]
+    heading = f"Projection of {name} at {bandwidths[0]:g} % bandwidth"
+    if scale is not None:
+        heading += f", scale {scale:g}"
+    for key, values in params.items():
+        heading += f", {key} {values[0]:g}"
+    sections.append((heading, table))
+    horizon = fit.cannot_tell_message(projection)
+    if horizon:
+        sections.append(("Where the data cannot tell", horizon))
+    return figures, sections
+
+
+def _render(fmt, facts, sections, images, path):
+    sections = [(t, b if isinstance(b, str) else _table(b, fmt)) for t, b in sections]
+    if fmt == "md":
+        parts = ["# scaleprobe model report", "", *[f"- {f}" for f in facts], ""]
+        for title, body in sections:
+            parts += [f"## {title}", "", body, ""]
+        parts += ["## Figures", ""]
+        parts += [f"![{n}]({path.stem}_{n}.png)" for n in images]
+        return "\n".join(parts) + "\n"
+    body = ["<h1>scaleprobe model report</h1>", "<ul>"]
+    body += [f"<li>{html.escape(f).replace('`', '')}</li>" for f in facts] + ["</ul>"]
+    for title, table in sections:
+        body += [f"<h2>{html.escape(title)}</h2>", table]
+    body.append("<h2>Figures</h2>")
+    for name, data in images.items():
+        encoded = base64.b64encode(data).decode("ascii")
+        body.append(
+            f'<figure><img alt="{name}" src="data:image/png;base64,{encoded}">'
+            f"<figcaption>{name.replace('_', ' ')}</figcaption></figure>"
+        )
+    style = (
+        "body{font-family:sans-serif;max-width:1100px;margin:auto}"
+        "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
+        "img{max-width:100%}"
+    )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>scaleprobe "
+        f"report</title><style>{style}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )
