@@ -15,12 +15,12 @@ Virtual time
     reset when a call returns, so CPU burnt polling inside MPI is not charged.
     Communication advances the clock by the link model below.
 
-Link model (:class:`LinkModel`)
+Link model (:class:`~scaleprobe.kernels.schema.LinkConfig`, :func:`transfer_time`)
     An inter-node message of ``n`` bytes alone on the network takes
     ``latency + n / B`` with ``B = link_bandwidth * bandwidth / 100``; an intra-node
     one takes ``memory_latency + n / memory_bandwidth``.
 
-The emulated machine (``topology``, ``allocation``; :mod:`._topology`)
+The emulated machine (``topology``, ``allocation``; :class:`Network`)
     The job's ``N`` nodes (node of world rank ``r`` = ``r // ppn``) are placed on a
     machine of ``machine_nodes`` nodes, compactly or at random (seeded), as a batch
     system on a busy machine does; machine nodes hang ``nodes_per_switch`` (18) to
@@ -126,9 +126,10 @@ What is approximate
 Importing this package does not import mpi4py.
 """
 
+from scaleprobe.kernels.schema import Allocation, LinkConfig, Topology
+
 from ._args import add_comm_arguments, resolve_config
-from ._link import LinkModel
-from ._topology import Allocation, Network, Topology
+from ._network import Network, inter_time, intra_time, rank_bandwidth, transfer_time
 from .instrumented import (
     COLLECTIVE_RECORD_KEYS,
     PATH_LONG_NAMES,
@@ -145,10 +146,14 @@ __all__ = [
     "SUMMARY_UNITS",
     "Allocation",
     "InstrumentedComm",
-    "LinkModel",
+    "LinkConfig",
     "Network",
     "Request",
     "Topology",
     "add_comm_arguments",
+    "inter_time",
+    "intra_time",
+    "rank_bandwidth",
     "resolve_config",
+    "transfer_time",
 ]

@@ -7,7 +7,7 @@ without point-to-point waiting (computation, other collectives) as a stamp delta
 ``[time, comp, latency, bandwidth, intra]``. :func:`replay` runs every rank's log as
 a discrete-event simulation in virtual time: sends start flows, flows share links
 max-min fairly (:mod:`scaleprobe.kernels.comm._fluid`) on the routes of
-:class:`~scaleprobe.kernels.comm._topology.Network`, a flow's bytes arrive one
+:class:`~scaleprobe.kernels.comm._network.Network`, a flow's bytes arrive one
 latency after they have left, and a wait ends at the latest completion it waited for
 (with that completion's critical path). Intra-node messages take the memory model and
 share nothing. The result is deterministic: it depends on the logs only, never on the
@@ -230,7 +230,7 @@ def replay(
     Two ranks on two nodes of a 100 B/s network each send 100 bytes to the other
     and wait for both transfers: one second on the wire, one latency more.
 
-    >>> from scaleprobe.kernels.comm._topology import Network
+    >>> from scaleprobe.kernels.comm._network import Network
     >>> net = Network(2, 100.0, 0.5)
     >>> logs = [[[SEND, 0, 0, 0, 0, 0, 1 - r, 100, 0], [WAIT_SEND, 0, 0, 0, 0, 0,
     ...          0, 0, 0], [WAIT_RECV, 0, 0, 0, 0, 0, 1 - r, 0, 0],

@@ -69,7 +69,7 @@ def schedule_cost(schedule: Schedule, nodes, link, network=None) -> float:
         The messages.
     nodes : array-like of int
         Node of every rank of the communicator.
-    link : LinkModel
+    link : LinkConfig
         Link and memory parameters.
     network : Network, optional
         Switch uplinks and hop latencies of the machine (see
@@ -82,9 +82,9 @@ def schedule_cost(schedule: Schedule, nodes, link, network=None) -> float:
 
     Examples
     --------
-    >>> from scaleprobe.kernels.comm import LinkModel
+    >>> from scaleprobe.kernels.schema import LinkConfig
     >>> from scaleprobe.kernels.comm._collectives import alltoall_schedule
-    >>> link = LinkModel(link_bandwidth=100.0, latency=0.0)
+    >>> link = LinkConfig(link_bandwidth=100.0, latency=0.0)
     >>> schedule_cost(alltoall_schedule([[0, 100], [100, 0]]), [0, 1], link)
     1.0
     >>> schedule_cost(alltoall_schedule(np.full((4, 4), 100.0)), [0, 0, 1, 1], link)
@@ -115,7 +115,7 @@ def schedule_cost_parts(
         The messages.
     nodes : array-like of int
         Node of every rank of the communicator.
-    link : LinkModel
+    link : LinkConfig
         Link and memory parameters.
 
     Returns
@@ -125,9 +125,9 @@ def schedule_cost_parts(
 
     Examples
     --------
-    >>> from scaleprobe.kernels.comm import LinkModel
+    >>> from scaleprobe.kernels.schema import LinkConfig
     >>> from scaleprobe.kernels.comm._collectives import alltoall_schedule
-    >>> link = LinkModel(link_bandwidth=100.0, latency=0.5)
+    >>> link = LinkConfig(link_bandwidth=100.0, latency=0.5)
     >>> schedule_cost_parts(alltoall_schedule([[0, 100], [100, 0]]), [0, 1], link)
     (0.5, 1.0, 0.0)
     """

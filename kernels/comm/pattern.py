@@ -32,7 +32,8 @@ in :data:`EXTRA_METRICS`.
 
 :func:`place_nodes` puts an allocation of ``N`` nodes on a machine of
 ``machine_nodes`` nodes, compactly (consecutive nodes) or at random (seeded), as a
-busy batch system does. This module imports only numpy.
+busy batch system does; an :class:`~scaleprobe.kernels.schema.Allocation` says which.
+This module imports only numpy and the schema.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scaleprobe.kernels.schema import ALLOCATION_PLACEMENTS, Allocation
 
 __all__ = ["EXTRA_METRICS", "METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
 
@@ -67,22 +69,25 @@ METRIC_UNITS = {
     "NTmax": "bytes",
 }
 
-ALLOCATIONS = ("compact", "random")
 
-
-def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
+def place_nodes(nodes, allocation="compact", *, machine_nodes=None, seed=0):
     """Machine node index of each node of an allocation.
 
     Parameters
     ----------
     nodes : int
         Nodes in the allocation (>= 1).
-    allocation : {"compact", "random"}, default="compact"
-        ``"compact"`` takes machine nodes ``0 .. nodes-1``; ``"random"`` draws
-        ``nodes`` distinct machine nodes with ``numpy.random.default_rng(seed)``.
+    allocation : Allocation or {"compact", "random"}, default="compact"
+        Where the nodes go: ``"compact"`` takes machine nodes ``0 .. nodes-1``;
+        ``"random"`` draws ``nodes`` distinct machine nodes with
+        ``numpy.random.default_rng(seed)``. An
+        :class:`~scaleprobe.kernels.schema.Allocation` carries the placement, the
+        machine's nodes and the seed itself.
     machine_nodes : int, optional
-        Size of the machine (default ``nodes``: the allocation is the machine).
+        Size of the machine (default ``nodes``: the allocation is the machine); only
+        with a placement given by name.
     seed : int, default=0
+        Only with a placement given by name.
 
     Returns
     -------
@@ -95,7 +100,20 @@ def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
     [0, 1, 2]
     >>> len(set(place_nodes(4, allocation="random", machine_nodes=72, seed=1)))
     4
+    >>> place_nodes(4, Allocation("random", machine_nodes=64, seed=1)).tolist()
+    [28, 31, 47, 60]
     """
+    if isinstance(allocation, Allocation):
+        if machine_nodes is not None or seed != 0:
+            raise ValueError(
+                "an Allocation carries its own machine_nodes and seed; give them "
+                "there, not as arguments"
+            )
+        allocation, machine_nodes, seed = (
+            allocation.placement,
+            allocation.machine_nodes,
+            allocation.seed,
+        )
     nodes = int(nodes)
     machine_nodes = nodes if machine_nodes is None else int(machine_nodes)
     if nodes < 1 or machine_nodes < nodes:
@@ -108,7 +126,9 @@ def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
     if allocation == "random":
         rng = np.random.default_rng(seed)
         return np.sort(rng.choice(machine_nodes, size=nodes, replace=False))
-    raise ValueError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
+    raise ValueError(
+        f"allocation must be one of {ALLOCATION_PLACEMENTS}, got {allocation!r}"
+    )
 
 
 @dataclass(frozen=True)

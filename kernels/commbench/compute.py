@@ -157,7 +157,7 @@ def main(argv=None) -> int:
                 "status": "ok",
                 "metrics": metrics,
                 "units": units_of,
-                "link": comm.link_record(),
+                "link": comm.link_record().to_dict(),
                 "long_names": {
                     "elapsed": "time of the work phase (max over ranks)",
                     "max_cpu_per_unit": "largest CPU seconds per unit",

@@ -148,7 +148,7 @@ def main(argv=None) -> int:
             "status": "ok",
             "metrics": metrics,
             "units": units,
-            "link": comm.link_record(),
+            "link": comm.link_record().to_dict(),
             "long_names": {
                 "rtt": "median round-trip time",
                 "achieved_bandwidth": "2 * msg_bytes / rtt",

@@ -249,7 +249,7 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> dict:
         },
         "metrics": metrics,
         "trials": trials,
-        "link": comm.link_record(),
+        "link": comm.link_record().to_dict(),
         "units": {
             **UNITS,
             **dict.fromkeys(PATH_LONG_NAMES, "s"),

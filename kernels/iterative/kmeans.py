@@ -330,7 +330,7 @@ def main(argv=None) -> int:
                     "status": "invalid",
                     "reason": problem,
                     "metrics": {},
-                    "link": comm.link_record(),
+                    "link": comm.link_record().to_dict(),
                 }
             )
         comm.close()
@@ -401,7 +401,7 @@ def main(argv=None) -> int:
             elapsed=elapsed,
             path=path,
             summary=summary,
-            link=comm.link_record(),
+            link=comm.link_record().to_dict(),
             params={
                 "points": total,
                 "clusters": args.clusters,

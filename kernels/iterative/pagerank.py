@@ -251,7 +251,7 @@ def main(argv=None) -> int:
                     "status": "invalid",
                     "reason": problem,
                     "metrics": {},
-                    "link": comm.link_record(),
+                    "link": comm.link_record().to_dict(),
                 }
             )
         comm.close()
@@ -360,7 +360,7 @@ def main(argv=None) -> int:
             elapsed=elapsed,
             path=path,
             summary=summary,
-            link=comm.link_record(),
+            link=comm.link_record().to_dict(),
             params={
                 "vertices": vertices,
                 "edges": edges,

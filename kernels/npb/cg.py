@@ -290,7 +290,7 @@ def main(argv=None) -> int:
             elapsed=elapsed,
             path=path,
             summary=summary,
-            link=comm.link_record(),
+            link=comm.link_record().to_dict(),
             params=params,
             metrics={
                 "na": na,

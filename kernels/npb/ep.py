@@ -263,7 +263,7 @@ def main(argv=None) -> int:
             elapsed=elapsed,
             path=path,
             summary=summary,
-            link=comm.link_record(),
+            link=comm.link_record().to_dict(),
             params={"class": name, "m": m},
             metrics={
                 "m": m,

@@ -321,7 +321,7 @@ def main(argv=None) -> int:
             elapsed=elapsed,
             path=path,
             summary=summary,
-            link=comm.link_record(),
+            link=comm.link_record().to_dict(),
             params={"class": args.problem_class},
             metrics={
                 "keys": float(sorter.total),

@@ -196,7 +196,7 @@ def main(argv=None) -> int:
             {
                 "kernel": KERNEL,
                 "status": "ok",
-                "link": comm.link_record(),
+                "link": comm.link_record().to_dict(),
                 "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
                 "units": {
                     "exchange_time": "s",

@@ -175,7 +175,7 @@ def assemble_record(
         "metrics": metrics,
         "profiles": profiles,
         "units": units,
-        "link": comm.link_record(),
+        "link": comm.link_record().to_dict(),
         "long_names": {
             "estimate": "estimated number of non-induced embeddings (median of means)",
             "time": "completion time of the counting iterations",

@@ -27,6 +27,7 @@ import math
 import resource
 
 import numpy as np
+from scaleprobe.kernels.comm import transfer_time
 from scaleprobe.kernels.subgraph._dp import colorful_total
 from scaleprobe.kernels.subgraph.counting import (
     coloring,
@@ -161,7 +162,7 @@ class _Exchanger:
                 comm.Irecv(recv, source=source, tag=step),
                 comm.Isend(send, dest, tag=step),
             ]
-            transfer = link.transfer_time(recv.nbytes, self._inter[source], comm.ppn)
+            transfer = transfer_time(link, recv.nbytes, self._inter[source], comm.ppn)
             return step, source, send, recv, requests, transfer
 
         # Step w + 1 is posted once step w has arrived and before step w is summed,
