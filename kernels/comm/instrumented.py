@@ -10,30 +10,14 @@ from scaleprobe.kernels.schema import LinkConfig
 
 from ._args import resolve_config
 from ._clock import RankClock
-from ._collcalls import CollectiveMixin
-from ._idle import idle_barrier
+from ._collcalls import CollectiveMixin, ObjectCollectiveMixin
+from ._cores import CoreSlots, idle_barrier
 from ._network import Network
-from ._objects import ObjectCollectiveMixin
 from ._p2p import PointToPointMixin, Request
-from ._resolve import ResolutionMixin
-from ._slots import CoreSlots
-from ._summary import (
-    COLLECTIVE_RECORD_KEYS,
-    PATH_LONG_NAMES,
-    PATH_RECORD_KEYS,
-    SUMMARY_UNITS,
-    SummaryMixin,
-)
+from ._replay import ResolutionMixin
 from ._timing import TimingMixin
 
-__all__ = [
-    "COLLECTIVE_RECORD_KEYS",
-    "PATH_LONG_NAMES",
-    "PATH_RECORD_KEYS",
-    "SUMMARY_UNITS",
-    "InstrumentedComm",
-    "Request",
-]
+__all__ = ["InstrumentedComm", "Request"]
 
 
 class InstrumentedComm(
@@ -41,7 +25,6 @@ class InstrumentedComm(
     CollectiveMixin,
     ObjectCollectiveMixin,
     ResolutionMixin,
-    SummaryMixin,
     TimingMixin,
 ):
     """An mpi4py communicator that counts traffic and can throttle it in virtual time.
@@ -59,7 +42,7 @@ class InstrumentedComm(
         shaped, timed and counted like ``"none"``), ranks per node (the node of
         world rank ``r`` is ``r // ppn``), link and memory parameters, core slots
         (host-wide number of ranks allowed to compute at once, see
-        :class:`~scaleprobe.kernels.comm._slots.CoreSlots`; 0 disables; None:
+        :class:`~scaleprobe.kernels.comm._cores.CoreSlots`; 0 disables; None:
         ``os.cpu_count()`` in emulated mode, 0 otherwise) and the emulated machine
         (topology and allocation). Default ``LinkConfig()``: mode none.
 
@@ -218,7 +201,7 @@ class InstrumentedComm(
         """Wait until every rank has entered this collective call.
 
         Only when the ranks take turns on the cores (core slots): the wait sleeps
-        (:func:`~scaleprobe.kernels.comm._idle.idle_barrier`), so the ranks that
+        (:func:`~scaleprobe.kernels.comm._cores.idle_barrier`), so the ranks that
         arrive first do not spin on the cores the others still compute on, and the
         real MPI call that follows finds every rank there. Otherwise a no-op.
         """

@@ -28,11 +28,11 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scaleprobe.kernels.comm import (  # noqa: E402
-    SUMMARY_UNITS,
     InstrumentedComm,
     add_comm_arguments,
 )
 from scaleprobe.kernels.record import emit  # noqa: E402
+from scaleprobe.kernels.schema import SUMMARY_UNITS  # noqa: E402
 
 __all__ = ["WORK_KINDS", "build_parser", "do_work", "main"]
 

@@ -24,11 +24,11 @@ import statistics  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scaleprobe.kernels.comm import (  # noqa: E402
-    SUMMARY_UNITS,
     InstrumentedComm,
     add_comm_arguments,
 )
 from scaleprobe.kernels.record import emit  # noqa: E402
+from scaleprobe.kernels.schema import SUMMARY_UNITS  # noqa: E402
 from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
 
 __all__ = ["build_parser", "main"]

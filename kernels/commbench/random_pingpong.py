@@ -167,8 +167,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     _check(args)
     from mpi4py import MPI
-    from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
+    from scaleprobe.kernels.comm import InstrumentedComm
     from scaleprobe.kernels.record import emit
+    from scaleprobe.kernels.schema import SUMMARY_UNITS
 
     comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     if comm.size < 2 or comm.size % comm.ppn:

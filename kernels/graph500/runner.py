@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..comm import PATH_LONG_NAMES
+from ..comm import SUMMARY_LONG_NAMES
 from ._frontier import LevelProfile
 from .bfs_2d import bfs_2d
 from .bfs_replicated import bfs_replicated_csc, bfs_replicated_csr
@@ -46,6 +46,22 @@ UNITS = {
     "bfs_messages": "1",
     "bfs_comm_time": "s",
     "bfs_comp_time": "s",
+}
+#: The summary's modelled parts, named as before the long names moved to the comm.
+PATH_LONG_NAMES = {
+    key: SUMMARY_LONG_NAMES[key]
+    for key in (
+        "cp_comp_time",
+        "cp_latency_time",
+        "cp_bandwidth_time",
+        "cp_intra_time",
+        "coll_tree_latency_time",
+        "coll_linear_latency_time",
+        "wait_time",
+        "SW",
+        "R",
+        "SWR",
+    )
 }
 LONG_NAMES = {
     "time": "mean BFS time",

@@ -40,6 +40,24 @@ HARDWARE_UNITS = {
     "hw_counted": "1",
 }
 
+#: Summary keys the record names without a long name of their own.
+_PLAIN_SUMMARY = (
+    "time",
+    "wall_time",
+    "comp_time",
+    "comm_time",
+    "comp_time_max",
+    "comm_time_max",
+    "bytes_sent",
+    "bytes_inter",
+    "bytes_intra",
+    "messages",
+    "messages_inter",
+    "peak_rss",
+    "slot_wait_time",
+    "slot_timeouts",
+)
+
 _ESTIMATE = " (estimated: CPU time x nominal clock, no cycle counter)"
 
 
@@ -335,7 +353,12 @@ def build_record(
     -------
     dict
     """
-    from scaleprobe.kernels.comm import PATH_LONG_NAMES, SUMMARY_UNITS
+    from scaleprobe.kernels.comm import SUMMARY_LONG_NAMES
+    from scaleprobe.kernels.schema import SUMMARY_UNITS
+
+    path_long_names = {
+        k: v for k, v in SUMMARY_LONG_NAMES.items() if k not in _PLAIN_SUMMARY
+    }
 
     record_metrics = {**summary, **path, **profile["metrics"], **(metrics or {})}
     record_metrics["total_time"] = summary["time"]
@@ -355,7 +378,7 @@ def build_record(
             **(units or {}),
         },
         "long_names": {
-            **PATH_LONG_NAMES,
+            **path_long_names,
             **profile["long_names"],
             "time": "time of the timed region (slowest rank)",
             "total_time": "time from start-up to the end, set-up included",

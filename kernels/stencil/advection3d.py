@@ -254,8 +254,9 @@ def main(argv=None) -> int:
             f"{args.iterations} and {shape}"
         )
     from mpi4py import MPI
-    from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
+    from scaleprobe.kernels.comm import InstrumentedComm
     from scaleprobe.kernels.record import emit
+    from scaleprobe.kernels.schema import SUMMARY_UNITS
 
     comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     dims = process_grid(comm.size)

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 from scaleprobe.kernels.comm import Network
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
-from scaleprobe.kernels.comm._fluid import FlowSet, max_min_rates
 from scaleprobe.kernels.comm._replay import (
     MARK,
     SEND,
     WAIT,
     WAIT_RECV,
     WAIT_SEND,
+    FlowSet,
+    max_min_rates,
     replay,
 )
 from scaleprobe.kernels.comm.pattern import place_nodes

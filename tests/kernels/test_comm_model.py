@@ -222,3 +222,11 @@ def test_bad_schedule_arguments_are_named():
         algo.allreduce_schedule(4, 8, "tree")
     with pytest.raises(ValueError, match="allgather algorithm"):
         algo.allgather_schedule(np.ones(4), "tree")
+
+
+def test_every_summary_key_has_the_schemas_unit_and_a_long_name():
+    from scaleprobe.kernels.comm import SUMMARY_LONG_NAMES
+    from scaleprobe.kernels.schema import SUMMARY_UNITS
+
+    assert set(SUMMARY_LONG_NAMES) == set(SUMMARY_UNITS)
+    assert all(SUMMARY_LONG_NAMES.values())
