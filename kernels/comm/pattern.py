@@ -43,13 +43,38 @@ from dataclasses import dataclass
 import numpy as np
 from scaleprobe.kernels.schema import ALLOCATION_PLACEMENTS, Allocation
 
-__all__ = ["EXTRA_METRICS", "METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
+__all__ = [
+    "EXTRA_METRICS",
+    "METRICS",
+    "METRIC_LONG_NAMES",
+    "METRIC_UNITS",
+    "CommPattern",
+    "place_nodes",
+]
 
 #: The descriptive metrics, in the order :meth:`CommPattern.metric_vector` uses.
 METRICS = ("S", "M", "PPN", "N", "I", "PT", "NT", "V", "NI", "VI", "SW", "R", "SWR")
 
 #: Metrics beyond the paper's: the busiest node's inter-node bytes.
 EXTRA_METRICS = ("NTmax",)
+
+#: Long names of the metrics.
+METRIC_LONG_NAMES = {
+    "S": "message size (mean over messages)",
+    "M": "messages sent per process (mean over processes)",
+    "PPN": "processes per node",
+    "N": "nodes",
+    "I": "share of messages that cross nodes",
+    "PT": "process traffic S * M",
+    "NT": "node traffic PT * PPN * I",
+    "V": "total volume NT * N",
+    "NI": "messages injected per node M * I * PPN",
+    "VI": "total injected messages NI * N",
+    "SW": "switches the allocation touches",
+    "R": "racks the allocation touches",
+    "SWR": "switches per rack SW / R",
+    "NTmax": "inter-node bytes of the busiest node (sent or received)",
+}
 
 #: Units of the metrics.
 METRIC_UNITS = {
