@@ -54,6 +54,24 @@ def test_a_swept_value_out_of_range_names_its_sweep_key(tmp_path, capsys):
     ("kernel", "params", "message"),
     [
         (
+            "graph500",
+            {"scale": 41},
+            "spec key 'params.scale': kernel 'graph500': --scale must be in "
+            "[1, 40], got 41",
+        ),
+        (
+            "iterative.pagerank",
+            {"damping": 1.0},
+            "spec key 'params.damping': kernel 'iterative.pagerank': --damping "
+            "must be in (0, 1), got 1.0",
+        ),
+        (
+            "npb.cg",
+            {"na": 50},
+            "spec key 'params.na': kernel 'npb.cg': --na must be in [100, 2**31), "
+            "got 50",
+        ),
+        (
             "commbench.random_pingpong",
             {"msg-bytes": "0 KiB"},
             "spec key 'params.msg-bytes': kernel 'commbench.random_pingpong': "
