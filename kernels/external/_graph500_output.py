@@ -4,7 +4,9 @@ Version 2.1 prints ``key: value`` lines (``min_time:  0.0008``); version 3.0 pre
 the timing and TEPS lines with ``bfs  `` (or ``sssp `` for the SSSP kernel) and marks
 the headline figure with ``!`` (``bfs  harmonic_mean_TEPS:     !  6.3e+07``). Both
 print per-BFS progress (``Time for BFS 3 is 0.0012``) on standard error, which is read
-as trials when it was merged into the captured output.
+as trials when it was merged into the captured output. The rank count the program
+reports (``num_mpi_processes``) is the record's placement, so a point whose program
+ran another number of processes than it asked is told apart.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import re
 
 from scaleprobe.kernels.graph500.stats import STAT_NAMES
-from scaleprobe.kernels.record import RecordError
+from scaleprobe.kernels.schema import Placement, Record, RecordError
 
 __all__ = ["parse_graph500"]
 
@@ -93,7 +95,30 @@ def _trials(text: str) -> list[dict]:
     return [found[i] for i in range(len(found))]
 
 
-def parse_graph500(stdout: str, params: dict | None = None) -> dict:
+def _block(stdout: str, starts: list) -> tuple[dict, dict, dict]:
+    """Metrics, units and long names of the last statistics block."""
+    metrics, units, long_names = {}, {}, {}
+    for line in stdout[starts[-1] :].splitlines():
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        metric, unit, long_name = _describe(m["key"].lower())
+        if (m["kernel"] or "").lower() == "sssp":
+            metric, long_name = f"sssp_{metric}", f"SSSP {long_name}"
+        metrics[metric] = float(m["value"])
+        units[metric], long_names[metric] = unit, long_name
+    return metrics, units, long_names
+
+
+def _placement(metrics: dict) -> Placement | None:
+    """The rank count the program reports, where it reports one."""
+    ranks = metrics.get("num_mpi_processes")
+    if ranks is None or ranks != int(ranks) or ranks < 1:
+        return None
+    return Placement(ranks=int(ranks))
+
+
+def parse_graph500(stdout: str, params: dict | None = None) -> Record:
     """Parse the output of a Graph500 reference run into a kernel record.
 
     Parameters
@@ -105,14 +130,15 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
 
     Returns
     -------
-    dict
-        A record: ``metrics`` holds ``time`` (per-BFS mean time, or the median when
-        only that is printed), ``teps`` (harmonic mean TEPS) and every statistic of
-        the block under lower-case names (``median_time``, ``harmonic_stddev_teps``,
+    Record
+        ``metrics`` holds ``time`` (per-BFS mean time, or the median when only that
+        is printed), ``teps`` (harmonic mean TEPS) and every statistic of the block
+        under lower-case names (``median_time``, ``harmonic_stddev_teps``,
         ``mean_validate_time``, ``generation_time``...; SSSP figures are prefixed
         ``sssp_``); ``units`` and ``long_names`` describe them; ``trials`` lists the
-        per-search times when the progress lines are in the output. A run whose
-        validation failed gives ``status = "invalid"`` and the reason.
+        per-search times when the progress lines are in the output; ``placement``
+        the program's rank count when it reports one. A run whose validation failed
+        gives ``status = "invalid"`` and the reason.
 
     Raises
     ------
@@ -122,18 +148,20 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
     Examples
     --------
     >>> record = parse_graph500(
-    ...     "SCALE: 10\\nbfs  mean_time: 0.002\\nbfs  harmonic_mean_TEPS: ! 8e6\\n")
-    >>> record["metrics"]["time"], record["metrics"]["teps"], record["units"]["teps"]
+    ...     "SCALE: 10\nnum_mpi_processes: 4\nbfs  mean_time: 0.002\n"
+    ...     "bfs  harmonic_mean_TEPS: ! 8e6\n")
+    >>> record.metrics["time"], record.metrics["teps"], record.units["teps"]
     (0.002, 8000000.0, 'edges/s')
+    >>> record.placement.ranks
+    4
     """
     trials = _trials(stdout)
     if _INVALID in stdout or "Validation failed for this" in stdout:
-        return {
-            "status": "invalid",
-            "reason": "the Graph500 program reported a failed validation",
-            "metrics": {},
-            **({"trials": trials} if trials else {}),
-        }
+        return Record.invalid(
+            "external",
+            "the Graph500 program reported a failed validation",
+            trials=tuple(trials),
+        )
     starts = [m.start() for m in _BLOCK_START.finditer(stdout)]
     if not starts:
         tail = stdout.strip().splitlines()[-1:] or ["<empty>"]
@@ -141,16 +169,7 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
             "graph500 parser: no statistics block in the output (no 'SCALE:' line); "
             f"last line was {tail[0][:120]!r}"
         )
-    metrics, units, long_names = {}, {}, {}
-    for line in stdout[starts[-1] :].splitlines():
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        metric, unit, long_name = _describe(m["key"].lower())
-        if (m["kernel"] or "").lower() == "sssp":
-            metric, long_name = f"sssp_{metric}", f"SSSP {long_name}"
-        metrics[metric] = float(m["value"])
-        units[metric], long_names[metric] = unit, long_name
+    metrics, units, long_names = _block(stdout, starts)
     time_key = "mean_time" if "mean_time" in metrics else "median_time"
     missing = [k for k in (time_key, "harmonic_mean_teps") if k not in metrics]
     if missing:
@@ -158,24 +177,22 @@ def parse_graph500(stdout: str, params: dict | None = None) -> dict:
             f"graph500 parser: the statistics block has no {' or '.join(missing)} "
             "line (truncated output?)"
         )
-    metrics = {
-        "time": metrics[time_key],
-        "teps": metrics["harmonic_mean_teps"],
-        **metrics,
-    }
     units.update(time="s", teps="edges/s")
     long_names.update(
         time=f"BFS time ({time_key.replace('_', ' ')} over searches)",
         teps="harmonic mean traversed edges per second",
     )
-    record = {
-        "status": "ok",
-        "metrics": metrics,
-        "units": units,
-        "long_names": long_names,
-    }
-    if trials:
-        record["trials"] = trials
-        for key in trials[0]:
-            units.setdefault(key, "edges/s" if key.endswith("teps") else "s")
-    return record
+    for key in trials[0] if trials else ():
+        units.setdefault(key, "edges/s" if key.endswith("teps") else "s")
+    return Record(
+        metrics={
+            "time": metrics[time_key],
+            "teps": metrics["harmonic_mean_teps"],
+            **metrics,
+        },
+        kernel="external",
+        units=units,
+        long_names=long_names,
+        trials=tuple(trials),
+        placement=_placement(metrics),
+    )

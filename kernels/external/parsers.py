@@ -1,8 +1,8 @@
 """Output parsers for external MPI programs, and the registry of their names.
 
-Each parser turns a program's standard output into a kernel record (the shape
-documented in :mod:`scaleprobe.kernels.record`) or raises
-:class:`~scaleprobe.kernels.record.RecordError`:
+Each parser turns a program's standard output into a
+:class:`~scaleprobe.kernels.schema.Record` or raises
+:class:`~scaleprobe.kernels.schema.RecordError`:
 
 ``graph500``
     The statistics block of the Graph500 MPI reference, versions 2.1 and 3.0
@@ -13,7 +13,7 @@ documented in :mod:`scaleprobe.kernels.record`) or raises
     ``params["long_names"]`` optionally describe the metrics (:func:`parse_regex`).
 ``json``
     A ``SCALEPROBE-RECORD`` line, as scaleprobe's own kernels print
-    (:func:`~scaleprobe.kernels.record.parse_record`).
+    (:meth:`Record.parse <scaleprobe.kernels.schema.Record.parse>`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 
-from scaleprobe.kernels.record import RecordError, parse_record
+from scaleprobe.kernels.schema import Record, RecordError
 
 from ._graph500_output import parse_graph500
 
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def parse_regex(stdout: str, params: dict) -> dict:
+def parse_regex(stdout: str, params: dict) -> Record:
     """Read metrics from the output with one regular expression each.
 
     Parameters
@@ -49,8 +49,8 @@ def parse_regex(stdout: str, params: dict) -> dict:
 
     Returns
     -------
-    dict
-        ``{"status": "ok", "metrics": {...}, "units": {...}, "long_names": {...}}``.
+    Record
+        ``metrics`` with ``units`` and ``long_names``.
 
     Raises
     ------
@@ -60,8 +60,9 @@ def parse_regex(stdout: str, params: dict) -> dict:
     Examples
     --------
     >>> params = {"patterns": {"time": r"elapsed = (\\S+) s"}, "units": {"time": "s"}}
-    >>> parse_regex("iter 1\\nelapsed = 2.5 s\\n", params)
-    {'status': 'ok', 'metrics': {'time': 2.5}, 'units': {'time': 's'}, 'long_names': {}}
+    >>> record = parse_regex("iter 1\\nelapsed = 2.5 s\\n", params)
+    >>> record.metrics, record.units
+    ({'time': 2.5}, {'time': 's'})
     """
     metrics = {}
     for name, pattern in params["patterns"].items():
@@ -80,16 +81,16 @@ def parse_regex(stdout: str, params: dict) -> dict:
                 "not a number"
             ) from None
         metrics[name] = value if math.isfinite(value) else None
-    return {
-        "status": "ok",
-        "metrics": metrics,
-        "units": dict(params.get("units") or {}),
-        "long_names": dict(params.get("long_names") or {}),
-    }
+    return Record(
+        metrics=metrics,
+        kernel="external",
+        units=dict(params.get("units") or {}),
+        long_names=dict(params.get("long_names") or {}),
+    )
 
 
-def _parse_json(stdout: str, params: dict) -> dict:
-    return parse_record(stdout)
+def _parse_json(stdout: str, params: dict) -> Record:
+    return Record.parse(stdout)
 
 
 #: Parser name -> function(stdout, params) -> record.
@@ -173,7 +174,7 @@ def check_parser_params(params: dict) -> None:
             _check_mapping(key, params[key], set(patterns))
 
 
-def parse_output(stdout: str, params: dict) -> dict:
+def parse_output(stdout: str, params: dict) -> Record:
     """Parse a program's output with the parser ``params["parser"]`` names.
 
     Parameters
@@ -185,8 +186,8 @@ def parse_output(stdout: str, params: dict) -> dict:
 
     Returns
     -------
-    dict
-        A kernel record with at least ``metrics``.
+    Record
+        Validated; where the program reports its rank count, ``placement`` says it.
 
     Raises
     ------
@@ -197,7 +198,8 @@ def parse_output(stdout: str, params: dict) -> dict:
     Examples
     --------
     >>> parse_output('SCALEPROBE-RECORD {"metrics": {"time": 1.0}}', {"parser": "json"})
-    {'metrics': {'time': 1.0}}
+    ... # doctest: +ELLIPSIS
+    Record(metrics={'time': 1.0}, kernel='', status='ok', ...)
     """
     try:
         check_parser_params(params)
