@@ -171,36 +171,8 @@ def schedule_cost_parts(
         return 0.0, 0.0, 0.0
     nodes = np.asarray(nodes, dtype=np.int64)
     steps = int(schedule.step.max()) + 1
-    src_node, dst_node = nodes[schedule.src], nodes[schedule.dst]
-    inter = src_node != dst_node
-    node_count = int(nodes.max()) + 1
-    latency = np.zeros(steps)
-    transfer = np.zeros(steps)
-    if inter.any():
-        step = schedule.step[inter]
-        weights = schedule.nbytes[inter]
-        out_bytes = np.bincount(
-            step * node_count + src_node[inter], weights, steps * node_count
-        ).reshape(steps, node_count)
-        in_bytes = np.bincount(
-            step * node_count + dst_node[inter], weights, steps * node_count
-        ).reshape(steps, node_count)
-        busiest = np.maximum(out_bytes, in_bytes).max(axis=1)
-        active = np.bincount(step, minlength=steps) > 0
-        latency = np.where(active, link.latency, 0.0)
-        transfer = np.where(active, busiest / link.effective_bandwidth, 0.0)
-        if network is not None and network.uplinks:
-            sources, targets = src_node[inter], dst_node[inter]
-            for index in np.flatnonzero(active):
-                mine = step == index
-                load = network.loads(sources[mine], targets[mine], weights[mine])
-                transfer[index] = float(np.max(load / network.capacity))
-                latency[index] = max(
-                    network.latency(a, b)
-                    for a, b in zip(
-                        sources[mine].tolist(), targets[mine].tolist(), strict=True
-                    )
-                )
+    inter = nodes[schedule.src] != nodes[schedule.dst]
+    latency, transfer = _inter_node_steps(schedule, nodes, inter, steps, link, network)
     slowest = np.zeros(steps)
     if (~inter).any():
         intra = link.memory_latency + schedule.nbytes[~inter] / link.memory_bandwidth
@@ -211,6 +183,42 @@ def schedule_cost_parts(
         float(transfer[~internal].sum()),
         float(slowest[internal].sum()),
     )
+
+
+def _inter_node_steps(schedule, nodes, inter, steps, link, network):
+    """Latency and transfer seconds of every step's inter-node messages: the
+    busiest node interface (both directions) or, with oversubscribed switches, the
+    busiest link the step's messages cross."""
+    latency = np.zeros(steps)
+    transfer = np.zeros(steps)
+    if not inter.any():
+        return latency, transfer
+    src_node, dst_node = nodes[schedule.src][inter], nodes[schedule.dst][inter]
+    node_count = int(nodes.max()) + 1
+    step = schedule.step[inter]
+    weights = schedule.nbytes[inter]
+    out_bytes = np.bincount(
+        step * node_count + src_node, weights, steps * node_count
+    ).reshape(steps, node_count)
+    in_bytes = np.bincount(
+        step * node_count + dst_node, weights, steps * node_count
+    ).reshape(steps, node_count)
+    busiest = np.maximum(out_bytes, in_bytes).max(axis=1)
+    active = np.bincount(step, minlength=steps) > 0
+    latency = np.where(active, link.latency, 0.0)
+    transfer = np.where(active, busiest / link.effective_bandwidth, 0.0)
+    if network is not None and network.uplinks:
+        for index in np.flatnonzero(active):
+            mine = step == index
+            load = network.loads(src_node[mine], dst_node[mine], weights[mine])
+            transfer[index] = float(np.max(load / network.capacity))
+            latency[index] = max(
+                network.latency(a, b)
+                for a, b in zip(
+                    src_node[mine].tolist(), dst_node[mine].tolist(), strict=True
+                )
+            )
+    return latency, transfer
 
 
 def rank_traffic(schedule: Schedule, rank: int, nodes) -> dict:

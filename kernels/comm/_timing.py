@@ -248,6 +248,33 @@ class TimingMixin:
             ``R`` and ``SWR`` (:meth:`Network.mapping_metrics`). Units in
             :data:`~scaleprobe.kernels.schema.SUMMARY_UNITS`.
         """
+        column = self._summary_table()
+        result = {
+            "time": float(column["time"].max()),
+            "wall_time": float(column["wall_time"].max()),
+            "comp_time": float(column["comp_time"].mean()),
+            "comm_time": float(column["comm_time"].mean()),
+            "comp_time_max": float(column["comp_time"].max()),
+            "comm_time_max": float(column["comm_time"].max()),
+            "peak_rss": int(column["peak_rss"].max()),
+            "slot_wait_time": float(column["slot_wait_time"].max()),
+        }
+        for key in (
+            "bytes_sent",
+            "bytes_inter",
+            "bytes_intra",
+            "messages",
+            "messages_inter",
+            "slot_timeouts",
+        ):
+            result[key] = int(column[key].sum())
+        if self._clock.emulated:
+            result.update(self._modelled_summary(column))
+        return result
+
+    def _summary_table(self) -> dict:
+        """Every rank's clocks, memory, slot waits, path and counters (one real
+        Allgather, no cost), by column."""
         clock = self._clock
         clock.enter()
         try:
@@ -275,37 +302,21 @@ class TimingMixin:
             "slot_timeouts",
             *CRITICAL_PATH_COLUMNS,
             *COLLECTIVE_LATENCY_COLUMNS,
+            *COUNTER_KEYS,
         ]
-        column = dict(zip([*names, *COUNTER_KEYS], table.T, strict=True))
-        result = {
-            "time": float(column["time"].max()),
-            "wall_time": float(column["wall_time"].max()),
-            "comp_time": float(column["comp_time"].mean()),
-            "comm_time": float(column["comm_time"].mean()),
-            "comp_time_max": float(column["comp_time"].max()),
-            "comm_time_max": float(column["comm_time"].max()),
-            "peak_rss": int(column["peak_rss"].max()),
-            "slot_wait_time": float(column["slot_wait_time"].max()),
-        }
-        for key in (
-            "bytes_sent",
-            "bytes_inter",
-            "bytes_intra",
-            "messages",
-            "messages_inter",
-            "slot_timeouts",
-        ):
-            result[key] = int(column[key].sum())
-        if self._clock.emulated:
-            last = int(np.argmax(column["time"]))
-            for key in CRITICAL_PATH_COLUMNS:
-                result[key] = float(column[key][last])
-            # Collectives over all ranks are on every rank's path: the largest sum.
-            for key in COLLECTIVE_LATENCY_COLUMNS:
-                result[key] = float(column[key].max())
-            # What each rank spent waiting for others' computation, on average.
-            result["wait_time"] = float(
-                np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))
-            )
-            result.update(self.network.mapping_metrics())
+        return dict(zip(names, table.T, strict=True))
+
+    def _modelled_summary(self, column: dict) -> dict:
+        """The summary's modelled parts: the critical path of the rank that finished
+        last, the collectives' latency, the wait for others and the allocation."""
+        last = int(np.argmax(column["time"]))
+        result = {key: float(column[key][last]) for key in CRITICAL_PATH_COLUMNS}
+        # Collectives over all ranks are on every rank's path: the largest sum.
+        for key in COLLECTIVE_LATENCY_COLUMNS:
+            result[key] = float(column[key].max())
+        # What each rank spent waiting for others' computation, on average.
+        result["wait_time"] = float(
+            np.mean(np.maximum(column["cp_comp_time"] - column["comp_time"], 0.0))
+        )
+        result.update(self.network.mapping_metrics())
         return result

@@ -148,8 +148,8 @@ def parse_graph500(stdout: str, params: dict | None = None) -> Record:
     Examples
     --------
     >>> record = parse_graph500(
-    ...     "SCALE: 10\nnum_mpi_processes: 4\nbfs  mean_time: 0.002\n"
-    ...     "bfs  harmonic_mean_TEPS: ! 8e6\n")
+    ...     "SCALE: 10\\nnum_mpi_processes: 4\\nbfs  mean_time: 0.002\\n"
+    ...     "bfs  harmonic_mean_TEPS: ! 8e6\\n")
     >>> record.metrics["time"], record.metrics["teps"], record.units["teps"]
     (0.002, 8000000.0, 'edges/s')
     >>> record.placement.ranks

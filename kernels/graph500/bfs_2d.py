@@ -29,7 +29,7 @@ import numpy as np
 
 from ._exchange import allgatherv_array, alltoallv_arrays
 from ._frontier import LevelProfile, expand_rows, row_chunks
-from .bfs_replicated import ALPHA, BETA, bottom_up_step
+from .bfs_replicated import BETA, bottom_up_step, goes_bottom_up, level_totals
 from .bfs_simple import settle
 
 __all__ = ["bfs_2d"]
@@ -139,24 +139,23 @@ def bfs_2d(
     if row_lo <= root < graph.row_hi:
         seen[root - row_lo] = True
     unexplored_local = float(degree.sum())
-    totals = np.array(
-        [float(frontier.size), float(degree[frontier - lo].sum()), unexplored_local]
+    frontier_size, frontier_edges, unexplored_edges = level_totals(
+        comm, frontier.size, float(degree[frontier - lo].sum()), unexplored_local
     )
-    if comm.size > 1:
-        summed = np.empty_like(totals)
-        comm.Allreduce(totals, summed)
-        totals = summed
-    frontier_size, frontier_edges, unexplored_edges = totals
     previous_size, bottom_up = 0.0, False
     view = graph.row_view()
     profile.begin()
     while frontier_size:
         if direction_optimizing:
-            growing = frontier_size > previous_size
-            if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
-                bottom_up = True
-            elif bottom_up and frontier_size < nvertices / BETA and not growing:
-                bottom_up = False
+            bottom_up = goes_bottom_up(
+                bottom_up,
+                frontier_size,
+                previous_size,
+                frontier_edges,
+                unexplored_edges,
+                turn_back=frontier_size < nvertices / BETA
+                and frontier_size <= previous_size,
+            )
         if bottom_up:
             vertices, parents = _bottom_up(graph, frontier - lo, visited, seen, scratch)
         else:
@@ -169,11 +168,7 @@ def bfs_2d(
         frontier = newly + lo
         frontier_edges_local = float(degree[newly].sum())
         unexplored_local -= frontier_edges_local
-        totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
-        if comm.size > 1:
-            summed = np.empty_like(totals)
-            comm.Allreduce(totals, summed)
-            totals = summed
+        totals = level_totals(comm, newly.size, frontier_edges_local, unexplored_local)
         profile.end_level(frontier_size, bottom_up)
         previous_size = frontier_size
         frontier_size, frontier_edges, unexplored_edges = totals

@@ -293,31 +293,13 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
     row_comm = comm.Split(row, col)
     col_comm = comm.Split(nrows + col, row)
     shift = max(scale, 1)
-    mask = (1 << shift) - 1
-    key = _packed_pairs(source, target, shift)
-    if comm.size > 1:
-        destination = np.empty(key.size, dtype=np.int32)
-        for lo in range(0, key.size, _SLAB):
-            part = key[lo : lo + _SLAB]
-            head_owner = (part >> shift) // block
-            tail_owner = (part & mask) // block
-            destination[lo : lo + _SLAB] = (
-                tail_owner // ncols
-            ) * ncols + head_owner % ncols
-        (key,) = alltoallv_arrays(comm, destination, key)
-        del destination
+    key = _edges_to_blocks(comm, _packed_pairs(source, target, shift), shift, block)
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
     tail_shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
     # global (u, v) -> (column-local u, row-local v); the identity on a 1 x 1 grid
-    relabelled = comm.size > 1 or tail_shift != shift
-    for lo in range(0, key.size if relabelled else 0, _SLAB):
-        part = key[lo : lo + _SLAB]
-        heads, tails = part >> shift, part & mask
-        owner = heads // block
-        heads += (owner // ncols) * block - owner * block
-        part[:] = heads << tail_shift
-        part |= tails - row_lo
+    if comm.size > 1 or tail_shift != shift:
+        _relabel(key, shift, tail_shift, block, ncols, row_lo)
     indptr, indices, column_degree = _compress(
         key, 0, nrows * block, tail_shift, max(row_hi - row_lo, 1)
     )
@@ -343,13 +325,48 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
         col_comm,
     )
     if transpose:
-        if comm.size == 1:  # the single block is the whole symmetric adjacency
-            graph.t_indptr, graph.t_indices = indptr, indices
-        else:
-            head_shift = max(int(nrows * block - 1).bit_length(), 1)
-            key = indices.astype(np.int64) << head_shift
-            key |= np.repeat(np.arange(nrows * block, dtype=np.int64), np.diff(indptr))
-            graph.t_indptr, graph.t_indices, _ = _compress(
-                key, 0, max(row_hi - row_lo, 0), head_shift, nrows * block
-            )
+        _add_transpose(graph, comm.size, nrows * block)
     return graph
+
+
+def _edges_to_blocks(comm, key, shift: int, block: int):
+    """Send every packed edge ``(u << shift) | v`` to the rank of its block."""
+    if comm.size == 1:
+        return key
+    mask = (1 << shift) - 1
+    ncols = grid_shape(comm.size)[1]
+    destination = np.empty(key.size, dtype=np.int32)
+    for lo in range(0, key.size, _SLAB):
+        part = key[lo : lo + _SLAB]
+        head_owner = (part >> shift) // block
+        tail_owner = (part & mask) // block
+        destination[lo : lo + _SLAB] = (
+            tail_owner // ncols
+        ) * ncols + head_owner % ncols
+    (key,) = alltoallv_arrays(comm, destination, key)
+    return key
+
+
+def _relabel(key, shift, tail_shift, block, ncols, row_lo) -> None:
+    """Rewrite packed global ``(u, v)`` in place as (column-local u, row-local v)."""
+    mask = (1 << shift) - 1
+    for lo in range(0, key.size, _SLAB):
+        part = key[lo : lo + _SLAB]
+        heads, tails = part >> shift, part & mask
+        owner = heads // block
+        heads += (owner // ncols) * block - owner * block
+        part[:] = heads << tail_shift
+        part |= tails - row_lo
+
+
+def _add_transpose(graph, size: int, column_vertices: int) -> None:
+    """The block's transpose (target -> sources), which bottom-up levels scan."""
+    if size == 1:  # the single block is the whole symmetric adjacency
+        graph.t_indptr, graph.t_indices = graph.indptr, graph.indices
+        return
+    head_shift = max(int(column_vertices - 1).bit_length(), 1)
+    key = graph.indices.astype(np.int64) << head_shift
+    key |= np.repeat(np.arange(column_vertices, dtype=np.int64), np.diff(graph.indptr))
+    graph.t_indptr, graph.t_indices, _ = _compress(
+        key, 0, max(graph.row_hi - graph.row_lo, 0), head_shift, column_vertices
+    )
