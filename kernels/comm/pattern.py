@@ -4,7 +4,7 @@ A :class:`CommPattern` says who sends how many bytes to whom in one point-to-poi
 phase (every message of a phase is in flight at once). Together with the mapping —
 ``ppn`` consecutive ranks per node, and the place of each node on a two-level machine
 (``nodes_per_switch`` nodes per switch, ``switches_per_rack`` switches per rack) —
-it gives the metrics of Papadopoulou, Goumas and Koziris without running anything:
+it gives the metrics of Papadopoulou et al. 2015 without running anything:
 
 =======  ===============================================================
 ``S``    message size, bytes (the mean over messages)

@@ -7,7 +7,7 @@ Run::
         [--no-direction-optimizing] [--throttle emulated --bandwidth-percent 25 ...]
 
 Variants (Suzumura et al. 2011 for the first three; the two-dimensional one after
-Buluç and Madduri 2011, whose communication pattern Medya et al. 2017 model):
+Buluç and Madduri 2011, the IBM implementation Medya et al. 2017 measure):
 
 - ``simple``: 1D partition, owners receive aggregated (vertex, parent) pairs
   (Algorithm II); top-down only.

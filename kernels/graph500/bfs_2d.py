@@ -1,4 +1,5 @@
-"""The 2D edge-partitioned BFS of Buluc & Madduri (the IBM code of seed 000).
+"""The 2D edge-partitioned BFS of Buluç and Madduri 2011 (the IBM code that Medya
+et al. 2017 measure).
 
 Ranks form an R x C grid (:func:`grid_shape`: ``square`` counts give q x q,
 ``two_p_squared`` counts 2q x q). Rank (i, j) owns vertex block ``i*C + j`` and the
@@ -12,8 +13,8 @@ edges from grid column j's vertices to grid row i's vertices. A top-down level:
    (``Alltoallv`` of 8-byte id pairs on the row communicator);
 4. owners settle unvisited targets; an ``Allreduce`` of three numbers ends the level.
 
-Each rank talks to R - 1 + C - 1 = O(sqrt(p)) peers per level, the property seed 000's
-communication model rests on.
+Each rank talks to R - 1 + C - 1 = O(sqrt(p)) peers per level, the property the
+communication model of Medya et al. 2017 rests on.
 
 **Direction optimizing** (with ``direction_optimizing=True``, the default; the same
 switching rule as ``replicated-csr``): a bottom-up level expands the frontier as a

@@ -1,4 +1,4 @@
-"""The replicated-bitmap BFS variants (seed 002, Algorithms III and IV).
+"""The replicated-bitmap BFS variants (Suzumura et al. 2011, Algorithms III and IV).
 
 Both keep the frontier of the whole graph on every rank as a bitmap (``in_queue``),
 built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
@@ -9,7 +9,7 @@ built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
   its parent. Vectorized: a few rounds test the k-th neighbour of every still-open
   vertex at once (most vertices stop in the first rounds), then the remaining
   neighbours of the few open vertices are scanned in bulk. It is **direction
-  optimizing** by default (Beamer et al.): a level runs top-down, pushing (vertex,
+  optimizing** by default (Beamer et al. 2012): a level runs top-down, pushing (vertex,
   parent) pairs to the owners as ``simple`` does, while the frontier is not growing
   or touches few edges (``m_f <= m_u / ALPHA``), and again once it has shrunk below
   ``nvertices / BETA``; in between levels are bottom-up. ``ALPHA = 6`` (Beamer's C
@@ -37,7 +37,7 @@ from .bfs_simple import expand_top_down, settle
 __all__ = ["bfs_replicated_csc", "bfs_replicated_csr", "bottom_up_step"]
 
 BOTTOM_UP_ROUNDS = 12
-ALPHA = 6.0  # Beamer et al. use 14 for C; numpy top-down steps cost relatively more
+ALPHA = 6.0  # Beamer et al. 2012 use 14 in C; numpy top-down steps cost more
 BETA = 24.0
 
 

@@ -267,7 +267,9 @@ class Graph2D:
 
 
 def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Graph2D:
-    """Build the 2D edge-partitioned graph (Buluc & Madduri) on :func:`grid_shape`.
+    """Build the 2D edge-partitioned graph of Buluç and Madduri 2011 on a grid.
+
+    The grid is :func:`grid_shape`'s.
 
     Parameters
     ----------

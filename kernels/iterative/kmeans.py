@@ -1,12 +1,12 @@
 """K-means clustering of image pixels (RGB + x, y), as FiM's evaluation runs it.
 
-The data are ``--points`` pixels with five features each, the colour channels and
-the position, all scaled to [0, 1] (seed 003, Section 4): a synthetic image made
+The data are ``--points`` pixels with five features each, the colour channels and the
+position, all scaled to [0, 1] (Bhimani et al. 2019, Section 4): a synthetic image made
 reproducibly from ``--seed`` (a Voronoi mosaic of ``--regions`` coloured cells with
 pixel noise), or an image file (``--image``: binary PPM ``P6`` or a ``.npy`` array of
-shape (height, width, 3); its first ``--points`` pixels, all by default). Rank 0
-reads or makes the data and picks ``--clusters`` distinct pixels as the first
-centroids (seeded); then, timed:
+shape (height, width, 3); its first ``--points`` pixels, all by default). Rank 0 reads
+or makes the data and picks ``--clusters`` distinct pixels as the first centroids
+(seeded); then, timed:
 
 1. rank 0 scatters the pixels in contiguous blocks (``Scatterv``);
 2. ``--iterations`` times: rank 0 broadcasts the centroids (``Bcast``), every rank

@@ -11,7 +11,7 @@ spec:
     R-MAT on ``N`` vertices (rounded up to a power of two, then vertices beyond ``N``
     dropped) with quadrant probabilities ``a = SKEW / (SKEW + 3)``,
     ``b = c = d = 1 / (SKEW + 3)``; ``SKEW = 1`` is uniform, larger is more skewed
-    (the seed's RMAT-k datasets use k = 1, 3, 8).
+    (the RMAT-k datasets of Chen et al. 2018 use k = 1, 3, 8).
 ``graph500:SCALE:EDGEFACTOR[:SEED]`` (or ``kronecker:...``)
     The Graph500 Kronecker graph of :mod:`scaleprobe.kernels.graph500.generator`
     (``A, B, C, D = 0.57, 0.19, 0.19, 0.05``; seed 1 by default): ``2**SCALE``
