@@ -28,7 +28,8 @@ A new kernel is one small module: :mod:`scaleprobe.kernels.example` is a whole o
 (a declaration, its work and the two lines that make it runnable), and one line in
 the ``scaleprobe.kernels`` entry points registers it.
 
-This module imports neither mpi4py nor anything heavier than numpy.
+Importing this module loads only the standard library: building a kernel's parser
+loads the communicator's package (numpy), running it mpi4py.
 """
 
 from __future__ import annotations
@@ -74,13 +75,9 @@ def _shown(value) -> str:
     """A bound or a value as a person writes it (large powers of two as 2**k)."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int):
-        if value >= 2**20 and value & (value - 1) == 0:
-            return f"2**{value.bit_length() - 1}"
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    return repr(value)
+    if isinstance(value, int) and value >= 2**20 and value & (value - 1) == 0:
+        return f"2**{value.bit_length() - 1}"
+    return str(value) if isinstance(value, int) else repr(value)
 
 
 def _size(text) -> int:
