@@ -29,6 +29,7 @@ import socket
 
 import numpy as np
 from scaleprobe.kernels.harness import Measurement, Metric
+from scaleprobe.kernels.schema import COLLECTIVE_KINDS, FIM_COLUMNS
 
 from .hardware import HardwareCounters, hardware_parameters, last_level_cache
 
@@ -49,16 +50,45 @@ def _hardware_long_names(counted: bool) -> dict:
     }
 
 
-def _hardware_metrics() -> tuple:
-    units = {
-        "hw_frequency": "Hz",
-        "hw_utilisation": "1",
-        "hw_total_cycles": "cycles",
-        "hw_stall_cycles": "cycles",
-        "hw_counted": "1",
-    }
-    names = _hardware_long_names(True)
-    return tuple(Metric(name, unit, names[name]) for name, unit in units.items())
+#: Unit and long name of each of FiM's columns (the schema's FIM_COLUMNS) and of the
+#: other hardware parameters.
+_FIM_DESCRIPTIONS = {
+    "comp_time_iterations": (
+        "s",
+        "sum over iterations of the slowest rank's computation",
+    ),
+    "comp_time_iterations_mean": (
+        "s",
+        "sum over iterations of the mean rank's computation (the slowest's over it: "
+        "the wait for the slowest of q)",
+    ),
+    "stages": ("1", "iterations timed"),
+    "working_set": (
+        "bytes",
+        "bytes one rank's iterations read and write (the largest rank)",
+    ),
+    "llc_bytes": ("bytes", "last-level cache of the host (NaN if unknown)"),
+    "cache_sharers": (
+        "1",
+        "most ranks computing at once on one host's last-level cache",
+    ),
+    **{
+        name: (unit, _hardware_long_names(True)[name])
+        for name, unit in (
+            ("hw_utilisation", "1"),
+            ("hw_total_cycles", "cycles"),
+            ("hw_frequency", "Hz"),
+            ("hw_stall_cycles", "cycles"),
+            ("hw_counted", "1"),
+        )
+    },
+}
+
+
+def _fim_metrics() -> tuple:
+    """FiM's columns in the schema's order, then the other hardware parameters."""
+    names = [*FIM_COLUMNS, *(n for n in _FIM_DESCRIPTIONS if n not in FIM_COLUMNS)]
+    return tuple(Metric(name, *_FIM_DESCRIPTIONS[name]) for name in names)
 
 
 def _collective_metrics(kind: str) -> tuple:
@@ -98,30 +128,7 @@ def iteration_metrics(kinds) -> tuple:
     return (
         Metric("time", "s", "time of the timed region (slowest rank)"),
         Metric("total_time", "s", "time from start-up to the end, set-up included"),
-        Metric(
-            "comp_time_iterations",
-            "s",
-            "sum over iterations of the slowest rank's computation",
-        ),
-        Metric(
-            "comp_time_iterations_mean",
-            "s",
-            "sum over iterations of the mean rank's computation (the slowest's over "
-            "it: the wait for the slowest of q)",
-        ),
-        Metric("stages", "1", "iterations timed"),
-        Metric(
-            "working_set",
-            "bytes",
-            "bytes one rank's iterations read and write (the largest rank)",
-        ),
-        Metric("llc_bytes", "bytes", "last-level cache of the host (NaN if unknown)"),
-        Metric(
-            "cache_sharers",
-            "1",
-            "most ranks computing at once on one host's last-level cache",
-        ),
-        *_hardware_metrics(),
+        *_fim_metrics(),
         Metric("comp_time", "s", "slowest rank's computation", per="iteration"),
         *(metric for kind in kinds for metric in _collective_metrics(kind)),
     )
@@ -135,8 +142,9 @@ class IterationProfile:
     comm : InstrumentedComm
         The kernel's communicator.
     collectives : dict of str to float
-        Collective kinds to report (``"scatter"``, ``"bcast"``, ``"gather"``...), in
-        the order of the record, each with the bytes of one of its data points.
+        Collective kinds to report (``"scatter"``, ``"bcast"``, ``"gather"``...;
+        the schema's :data:`~scaleprobe.kernels.schema.COLLECTIVE_KINDS`), in the
+        order of the record, each with the bytes of one of its data points.
     counters : bool, default=True
         Try hardware counters for the computation regions.
 
@@ -151,6 +159,12 @@ class IterationProfile:
     """
 
     def __init__(self, comm, collectives, *, counters: bool = True):
+        unknown = sorted(set(collectives) - set(COLLECTIVE_KINDS))
+        if unknown:
+            raise ValueError(
+                f"collective kinds {unknown} are not among the schema's "
+                f"{list(COLLECTIVE_KINDS)}"
+            )
         self.comm = comm
         self.kinds = tuple(collectives)
         self.job_bytes = {kind: float(collectives[kind]) for kind in self.kinds}
