@@ -799,7 +799,8 @@ def declaration_from_parser(
     """The declaration of a kernel that provides only an argument parser.
 
     Its parameters are the parser's options (kind from the option's type: no
-    ranges, no units), its metrics unknown until it runs.
+    ranges, no units) but the communicator's flags, its metrics unknown until it
+    runs.
 
     Parameters
     ----------
@@ -823,10 +824,16 @@ def declaration_from_parser(
     >>> [(p.name, p.kind, p.required) for p in declared.parameters]
     [('size', 'int', True)]
     """
+    from scaleprobe.kernels.comm import add_comm_arguments
+
+    # the communicator's flags are the launch's, not the kernel's parameters
+    comm_flags = argparse.ArgumentParser(add_help=False)
+    add_comm_arguments(comm_flags)
+    taken = {o for action in comm_flags._actions for o in action.option_strings}
     parameters = []
     for action in parser._actions:
         flags = [o for o in action.option_strings if o.startswith("--")]
-        if not flags or isinstance(action, argparse._HelpAction):
+        if not flags or isinstance(action, argparse._HelpAction) or flags[0] in taken:
             continue
         parameters.append(_parameter_of(action, flags[0]))
     summary = (parser.description or name).strip().splitlines()[0]

@@ -7,6 +7,7 @@ import math
 
 import pytest
 from scaleprobe.kernels import example
+from scaleprobe.kernels.comm import add_comm_arguments
 from scaleprobe.kernels.harness import (
     Arguments,
     KernelDeclaration,
@@ -214,6 +215,7 @@ def test_a_kernel_with_only_a_parser_gets_a_declaration_without_ranges():
     parser.add_argument("--mode", choices=("a", "b"), default="a")
     parser.add_argument("--check", action=argparse.BooleanOptionalAction)
     parser.add_argument("--label")
+    add_comm_arguments(parser)  # the launch's flags, not the kernel's parameters
     declared = declaration_from_parser("mylab.sum", parser, min_ranks=2)
     assert declared.summary == "Sum sizes."
     assert declared.min_ranks == 2
