@@ -472,6 +472,13 @@ class KernelDeclaration:
         set_(self, "checks", tuple(self.checks))
         if self.module is None:
             set_(self, "module", f"scaleprobe.kernels.{self.name}")
+        if isinstance(self.min_ranks, bool) or not (
+            isinstance(self.min_ranks, int) and self.min_ranks >= 1
+        ):
+            raise ValueError(
+                f"kernel {self.name!r}: min_ranks must be an integer >= 1, got "
+                f"{self.min_ranks!r}"
+            )
         names = [p.name for p in self.parameters]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:

@@ -84,6 +84,7 @@ def test_a_parameter_names_itself_the_value_and_the_range(parameter, value, prob
         (lambda: Parameter("n", "int", choices=("1",)), "choices go with kind"),
         (lambda: Parameter("n", "choice"), "choices go with kind"),
         (lambda: Parameter("two words", "int"), "must be a word"),
+        (lambda: KernelDeclaration("k", "k", min_ranks=0), "min_ranks must be"),
         (
             lambda: KernelDeclaration(
                 "k", "k", parameters=(Parameter("n", "int"), Parameter("n", "int"))
