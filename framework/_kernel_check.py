@@ -1,10 +1,17 @@
-"""Spec checks of a kernel: registered, and every point's arguments accepted."""
+"""Spec checks of a kernel: registered, and every point's arguments accepted.
+
+Every point's arguments go through the kernel's own parser, and every parameter's
+value is checked against the range the kernel declares
+(:func:`~scaleprobe.kernels.registry.kernel_declaration`): ``iterations: -5`` is
+refused when the spec is loaded, before anything is launched.
+"""
 
 from __future__ import annotations
 
 from scaleprobe.kernels.registry import (
     KernelNotFoundError,
     kernel_arguments,
+    kernel_declaration,
     kernel_names,
     kernel_parser,
 )
@@ -59,8 +66,21 @@ def _refuse_link_flags(params: dict, axes: dict, valid: list, fail) -> None:
                 )
 
 
+def _check_ranges(declaration, namespace, params: dict, axes: dict, fail) -> None:
+    """Refuse a parsed value outside the range its kernel declares, naming the spec
+    key it came from (a swept one before a fixed one)."""
+    keys = {str(k).replace("-", "_"): f"params.{k}" for k in params}
+    keys.update({str(k).replace("-", "_"): f"sweep.{k}" for k in axes})
+    for parameter in declaration.parameters:
+        problem = parameter.problem(getattr(namespace, parameter.name, None))
+        if problem:
+            key = keys.get(parameter.name, "params")
+            fail(key, f"kernel {declaration.name!r}: {problem}")
+
+
 def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
-    """Refuse an unregistered kernel, or arguments its parser rejects.
+    """Refuse an unregistered kernel, arguments its parser rejects, or a value
+    outside the range it declares.
 
     Parameters
     ----------
@@ -85,6 +105,7 @@ def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
             f"unknown kernel {name!r}; available: {', '.join(known)}, external"
             + did_you_mean(name, known),
         )
+    declaration = kernel_declaration(name)
     parser.error = _raise
     parser.exit = lambda status=0, message=None: _raise(message or "exit")
     valid = _parameters(parser)
@@ -101,7 +122,7 @@ def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
     for key, arguments in cases:
         argv = kernel_arguments(arguments)
         try:
-            _, extra = parser.parse_known_args(argv)
+            namespace, extra = parser.parse_known_args(argv)
         except _RejectedError as exc:
             fail(key, f"kernel {name!r} rejects {' '.join(argv)!r}: {exc}")
         for word in extra:
@@ -116,3 +137,4 @@ def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
                 )
         if extra:
             fail(key, f"kernel {name!r} rejects {' '.join(extra)!r}")
+        _check_ranges(declaration, namespace, params, axes, fail)

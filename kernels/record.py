@@ -1,4 +1,10 @@
-"""The record a kernel prints, and how the framework reads it back.
+"""The record a kernel prints as a plain dict (superseded by the schema's Record).
+
+Kernels build and print :class:`scaleprobe.kernels.schema.Record` (through the
+harness), and records are read back with :meth:`Record.parse
+<scaleprobe.kernels.schema.Record.parse>`. This module stays for code that still
+reads records as dicts, and for kernels of other packages that print one with
+:func:`emit`.
 
 A kernel prints exactly one line that starts with :data:`MARKER` followed by a JSON
 object. Everything else on standard output is ignored by the framework, so kernels may

@@ -10,6 +10,12 @@ an installed package adds a kernel of its own with::
     [project.entry-points."scaleprobe.kernels"]
     "mylab.stencil" = "mylab.stencil:build_parser"
 
+A module that declares its kernel (a :class:`~scaleprobe.kernels.harness.
+KernelDeclaration` as its ``KERNEL``) tells :func:`kernel_declaration` its
+parameters with their ranges and units, its metrics and its fewest ranks; one that
+only builds a parser gets a declaration derived from the parser (no ranges, and
+``MIN_RANKS`` from the module, 1 without it).
+
 This module imports only the standard library.
 """
 
@@ -23,6 +29,7 @@ __all__ = [
     "GROUP",
     "KernelNotFoundError",
     "kernel_arguments",
+    "kernel_declaration",
     "kernel_min_ranks",
     "kernel_module",
     "kernel_names",
@@ -122,11 +129,56 @@ def kernel_parser(name: str):
     return _entry(name).load()()
 
 
+def kernel_declaration(name: str):
+    """Return what kernel ``name`` declares: parameters, metrics, fewest ranks.
+
+    Imports the kernel's module (never mpi4py).
+
+    Parameters
+    ----------
+    name : str
+        A registered kernel.
+
+    Returns
+    -------
+    KernelDeclaration
+        The module's ``KERNEL``; for a kernel that provides only ``build_parser``,
+        one derived from its parser (parameters without ranges or units, no
+        metrics, ``min_ranks`` from the module's ``MIN_RANKS`` or 1).
+
+    Raises
+    ------
+    KernelNotFoundError
+        If no kernel of that name is registered.
+
+    Examples
+    --------
+    >>> declared = kernel_declaration("commbench.pingpong")
+    >>> declared.min_ranks, declared.summary
+    (2, 'Ping-pong between two ranks on different emulated nodes.')
+    >>> [(p.name, p.minimum) for p in declared.parameters][:2]
+    [('msg_bytes', 0), ('iterations', 1)]
+    """
+    from scaleprobe.kernels.harness import KernelDeclaration, declaration_from_parser
+
+    module_name = kernel_module(name)
+    module = importlib.import_module(module_name)
+    declared = getattr(module, "KERNEL", None)
+    if isinstance(declared, KernelDeclaration):
+        return declared
+    min_ranks = getattr(module, "MIN_RANKS", 1)
+    if isinstance(min_ranks, bool) or not isinstance(min_ranks, int) or min_ranks < 1:
+        min_ranks = 1
+    return declaration_from_parser(
+        name, kernel_parser(name), min_ranks=min_ranks, module=module_name
+    )
+
+
 def kernel_min_ranks(name: str) -> int:
     """Return the fewest MPI ranks kernel ``name`` can run on.
 
-    A kernel declares it as ``MIN_RANKS`` in its module (a ping-pong needs two);
-    without it, one rank will do. Sweep plans leave out the points below it.
+    Its declaration says it (:func:`kernel_declaration`; a ping-pong needs two).
+    Sweep plans leave out the points below it.
 
     Parameters
     ----------
@@ -147,9 +199,7 @@ def kernel_min_ranks(name: str) -> int:
     >>> kernel_min_ranks("commbench.pingpong"), kernel_min_ranks("commbench.compute")
     (2, 1)
     """
-    module = importlib.import_module(kernel_module(name))
-    value = getattr(module, "MIN_RANKS", 1)
-    return value if isinstance(value, int) and value >= 1 else 1
+    return kernel_declaration(name).min_ranks
 
 
 def kernel_arguments(params: dict) -> list[str]:

@@ -15,12 +15,12 @@ Virtual time
     reset when a call returns, so CPU burnt polling inside MPI is not charged.
     Communication advances the clock by the link model below.
 
-Link model (:class:`LinkModel`)
+Link model (:class:`~scaleprobe.kernels.schema.LinkConfig`, :func:`transfer_time`)
     An inter-node message of ``n`` bytes alone on the network takes
     ``latency + n / B`` with ``B = link_bandwidth * bandwidth / 100``; an intra-node
     one takes ``memory_latency + n / memory_bandwidth``.
 
-The emulated machine (``topology``, ``allocation``; :mod:`._topology`)
+The emulated machine (``topology``, ``allocation``; :class:`Network`)
     The job's ``N`` nodes (node of world rank ``r`` = ``r // ppn``) are placed on a
     machine of ``machine_nodes`` nodes, compactly or at random (seeded), as a batch
     system on a busy machine does; machine nodes hang ``nodes_per_switch`` (18) to
@@ -35,7 +35,7 @@ The emulated machine (``topology``, ``allocation``; :mod:`._topology`)
 Contention (``nic_sharing="flows"``, the default)
     Concurrent inter-node messages are flows that share every link they cross
     max-min fairly, rates changing whenever a flow starts or ends
-    (:mod:`._fluid`): a message alone gets the whole NIC, ``k`` messages leaving
+    (:mod:`._replay`): a message alone gets the whole NIC, ``k`` messages leaving
     one node at once ``B / k`` each, ``k`` arriving at one node (incast) ``B / k``
     each, and messages crossing an oversubscribed uplink share it. A message
     arrives one latency after its last byte left. Because a rank cannot know in
@@ -43,7 +43,7 @@ Contention (``nic_sharing="flows"``, the default)
     calls return *provisional* times (each rank's sends leave its NIC one after
     the other at ``B``, as if alone) and log every send and wait; the next
     collective on all ranks replays the logs as a deterministic discrete-event
-    simulation (:mod:`._replay`, :mod:`._resolve`) and sets every clock to its
+    simulation (:mod:`._replay`) and sets every clock to its
     exact value. Times read with :meth:`~InstrumentedComm.clock` between two such
     collectives are provisional; :meth:`~InstrumentedComm.mark` and
     :meth:`~InstrumentedComm.marked` give exact times of instants in between.
@@ -100,7 +100,7 @@ Core slots
     come, first served, across all jobs of the host. With slots on, a rank that
     waits in a collective for the others to arrive sleeps between tests of an MPI
     barrier instead of spinning, so it leaves the cores to the ranks that compute
-    (:mod:`scaleprobe.kernels.comm._idle`); point-to-point waits spin in MPI, as a
+    (:mod:`scaleprobe.kernels.comm._cores`); point-to-point waits spin in MPI, as a
     large message moves only while both ends test. A rank that blocks
     outside the communicator (for example by calling ``comm.mpi`` directly) while
     holding a slot stalls the others; they give up waiting once no slot has changed
@@ -126,29 +126,25 @@ What is approximate
 Importing this package does not import mpi4py.
 """
 
+from scaleprobe.kernels.schema import Allocation, LinkConfig, Topology
+
 from ._args import add_comm_arguments, resolve_config
-from ._link import LinkModel
-from ._topology import Allocation, Network, Topology
-from .instrumented import (
-    COLLECTIVE_RECORD_KEYS,
-    PATH_LONG_NAMES,
-    PATH_RECORD_KEYS,
-    SUMMARY_UNITS,
-    InstrumentedComm,
-    Request,
-)
+from ._network import Network, inter_time, intra_time, rank_bandwidth, transfer_time
+from ._timing import SUMMARY_LONG_NAMES
+from .instrumented import InstrumentedComm, Request
 
 __all__ = [
-    "COLLECTIVE_RECORD_KEYS",
-    "PATH_LONG_NAMES",
-    "PATH_RECORD_KEYS",
-    "SUMMARY_UNITS",
+    "SUMMARY_LONG_NAMES",
     "Allocation",
     "InstrumentedComm",
-    "LinkModel",
+    "LinkConfig",
     "Network",
     "Request",
     "Topology",
     "add_comm_arguments",
+    "inter_time",
+    "intra_time",
+    "rank_bandwidth",
     "resolve_config",
+    "transfer_time",
 ]

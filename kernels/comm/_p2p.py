@@ -20,6 +20,7 @@ import numpy as np
 
 from ._buffers import byte_view
 from ._clock import PATH_KEYS, extend
+from ._network import rank_bandwidth
 from ._replay import SEND, WAIT, WAIT_RECV, WAIT_SEND
 
 __all__ = ["PointToPointMixin", "Request"]
@@ -208,7 +209,7 @@ class PointToPointMixin:
             bandwidth = (
                 link.effective_bandwidth
                 if clock.replaying
-                else link.rank_bandwidth(self.ppn)
+                else rank_bandwidth(link, self.ppn)
             )
             start = max(now, clock.egress_free)
             finish = start + nbytes / bandwidth

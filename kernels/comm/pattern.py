@@ -4,7 +4,7 @@ A :class:`CommPattern` says who sends how many bytes to whom in one point-to-poi
 phase (every message of a phase is in flight at once). Together with the mapping —
 ``ppn`` consecutive ranks per node, and the place of each node on a two-level machine
 (``nodes_per_switch`` nodes per switch, ``switches_per_rack`` switches per rack) —
-it gives the metrics of Papadopoulou, Goumas and Koziris without running anything:
+it gives the metrics of Papadopoulou et al. 2015 without running anything:
 
 =======  ===============================================================
 ``S``    message size, bytes (the mean over messages)
@@ -32,7 +32,8 @@ in :data:`EXTRA_METRICS`.
 
 :func:`place_nodes` puts an allocation of ``N`` nodes on a machine of
 ``machine_nodes`` nodes, compactly (consecutive nodes) or at random (seeded), as a
-busy batch system does. This module imports only numpy.
+busy batch system does; an :class:`~scaleprobe.kernels.schema.Allocation` says which.
+This module imports only numpy and the schema.
 """
 
 from __future__ import annotations
@@ -40,14 +41,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scaleprobe.kernels.schema import ALLOCATION_PLACEMENTS, Allocation
 
-__all__ = ["EXTRA_METRICS", "METRICS", "METRIC_UNITS", "CommPattern", "place_nodes"]
+__all__ = [
+    "EXTRA_METRICS",
+    "METRICS",
+    "METRIC_LONG_NAMES",
+    "METRIC_UNITS",
+    "CommPattern",
+    "place_nodes",
+]
 
 #: The descriptive metrics, in the order :meth:`CommPattern.metric_vector` uses.
 METRICS = ("S", "M", "PPN", "N", "I", "PT", "NT", "V", "NI", "VI", "SW", "R", "SWR")
 
 #: Metrics beyond the paper's: the busiest node's inter-node bytes.
 EXTRA_METRICS = ("NTmax",)
+
+#: Long names of the metrics.
+METRIC_LONG_NAMES = {
+    "S": "message size (mean over messages)",
+    "M": "messages sent per process (mean over processes)",
+    "PPN": "processes per node",
+    "N": "nodes",
+    "I": "share of messages that cross nodes",
+    "PT": "process traffic S * M",
+    "NT": "node traffic PT * PPN * I",
+    "V": "total volume NT * N",
+    "NI": "messages injected per node M * I * PPN",
+    "VI": "total injected messages NI * N",
+    "SW": "switches the allocation touches",
+    "R": "racks the allocation touches",
+    "SWR": "switches per rack SW / R",
+    "NTmax": "inter-node bytes of the busiest node (sent or received)",
+}
 
 #: Units of the metrics.
 METRIC_UNITS = {
@@ -67,22 +94,25 @@ METRIC_UNITS = {
     "NTmax": "bytes",
 }
 
-ALLOCATIONS = ("compact", "random")
 
-
-def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
+def place_nodes(nodes, allocation="compact", *, machine_nodes=None, seed=0):
     """Machine node index of each node of an allocation.
 
     Parameters
     ----------
     nodes : int
         Nodes in the allocation (>= 1).
-    allocation : {"compact", "random"}, default="compact"
-        ``"compact"`` takes machine nodes ``0 .. nodes-1``; ``"random"`` draws
-        ``nodes`` distinct machine nodes with ``numpy.random.default_rng(seed)``.
+    allocation : Allocation or {"compact", "random"}, default="compact"
+        Where the nodes go: ``"compact"`` takes machine nodes ``0 .. nodes-1``;
+        ``"random"`` draws ``nodes`` distinct machine nodes with
+        ``numpy.random.default_rng(seed)``. An
+        :class:`~scaleprobe.kernels.schema.Allocation` carries the placement, the
+        machine's nodes and the seed itself.
     machine_nodes : int, optional
-        Size of the machine (default ``nodes``: the allocation is the machine).
+        Size of the machine (default ``nodes``: the allocation is the machine); only
+        with a placement given by name.
     seed : int, default=0
+        Only with a placement given by name.
 
     Returns
     -------
@@ -95,7 +125,20 @@ def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
     [0, 1, 2]
     >>> len(set(place_nodes(4, allocation="random", machine_nodes=72, seed=1)))
     4
+    >>> place_nodes(4, Allocation("random", machine_nodes=64, seed=1)).tolist()
+    [28, 31, 47, 60]
     """
+    if isinstance(allocation, Allocation):
+        if machine_nodes is not None or seed != 0:
+            raise ValueError(
+                "an Allocation carries its own machine_nodes and seed; give them "
+                "there, not as arguments"
+            )
+        allocation, machine_nodes, seed = (
+            allocation.placement,
+            allocation.machine_nodes,
+            allocation.seed,
+        )
     nodes = int(nodes)
     machine_nodes = nodes if machine_nodes is None else int(machine_nodes)
     if nodes < 1 or machine_nodes < nodes:
@@ -108,7 +151,9 @@ def place_nodes(nodes, *, allocation="compact", machine_nodes=None, seed=0):
     if allocation == "random":
         rng = np.random.default_rng(seed)
         return np.sort(rng.choice(machine_nodes, size=nodes, replace=False))
-    raise ValueError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
+    raise ValueError(
+        f"allocation must be one of {ALLOCATION_PLACEMENTS}, got {allocation!r}"
+    )
 
 
 @dataclass(frozen=True)

@@ -23,20 +23,18 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import (  # noqa: E402
-    SUMMARY_UNITS,
-    InstrumentedComm,
-    add_comm_arguments,
+from scaleprobe.kernels.harness import (  # noqa: E402
+    KernelDeclaration,
+    Measurement,
+    Metric,
+    Parameter,
 )
-from scaleprobe.kernels.record import emit  # noqa: E402
 
-__all__ = ["WORK_KINDS", "build_parser", "do_work", "main"]
+__all__ = ["KERNEL", "WORK_KINDS", "build_parser", "do_work", "main", "split_work"]
 
-KERNEL = "commbench.compute"
 WORK_KINDS = ("cache", "memory")
 _CACHE_ELEMENTS = 8192  # 64 KiB of float64
 _CACHE_PASSES = 256
@@ -80,52 +78,22 @@ def do_work(kind: str, units: int) -> float:
     return float(c.sum())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--work",
-        choices=WORK_KINDS,
-        default="cache",
-        help="cache-resident or memory-bound work (default cache)",
-    )
-    parser.add_argument(
-        "--total-work",
-        type=int,
-        default=2000,
-        help="units of work over all ranks (default 2000)",
-    )
-    add_comm_arguments(parser)
-    return parser
-
-
-def main(argv=None) -> int:
-    """Do the work, allreduce the checksums, print the record on rank 0.
+def split_work(comm, args) -> Measurement | None:
+    """Do this rank's share of the work, then allreduce the checksums (collective).
 
     Parameters
     ----------
-    argv : list of str, optional
-        Command line (``sys.argv[1:]`` by default).
+    comm : InstrumentedComm
+    args : Arguments
+        ``work`` and ``total_work``.
 
     Returns
     -------
-    int
-        Exit code.
+    Measurement or None
+        The measurement on rank 0, None elsewhere.
     """
-    args = build_parser().parse_args(argv)
-    if args.total_work < 0:
-        raise SystemExit(f"--total-work must be >= 0, got {args.total_work}")
     from mpi4py import MPI
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     units = args.total_work // comm.size + (comm.rank < args.total_work % comm.size)
     start = comm.sync()
     cpu_start = time.process_time()
@@ -136,37 +104,45 @@ def main(argv=None) -> int:
     elapsed = comm.elapsed_since(start)
     cpu_per_unit = comm.allreduce(cpu / units if units else 0.0, op=MPI.MAX)
     summary = comm.summary()
-    if comm.rank == 0:
-        metrics = {
-            **summary,
+    if comm.rank != 0:
+        return None
+    return Measurement(
+        metrics={
             "elapsed": elapsed,
             "work_units": args.total_work,
             "max_cpu_per_unit": cpu_per_unit,
             "checksum": float(total[0]),
-        }
-        units_of = {
-            **SUMMARY_UNITS,
-            "elapsed": "s",
-            "work_units": "1",
-            "max_cpu_per_unit": "s",
-            "checksum": "1",
-        }
-        emit(
-            {
-                "kernel": KERNEL,
-                "status": "ok",
-                "metrics": metrics,
-                "units": units_of,
-                "link": comm.link_record(),
-                "long_names": {
-                    "elapsed": "time of the work phase (max over ranks)",
-                    "max_cpu_per_unit": "largest CPU seconds per unit",
-                },
-            }
-        )
-    comm.close()
-    return 0
+        },
+        summary=summary,
+    )
 
+
+KERNEL = KernelDeclaration(
+    name="commbench.compute",
+    summary="A fixed amount of CPU work split evenly over the ranks, then one "
+    "Allreduce.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "work",
+            "choice",
+            "cache",
+            choices=WORK_KINDS,
+            help="cache-resident or memory-bound work",
+        ),
+        Parameter(
+            "total_work", "int", 2000, minimum=0, help="units of work over all ranks"
+        ),
+    ),
+    metrics=(
+        Metric("elapsed", "s", "time of the work phase (max over ranks)"),
+        Metric("work_units", "1", "units of work over all ranks"),
+        Metric("max_cpu_per_unit", "s", "largest CPU seconds per unit"),
+        Metric("checksum", "1", "sum of the ranks' checksums"),
+    ),
+    work=split_work,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -31,21 +31,34 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
-from scaleprobe.kernels.comm.pattern import METRIC_UNITS, CommPattern  # noqa: E402
-from scaleprobe.kernels.units import UnitError, parse_size  # noqa: E402
+from scaleprobe.kernels.comm.pattern import (  # noqa: E402
+    EXTRA_METRICS,
+    METRIC_LONG_NAMES,
+    METRIC_UNITS,
+    METRICS,
+    CommPattern,
+)
+from scaleprobe.kernels.harness import (  # noqa: E402
+    KernelDeclaration,
+    Measurement,
+    Metric,
+    Parameter,
+)
 
-__all__ = ["build_parser", "kept_maximum", "main", "random_partners"]
-
-KERNEL = "commbench.random_pingpong"
-
-#: Every rank exchanges with partners other than itself; sweep plans leave out
-#: points with fewer ranks.
-MIN_RANKS = 2
+__all__ = [
+    "KERNEL",
+    "PATTERN_METRICS",
+    "build_parser",
+    "exchange",
+    "kept_maximum",
+    "main",
+    "pattern_metrics",
+    "random_partners",
+    "whole_nodes",
+]
 
 
 def random_partners(ranks, messages, seed=0):
@@ -98,93 +111,59 @@ def kept_maximum(times, drop=0.25):
     return float(ordered[keep - 1])
 
 
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except UnitError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+#: The descriptive metrics of a pattern as a record reports them.
+PATTERN_METRICS = tuple(
+    Metric(name, METRIC_UNITS[name], METRIC_LONG_NAMES[name])
+    for name in (*METRICS, *EXTRA_METRICS)
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--messages",
-        type=int,
-        default=1,
-        help="partners (messages) per rank, M (default 1)",
-    )
-    parser.add_argument(
-        "--msg-bytes",
-        type=_size,
-        default=1 << 16,
-        help='message size S, bytes or e.g. "64 KiB" (default 64 KiB)',
-    )
-    parser.add_argument(
-        "--iterations", type=int, default=200, help="timed iterations (default 200)"
-    )
-    parser.add_argument(
-        "--warmup", type=int, default=2, help="untimed iterations first (default 2)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the matchings")
-    add_comm_arguments(parser)
-    return parser
-
-
-def _check(args):
-    if args.messages < 1 or args.msg_bytes < 1:
-        raise SystemExit(
-            f"--messages and --msg-bytes must be >= 1, got "
-            f"{args.messages} and {args.msg_bytes}"
-        )
-    if args.iterations < 1 or args.warmup < 0:
-        raise SystemExit(
-            f"--iterations must be >= 1 and --warmup >= 0, got "
-            f"{args.iterations} and {args.warmup}"
-        )
-
-
-def main(argv=None) -> int:
-    """Run the benchmark and print the record on rank 0.
+def pattern_metrics(pattern, comm) -> dict:
+    """Descriptive metrics of ``pattern`` on the communicator's emulated machine.
 
     Parameters
     ----------
-    argv : list of str, optional
+    pattern : CommPattern
+    comm : InstrumentedComm
 
     Returns
     -------
-    int
-        Exit code.
+    dict
     """
-    args = build_parser().parse_args(argv)
-    _check(args)
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
-    from scaleprobe.kernels.record import emit
+    network = comm.network
+    return pattern.metrics(
+        ppn=comm.ppn,
+        placement=network.placement,
+        nodes_per_switch=network.topology.nodes_per_switch,
+        switches_per_rack=network.topology.switches_per_rack,
+    )
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
-    if comm.size < 2 or comm.size % comm.ppn:
-        if comm.rank == 0:
-            emit(
-                {
-                    "kernel": KERNEL,
-                    "status": "invalid",
-                    "metrics": {},
-                    "reason": f"needs >= 2 ranks and a multiple of ppn={comm.ppn}, "
-                    f"got {comm.size}",
-                }
-            )
-        return 0
-    partners = random_partners(comm.size, args.messages, args.seed)
-    mine = [(m, p) for m, p in enumerate(partners[comm.rank]) if p >= 0]
+
+def whole_nodes(args, ranks: int, ppn: int) -> str:
+    """Why ``ranks`` ranks do not fill nodes of ``ppn`` ranks, or ``""``.
+
+    Parameters
+    ----------
+    args : Arguments
+        Unused (the signature of a declared check).
+    ranks, ppn : int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> whole_nodes(None, 6, 4)
+    'needs a multiple of ppn=4 ranks, got 6'
+    """
+    return (
+        "" if ranks % ppn == 0 else f"needs a multiple of ppn={ppn} ranks, got {ranks}"
+    )
+
+
+def _timed_exchanges(comm, mine, args) -> list[float]:
+    """This rank's time of every timed iteration (collective)."""
     outgoing = np.ones(args.msg_bytes, dtype=np.uint8)
     incoming = [np.empty(args.msg_bytes, dtype=np.uint8) for _ in mine]
     spans = []
@@ -200,36 +179,72 @@ def main(argv=None) -> int:
         if iteration >= args.warmup:
             spans.append((start, comm.mark()))
     comm.sync()  # resolves the last exchange
-    times = [comm.marked(end) - comm.marked(start) for start, end in spans]
-    mine_kept = kept_maximum(times) if times else 0.0
-    kept = comm.gather(mine_kept, root=0)
-    summary = comm.summary()
-    if comm.rank == 0:
-        pattern = CommPattern.from_partners(
-            [[p for p in row if p >= 0] for row in partners], args.msg_bytes
-        )
-        network = comm.network
-        metrics = pattern.metrics(
-            ppn=comm.ppn,
-            placement=network.placement,
-            nodes_per_switch=network.topology.nodes_per_switch,
-            switches_per_rack=network.topology.switches_per_rack,
-        )
-        emit(
-            {
-                "kernel": KERNEL,
-                "status": "ok",
-                "link": comm.link_record(),
-                "metrics": {"exchange_time": max(kept), **metrics, **summary},
-                "units": {"exchange_time": "s", **METRIC_UNITS, **SUMMARY_UNITS},
-                "long_names": {
-                    "exchange_time": "largest third-quartile iteration time over ranks"
-                },
-            }
-        )
-    comm.close()
-    return 0
+    return [comm.marked(end) - comm.marked(start) for start, end in spans]
 
+
+def exchange(comm, args) -> Measurement | None:
+    """Run the random exchange and time it (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        ``messages``, ``msg_bytes``, ``iterations``, ``warmup``, ``seed``.
+
+    Returns
+    -------
+    Measurement or None
+        ``exchange_time`` and the pattern's metrics on rank 0, None elsewhere.
+    """
+    partners = random_partners(comm.size, args.messages, args.seed)
+    mine = [(m, p) for m, p in enumerate(partners[comm.rank]) if p >= 0]
+    times = _timed_exchanges(comm, mine, args)
+    kept = comm.gather(kept_maximum(times) if times else 0.0, root=0)
+    summary = comm.summary()
+    if comm.rank != 0:
+        return None
+    pattern = CommPattern.from_partners(
+        [[p for p in row if p >= 0] for row in partners], args.msg_bytes
+    )
+    return Measurement(
+        metrics={"exchange_time": max(kept), **pattern_metrics(pattern, comm)},
+        summary=summary,
+    )
+
+
+KERNEL = KernelDeclaration(
+    name="commbench.random_pingpong",
+    summary="Random non-blocking ping-pong: the training benchmark of the "
+    "communication predictor.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "messages", "int", 1, minimum=1, help="partners (messages) per rank, M"
+        ),
+        Parameter(
+            "msg_bytes",
+            "size",
+            1 << 16,
+            "bytes",
+            minimum=1,
+            help='message size S, bytes or e.g. "64 KiB"',
+        ),
+        Parameter("iterations", "int", 200, minimum=1, help="timed iterations"),
+        Parameter("warmup", "int", 2, minimum=0, help="untimed iterations first"),
+        Parameter("seed", "int", 0, minimum=0, help="seed of the matchings"),
+    ),
+    metrics=(
+        Metric(
+            "exchange_time", "s", "largest third-quartile iteration time over ranks"
+        ),
+        *PATTERN_METRICS,
+    ),
+    min_ranks=2,
+    checks=(whole_nodes,),
+    working_set=lambda args, ranks: (args.messages + 1) * args.msg_bytes,
+    work=exchange,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

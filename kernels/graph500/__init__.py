@@ -6,7 +6,8 @@ Run::
         [--edgefactor 16] [--nbfs 64] [--seed 1] [--no-validate] [--graph500-output] \\
         [--no-direction-optimizing] [--throttle emulated --bandwidth-percent 25 ...]
 
-Variants (seed 002 for the first three, seed 000 / Buluc & Madduri for the last):
+Variants (Suzumura et al. 2011 for the first three; the two-dimensional one after
+Buluç and Madduri 2011, the IBM implementation Medya et al. 2017 measure):
 
 - ``simple``: 1D partition, owners receive aggregated (vertex, parent) pairs
   (Algorithm II); top-down only.
@@ -19,7 +20,7 @@ Variants (seed 002 for the first three, seed 000 / Buluc & Madduri for the last)
   along grid columns, fold along grid rows; **direction optimizing** (bottom-up levels
   over the block transpose) unless ``--no-direction-optimizing``.
 
-The record (:func:`scaleprobe.kernels.record.emit`, rank 0) holds ``metrics``
+The record (:class:`~scaleprobe.kernels.schema.Record`, rank 0) holds ``metrics``
 (``time`` = mean BFS time, ``generation_time``, ``construction_time``,
 ``harmonic_mean_teps``, ``harmonic_stddev_teps``, ``median_teps``, ``nbfs``,
 ``validation_time``, ``graph_bytes``, per-BFS means ``bfs_bytes_sent``,
@@ -37,15 +38,25 @@ not, inside the BFS component: half the degree sum of the reached vertices, as t
 reference 3.0 counts them. Importing this package never imports mpi4py.
 """
 
-from .cli import build_parser
+from scaleprobe.kernels.harness import KernelDeclaration, Parameter
+
 from .construction import Graph1D, Graph2D, build_1d, build_2d
 from .generator import kronecker_edges
 from .roots import select_roots
-from .runner import VARIANTS, Graph500Config, run_graph500
+from .runner import (
+    METRICS,
+    PARAMETERS,
+    VARIANTS,
+    Graph500Config,
+    graph_bytes,
+    measure,
+    run_graph500,
+)
 from .stats import format_block, statistics, teps_statistics
 from .validate import RULES, ValidationResult, tree_levels, validate_bfs
 
 __all__ = [
+    "KERNEL",
     "RULES",
     "VARIANTS",
     "Graph1D",
@@ -57,6 +68,7 @@ __all__ = [
     "build_parser",
     "format_block",
     "kronecker_edges",
+    "main",
     "run_graph500",
     "select_roots",
     "statistics",
@@ -64,3 +76,22 @@ __all__ = [
     "tree_levels",
     "validate_bfs",
 ]
+
+KERNEL = KernelDeclaration(
+    name="graph500",
+    summary="Graph500: Kronecker graph, kernel 1, NBFS validated searches.",
+    description=__doc__,
+    parameters=(
+        *PARAMETERS,
+        Parameter(
+            "graph500_output",
+            "bool",
+            False,
+            help="also print the reference statistics block",
+        ),
+    ),
+    metrics=METRICS,
+    working_set=graph_bytes,
+    work=measure,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main

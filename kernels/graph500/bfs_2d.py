@@ -1,4 +1,5 @@
-"""The 2D edge-partitioned BFS of Buluc & Madduri (the IBM code of seed 000).
+"""The 2D edge-partitioned BFS of Buluç and Madduri 2011 (the IBM code that Medya
+et al. 2017 measure).
 
 Ranks form an R x C grid (:func:`grid_shape`: ``square`` counts give q x q,
 ``two_p_squared`` counts 2q x q). Rank (i, j) owns vertex block ``i*C + j`` and the
@@ -12,8 +13,8 @@ edges from grid column j's vertices to grid row i's vertices. A top-down level:
    (``Alltoallv`` of 8-byte id pairs on the row communicator);
 4. owners settle unvisited targets; an ``Allreduce`` of three numbers ends the level.
 
-Each rank talks to R - 1 + C - 1 = O(sqrt(p)) peers per level, the property seed 000's
-communication model rests on.
+Each rank talks to R - 1 + C - 1 = O(sqrt(p)) peers per level, the property the
+communication model of Medya et al. 2017 rests on.
 
 **Direction optimizing** (with ``direction_optimizing=True``, the default; the same
 switching rule as ``replicated-csr``): a bottom-up level expands the frontier as a
@@ -29,7 +30,7 @@ import numpy as np
 
 from ._exchange import allgatherv_array, alltoallv_arrays
 from ._frontier import LevelProfile, expand_rows, row_chunks
-from .bfs_replicated import ALPHA, BETA, bottom_up_step
+from .bfs_replicated import BETA, bottom_up_step, goes_bottom_up, level_totals
 from .bfs_simple import settle
 
 __all__ = ["bfs_2d"]
@@ -139,24 +140,23 @@ def bfs_2d(
     if row_lo <= root < graph.row_hi:
         seen[root - row_lo] = True
     unexplored_local = float(degree.sum())
-    totals = np.array(
-        [float(frontier.size), float(degree[frontier - lo].sum()), unexplored_local]
+    frontier_size, frontier_edges, unexplored_edges = level_totals(
+        comm, frontier.size, float(degree[frontier - lo].sum()), unexplored_local
     )
-    if comm.size > 1:
-        summed = np.empty_like(totals)
-        comm.Allreduce(totals, summed)
-        totals = summed
-    frontier_size, frontier_edges, unexplored_edges = totals
     previous_size, bottom_up = 0.0, False
     view = graph.row_view()
     profile.begin()
     while frontier_size:
         if direction_optimizing:
-            growing = frontier_size > previous_size
-            if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
-                bottom_up = True
-            elif bottom_up and frontier_size < nvertices / BETA and not growing:
-                bottom_up = False
+            bottom_up = goes_bottom_up(
+                bottom_up,
+                frontier_size,
+                previous_size,
+                frontier_edges,
+                unexplored_edges,
+                turn_back=frontier_size < nvertices / BETA
+                and frontier_size <= previous_size,
+            )
         if bottom_up:
             vertices, parents = _bottom_up(graph, frontier - lo, visited, seen, scratch)
         else:
@@ -169,11 +169,7 @@ def bfs_2d(
         frontier = newly + lo
         frontier_edges_local = float(degree[newly].sum())
         unexplored_local -= frontier_edges_local
-        totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
-        if comm.size > 1:
-            summed = np.empty_like(totals)
-            comm.Allreduce(totals, summed)
-            totals = summed
+        totals = level_totals(comm, newly.size, frontier_edges_local, unexplored_local)
         profile.end_level(frontier_size, bottom_up)
         previous_size = frontier_size
         frontier_size, frontier_edges, unexplored_edges = totals

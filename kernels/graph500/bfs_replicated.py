@@ -1,4 +1,4 @@
-"""The replicated-bitmap BFS variants (seed 002, Algorithms III and IV).
+"""The replicated-bitmap BFS variants (Suzumura et al. 2011, Algorithms III and IV).
 
 Both keep the frontier of the whole graph on every rank as a bitmap (``in_queue``),
 built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
@@ -9,7 +9,7 @@ built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
   its parent. Vectorized: a few rounds test the k-th neighbour of every still-open
   vertex at once (most vertices stop in the first rounds), then the remaining
   neighbours of the few open vertices are scanned in bulk. It is **direction
-  optimizing** by default (Beamer et al.): a level runs top-down, pushing (vertex,
+  optimizing** by default (Beamer et al. 2012): a level runs top-down, pushing (vertex,
   parent) pairs to the owners as ``simple`` does, while the frontier is not growing
   or touches few edges (``m_f <= m_u / ALPHA``), and again once it has shrunk below
   ``nvertices / BETA``; in between levels are bottom-up. ``ALPHA = 6`` (Beamer's C
@@ -37,7 +37,7 @@ from .bfs_simple import expand_top_down, settle
 __all__ = ["bfs_replicated_csc", "bfs_replicated_csr", "bottom_up_step"]
 
 BOTTOM_UP_ROUNDS = 12
-ALPHA = 6.0  # Beamer et al. use 14 for C; numpy top-down steps cost relatively more
+ALPHA = 6.0  # Beamer et al. 2012 use 14 in C; numpy top-down steps cost more
 BETA = 24.0
 
 
@@ -91,6 +91,55 @@ def bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
     return newly, candidates[~found]
 
 
+def level_totals(comm, frontier_size, frontier_edges, unexplored_edges) -> np.ndarray:
+    """The new frontier's vertices and edges and the edges left unexplored, summed
+    over the ranks (the ``Allreduce`` of three numbers that ends every level).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    frontier_size, frontier_edges, unexplored_edges : float
+        This rank's share.
+
+    Returns
+    -------
+    numpy.ndarray of shape (3,)
+    """
+    totals = np.array([float(frontier_size), frontier_edges, unexplored_edges])
+    if comm.size > 1:
+        summed = np.empty_like(totals)
+        comm.Allreduce(totals, summed)
+        totals = summed
+    return totals
+
+
+def goes_bottom_up(bottom_up, size, previous, edges, unexplored, *, turn_back) -> bool:
+    """Beamer's switch: go bottom-up once a growing frontier touches more than
+    ``unexplored / ALPHA`` edges, and top-down again when ``turn_back`` says so.
+
+    Parameters
+    ----------
+    bottom_up : bool
+        The last level's direction.
+    size, previous : float
+        Vertices of this level's frontier and of the last one's.
+    edges, unexplored : float
+        Edges of the frontier and edges not explored yet.
+    turn_back : bool
+        Whether a bottom-up search goes top-down again at this level (the frontier
+        has shrunk below ``nvertices / BETA``).
+
+    Returns
+    -------
+    bool
+    """
+    if not bottom_up and size > previous and edges > unexplored / ALPHA:
+        return True
+    if bottom_up and turn_back:
+        return False
+    return bottom_up
+
+
 def bfs_replicated_csr(
     comm,
     graph,
@@ -131,28 +180,22 @@ def bfs_replicated_csr(
         open_vertices = open_vertices[open_vertices != root - lo]
     else:
         frontier = np.empty(0, dtype=np.int64)
-    totals = np.array(
-        [float(frontier.size), float(row_length[frontier].sum()), unexplored_local]
+    frontier_size, frontier_edges, unexplored_edges = level_totals(
+        comm, frontier.size, float(row_length[frontier].sum()), unexplored_local
     )
-    if comm.size > 1:
-        summed = np.empty_like(totals)
-        comm.Allreduce(totals, summed)
-        totals = summed
-    frontier_size, frontier_edges, unexplored_edges = totals
     bottom_up = not direction_optimizing
     previous_size = 0.0
     profile.begin()
     while frontier_size:
         if direction_optimizing:
-            growing = frontier_size > previous_size
-            if not bottom_up and growing and frontier_edges > unexplored_edges / ALPHA:
-                bottom_up = True
-            elif (
-                bottom_up
-                and frontier_size < nvertices / BETA
-                and frontier_size < previous_size
-            ):
-                bottom_up = False
+            bottom_up = goes_bottom_up(
+                bottom_up,
+                frontier_size,
+                previous_size,
+                frontier_edges,
+                unexplored_edges,
+                turn_back=frontier_size < min(nvertices / BETA, previous_size),
+            )
         if bottom_up:
             mark[frontier] = True
             in_queue = _global_bitmap(comm, mark, nvertices)
@@ -165,11 +208,7 @@ def bfs_replicated_csr(
             newly = expand_top_down(comm, graph, frontier, pred, visited)
         frontier_edges_local = float(row_length[newly].sum())
         unexplored_local -= frontier_edges_local
-        totals = np.array([float(newly.size), frontier_edges_local, unexplored_local])
-        if comm.size > 1:
-            summed = np.empty_like(totals)
-            comm.Allreduce(totals, summed)
-            totals = summed
+        totals = level_totals(comm, newly.size, frontier_edges_local, unexplored_local)
         profile.end_level(frontier_size, bottom_up)
         previous_size = frontier_size
         frontier_size, frontier_edges, unexplored_edges = totals

@@ -1,11 +1,11 @@
 """The ``simple`` BFS: 1D partition, owners receive aggregated (vertex, parent) pairs.
 
-Seed 002, Algorithm II. Every level, each rank expands its own frontier vertices
-(top-down, vectorized CSR gathers), settles the neighbours it owns itself and sends the
-other (neighbour, parent) pairs, aggregated per destination, to their owners in one
-``Alltoallv``; owners settle the unvisited ones, which form the next frontier. A
-one-number ``Allreduce`` ends the level (and the search when no rank found anything).
-No direction optimization: this is the reference's plain top-down algorithm.
+Suzumura et al. 2011, Algorithm II. Every level, each rank expands its own frontier
+vertices (top-down, vectorized CSR gathers), settles the neighbours it owns itself and
+sends the other (neighbour, parent) pairs, aggregated per destination, to their owners
+in one ``Alltoallv``; owners settle the unvisited ones, which form the next frontier. A
+one-number ``Allreduce`` ends the level (and the search when no rank found anything). No
+direction optimization: this is the reference's plain top-down algorithm.
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def expand_top_down(comm, graph, frontier, pred, visited):
         # settle sees the updates of the previous ones.
         owned = (neighbours >= lo) & (neighbours < hi)
         found.append(settle(pred, visited, neighbours[owned] - lo, parents[owned]))
-        # ids travel as 8-byte integers, the id size of the reference (and of seed
-        # 002's volume formula)
+        # ids travel as 8-byte integers, the id size of the reference (and of the
+        # volume formula of Suzumura et al. 2011)
         outgoing_vertices.append(neighbours[~owned].astype(np.int64))
         outgoing_parents.append(parents[~owned])
     if comm.size > 1:

@@ -11,21 +11,99 @@ duplicates included and self-loops excluded, inside the BFS component.
   ``replicated-csc`` BFS scans.
 - :func:`build_2d`: ranks form an R x C grid (:func:`grid_shape`); rank (i, j) owns
   vertex block ``i*C + j`` and stores the directed edges ``u -> v`` whose source is
-  owned
-  by a rank of grid column j and whose target is owned by a rank of grid row i.
+  owned by a rank of grid column j and whose target is owned by a rank of grid row i.
+
+Vertex ownership (1D blocks, :class:`VertexPartition`) and the 2D rank grid
+(:func:`grid_shape`) are shared by all BFS variants.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._exchange import alltoallv_arrays
 from ._frontier import csr_view
-from ._partition import VertexPartition, grid_shape
 
-__all__ = ["Graph1D", "Graph2D", "build_1d", "build_2d"]
+__all__ = [
+    "Graph1D",
+    "Graph2D",
+    "VertexPartition",
+    "build_1d",
+    "build_2d",
+    "grid_shape",
+]
+
+
+_ALIGN = 64  # blocks are whole 64-bit words of a bitmap, so packed bitmaps concatenate
+
+
+@dataclass(frozen=True)
+class VertexPartition:
+    """Contiguous blocks of vertices, one per rank, each a multiple of 64 vertices.
+
+    Rank ``r`` owns ``[r * block, min((r + 1) * block, nvertices))``; the last ranks
+    may own fewer (or no) vertices. Every variant, the validation and the root
+    selection use this ownership, so parent arrays are comparable across variants.
+
+    Examples
+    --------
+    >>> part = VertexPartition.create(1000, 3)
+    >>> part.block, part.bounds(2)
+    (384, (768, 1000))
+    """
+
+    nvertices: int
+    size: int
+    block: int
+
+    @classmethod
+    def create(cls, nvertices: int, size: int) -> VertexPartition:
+        """Partition ``nvertices`` over ``size`` ranks."""
+        per_rank = -(-nvertices // size)
+        block = max(_ALIGN, -(-per_rank // _ALIGN) * _ALIGN)
+        return cls(int(nvertices), int(size), int(block))
+
+    def bounds(self, rank: int) -> tuple[int, int]:
+        """The owned range ``[lo, hi)`` of ``rank``."""
+        lo = min(rank * self.block, self.nvertices)
+        return lo, min(lo + self.block, self.nvertices)
+
+    def owner(self, vertices: np.ndarray) -> np.ndarray:
+        """The owning rank of each vertex."""
+        return vertices // self.block
+
+    def counts(self) -> np.ndarray:
+        """Number of vertices owned by each rank."""
+        return np.array([hi - lo for lo, hi in map(self.bounds, range(self.size))])
+
+
+def grid_shape(size: int) -> tuple[int, int]:
+    """The R x C processor grid of the 2D algorithm for ``size`` ranks.
+
+    ``square`` rank counts (``q**2``) give ``q x q``; ``two_p_squared`` counts
+    (``2 q**2``, the IBM code's rule) give ``2q x q`` (R = 2C). Any other count gets the
+    most nearly square factorization with R >= C (a prime count degenerates to a
+    column of ranks, which is still correct).
+
+    Examples
+    --------
+    >>> grid_shape(16), grid_shape(8), grid_shape(18), grid_shape(6)
+    ((4, 4), (4, 2), (6, 3), (3, 2))
+    """
+    if size < 1:
+        raise ValueError(f"the rank count must be positive, got {size}")
+    root = math.isqrt(size)
+    if root * root == size:
+        return root, root
+    half = size // 2
+    root = math.isqrt(half)
+    if size % 2 == 0 and root * root == half:
+        return 2 * root, root
+    cols = max(c for c in range(1, math.isqrt(size) + 1) if size % c == 0)
+    return size // cols, cols
 
 
 _SLAB = 1 << 22  # keys deduplicated per step: bounds the temporaries
@@ -267,7 +345,9 @@ class Graph2D:
 
 
 def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Graph2D:
-    """Build the 2D edge-partitioned graph (Buluc & Madduri) on :func:`grid_shape`.
+    """Build the 2D edge-partitioned graph of Buluç and Madduri 2011 on a grid.
+
+    The grid is :func:`grid_shape`'s.
 
     Parameters
     ----------
@@ -293,31 +373,13 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
     row_comm = comm.Split(row, col)
     col_comm = comm.Split(nrows + col, row)
     shift = max(scale, 1)
-    mask = (1 << shift) - 1
-    key = _packed_pairs(source, target, shift)
-    if comm.size > 1:
-        destination = np.empty(key.size, dtype=np.int32)
-        for lo in range(0, key.size, _SLAB):
-            part = key[lo : lo + _SLAB]
-            head_owner = (part >> shift) // block
-            tail_owner = (part & mask) // block
-            destination[lo : lo + _SLAB] = (
-                tail_owner // ncols
-            ) * ncols + head_owner % ncols
-        (key,) = alltoallv_arrays(comm, destination, key)
-        del destination
+    key = _edges_to_blocks(comm, _packed_pairs(source, target, shift), shift, block)
     row_lo = min(row * ncols * block, nvertices)
     row_hi = min(row_lo + ncols * block, nvertices)
     tail_shift = max(int(max(row_hi - row_lo, 1) - 1).bit_length(), 1)
     # global (u, v) -> (column-local u, row-local v); the identity on a 1 x 1 grid
-    relabelled = comm.size > 1 or tail_shift != shift
-    for lo in range(0, key.size if relabelled else 0, _SLAB):
-        part = key[lo : lo + _SLAB]
-        heads, tails = part >> shift, part & mask
-        owner = heads // block
-        heads += (owner // ncols) * block - owner * block
-        part[:] = heads << tail_shift
-        part |= tails - row_lo
+    if comm.size > 1 or tail_shift != shift:
+        _relabel(key, shift, tail_shift, block, ncols, row_lo)
     indptr, indices, column_degree = _compress(
         key, 0, nrows * block, tail_shift, max(row_hi - row_lo, 1)
     )
@@ -343,13 +405,48 @@ def build_2d(comm, source, target, scale: int, *, transpose: bool = False) -> Gr
         col_comm,
     )
     if transpose:
-        if comm.size == 1:  # the single block is the whole symmetric adjacency
-            graph.t_indptr, graph.t_indices = indptr, indices
-        else:
-            head_shift = max(int(nrows * block - 1).bit_length(), 1)
-            key = indices.astype(np.int64) << head_shift
-            key |= np.repeat(np.arange(nrows * block, dtype=np.int64), np.diff(indptr))
-            graph.t_indptr, graph.t_indices, _ = _compress(
-                key, 0, max(row_hi - row_lo, 0), head_shift, nrows * block
-            )
+        _add_transpose(graph, comm.size, nrows * block)
     return graph
+
+
+def _edges_to_blocks(comm, key, shift: int, block: int):
+    """Send every packed edge ``(u << shift) | v`` to the rank of its block."""
+    if comm.size == 1:
+        return key
+    mask = (1 << shift) - 1
+    ncols = grid_shape(comm.size)[1]
+    destination = np.empty(key.size, dtype=np.int32)
+    for lo in range(0, key.size, _SLAB):
+        part = key[lo : lo + _SLAB]
+        head_owner = (part >> shift) // block
+        tail_owner = (part & mask) // block
+        destination[lo : lo + _SLAB] = (
+            tail_owner // ncols
+        ) * ncols + head_owner % ncols
+    (key,) = alltoallv_arrays(comm, destination, key)
+    return key
+
+
+def _relabel(key, shift, tail_shift, block, ncols, row_lo) -> None:
+    """Rewrite packed global ``(u, v)`` in place as (column-local u, row-local v)."""
+    mask = (1 << shift) - 1
+    for lo in range(0, key.size, _SLAB):
+        part = key[lo : lo + _SLAB]
+        heads, tails = part >> shift, part & mask
+        owner = heads // block
+        heads += (owner // ncols) * block - owner * block
+        part[:] = heads << tail_shift
+        part |= tails - row_lo
+
+
+def _add_transpose(graph, size: int, column_vertices: int) -> None:
+    """The block's transpose (target -> sources), which bottom-up levels scan."""
+    if size == 1:  # the single block is the whole symmetric adjacency
+        graph.t_indptr, graph.t_indices = graph.indptr, graph.indices
+        return
+    head_shift = max(int(column_vertices - 1).bit_length(), 1)
+    key = graph.indices.astype(np.int64) << head_shift
+    key |= np.repeat(np.arange(column_vertices, dtype=np.int64), np.diff(graph.indptr))
+    graph.t_indptr, graph.t_indices, _ = _compress(
+        key, 0, max(graph.row_hi - graph.row_lo, 0), head_shift, column_vertices
+    )

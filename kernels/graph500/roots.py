@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import allgatherv_array
-from ._hash import derive_key, mix64
+from .generator import derive_key, mix64
 
 __all__ = ["connected_mask", "select_roots"]
 

@@ -1,4 +1,6 @@
-"""Iterative, multi-stage kernels of FiM's evaluation (seed 003): K-means and PageRank.
+"""Iterative, multi-stage kernels of FiM's evaluation: K-means and PageRank.
+
+FiM and its evaluation are Bhimani et al. 2019's.
 
 Each one runs as ``python -m scaleprobe.kernels.iterative.<name>`` under MPI, times
 every iteration's computation and collectives (:mod:`.profile`) and records FiM-Cal's

@@ -1,9 +1,9 @@
 """Hardware parameters of a compute region: FiM's clock F, utilisation U, total cycles
 TC and stall cycles SC.
 
-FiM-Cal (seed 003, Section 2.1.1) reads four numbers with ``perf stat``: the clock
-rate ``F``, the utilisation per process ``U``, the total cycles ``TC`` and the stall
-cycles ``SC``. :class:`HardwareCounters` counts a region of this process with the
+FiM-Cal (Bhimani et al. 2019, Section 2.1.1) reads four numbers with ``perf stat``: the
+clock rate ``F``, the utilisation per process ``U``, the total cycles ``TC`` and the
+stall cycles ``SC``. :class:`HardwareCounters` counts a region of this process with the
 kernel's ``perf_event_open`` (cycles, front- and back-end stalls, task clock) where the
 machine exposes them, and always measures CPU and wall time; :func:`parse_perf_stat`
 reads what ``perf stat`` printed (``-x,`` or the human layout) into the same event

@@ -1,12 +1,12 @@
 """K-means clustering of image pixels (RGB + x, y), as FiM's evaluation runs it.
 
-The data are ``--points`` pixels with five features each, the colour channels and
-the position, all scaled to [0, 1] (seed 003, Section 4): a synthetic image made
+The data are ``--points`` pixels with five features each, the colour channels and the
+position, all scaled to [0, 1] (Bhimani et al. 2019, Section 4): a synthetic image made
 reproducibly from ``--seed`` (a Voronoi mosaic of ``--regions`` coloured cells with
 pixel noise), or an image file (``--image``: binary PPM ``P6`` or a ``.npy`` array of
-shape (height, width, 3); its first ``--points`` pixels, all by default). Rank 0
-reads or makes the data and picks ``--clusters`` distinct pixels as the first
-centroids (seeded); then, timed:
+shape (height, width, 3); its first ``--points`` pixels, all by default). Rank 0 reads
+or makes the data and picks ``--clusters`` distinct pixels as the first centroids
+(seeded); then, timed:
 
 1. rank 0 scatters the pixels in contiguous blocks (``Scatterv``);
 2. ``--iterations`` times: rank 0 broadcasts the centroids (``Bcast``), every rank
@@ -31,26 +31,38 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.harness import (  # noqa: E402
+    KernelDeclaration,
+    Measurement,
+    Metric,
+    Parameter,
+)
+from scaleprobe.kernels.iterative.profile import (  # noqa: E402
+    IterationProfile,
+    iteration_measurement,
+    iteration_metrics,
+)
 
 __all__ = [
     "FEATURES",
+    "KERNEL",
     "assign",
     "build_parser",
+    "cluster",
     "kmeans_reference",
     "main",
     "read_image",
     "synthetic_image",
 ]
-
-KERNEL = "iterative.kmeans"
 #: Features of one data point.
 FEATURES = ("red", "green", "blue", "x", "y")
 _CHUNK = 1 << 15
 _TOLERANCE = 1e-9
+#: Bytes of one data point of each collective: a pixel and a centroid are 5
+#: doubles, a cluster's partial sums 7.
+_JOB_BYTES = {"scatter": 40, "bcast": 40, "gather": 56}
+_DEFAULT_POINTS = 65536
 
 
 def synthetic_image(points: int, seed: int = 1, regions: int = 16) -> np.ndarray:
@@ -222,139 +234,66 @@ def kmeans_reference(pixels, centroids, iterations):
     return centroids, sse
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--points",
-        type=int,
-        default=None,
-        help="pixels N (default 65536; with --image, all of them)",
-    )
-    parser.add_argument("--clusters", type=int, default=8, help="K (default 8)")
-    parser.add_argument("--iterations", type=int, default=10, help="I (default 10)")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=1,
-        help="seed of the synthetic image and first centroids",
-    )
-    parser.add_argument(
-        "--regions",
-        type=int,
-        default=16,
-        help="colour cells of the synthetic image (default 16)",
-    )
-    parser.add_argument(
-        "--image",
-        default=None,
-        help="read the pixels from a P6 PPM or .npy file instead",
-    )
-    parser.add_argument(
-        "--check",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="compare with serial K-means on rank 0",
-    )
-    parser.add_argument(
-        "--counters",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="try hardware counters (default on)",
-    )
-    add_comm_arguments(parser)
-    return parser
-
-
-def _check_arguments(args):
-    for name in ("clusters", "iterations", "regions"):
-        if getattr(args, name) < 1:
-            raise SystemExit(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.points is not None and args.points < 1:
-        raise SystemExit(f"--points must be >= 1, got {args.points}")
-
-
-def main(argv=None) -> int:
-    """Cluster, print the record on rank 0.
+def working_set(args, ranks: int) -> float:
+    """Bytes one rank's iterations read and write: its pixels and a chunk of
+    distances to the centroids.
 
     Parameters
     ----------
-    argv : list of str, optional
+    args : Arguments
+        ``points`` (65536 when not given, the synthetic image's) and ``clusters``.
+    ranks : int
 
     Returns
     -------
-    int
-        Exit code.
+    float
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.harness import Arguments
+    >>> working_set(Arguments(points=1000, clusters=8), 3)
+    3421232.0
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _check_arguments(args)
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import InstrumentedComm
-    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
-    from scaleprobe.kernels.record import emit
+    points = args.points or _DEFAULT_POINTS
+    rows = -(-points // ranks)
+    return float(8 * 5 * rows + _CHUNK * 8 * (args.clusters + 5))
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+
+def _first_centroids(pixels, args):
+    chosen = np.random.default_rng(args.seed).choice(
+        len(pixels), args.clusters, replace=False
+    )
+    return pixels[np.sort(chosen)].copy()
+
+
+def _pixels(args):
+    """Rank 0's pixels and first centroids, or why there are none."""
+    try:
+        if args.image:
+            pixels = read_image(args.image, args.points)
+        else:
+            pixels = synthetic_image(
+                args.points or _DEFAULT_POINTS, args.seed, args.regions
+            )
+    except (OSError, ValueError) as error:
+        return None, None, str(error)
+    if args.clusters > len(pixels):
+        return (
+            None,
+            None,
+            f"--clusters {args.clusters} exceeds the {len(pixels)} pixels",
+        )
+    return pixels, _first_centroids(pixels, args), ""
+
+
+def _iterate(comm, profile, args, pixels, centroids, counts):
+    """The timed region: scatter the pixels, then cluster (rank 0 updates)."""
     root = comm.rank == 0
-    pixels = centroids = None
-    problem = ""
-    if root:
-        try:
-            if args.image:
-                pixels = read_image(args.image, args.points)
-            else:
-                pixels = synthetic_image(args.points or 65536, args.seed, args.regions)
-        except (OSError, ValueError) as error:
-            problem = str(error)
-        if not problem and args.clusters > len(pixels):
-            problem = f"--clusters {args.clusters} exceeds the {len(pixels)} pixels"
-        if not problem:
-            chosen = np.random.default_rng(args.seed).choice(
-                len(pixels), args.clusters, replace=False
-            )
-            centroids = pixels[np.sort(chosen)].copy()
-    problem = comm.bcast(problem)
-    if problem:
-        if root:
-            emit(
-                {
-                    "kernel": KERNEL,
-                    "status": "invalid",
-                    "reason": problem,
-                    "metrics": {},
-                    "link": comm.link_record(),
-                }
-            )
-        comm.close()
-        return 0
-    total = comm.bcast(len(pixels) if root else None)
-    counts = np.array(
-        [total // comm.size + (r < total % comm.size) for r in range(comm.size)]
-    )
     local = np.empty((counts[comm.rank], 5))
-    if not root:
-        centroids = np.empty((args.clusters, 5))
     sums = np.empty((comm.size, args.clusters, 7)) if root else None
-    # a pixel and a centroid are 5 doubles, a cluster's partial sums 7
-    profile = IterationProfile(
-        comm, {"scatter": 40, "bcast": 40, "gather": 56}, counters=args.counters
-    )
-    # the rank's pixels and a chunk of distances to the centroids at a time
-    profile.working_set(local.nbytes + _CHUNK * 8 * (args.clusters + 5))
     others = comm.size - 1
-
-    start = comm.sync()
-    origin = comm.path()
     profile.next_iteration()
-    with profile.collective("scatter", jobs=total - counts[0]):
+    with profile.collective("scatter", jobs=int(counts.sum()) - counts[0]):
         comm.Scatterv([pixels, counts * 5] if root else None, local, root=0)
     sse = np.nan
     for iteration in range(args.iterations):
@@ -371,69 +310,133 @@ def main(argv=None) -> int:
                 totals = sums.sum(axis=0)
                 sse = float(totals[:, 6].sum())
                 centroids = _update(centroids, totals)
+    return centroids, sse
+
+
+def _verify(args, pixels, centroids):
+    """Why the centroids are wrong (``""`` if not), and the check's metrics."""
+    reason, extra = "", {}
+    if not np.all(np.isfinite(centroids)):
+        reason = "a centroid is not finite"
+    if args.check:
+        expected, _ = kmeans_reference(
+            pixels, _first_centroids(pixels, args), args.iterations
+        )
+        extra["max_centroid_error"] = float(np.abs(expected - centroids).max())
+        if not extra["max_centroid_error"] <= _TOLERANCE:
+            reason = reason or (
+                f"centroids differ from serial K-means by "
+                f"{extra['max_centroid_error']:.3g} > {_TOLERANCE}"
+            )
+    return reason, extra
+
+
+def cluster(comm, args):
+    """Cluster the pixels (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        The kernel's parameters.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0 (``invalid`` when the pixels could not be made or read, or the
+        centroids are wrong); None elsewhere.
+    """
+    root = comm.rank == 0
+    pixels, centroids, problem = _pixels(args) if root else (None, None, "")
+    problem = comm.bcast(problem)
+    if problem:
+        return Measurement(metrics={}, reason=problem) if root else None
+    total = comm.bcast(len(pixels) if root else None)
+    counts = np.array(
+        [total // comm.size + (r < total % comm.size) for r in range(comm.size)]
+    )
+    if not root:
+        centroids = np.empty((args.clusters, 5))
+    profile = IterationProfile(comm, _JOB_BYTES, counters=args.counters)
+    profile.working_set(8 * 5 * counts[comm.rank] + _CHUNK * 8 * (args.clusters + 5))
+    start = comm.sync()
+    origin = comm.path()
+    centroids, sse = _iterate(comm, profile, args, pixels, centroids, counts)
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     summary = comm.summary()
-    result = profile.result()
-    if root:
-        reason, extra = "", {}
-        if not np.all(np.isfinite(centroids)):
-            reason = "a centroid is not finite"
-        if args.check:
-            first = pixels[
-                np.sort(
-                    np.random.default_rng(args.seed).choice(
-                        len(pixels), args.clusters, replace=False
-                    )
-                )
-            ].copy()
-            expected, _ = kmeans_reference(pixels, first, args.iterations)
-            extra["max_centroid_error"] = float(np.abs(expected - centroids).max())
-            if not extra["max_centroid_error"] <= _TOLERANCE:
-                reason = reason or (
-                    f"centroids differ from serial K-means by "
-                    f"{extra['max_centroid_error']:.3g} > {_TOLERANCE}"
-                )
-        record = build_record(
-            comm,
-            KERNEL,
-            result,
-            elapsed=elapsed,
-            path=path,
-            summary=summary,
-            link=comm.link_record(),
-            params={
-                "points": total,
-                "clusters": args.clusters,
-                "iterations": args.iterations,
-                "seed": args.seed,
-                "image": args.image,
-            },
-            metrics={
-                "points": total,
-                "clusters": args.clusters,
-                "iterations": args.iterations,
-                "sse": sse,
-                **extra,
-            },
-            units={
-                "points": "1",
-                "clusters": "1",
-                "iterations": "1",
-                "sse": "1",
-                "max_centroid_error": "1",
-            },
-            long_names={
-                "sse": "sum of squared distances to the nearest centroid "
-                "(last assignment)",
-                "max_centroid_error": "largest centroid difference from serial K-means",
-            },
-            reason=reason,
-        )
-        emit(record)
-    comm.close()
-    return 0
+    timing = profile.result()
+    if not root:
+        return None
+    reason, extra = _verify(args, pixels, centroids)
+    return iteration_measurement(
+        timing,
+        elapsed=elapsed,
+        path=path,
+        summary=summary,
+        metrics={
+            "points": total,
+            "clusters": args.clusters,
+            "iterations": args.iterations,
+            "sse": sse,
+            **extra,
+        },
+        reason=reason,
+        parameters={"points": total},
+    )
 
+
+KERNEL = KernelDeclaration(
+    name="iterative.kmeans",
+    summary="K-means clustering of image pixels (RGB + x, y), as FiM's evaluation "
+    "runs it.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "points",
+            "int",
+            None,
+            minimum=1,
+            help="pixels N (65536 by default; with --image, all of them)",
+        ),
+        Parameter("clusters", "int", 8, minimum=1, help="clusters K"),
+        Parameter("iterations", "int", 10, minimum=1, help="iterations I"),
+        Parameter(
+            "seed",
+            "int",
+            1,
+            minimum=0,
+            help="seed of the synthetic image and first centroids",
+        ),
+        Parameter(
+            "regions", "int", 16, minimum=1, help="colour cells of the synthetic image"
+        ),
+        Parameter(
+            "image", "text", None, help="read the pixels from a P6 PPM or .npy file"
+        ),
+        Parameter("check", "bool", False, help="compare with serial K-means on rank 0"),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    ),
+    metrics=(
+        *iteration_metrics(_JOB_BYTES),
+        Metric("points", "1", "pixels clustered"),
+        Metric("clusters", "1", "clusters K"),
+        Metric("iterations", "1", "iterations I"),
+        Metric(
+            "sse",
+            "1",
+            "sum of squared distances to the nearest centroid (last assignment)",
+        ),
+        Metric(
+            "max_centroid_error",
+            "1",
+            "largest centroid difference from serial K-means",
+        ),
+    ),
+    working_set=working_set,
+    work=cluster,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

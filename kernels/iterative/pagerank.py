@@ -34,16 +34,36 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.harness import (  # noqa: E402
+    KernelDeclaration,
+    Measurement,
+    Metric,
+    Parameter,
+)
+from scaleprobe.kernels.iterative.profile import (  # noqa: E402
+    IterationProfile,
+    iteration_measurement,
+    iteration_metrics,
+)
 
-__all__ = ["VARIANTS", "build_parser", "main", "pagerank_reference", "read_graph"]
-
-KERNEL = "iterative.pagerank"
+__all__ = [
+    "KERNEL",
+    "VARIANTS",
+    "build_parser",
+    "main",
+    "pagerank_reference",
+    "rank_vertices",
+    "read_graph",
+]
 VARIANTS = ("gather", "allgather")
 _TOLERANCE = 1e-9
+#: Bytes of one data point of each collective per variant: a link is scattered as
+#: 3 doubles (source, weight, target), a rank as 1.
+_JOB_BYTES = {
+    "gather": {"scatter": 24, "bcast": 8, "gather": 8},
+    "allgather": {"scatter": 24, "allgather": 8},
+}
 
 
 def read_graph(path: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -126,59 +146,6 @@ def pagerank_reference(source, target, vertices, iterations, damping=0.85):
     return rank
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--scale",
-        type=int,
-        default=14,
-        help="log2 of the vertices of the Kronecker graph (default 14)",
-    )
-    parser.add_argument(
-        "--edgefactor",
-        type=int,
-        default=16,
-        help="links per vertex of the Kronecker graph (default 16)",
-    )
-    parser.add_argument("--seed", type=int, default=1, help="graph seed")
-    parser.add_argument(
-        "--graph", default=None, help="read the links from a file (text pairs or .npy)"
-    )
-    parser.add_argument("--iterations", type=int, default=10, help="I (default 10)")
-    parser.add_argument(
-        "--damping", type=float, default=0.85, help="damping factor (default 0.85)"
-    )
-    parser.add_argument(
-        "--variant",
-        choices=VARIANTS,
-        default="gather",
-        help="root broadcast and gather, or allgather (default gather)",
-    )
-    parser.add_argument(
-        "--check",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="compare with serial PageRank on rank 0",
-    )
-    parser.add_argument(
-        "--counters",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="try hardware counters (default on)",
-    )
-    add_comm_arguments(parser)
-    return parser
-
-
 def _partition(source, target, vertices, parts):
     """Rank 0's packed buffers: per rank [links..., no-out-link flags...]."""
     outdegree = np.bincount(source, minlength=vertices)
@@ -205,198 +172,252 @@ def _partition(source, target, vertices, parts):
     return packed, links, float(flags.sum())
 
 
-def main(argv=None) -> int:
-    """Rank the vertices, print the record on rank 0.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-
-    Returns
-    -------
-    int
-        Exit code.
-    """
-    args = build_parser().parse_args(argv)
-    if args.iterations < 1 or not 0.0 < args.damping < 1.0:
-        raise SystemExit(
-            f"--iterations must be >= 1 and --damping in (0, 1), got "
-            f"{args.iterations} and {args.damping}"
+def _graph(args, parts):
+    """Rank 0's graph and packed partition, or why there is none."""
+    try:
+        graph = (
+            read_graph(args.graph)
+            if args.graph
+            else kronecker_graph(args.scale, args.edgefactor, args.seed)
         )
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import InstrumentedComm
-    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
-    from scaleprobe.kernels.record import emit
+        packed, links, dangling_count = _partition(*graph, parts)
+    except (OSError, ValueError) as error:
+        return None, None, None, str(error)
+    return graph, packed, (graph[2], links.tolist(), dangling_count), ""
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+
+class _Ranks:
+    """One rank's links, its block of the rank vector and the exchange's layout."""
+
+    def __init__(self, comm, variant, shape):
+        vertices, links, dangling_count = shape
+        self.vertices = vertices
+        self.links = np.asarray(links)
+        self.blocks = _block_counts(vertices, comm.size)
+        self.count = int(self.blocks[comm.rank])
+        self.mine = int(self.links[comm.rank])
+        self.local = np.empty(3 * self.mine + self.count)
+        self.rank = np.full(vertices + 1, 1.0 / vertices)  # the last slot carries D
+        self.rank[-1] = dangling_count / vertices
+        # every block carries its own share of D in one extra slot
+        self.extended = self.blocks + 1
+        displacements = np.concatenate([[0], np.cumsum(self.extended)[:-1]])
+        gathers = comm.rank == 0 or variant == "allgather"
+        self.gathered = np.empty(vertices + comm.size) if gathers else None
+        # where the gathered blocks hold the ranks and the shares of D
+        self.shares_at = displacements + self.blocks
+        self.ranks_at = np.delete(np.arange(vertices + comm.size), self.shares_at)
+
+    def working_set(self) -> int:
+        """The rank's links (source, weight, target and the products), the whole
+        rank vector, its block and the gathered blocks."""
+        gathered = self.gathered.nbytes if self.gathered is not None else 0
+        return 4 * 8 * self.mine + self.rank.nbytes + 8 * (self.count + 1) + gathered
+
+    def unpack(self):
+        """Source, weight, local target and no-out-link flags of the scattered links."""
+        mine, local = self.mine, self.local
+        return (
+            local[:mine].astype(np.int64),
+            local[mine : 2 * mine],
+            local[2 * mine : 3 * mine].astype(np.int64),
+            local[3 * mine :] > 0,
+        )
+
+
+def _exchange(comm, profile, args, state, block):
+    """Bring every rank's new block to where the next iteration needs it."""
     root = comm.rank == 0
-    problem, shape, graph = "", None, None
-    if root:
-        try:
-            graph = (
-                read_graph(args.graph)
-                if args.graph
-                else kronecker_graph(args.scale, args.edgefactor, args.seed)
+    if args.variant == "gather":
+        jobs = state.vertices - state.count if root else 0
+        with profile.collective("gather", jobs=jobs):
+            comm.Gatherv(
+                block, [state.gathered, state.extended] if root else None, root=0
             )
-            packed, links, dangling_count = _partition(*graph, comm.size)
-            shape = (graph[2], links.tolist(), dangling_count)
-        except (OSError, ValueError) as error:
-            problem = str(error)
-    problem, shape = comm.bcast((problem, shape))
-    if problem:
-        if root:
-            emit(
-                {
-                    "kernel": KERNEL,
-                    "status": "invalid",
-                    "reason": problem,
-                    "metrics": {},
-                    "link": comm.link_record(),
-                }
-            )
-        comm.close()
-        return 0
-    vertices, links, dangling_count = shape
-    links = np.asarray(links)
-    blocks = _block_counts(vertices, comm.size)
-    count = int(blocks[comm.rank])
-    mine = int(links[comm.rank])
-    local = np.empty(3 * mine + count)
-    rank = np.full(vertices + 1, 1.0 / vertices)  # the last slot carries D
-    rank[-1] = dangling_count / vertices
-    # every block carries its own share of D in one extra slot
-    extended = blocks + 1
-    displacements = np.concatenate([[0], np.cumsum(extended)[:-1]])
-    gathered = (
-        np.empty(vertices + comm.size)
-        if (root or args.variant == "allgather")
-        else None
-    )
-    # a link is scattered as 3 doubles (source, weight, target), a rank as 1
-    kinds = (
-        {"scatter": 24, "bcast": 8, "gather": 8}
-        if args.variant == "gather"
-        else {"scatter": 24, "allgather": 8}
-    )
-    profile = IterationProfile(comm, kinds, counters=args.counters)
-    # the rank's links (source, weight, target and the products), the whole rank
-    # vector, its block and the gathered blocks
-    profile.working_set(
-        4 * 8 * mine
-        + rank.nbytes
-        + 8 * (count + 1)
-        + (gathered.nbytes if gathered is not None else 0)
-    )
-    others = comm.size - 1
+    else:
+        others = comm.size - 1
+        with profile.collective(
+            "allgather", jobs=state.vertices - state.count if others else 0
+        ):
+            comm.Allgatherv(block, [state.gathered, state.extended])
+    if root or args.variant == "allgather":
+        with profile.compute():
+            np.take(state.gathered, state.ranks_at, out=state.rank[:-1])
+            state.rank[-1] = state.gathered[state.shares_at].sum()
 
-    start = comm.sync()
-    origin = comm.path()
+
+def _iterate(comm, profile, args, state, packed):
+    """The timed region: scatter the links, then the iterations."""
+    root = comm.rank == 0
+    others = comm.size - 1
+    links = state.links
     profile.next_iteration()
     with profile.collective("scatter", jobs=int(links.sum() - links[0])):
-        comm.Scatterv([packed, 3 * links + blocks] if root else None, local, root=0)
-    source = local[:mine].astype(np.int64)
-    weight = local[mine : 2 * mine]
-    target = local[2 * mine : 3 * mine].astype(np.int64)
-    no_links = local[3 * mine :] > 0
-    block = np.empty(count + 1)
-    work = np.empty(max(mine, count))
-    # where the gathered blocks hold the ranks and the shares of D
-    shares_at = displacements + blocks
-    ranks_at = np.delete(np.arange(vertices + comm.size), shares_at)
+        comm.Scatterv(
+            [packed, 3 * links + state.blocks] if root else None, state.local, root=0
+        )
+    source, weight, target, no_links = state.unpack()
+    block = np.empty(state.count + 1)
+    work = np.empty(max(state.mine, state.count))
     for iteration in range(args.iterations):
         if iteration:
             profile.next_iteration()
         if args.variant == "gather":
-            with profile.collective("bcast", jobs=vertices if others else 0):
-                comm.Bcast(rank, root=0)
+            with profile.collective("bcast", jobs=state.vertices if others else 0):
+                comm.Bcast(state.rank, root=0)
         with profile.compute():
-            block[:count] = _update(
+            rank = state.rank
+            block[: state.count] = _update(
                 source,
                 weight,
                 target,
                 rank,
                 rank[-1],
-                count,
-                vertices,
+                state.count,
+                state.vertices,
                 args.damping,
                 work,
             )
-            block[count] = block[:count][no_links].sum()
-        if args.variant == "gather":
-            with profile.collective("gather", jobs=vertices - count if root else 0):
-                comm.Gatherv(block, [gathered, extended] if root else None, root=0)
-        else:
-            with profile.collective(
-                "allgather", jobs=vertices - count if others else 0
-            ):
-                comm.Allgatherv(block, [gathered, extended])
-        if root or args.variant == "allgather":
-            with profile.compute():
-                np.take(gathered, ranks_at, out=rank[:-1])
-                rank[-1] = gathered[shares_at].sum()
+            block[state.count] = block[: state.count][no_links].sum()
+        _exchange(comm, profile, args, state, block)
+
+
+def _verify(args, graph, rank):
+    """Why the ranks are wrong (``""`` if not), and the check's metrics."""
+    reason, extra = "", {}
+    total = float(rank.sum())
+    if abs(total - 1.0) > 1e-9:
+        reason = f"the ranks sum to {total!r}, not 1"
+    if args.check:
+        expected = pagerank_reference(*graph, args.iterations, args.damping)
+        extra["max_rank_error"] = float(np.abs(expected - rank).max())
+        limit = _TOLERANCE * float(expected.max())
+        if not extra["max_rank_error"] <= limit:
+            reason = reason or (
+                f"ranks differ from serial PageRank by "
+                f"{extra['max_rank_error']:.3g} > {limit:.3g}"
+            )
+    return reason, {"rank_sum": total, "max_rank": float(rank.max()), **extra}
+
+
+def rank_vertices(comm, args):
+    """Rank the vertices (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        The kernel's parameters.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0 (``invalid`` when the graph could not be made or read, or the
+        ranks are wrong); None elsewhere.
+    """
+    root = comm.rank == 0
+    graph = packed = shape = None
+    problem = ""
+    if root:
+        graph, packed, shape, problem = _graph(args, comm.size)
+    problem, shape = comm.bcast((problem, shape))
+    if problem:
+        return Measurement(metrics={}, reason=problem) if root else None
+    state = _Ranks(comm, args.variant, shape)
+    profile = IterationProfile(comm, _JOB_BYTES[args.variant], counters=args.counters)
+    profile.working_set(state.working_set())
+    start = comm.sync()
+    origin = comm.path()
+    _iterate(comm, profile, args, state, packed)
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     summary = comm.summary()
-    result = profile.result()
-    if root:
-        reason, extra = "", {}
-        total = float(rank[:-1].sum())
-        if abs(total - 1.0) > 1e-9:
-            reason = f"the ranks sum to {total!r}, not 1"
-        if args.check:
-            expected = pagerank_reference(*graph, args.iterations, args.damping)
-            extra["max_rank_error"] = float(np.abs(expected - rank[:-1]).max())
-            limit = _TOLERANCE * float(expected.max())
-            if not extra["max_rank_error"] <= limit:
-                reason = reason or (
-                    f"ranks differ from serial PageRank by "
-                    f"{extra['max_rank_error']:.3g} > {limit:.3g}"
-                )
-        edges = int(links.sum())
-        record = build_record(
-            comm,
-            KERNEL,
-            result,
-            elapsed=elapsed,
-            path=path,
-            summary=summary,
-            link=comm.link_record(),
-            params={
-                "vertices": vertices,
-                "edges": edges,
-                "iterations": args.iterations,
-                "damping": args.damping,
-                "variant": args.variant,
-                "scale": None if args.graph else args.scale,
-                "edgefactor": None if args.graph else args.edgefactor,
-                "seed": args.seed,
-                "graph": args.graph,
-            },
-            metrics={
-                "vertices": vertices,
-                "edges": edges,
-                "iterations": args.iterations,
-                "rank_sum": total,
-                "max_rank": float(rank[:-1].max()),
-                **extra,
-            },
-            units={
-                "vertices": "1",
-                "edges": "1",
-                "iterations": "1",
-                "rank_sum": "1",
-                "max_rank": "1",
-                "max_rank_error": "1",
-            },
-            long_names={
-                "max_rank_error": "largest rank difference from serial PageRank"
-            },
-            reason=reason,
-        )
-        emit(record)
-    comm.close()
-    return 0
+    timing = profile.result()
+    if not root:
+        return None
+    reason, checked = _verify(args, graph, state.rank[:-1])
+    edges = int(state.links.sum())
+    return iteration_measurement(
+        timing,
+        elapsed=elapsed,
+        path=path,
+        summary=summary,
+        metrics={
+            "vertices": state.vertices,
+            "edges": edges,
+            "iterations": args.iterations,
+            **checked,
+        },
+        reason=reason,
+        parameters={
+            "scale": None if args.graph else args.scale,
+            "edgefactor": None if args.graph else args.edgefactor,
+        },
+    )
 
+
+KERNEL = KernelDeclaration(
+    name="iterative.pagerank",
+    summary="PageRank of a directed graph, as FiM's evaluation runs it.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "scale",
+            "int",
+            14,
+            minimum=1,
+            maximum=40,
+            help="log2 of the vertices of the Kronecker graph",
+        ),
+        Parameter(
+            "edgefactor",
+            "int",
+            16,
+            minimum=1,
+            help="links per vertex of the Kronecker graph",
+        ),
+        Parameter("seed", "int", 1, help="graph seed"),
+        Parameter(
+            "graph",
+            "text",
+            None,
+            help="read the links from a file (text pairs or .npy)",
+        ),
+        Parameter("iterations", "int", 10, minimum=1, help="iterations I"),
+        Parameter(
+            "damping",
+            "float",
+            0.85,
+            minimum=0,
+            maximum=1,
+            exclusive_minimum=True,
+            exclusive_maximum=True,
+            help="damping factor",
+        ),
+        Parameter(
+            "variant",
+            "choice",
+            "gather",
+            choices=VARIANTS,
+            help="root broadcast and gather, or allgather",
+        ),
+        Parameter(
+            "check", "bool", False, help="compare with serial PageRank on rank 0"
+        ),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    ),
+    metrics=(
+        *iteration_metrics(("scatter", "bcast", "gather", "allgather")),
+        Metric("vertices", "1", "vertices of the graph"),
+        Metric("edges", "1", "links of the graph"),
+        Metric("iterations", "1", "iterations I"),
+        Metric("rank_sum", "1", "sum of the ranks (1 when right)"),
+        Metric("max_rank", "1", "largest rank"),
+        Metric("max_rank_error", "1", "largest rank difference from serial PageRank"),
+    ),
+    work=rank_vertices,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

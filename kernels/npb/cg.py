@@ -38,28 +38,183 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
-from scaleprobe.kernels.npb._cg_problem import (  # noqa: E402
-    CLASSES,
-    make_matrix,
-    reference_zeta,
+from scaleprobe.kernels.harness import KernelDeclaration, Metric, Parameter  # noqa: E402
+from scaleprobe.kernels.iterative.profile import (  # noqa: E402
+    IterationProfile,
+    iteration_measurement,
+    iteration_metrics,
 )
+from scaleprobe.kernels.npb._random import randlc, stream  # noqa: E402
 
 __all__ = [
     "CLASSES",
+    "KERNEL",
+    "RCOND",
+    "SEED",
     "build_parser",
     "conjugate_gradient",
+    "inverse_power",
     "main",
     "make_matrix",
+    "problem",
     "reference_zeta",
 ]
 
-KERNEL = "npb.cg"
+#: (na, nonzer, niter, shift, zeta reference) per class.
+CLASSES = {
+    "S": (1400, 7, 15, 10.0, 8.5971775078648),
+    "W": (7000, 8, 15, 12.0, 10.362595087124),
+    "A": (14000, 11, 15, 20.0, 17.130235054029),
+    "B": (75000, 13, 75, 60.0, 22.712745482631),
+    "C": (150000, 15, 75, 110.0, 28.973605592845),
+}
+SEED = 314159265
+RCOND = 0.1
+#: MINRES steps allowed per solve of the reference (20 times NPB's 25 CG steps).
+_MINRES_STEPS = 500
+
+
+class _Draws:
+    """NPB's generator read sequentially, a block of numbers at a time."""
+
+    def __init__(self, state):
+        self.state = state
+        self.buffer, self.at = [], 0
+
+    def next(self):
+        if self.at == len(self.buffer):
+            numbers = stream(self.state, 1 << 16)
+            self.state = round(numbers[-1] * 2.0**46)
+            self.buffer, self.at = numbers.tolist(), 0
+        self.at += 1
+        return self.buffer[self.at - 1]
+
+
+def _sparse_vectors(na, nonzer):
+    """NPB's ``sprnvc`` + ``vecset`` for every row: positions (1-based) and values."""
+    nn1 = 2
+    while nn1 < na:
+        nn1 *= 2
+    state, _ = randlc(SEED)  # CG draws (and discards) one number first
+    draws = _Draws(state)
+    width = nonzer + 1
+    positions = np.zeros((na, width), dtype=np.int64)
+    values = np.zeros((na, width))
+    lengths = np.empty(na, dtype=np.int64)
+    for row in range(na):
+        chosen, picked = [], []
+        while len(chosen) < nonzer:
+            value = draws.next()
+            where = int(nn1 * draws.next()) + 1
+            if where <= na and where not in chosen:
+                chosen.append(where)
+                picked.append(value)
+        if row + 1 in chosen:
+            picked[chosen.index(row + 1)] = 0.5
+        else:
+            chosen.append(row + 1)
+            picked.append(0.5)
+        lengths[row] = len(chosen)
+        positions[row, : len(chosen)] = chosen
+        values[row, : len(chosen)] = picked
+    return positions, values, lengths
+
+
+def make_matrix(na: int, nonzer: int, shift: float, rcond: float = RCOND):
+    """NPB CG's matrix ``A`` (``makea``), as a CSR matrix.
+
+    Parameters
+    ----------
+    na : int
+        Order.
+    nonzer : int
+        Random positions per generating vector.
+    shift : float
+        Diagonal shift.
+    rcond : float, default=0.1
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Sorted indices, duplicates summed.
+
+    Examples
+    --------
+    >>> a = make_matrix(1400, 7, 10.0)
+    >>> a.shape, bool(abs(a - a.T).max() < 1e-12)  # symmetric up to rounding
+    ((1400, 1400), True)
+    """
+    positions, values, lengths = _sparse_vectors(na, nonzer)
+    ratio = rcond ** (1.0 / na)
+    sizes = np.multiply.accumulate(np.concatenate([[1.0], np.full(na - 1, ratio)]))
+    width = positions.shape[1]
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    pair = valid[:, :, None] & valid[:, None, :]
+    scaled = values * sizes[:, None]
+    entries = values[:, None, :] * scaled[:, :, None]  # [i, a, b] = v_b * (size v_a)
+    rows = np.broadcast_to(positions[:, :, None], entries.shape)[pair] - 1
+    cols = np.broadcast_to(positions[:, None, :], entries.shape)[pair] - 1
+    data = entries[pair]
+    diagonal = np.arange(na)
+    rows = np.concatenate([rows, diagonal])
+    cols = np.concatenate([cols, diagonal])
+    data = np.concatenate([data, np.full(na, rcond - shift)])
+    matrix = sp.coo_matrix((data, (rows, cols)), shape=(na, na)).tocsr()
+    matrix.sum_duplicates()
+    matrix.sort_indices()
+    return matrix
+
+
+def reference_zeta(matrix, niter: int, shift: float) -> float:
+    """``zeta`` of NPB's inverse power method with exact solves, serially.
+
+    The reference of a problem NPB gives no value for: ``niter`` times, ``z`` solves
+    ``A z = x`` by scipy's MINRES to a relative residual of 1e-15 (round-off; NPB's
+    25 CG steps reach about 1e-15 too), ``zeta = shift + 1 / (x . z)``, ``x = z /
+    ||z||``, from ``x = 1``. Different code from :func:`conjugate_gradient` (another
+    Krylov method, on the whole matrix, without the ranks' gathers and sums), so an
+    error of the decomposition or of the collectives shows as a difference. On NPB's
+    classes S, W and A it gives NPB's ``zeta`` within 1e-13.
+
+    Parameters
+    ----------
+    matrix : scipy.sparse.csr_matrix
+        The whole matrix (:func:`make_matrix`).
+    niter : int
+        Power iterations.
+    shift : float
+        The diagonal shift the matrix was made with.
+
+    Returns
+    -------
+    float
+        ``zeta`` after ``niter`` iterations; NaN when a solve did not converge.
+
+    Examples
+    --------
+    >>> na, nonzer, niter, shift, npb = CLASSES["S"]
+    >>> zeta = reference_zeta(make_matrix(na, nonzer, shift), niter, shift)
+    >>> bool(abs(zeta - npb) / npb < 1e-12)
+    True
+    """
+    from scipy.sparse.linalg import minres
+
+    x = np.ones(matrix.shape[0])
+    zeta = math.nan
+    for _ in range(niter):
+        z, info = minres(matrix, x, rtol=1e-15, maxiter=_MINRES_STEPS)
+        xz, zz = float(x @ z), float(z @ z)
+        if info != 0 or xz == 0.0 or not (math.isfinite(xz) and zz > 0.0):
+            return math.nan
+        zeta = shift + 1.0 / xz
+        x = z / math.sqrt(zz)
+    return float(zeta)
+
+
 CG_STEPS = 25
 EPSILON = 1e-10
 
@@ -101,69 +256,6 @@ def conjugate_gradient(block, x, gather, dot):
     return z, math.sqrt(norm)
 
 
-def _problem(parser, args):
-    """``(class name, na, nonzer, niter, shift, reference)``: the class's, or class U
-    with the values given (reference None: computed by :func:`reference_zeta`)."""
-    *values, reference = CLASSES[args.problem_class]
-    given = [getattr(args, name) for name in ("na", "nonzer", "niter", "shift")]
-    if all(value is None for value in given):
-        return args.problem_class, *values, reference
-    na, nonzer, niter, shift = (
-        value if value is not None else default
-        for value, default in zip(given, values, strict=True)
-    )
-    if not 100 <= na < 2**31:
-        parser.error(f"--na must be in [100, 2**31), got {na}")
-    if not 1 <= nonzer < na:
-        parser.error(f"--nonzer must be at least 1 and below --na ({na}), got {nonzer}")
-    if niter < 1:
-        parser.error(f"--niter must be at least 1, got {niter}")
-    if not math.isfinite(shift):
-        parser.error(f"--shift must be a finite number, got {shift}")
-    return "U", na, nonzer, niter, shift, None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--class",
-        dest="problem_class",
-        choices=sorted(CLASSES),
-        default="S",
-        help="problem class (default S)",
-    )
-    for name, kind, what in (
-        ("na", int, "order of the matrix"),
-        ("nonzer", int, "random positions per generating vector"),
-        ("niter", int, "power iterations"),
-        ("shift", float, "diagonal shift"),
-    ):
-        parser.add_argument(
-            f"--{name}",
-            type=kind,
-            default=None,
-            help=f"{what} instead of the class's (class U, verified against "
-            "a serial reference)",
-        )
-    parser.add_argument(
-        "--counters",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="try hardware counters (default on)",
-    )
-    add_comm_arguments(parser)
-    return parser
-
-
 def _scatter_rows(comm, matrix, counts):
     """Rank 0's matrix to row blocks (untimed set-up); returns this rank's block."""
     na = int(counts.sum())
@@ -188,27 +280,55 @@ def _scatter_rows(comm, matrix, counts):
     return sp.csr_matrix((data, indices, indptr), shape=(counts[comm.rank], na))
 
 
-def main(argv=None) -> int:
-    """Run CG, print the record on rank 0.
+def problem(args):
+    """``(class name, na, nonzer, niter, shift, reference)`` of the parameters: the
+    class's, or class U with the values given (reference None: computed by
+    :func:`reference_zeta`).
 
     Parameters
     ----------
-    argv : list of str, optional
+    args : Arguments
+        ``class``, ``na``, ``nonzer``, ``niter``, ``shift``.
 
     Returns
     -------
-    int
-        Exit code.
-    """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    name, na, nonzer, niter, shift, reference = _problem(parser, args)
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import InstrumentedComm
-    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
-    from scaleprobe.kernels.record import emit
+    tuple
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+    Examples
+    --------
+    >>> from scaleprobe.kernels.harness import Arguments
+    >>> problem(Arguments(**{"class": "S"}, na=None, nonzer=None, niter=None,
+    ...                   shift=None))
+    ('S', 1400, 7, 15, 10.0, 8.5971775078648)
+    >>> problem(Arguments(**{"class": "S"}, na=3000, nonzer=None, niter=None,
+    ...                   shift=None))
+    ('U', 3000, 7, 15, 10.0, None)
+    """
+    *values, reference = CLASSES[args["class"]]
+    given = [getattr(args, name) for name in ("na", "nonzer", "niter", "shift")]
+    if all(value is None for value in given):
+        return args["class"], *values, reference
+    chosen = (
+        value if value is not None else default
+        for value, default in zip(given, values, strict=True)
+    )
+    return "U", *chosen, None
+
+
+def _nonzer_below_na(args) -> str:
+    """Why ``--nonzer`` does not fit the matrix, or ``""`` (a declared validation)."""
+    _, na, nonzer, *_ = problem(args)
+    if nonzer < na:
+        return ""
+    return f"--nonzer must be at least 1 and below --na ({na}), got {nonzer}"
+
+
+def _set_up(comm, na, nonzer, shift, reference, niter):
+    """Rank 0 builds the matrix and, for class U, its reference; scatter the rows.
+
+    Returns this rank's row block, the global non-zeros, the reference and the
+    set-up's time (untimed, as in NPB).
+    """
     counts = np.array(
         [na // comm.size + (r < na % comm.size) for r in range(comm.size)]
     )
@@ -218,16 +338,18 @@ def main(argv=None) -> int:
     nnz = comm.allreduce(int(block.nnz))
     if reference is None and comm.rank == 0:
         reference = reference_zeta(matrix, niter, shift)
-    del matrix
-    setup_time = comm.elapsed_since(setup)
-    profile = IterationProfile(
-        comm, {"allgather": 8, "allreduce": 8}, counters=args.counters
-    )
-    whole = np.empty(na)
+    return counts, block, nnz, reference, comm.elapsed_since(setup)
+
+
+def _power_iteration(comm, profile, block, counts, shift):
+    """One step of the inverse power method with its gathers and dot products."""
+    from mpi4py import MPI
+
+    whole = np.empty(int(counts.sum()))
     others = comm.size > 1
 
     def gather(part):
-        with profile.collective("allgather", jobs=(na - len(part)) * others):
+        with profile.collective("allgather", jobs=(len(whole) - len(part)) * others):
             comm.Allgatherv(part, [whole, counts])
         return whole
 
@@ -238,101 +360,165 @@ def main(argv=None) -> int:
             comm.Allreduce(local, total, op=MPI.SUM)
         return total
 
-    def power_iteration(x):
+    def step(x):
         # one compute region per iteration; the collectives inside pause it
         with profile.compute():
             z, rnorm = conjugate_gradient(block, x, gather, dot)
             xz, zz = dot([x @ z, z @ z])
             return z / math.sqrt(zz), shift + 1.0 / xz, rnorm
 
-    mine = counts[comm.rank]
-    power_iteration(np.ones(mine))  # untimed, as NPB
-    profile.hardware.close()
-    profile = IterationProfile(
-        comm, {"allgather": 8, "allreduce": 8}, counters=args.counters
+    return step
+
+
+def _verification(zeta, reference):
+    """The relative error, NPB's verdict (1, 0 or NaN) and why it failed."""
+    error = abs(zeta - reference) / abs(reference)
+    if error <= EPSILON or math.isnan(reference):
+        return error, (math.nan if math.isnan(reference) else 1.0), ""
+    return (
+        error,
+        0.0,
+        (
+            f"NPB CG verification failed: zeta={zeta!r}, expected {reference!r} "
+            f"(relative error {error:.3g} > {EPSILON})"
+        ),
     )
+
+
+def inverse_power(comm, args):
+    """Run CG (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        ``class`` or a problem of one's own (``na``, ``nonzer``, ``niter``,
+        ``shift``), and ``counters``.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0 (``invalid`` when NPB's verification fails); None elsewhere.
+    """
+    name, na, nonzer, niter, shift, reference = problem(args)
+    counts, block, nnz, reference, setup_time = _set_up(
+        comm, na, nonzer, shift, reference, niter
+    )
+    kinds = {"allgather": 8, "allreduce": 8}
+    mine = counts[comm.rank]
+    untimed = IterationProfile(comm, kinds, counters=args.counters)
+    _power_iteration(comm, untimed, block, counts, shift)(np.ones(mine))  # as NPB
+    untimed.hardware.close()
+    profile = IterationProfile(comm, kinds, counters=args.counters)
     # the row block, the gathered vector and the six local vectors of conj_grad
     profile.working_set(
         block.data.nbytes
         + block.indices.nbytes
         + block.indptr.nbytes
-        + whole.nbytes
+        + 8 * na
         + 6 * 8 * mine
     )
+    step = _power_iteration(comm, profile, block, counts, shift)
     x = np.ones(mine)
     zeta = rnorm = math.nan
     start = comm.sync()
     origin = comm.path()
     for _ in range(niter):
         profile.next_iteration()
-        x, zeta, rnorm = power_iteration(x)
+        x, zeta, rnorm = step(x)
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     summary = comm.summary()
     timing = profile.result()
-    if comm.rank == 0:
-        params = {"class": name}
-        if name == "U":  # a problem of one's own: what it was
-            params.update(na=na, nonzer=nonzer, niter=niter, shift=shift)
-        error = abs(zeta - reference) / abs(reference)
-        reason = (
-            ""
-            if error <= EPSILON or math.isnan(reference)
-            else (
-                f"NPB CG verification failed: zeta={zeta!r}, expected {reference!r} "
-                f"(relative error {error:.3g} > {EPSILON})"
-            )
-        )
-        record = build_record(
-            comm,
-            KERNEL,
-            timing,
-            elapsed=elapsed,
-            path=path,
-            summary=summary,
-            link=comm.link_record(),
-            params=params,
-            metrics={
-                "na": na,
-                "nonzer": nonzer,
-                "niter": niter,
-                "shift": shift,
-                "nnz": float(nnz),
-                "zeta": zeta,
-                "rnorm": rnorm,
-                "zeta_reference": reference,
-                "zeta_error": error,
-                "verified": math.nan
-                if math.isnan(reference)
-                else (0.0 if reason else 1.0),
-                "setup_time": setup_time,
-            },
-            units={
-                "na": "1",
-                "nonzer": "1",
-                "niter": "1",
-                "shift": "1",
-                "nnz": "1",
-                "zeta": "1",
-                "rnorm": "1",
-                "zeta_reference": "1",
-                "zeta_error": "1",
-                "verified": "1",
-                "setup_time": "s",
-            },
-            long_names={
-                "verified": "NPB verification: 1 passed, 0 failed, NaN no reference",
-                "zeta_reference": "NPB's zeta of the class, or the serial reference's",
-                "zeta_error": "relative error of zeta against the reference",
-                "setup_time": "matrix generation and distribution, and class U's "
-                "reference (untimed, as in NPB)",
-            },
-            reason=reason,
-        )
-        emit(record)
-    comm.close()
-    return 0
+    if comm.rank != 0:
+        return None
+    error, verified, reason = _verification(zeta, reference)
+    parameters = {"class": name}
+    if name == "U":  # a problem of one's own: what it was
+        parameters.update(na=na, nonzer=nonzer, niter=niter, shift=shift)
+    return iteration_measurement(
+        timing,
+        elapsed=elapsed,
+        path=path,
+        summary=summary,
+        metrics={
+            "na": na,
+            "nonzer": nonzer,
+            "niter": niter,
+            "shift": shift,
+            "nnz": float(nnz),
+            "zeta": zeta,
+            "rnorm": rnorm,
+            "zeta_reference": reference,
+            "zeta_error": error,
+            "verified": verified,
+            "setup_time": setup_time,
+        },
+        reason=reason,
+        parameters=parameters,
+    )
 
+
+def _own(name, kind, what, **bounds):
+    return Parameter(
+        name,
+        kind,
+        None,
+        help=f"{what} instead of the class's (class U, verified against a serial "
+        "reference)",
+        **bounds,
+    )
+
+
+KERNEL = KernelDeclaration(
+    name="npb.cg",
+    summary="NPB CG: inverse power method with conjugate-gradient solves on a "
+    "random sparse matrix.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+        ),
+        _own(
+            "na",
+            "int",
+            "order of the matrix",
+            minimum=100,
+            maximum=2**31,
+            exclusive_maximum=True,
+        ),
+        _own("nonzer", "int", "random positions per generating vector", minimum=1),
+        _own("niter", "int", "power iterations", minimum=1),
+        _own("shift", "float", "diagonal shift"),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    ),
+    metrics=(
+        *iteration_metrics(("allgather", "allreduce")),
+        Metric("na", "1", "order of the matrix"),
+        Metric("nonzer", "1", "random positions per generating vector"),
+        Metric("niter", "1", "power iterations"),
+        Metric("shift", "1", "diagonal shift"),
+        Metric("nnz", "1", "non-zeros of the matrix"),
+        Metric("zeta", "1", "zeta of the last iteration"),
+        Metric("rnorm", "1", "residual norm of the last solve"),
+        Metric(
+            "zeta_reference", "1", "NPB's zeta of the class, or the serial reference's"
+        ),
+        Metric("zeta_error", "1", "relative error of zeta against the reference"),
+        Metric(
+            "verified", "1", "NPB verification: 1 passed, 0 failed, NaN no reference"
+        ),
+        Metric(
+            "setup_time",
+            "s",
+            "matrix generation and distribution, and class U's reference (untimed, "
+            "as in NPB)",
+        ),
+    ),
+    validate=_nonzer_below_na,
+    work=inverse_power,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

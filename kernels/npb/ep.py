@@ -25,16 +25,27 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.harness import KernelDeclaration, Metric, Parameter  # noqa: E402
+from scaleprobe.kernels.iterative.profile import (  # noqa: E402
+    IterationProfile,
+    iteration_measurement,
+    iteration_metrics,
+)
 from scaleprobe.kernels.npb._random import skip, stream  # noqa: E402
 
-__all__ = ["CLASSES", "REFERENCE", "build_parser", "ep_sums", "main", "verify"]
-
-KERNEL = "npb.ep"
+__all__ = [
+    "CLASSES",
+    "KERNEL",
+    "REFERENCE",
+    "build_parser",
+    "ep",
+    "ep_sums",
+    "main",
+    "verify",
+]
 #: log2 of the pairs of each class.
 CLASSES = {"S": 24, "W": 25, "A": 28, "B": 30, "C": 32}
 #: NPB's reference sums ``(sx, sy)`` by M.
@@ -170,131 +181,124 @@ def verify(m: int, sx: float, sy: float) -> float:
     return 1.0 if good else 0.0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--class",
-        dest="problem_class",
-        choices=sorted(CLASSES),
-        default="S",
-        help="problem class (default S)",
-    )
-    parser.add_argument(
-        "--m",
-        type=int,
-        default=None,
-        help="log2 of the pairs instead of a class (16 to 40)",
-    )
-    parser.add_argument(
-        "--counters",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="try hardware counters (default on)",
-    )
-    add_comm_arguments(parser)
-    return parser
-
-
-def main(argv=None) -> int:
-    """Run EP, print the record on rank 0.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-
-    Returns
-    -------
-    int
-        Exit code.
-    """
-    args = build_parser().parse_args(argv)
-    m = CLASSES[args.problem_class] if args.m is None else args.m
-    if not 16 <= m <= 40:
-        raise SystemExit(f"--m must be in [16, 40], got {m}")
+def _sums(comm, profile, m):
+    """The timed region: this rank's batches, then one Allreduce of the sums."""
     from mpi4py import MPI
-    from scaleprobe.kernels.comm import InstrumentedComm
-    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
-    from scaleprobe.kernels.record import emit
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
     total = 1 << (m - BATCH_LOG2)
     mine = total // comm.size + (comm.rank < total % comm.size)
     first = comm.rank * (total // comm.size) + min(comm.rank, total % comm.size)
-    profile = IterationProfile(comm, {"allreduce": 8}, counters=args.counters)
     result = np.empty(2 + ANNULI)
-    # the arrays of a chunk of batches, reused by every chunk, whatever the class
-    profile.working_set(_Workspace.footprint(_CHUNK_BATCHES << BATCH_LOG2))
-
-    start = comm.sync()
-    origin = comm.path()
     profile.next_iteration()
     with profile.compute():
         partial = ep_sums(m, first, mine)
     with profile.collective("allreduce", jobs=(2 + ANNULI) * (comm.size > 1)):
         comm.Allreduce(partial, result, op=MPI.SUM)
+    return result
+
+
+def _verification(m, sx, sy):
+    """NPB's verdict (1, 0 or NaN) and why it failed (``""`` if it did not)."""
+    verified = verify(m, sx, sy)
+    if verified != 0.0:
+        return verified, ""
+    rx, ry = REFERENCE[m]
+    return verified, (
+        f"NPB EP verification failed: sx={sx!r} (expected {rx!r}), "
+        f"sy={sy!r} (expected {ry!r}), tolerance {EPSILON}"
+    )
+
+
+def ep(comm, args):
+    """Run EP (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        ``class``, ``m`` (instead of the class's) and ``counters``.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0 (``invalid`` when NPB's verification fails); None elsewhere.
+    """
+    m = CLASSES[args["class"]] if args.m is None else args.m
+    profile = IterationProfile(comm, {"allreduce": 8}, counters=args.counters)
+    # the arrays of a chunk of batches, reused by every chunk, whatever the class
+    profile.working_set(_Workspace.footprint(_CHUNK_BATCHES << BATCH_LOG2))
+    start = comm.sync()
+    origin = comm.path()
+    result = _sums(comm, profile, m)
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     summary = comm.summary()
     timing = profile.result()
-    if comm.rank == 0:
-        sx, sy = float(result[0]), float(result[1])
-        verified = verify(m, sx, sy)
-        reason = ""
-        if verified == 0.0:
-            rx, ry = REFERENCE[m]
-            reason = (
-                f"NPB EP verification failed: sx={sx!r} (expected {rx!r}), "
-                f"sy={sy!r} (expected {ry!r}), tolerance {EPSILON}"
-            )
-        name = next((c for c, v in CLASSES.items() if v == m), "U")
-        record = build_record(
-            comm,
-            KERNEL,
-            timing,
-            elapsed=elapsed,
-            path=path,
-            summary=summary,
-            link=comm.link_record(),
-            params={"class": name, "m": m},
-            metrics={
-                "m": m,
-                "pairs": float(2**m),
-                "sx": sx,
-                "sy": sy,
-                "accepted": float(result[2:].sum()),
-                "verified": verified,
-                "mops": 2.0 ** (m + 1) / elapsed / 1e6 if elapsed > 0 else math.nan,
-            },
-            units={
-                "m": "1",
-                "pairs": "1",
-                "sx": "1",
-                "sy": "1",
-                "accepted": "1",
-                "verified": "1",
-                "mops": "Mop/s",
-            },
-            long_names={
-                "verified": "NPB verification: 1 passed, 0 failed, NaN no "
-                "reference value",
-                "accepted": "pairs inside the unit circle",
-            },
-            reason=reason,
-        )
-        record["profiles"]["annulus"] = {"count": result[2:].tolist()}
-        emit(record)
-    comm.close()
-    return 0
+    if comm.rank != 0:
+        return None
+    sx, sy = float(result[0]), float(result[1])
+    verified, reason = _verification(m, sx, sy)
+    return iteration_measurement(
+        timing,
+        elapsed=elapsed,
+        path=path,
+        summary=summary,
+        metrics={
+            "m": m,
+            "pairs": float(2**m),
+            "sx": sx,
+            "sy": sy,
+            "accepted": float(result[2:].sum()),
+            "verified": verified,
+            "mops": 2.0 ** (m + 1) / elapsed / 1e6 if elapsed > 0 else math.nan,
+        },
+        profiles={"annulus": {"count": result[2:].tolist()}},
+        reason=reason,
+        parameters={
+            "class": next((c for c, v in CLASSES.items() if v == m), "U"),
+            "m": m,
+        },
+    )
 
+
+KERNEL = KernelDeclaration(
+    name="npb.ep",
+    summary="NPB EP: Gaussian pairs by the Marsaglia polar method, embarrassingly "
+    "parallel.",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+        ),
+        Parameter(
+            "m",
+            "int",
+            None,
+            minimum=16,
+            maximum=40,
+            help="log2 of the pairs instead of the class's",
+        ),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    ),
+    metrics=(
+        *iteration_metrics(["allreduce"]),
+        Metric("m", "1", "log2 of the pairs"),
+        Metric("pairs", "1", "pairs drawn"),
+        Metric("sx", "1", "sum of the X deviates"),
+        Metric("sy", "1", "sum of the Y deviates"),
+        Metric("accepted", "1", "pairs inside the unit circle"),
+        Metric(
+            "verified",
+            "1",
+            "NPB verification: 1 passed, 0 failed, NaN no reference value",
+        ),
+        Metric("mops", "Mop/s", "millions of random numbers per second"),
+        Metric("count", "1", "pairs in the square annulus", per="annulus"),
+    ),
+    working_set=lambda args, ranks: _Workspace.footprint(_CHUNK_BATCHES << BATCH_LOG2),
+    work=ep,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

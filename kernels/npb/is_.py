@@ -33,21 +33,24 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
+from scaleprobe.kernels.harness import KernelDeclaration, Metric, Parameter  # noqa: E402
+from scaleprobe.kernels.iterative.profile import (  # noqa: E402
+    IterationProfile,
+    iteration_measurement,
+    iteration_metrics,
+)
 from scaleprobe.kernels.npb._random import skip, stream  # noqa: E402
 
 __all__ = [
     "CLASSES",
+    "KERNEL",
     "build_parser",
     "expected_rank",
+    "integer_sort",
     "main",
     "make_keys",
 ]
-
-KERNEL = "npb.is"
 #: (log2 keys, log2 MAX_KEY, log2 buckets) per class.
 CLASSES = {
     "S": (16, 11, 9),
@@ -112,34 +115,6 @@ def expected_rank(problem_class: str, test: int, iteration: int) -> int:
     if problem_class == "B":
         return base + iteration if test in (1, 2, 4) else base - iteration
     return base + iteration if test <= 2 else base - iteration  # S and C
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m scaleprobe.kernels.npb.is_",
-        description=__doc__.split("\n\n")[0],
-    )
-    parser.add_argument(
-        "--class",
-        dest="problem_class",
-        choices=sorted(CLASSES),
-        default="S",
-        help="problem class (default S)",
-    )
-    parser.add_argument(
-        "--counters",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="try hardware counters (default on)",
-    )
-    add_comm_arguments(parser)
-    return parser
 
 
 def _assign_buckets(totals, keys_per_rank, size):
@@ -233,39 +208,18 @@ class _Sorter:
         return passed, failed
 
 
-def main(argv=None) -> int:
-    """Run IS, print the record on rank 0.
+def _ranking(comm, profile, sorter):
+    """The timed region: ten iterations of counting, redistribution and ranking.
 
-    Parameters
-    ----------
-    argv : list of str, optional
-
-    Returns
-    -------
-    int
-        Exit code.
+    Returns this rank's partial verifications passed and failed.
     """
-    args = build_parser().parse_args(argv)
     from mpi4py import MPI
-    from scaleprobe.kernels.comm import InstrumentedComm
-    from scaleprobe.kernels.iterative.profile import IterationProfile, build_record
-    from scaleprobe.kernels.record import emit
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
-    sorter = _Sorter(comm, args.problem_class)
-    profile = IterationProfile(
-        comm, {"allreduce": 8, "alltoall": 8, "alltoallv": 8}, counters=args.counters
-    )
     size = comm.size
     totals = np.empty(sorter.buckets + len(sorter.tests), dtype=np.int64)
     receives = np.empty(size, dtype=np.int64)
     checks = np.zeros(2, dtype=np.int64)
     others = size > 1
-    # the rank's keys, their bucket order and the keys it receives (about as many)
-    profile.working_set(sorter.keys.nbytes + 2 * 8 * len(sorter.keys))
-
-    start = comm.sync()
-    origin = comm.path()
     for iteration in range(1, ITERATIONS + 1):
         profile.next_iteration()
         with profile.compute():
@@ -283,74 +237,137 @@ def main(argv=None) -> int:
             comm.Alltoallv([ordered, sends], [received, receives])
         with profile.compute():
             checks += sorter.rank_keys(received, totals, iteration)
-    elapsed = comm.elapsed_since(start)
-    path = comm.critical_path_since(origin)
-    summary = comm.summary()
-    timing = profile.result()
+    return checks
 
-    # full verification (untimed, as in NPB): sorted on every rank and across ranks
+
+def _full_verification(comm, sorter, checks):
+    """NPB's full verification (untimed): sorted on every rank and across ranks.
+
+    Collective; returns the partial verifications passed and the reasons of any
+    failure (on rank 0; empty elsewhere).
+    """
     ordered = np.sort(sorter.last_received)
     first_key = int(ordered[0]) if len(ordered) else None
     last_key = int(ordered[-1]) if len(ordered) else None
     edges = comm.allgather((first_key, last_key, len(ordered)))
-    passed_partial = comm.allreduce(int(checks[0]))
-    failed_partial = comm.allreduce(int(checks[1]))
-    if comm.rank == 0:
-        previous, out_of_order = -1, 0
-        for low, high, count in edges:
-            if count:
-                out_of_order += int(low < previous)
-                previous = high
-        kept = sum(count for _, _, count in edges)
-        expected = 5 * ITERATIONS
-        reasons = []
-        if passed_partial != expected or failed_partial:
-            reasons.append(
-                f"{passed_partial} of {expected} partial verifications "
-                f"passed ({failed_partial} failed)"
-            )
-        if out_of_order or kept != sorter.total:
-            reasons.append(
-                f"full verification failed: {out_of_order} rank boundaries "
-                f"out of order, {kept} of {sorter.total} keys"
-            )
-        record = build_record(
-            comm,
-            KERNEL,
-            timing,
-            elapsed=elapsed,
-            path=path,
-            summary=summary,
-            link=comm.link_record(),
-            params={"class": args.problem_class},
-            metrics={
-                "keys": float(sorter.total),
-                "max_key": float(sorter.max_key),
-                "iterations": ITERATIONS,
-                "partial_verified": passed_partial,
-                "verified": 0.0 if reasons else 1.0,
-                "mops": ITERATIONS * sorter.total / elapsed / 1e6
-                if elapsed > 0
-                else float("nan"),
-            },
-            units={
-                "keys": "1",
-                "max_key": "1",
-                "iterations": "1",
-                "partial_verified": "1",
-                "verified": "1",
-                "mops": "Mkeys/s",
-            },
-            long_names={
-                "verified": "NPB verification: 1 passed, 0 failed",
-                "partial_verified": "partial verifications passed (of 50)",
-            },
-            reason="; ".join(reasons),
+    passed = comm.allreduce(int(checks[0]))
+    failed = comm.allreduce(int(checks[1]))
+    previous, out_of_order = -1, 0
+    for low, high, count in edges:
+        if count:
+            out_of_order += int(low < previous)
+            previous = high
+    kept = sum(count for _, _, count in edges)
+    expected = 5 * ITERATIONS
+    reasons = []
+    if passed != expected or failed:
+        reasons.append(
+            f"{passed} of {expected} partial verifications passed ({failed} failed)"
         )
-        emit(record)
-    comm.close()
-    return 0
+    if out_of_order or kept != sorter.total:
+        reasons.append(
+            f"full verification failed: {out_of_order} rank boundaries "
+            f"out of order, {kept} of {sorter.total} keys"
+        )
+    return passed, reasons
 
+
+def integer_sort(comm, args):
+    """Run IS (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        ``class`` and ``counters``.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0 (``invalid`` when NPB's verification fails); None elsewhere.
+    """
+    sorter = _Sorter(comm, args["class"])
+    profile = IterationProfile(
+        comm, {"allreduce": 8, "alltoall": 8, "alltoallv": 8}, counters=args.counters
+    )
+    # the rank's keys, their bucket order and the keys it receives (about as many)
+    profile.working_set(sorter.keys.nbytes + 2 * 8 * len(sorter.keys))
+    start = comm.sync()
+    origin = comm.path()
+    checks = _ranking(comm, profile, sorter)
+    elapsed = comm.elapsed_since(start)
+    path = comm.critical_path_since(origin)
+    summary = comm.summary()
+    timing = profile.result()
+    passed, reasons = _full_verification(comm, sorter, checks)
+    if comm.rank != 0:
+        return None
+    return iteration_measurement(
+        timing,
+        elapsed=elapsed,
+        path=path,
+        summary=summary,
+        metrics={
+            "keys": float(sorter.total),
+            "max_key": float(sorter.max_key),
+            "iterations": ITERATIONS,
+            "partial_verified": passed,
+            "verified": 0.0 if reasons else 1.0,
+            "mops": ITERATIONS * sorter.total / elapsed / 1e6
+            if elapsed > 0
+            else float("nan"),
+        },
+        reason="; ".join(reasons),
+    )
+
+
+def working_set(args, ranks: int) -> float:
+    """Bytes of one rank's keys, their bucket order and the keys it receives.
+
+    Parameters
+    ----------
+    args : Arguments
+        ``class``.
+    ranks : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.harness import Arguments
+    >>> working_set(Arguments(**{"class": "S"}), 4)
+    393216.0
+    """
+    keys = -(-(1 << CLASSES[args["class"]][0]) // ranks)
+    return float(3 * 8 * keys)
+
+
+KERNEL = KernelDeclaration(
+    name="npb.is",
+    summary="NPB IS: parallel integer sort (bucket sort with key redistribution).",
+    description=__doc__,
+    parameters=(
+        Parameter(
+            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+        ),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    ),
+    metrics=(
+        *iteration_metrics(("allreduce", "alltoall", "alltoallv")),
+        Metric("keys", "1", "keys sorted"),
+        Metric("max_key", "1", "keys lie in [0, max_key)"),
+        Metric("iterations", "1", "iterations timed"),
+        Metric("partial_verified", "1", "partial verifications passed (of 50)"),
+        Metric("verified", "1", "NPB verification: 1 passed, 0 failed"),
+        Metric("mops", "Mkeys/s", "millions of keys ranked per second"),
+    ),
+    working_set=working_set,
+    work=integer_sort,
+    module="scaleprobe.kernels.npb.is_",
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -36,27 +36,29 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm.pattern import METRIC_UNITS  # noqa: E402
-from scaleprobe.kernels.commbench.random_pingpong import kept_maximum  # noqa: E402
+from scaleprobe.kernels.harness import KernelDeclaration, Parameter  # noqa: E402
 from scaleprobe.kernels.stencil.grid import (  # noqa: E402
     DIRECTIONS,
-    block,
     halo_pattern,
     initial_field,
     neighbour,
-    process_grid,
 )
 from scaleprobe.kernels.stencil.jacobi3d import (  # noqa: E402
-    build_parser as _jacobi_parser,
+    GRID_METRICS,
+    GRID_PARAMETERS,
+    block_bytes,
+    exchange_measurement,
+    ghosted_block,
+    splittable,
 )
-from scaleprobe.kernels.stencil.jacobi3d import pattern_metrics  # noqa: E402
 
 __all__ = [
     "COURANT",
     "EXPLICIT_COURANT",
+    "KERNEL",
+    "SCHEMES",
+    "advect",
     "advection_reference",
     "advection_step",
     "advection_sweep",
@@ -64,7 +66,8 @@ __all__ = [
     "main",
 ]
 
-KERNEL = "stencil.advection3d"
+#: The explicit steps, or the pipelined implicit sweep.
+SCHEMES = ("explicit", "sweep")
 
 #: The Courant number ``c`` of the sweep.
 COURANT = 0.5
@@ -143,26 +146,6 @@ def advection_reference(shape, iterations, scheme="explicit"):
     return field[1:-1, 1:-1, 1:-1]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel (the flags of ``stencil.jacobi3d``).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = _jacobi_parser()
-    parser.prog = f"python -m scaleprobe.kernels.{KERNEL}"
-    parser.description = __doc__.split("\n\n")[0]
-    parser.add_argument(
-        "--scheme",
-        choices=("explicit", "sweep"),
-        default="explicit",
-        help="explicit steps with an exchange phase each (default), or the "
-        "pipelined implicit sweep",
-    )
-    return parser
-
-
 def _faces(rank, dims, field):
     """``(peer, tag, index)`` of the upstream ghosts and of the downstream layers."""
     upstream, downstream = [], []
@@ -234,88 +217,63 @@ def _sweep(comm, field, dims, iterations):
     return times
 
 
-def main(argv=None) -> int:
-    """Run the sweep and print the record on rank 0.
+def advect(comm, args):
+    """Run the steps or the sweeps (collective).
 
     Parameters
     ----------
-    argv : list of str, optional
+    comm : InstrumentedComm
+    args : Arguments
+        The grid parameters and ``scheme``.
 
     Returns
     -------
-    int
-        Exit code.
+    Measurement or None
+        On rank 0; None elsewhere.
     """
-    args = build_parser().parse_args(argv)
     shape = (args.nx, args.ny, args.nz)
-    if args.iterations < 1 or min(shape) < 1:
-        raise SystemExit(
-            f"--iterations and the domain sizes must be >= 1, got "
-            f"{args.iterations} and {shape}"
-        )
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
-    from scaleprobe.kernels.record import emit
-
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
-    dims = process_grid(comm.size)
-    if any(n < p for n, p in zip(shape, dims, strict=True)) or comm.size % comm.ppn:
-        if comm.rank == 0:
-            emit(
-                {
-                    "kernel": KERNEL,
-                    "status": "invalid",
-                    "metrics": {},
-                    "reason": f"domain {shape} cannot be split over a {dims} grid, or "
-                    f"{comm.size} ranks are not a multiple of ppn={comm.ppn}",
-                }
-            )
-        return 0
-    spans = block(comm.rank, dims, shape)
-    field = np.zeros([stop - start + 2 for start, stop in spans])
-    field[1:-1, 1:-1, 1:-1] = initial_field(spans)
+    dims, spans, field = ghosted_block(comm, shape)
     comm.sync()
     run = _sweep if args.scheme == "sweep" else _explicit
     times = run(comm, field, dims, args.iterations)
-    kept = comm.gather(kept_maximum(times), root=0)
-    blocks = comm.gather(
-        (spans, field[1:-1, 1:-1, 1:-1].copy()) if args.check else None, root=0
+    wait = "(with the upstream wait) " if args.scheme == "sweep" else ""
+    return exchange_measurement(
+        comm,
+        args,
+        spans,
+        field,
+        times,
+        halo_pattern(shape, comm.size, downstream=True),
+        lambda: advection_reference(shape, args.iterations, args.scheme),
+        {
+            "exchange_time": f"largest third-quartile iteration exchange time {wait}"
+            "over ranks"
+        },
     )
-    summary = comm.summary()
-    if comm.rank == 0:
-        metrics = pattern_metrics(halo_pattern(shape, comm.size, downstream=True), comm)
-        extra = {}
-        if args.check:
-            whole = np.empty(shape)
-            for (x, y, z), values in blocks:
-                whole[x[0] : x[1], y[0] : y[1], z[0] : z[1]] = values
-            extra["max_error"] = float(
-                np.abs(
-                    whole - advection_reference(shape, args.iterations, args.scheme)
-                ).max()
-            )
-        emit(
-            {
-                "kernel": KERNEL,
-                "status": "ok",
-                "link": comm.link_record(),
-                "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
-                "units": {
-                    "exchange_time": "s",
-                    "max_error": "1",
-                    **METRIC_UNITS,
-                    **SUMMARY_UNITS,
-                },
-                "long_names": {
-                    "exchange_time": "largest third-quartile iteration exchange time "
-                    + ("(with the upstream wait) " if args.scheme == "sweep" else "")
-                    + "over ranks"
-                },
-            }
-        )
-    comm.close()
-    return 0
 
+
+KERNEL = KernelDeclaration(
+    name="stencil.advection3d",
+    summary="3D advection: an upwind scheme whose messages travel downstream only "
+    "(a wavefront).",
+    description=__doc__,
+    parameters=(
+        *GRID_PARAMETERS,
+        Parameter(
+            "scheme",
+            "choice",
+            "explicit",
+            choices=SCHEMES,
+            help="explicit steps with an exchange phase each, or the pipelined "
+            "implicit sweep",
+        ),
+    ),
+    metrics=GRID_METRICS,
+    checks=(splittable,),
+    working_set=block_bytes,
+    work=advect,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

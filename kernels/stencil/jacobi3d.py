@@ -23,12 +23,18 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.comm import add_comm_arguments  # noqa: E402
-from scaleprobe.kernels.comm.pattern import METRIC_UNITS  # noqa: E402
-from scaleprobe.kernels.commbench.random_pingpong import kept_maximum  # noqa: E402
+from scaleprobe.kernels.commbench.random_pingpong import (  # noqa: E402
+    PATTERN_METRICS,
+    kept_maximum,
+    pattern_metrics,
+)
+from scaleprobe.kernels.harness import (  # noqa: E402
+    KernelDeclaration,
+    Measurement,
+    Metric,
+    Parameter,
+)
 from scaleprobe.kernels.stencil.grid import (  # noqa: E402
     DIRECTIONS,
     block,
@@ -39,9 +45,18 @@ from scaleprobe.kernels.stencil.grid import (  # noqa: E402
     process_grid,
 )
 
-__all__ = ["build_parser", "main", "pattern_metrics"]
-
-KERNEL = "stencil.jacobi3d"
+__all__ = [
+    "GRID_METRICS",
+    "GRID_PARAMETERS",
+    "KERNEL",
+    "block_bytes",
+    "build_parser",
+    "exchange_measurement",
+    "ghosted_block",
+    "jacobi",
+    "main",
+    "splittable",
+]
 _INSIDE = slice(1, -1)
 
 
@@ -54,94 +69,152 @@ def _face(axis, side):
     return tuple(inner), tuple(ghost)
 
 
-def pattern_metrics(pattern, comm):
-    """Descriptive metrics of ``pattern`` on the communicator's emulated machine.
+#: The domain, iterations and check of both stencil kernels.
+GRID_PARAMETERS = (
+    *(
+        Parameter(axis, "int", 32, minimum=1, help=f"global points along {axis[1]}")
+        for axis in ("nx", "ny", "nz")
+    ),
+    Parameter("iterations", "int", 20, minimum=1, help="timed iterations"),
+    Parameter("check", "bool", False, help="compare with the serial reference"),
+)
+
+#: What both stencil kernels report besides the communicator's summary.
+GRID_METRICS = (
+    Metric(
+        "exchange_time", "s", "largest third-quartile halo exchange time over ranks"
+    ),
+    Metric("max_error", "1", "largest difference from the serial reference"),
+    *PATTERN_METRICS,
+)
+
+
+def splittable(args, ranks: int, ppn: int) -> str:
+    """Why the domain cannot be split over ``ranks`` ranks in whole nodes, or ``""``.
 
     Parameters
     ----------
-    pattern : CommPattern
-    comm : InstrumentedComm
+    args : Arguments
+        ``nx``, ``ny``, ``nz``.
+    ranks, ppn : int
 
     Returns
     -------
-    dict
+    str
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.harness import Arguments
+    >>> splittable(Arguments(nx=1, ny=8, nz=8), 8, 1)  # doctest: +ELLIPSIS
+    'domain (1, 8, 8) cannot be split over a (2, 2, 2) grid, or 8 ranks are ...'
+    >>> splittable(Arguments(nx=8, ny=8, nz=8), 8, 2)
+    ''
     """
-    network = comm.network
-    return pattern.metrics(
-        ppn=comm.ppn,
-        placement=network.placement,
-        nodes_per_switch=network.topology.nodes_per_switch,
-        switches_per_rack=network.topology.switches_per_rack,
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line parser of the kernel.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m scaleprobe.kernels.{KERNEL}",
-        description=__doc__.split("\n\n")[0],
-    )
-    for axis in ("nx", "ny", "nz"):
-        parser.add_argument(
-            f"--{axis}",
-            type=int,
-            default=32,
-            help=f"global points along {axis[1]} (default 32)",
+    shape, dims = (args.nx, args.ny, args.nz), process_grid(ranks)
+    if any(n < p for n, p in zip(shape, dims, strict=True)) or ranks % ppn:
+        return (
+            f"domain {shape} cannot be split over a {dims} grid, or {ranks} ranks "
+            f"are not a multiple of ppn={ppn}"
         )
-    parser.add_argument(
-        "--iterations", type=int, default=20, help="timed iterations (default 20)"
-    )
-    parser.add_argument(
-        "--check",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="compare with the serial reference",
-    )
-    add_comm_arguments(parser)
-    return parser
+    return ""
 
 
-def main(argv=None) -> int:
-    """Run the solver and print the record on rank 0.
+def block_bytes(args, ranks: int) -> int:
+    """Bytes of the largest ghosted block of ``ranks`` ranks (the working set).
+
+    Parameters
+    ----------
+    args : Arguments
+        ``nx``, ``ny``, ``nz``.
+    ranks : int
 
     Returns
     -------
     int
-        Exit code.
-    """
-    args = build_parser().parse_args(argv)
-    shape = (args.nx, args.ny, args.nz)
-    if args.iterations < 1 or min(shape) < 1:
-        raise SystemExit(
-            f"--iterations and the domain sizes must be >= 1, got "
-            f"{args.iterations} and {shape}"
-        )
-    from mpi4py import MPI
-    from scaleprobe.kernels.comm import SUMMARY_UNITS, InstrumentedComm
-    from scaleprobe.kernels.record import emit
 
-    comm = InstrumentedComm.from_arguments(MPI.COMM_WORLD, args)
+    Examples
+    --------
+    >>> from scaleprobe.kernels.harness import Arguments
+    >>> block_bytes(Arguments(nx=32, ny=32, nz=32), 8)
+    46656
+    """
+    dims = process_grid(ranks)
+    shape = (args.nx, args.ny, args.nz)
+    return 8 * int(np.prod([-(-n // p) + 2 for n, p in zip(shape, dims, strict=True)]))
+
+
+def ghosted_block(comm, shape):
+    """This rank's block of the initial field with one ghost layer.
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    shape : tuple of int
+        The global domain.
+
+    Returns
+    -------
+    tuple
+        ``(dims, spans, field)``: the process grid, the block's global index ranges
+        and the ghosted array.
+    """
     dims = process_grid(comm.size)
-    if any(n < p for n, p in zip(shape, dims, strict=True)) or comm.size % comm.ppn:
-        if comm.rank == 0:
-            emit(
-                {
-                    "kernel": KERNEL,
-                    "status": "invalid",
-                    "metrics": {},
-                    "reason": f"domain {shape} cannot be split over a {dims} grid, or "
-                    f"{comm.size} ranks are not a multiple of ppn={comm.ppn}",
-                }
-            )
-        return 0
     spans = block(comm.rank, dims, shape)
     field = np.zeros([stop - start + 2 for start, stop in spans])
     field[1:-1, 1:-1, 1:-1] = initial_field(spans)
+    return dims, spans, field
+
+
+def exchange_measurement(
+    comm, args, spans, field, times, pattern, reference, long_names=None
+):
+    """The record of a stencil run: exchange time, pattern metrics, check.
+
+    Collective: gathers every rank's kept exchange time (and, with ``--check``,
+    its block), then the communicator's summary.
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        ``check``.
+    spans : list of tuple
+        This rank's block.
+    field : numpy.ndarray
+        The ghosted block after the run.
+    times : list of float
+        This rank's exchange seconds per iteration.
+    pattern : CommPattern
+        One iteration's pattern.
+    reference : callable
+        ``reference() -> numpy.ndarray``: the serial result (rank 0, with --check).
+    long_names : dict, optional
+        Long names of this run's metrics beyond the declared ones.
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0; None elsewhere.
+    """
+    kept = comm.gather(kept_maximum(times), root=0)
+    blocks = comm.gather(
+        (spans, field[1:-1, 1:-1, 1:-1].copy()) if args.check else None, root=0
+    )
+    summary = comm.summary()
+    if comm.rank != 0:
+        return None
+    metrics = {"exchange_time": max(kept)}
+    if args.check:
+        whole = np.empty((args.nx, args.ny, args.nz))
+        for (x, y, z), values in blocks:
+            whole[x[0] : x[1], y[0] : y[1], z[0] : z[1]] = values
+        metrics["max_error"] = float(np.abs(whole - reference()).max())
+    metrics.update(pattern_metrics(pattern, comm))
+    return Measurement(metrics=metrics, summary=summary, long_names=long_names or {})
+
+
+def _halo_links(comm, dims, field):
+    """``(peer, inner, ghost, tag, back, buffer)`` of every neighbour of this rank."""
     links = []
     for tag, direction in enumerate(DIRECTIONS):
         peer = neighbour(comm.rank, dims, direction)
@@ -152,8 +225,13 @@ def main(argv=None) -> int:
             links.append(
                 (peer, inner, ghost, tag, tag ^ 1, np.empty(field[ghost].shape))
             )
+    return links
+
+
+def _jacobi_steps(comm, field, links, iterations) -> list[float]:
+    """Exchange halos and average, ``iterations`` times; the exchange seconds."""
     marks = []
-    for _ in range(args.iterations):
+    for _ in range(iterations):
         comm.sync()
         start = comm.mark()
         requests = [
@@ -176,43 +254,48 @@ def main(argv=None) -> int:
             + field[1:-1, 1:-1, 2:]
         ) / 6.0
     comm.sync()  # resolves the last exchange
-    times = [comm.marked(end) - comm.marked(start) for start, end in marks]
-    kept = comm.gather(kept_maximum(times), root=0)
-    blocks = comm.gather(
-        (spans, field[1:-1, 1:-1, 1:-1].copy()) if args.check else None, root=0
-    )
-    summary = comm.summary()
-    if comm.rank == 0:
-        metrics = pattern_metrics(halo_pattern(shape, comm.size), comm)
-        extra = {}
-        if args.check:
-            whole = np.empty(shape)
-            for (x, y, z), values in blocks:
-                whole[x[0] : x[1], y[0] : y[1], z[0] : z[1]] = values
-            extra["max_error"] = float(
-                np.abs(whole - jacobi_reference(shape, args.iterations)).max()
-            )
-        emit(
-            {
-                "kernel": KERNEL,
-                "status": "ok",
-                "link": comm.link_record(),
-                "metrics": {"exchange_time": max(kept), **extra, **metrics, **summary},
-                "units": {
-                    "exchange_time": "s",
-                    "max_error": "1",
-                    **METRIC_UNITS,
-                    **SUMMARY_UNITS,
-                },
-                "long_names": {
-                    "exchange_time": "largest third-quartile halo exchange "
-                    "time over ranks"
-                },
-            }
-        )
-    comm.close()
-    return 0
+    return [comm.marked(end) - comm.marked(start) for start, end in marks]
 
+
+def jacobi(comm, args) -> Measurement | None:
+    """Run the solver (collective).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        The grid parameters (:data:`GRID_PARAMETERS`).
+
+    Returns
+    -------
+    Measurement or None
+        On rank 0; None elsewhere.
+    """
+    shape = (args.nx, args.ny, args.nz)
+    dims, spans, field = ghosted_block(comm, shape)
+    times = _jacobi_steps(comm, field, _halo_links(comm, dims, field), args.iterations)
+    return exchange_measurement(
+        comm,
+        args,
+        spans,
+        field,
+        times,
+        halo_pattern(shape, comm.size),
+        lambda: jacobi_reference(shape, args.iterations),
+    )
+
+
+KERNEL = KernelDeclaration(
+    name="stencil.jacobi3d",
+    summary="3D Jacobi with a non-blocking halo exchange on a 3D process grid.",
+    description=__doc__,
+    parameters=GRID_PARAMETERS,
+    metrics=GRID_METRICS,
+    checks=(splittable,),
+    working_set=block_bytes,
+    work=jacobi,
+)
+build_parser, main = KERNEL.build_parser, KERNEL.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,6 +1,7 @@
-"""``python -m scaleprobe.kernels.subgraph``: the command line (see ``_cli``)."""
+"""``python -m scaleprobe.kernels.subgraph``."""
 
-from scaleprobe.kernels.subgraph._cli import main
+import sys
 
-if __name__ == "__main__":
-    main()
+from scaleprobe.kernels.subgraph import main
+
+sys.exit(main())

@@ -5,20 +5,80 @@ per colour set (in colex rank order), one column per vertex; entry ``[S, v]`` is
 number of colourful maps of the rooted sub-template into the graph with the root on
 ``v`` using exactly the colours ``S``. Rows are contiguous so that picking the rows of
 the colour sets of one split is a block copy.
+
+Colour sets are indexed in the combinatorial number system: a set ``S`` of size ``s``
+drawn from ``k`` colours, written with sorted elements ``c_0 < c_1 < ... < c_{s-1}``,
+has rank ``sum_i C(c_i, i + 1)`` (colex order); ranks of size-``s`` sets run over
+``0 .. C(k, s) - 1``. The index tables are computed once per ``(k, s, a)`` and cached.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from functools import cache
 
 import numpy as np
-from scaleprobe.kernels.subgraph._colorsets import (
-    colorset_ranks,
-    colorsets,
-    split_tables,
-)
+
+
+@cache
+def _binomials(k: int) -> np.ndarray:
+    table = np.zeros((k + 1, k + 2), dtype=np.int64)
+    for n in range(k + 1):
+        for r in range(k + 2):
+            table[n, r] = math.comb(n, r)
+    return table
+
+
+def colorset_ranks(sets: np.ndarray, k: int) -> np.ndarray:
+    """Colex ranks of sorted colour sets given along the last axis."""
+    sets = np.asarray(sets, dtype=np.int64)
+    if sets.shape[-1] == 0:
+        return np.zeros(sets.shape[:-1], dtype=np.int64)
+    positions = np.arange(1, sets.shape[-1] + 1)
+    return _binomials(k)[sets, positions].sum(axis=-1)
+
+
+@cache
+def colorsets(k: int, size: int) -> np.ndarray:
+    """All colour sets of ``size`` colours, one sorted row per set, in rank order.
+
+    Returns
+    -------
+    numpy.ndarray of shape (C(k, size), size)
+    """
+    rows = np.array(list(itertools.combinations(range(k), size)), dtype=np.int64)
+    rows = rows.reshape(-1, size)
+    order = np.argsort(colorset_ranks(rows, k), kind="stable")
+    rows = rows[order]
+    rows.setflags(write=False)
+    return rows
+
+
+@cache
+def split_tables(k: int, size: int, active: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every colour set ``S`` of ``size`` colours, its splits into ``S_a`` and
+    ``S_p = S \\ S_a`` with ``|S_a| = active``.
+
+    Returns
+    -------
+    active_ranks, passive_ranks : numpy.ndarray of shape (C(k, size), C(size, active))
+        Rank of ``S_a`` among sets of ``active`` colours and of ``S_p`` among sets of
+        ``size - active`` colours.
+    """
+    sets = colorsets(k, size)
+    picks = np.array(list(itertools.combinations(range(size), active)), dtype=np.int64)
+    picks = picks.reshape(-1, active)
+    mask = np.ones((len(picks), size), dtype=bool)
+    np.put_along_axis(mask, picks, False, axis=1)
+    rest = np.nonzero(mask)[1].reshape(len(picks), size - active)
+    active_ranks = colorset_ranks(sets[:, picks], k)
+    passive_ranks = colorset_ranks(sets[:, rest], k)
+    for table in (active_ranks, passive_ranks):
+        table.setflags(write=False)
+    return active_ranks, passive_ranks
+
 
 # Size of one working buffer of the combination step; small enough that the handful
 # of buffers of one vertex block stay in a core's L2 cache.
@@ -132,6 +192,81 @@ def computed_subtemplates(template) -> list[int]:
 NeighbourSum = Callable[[int, np.ndarray], np.ndarray]
 
 
+def _lifetimes(template):
+    """When each table and each neighbour sum is used last, and which part of the
+    whole template is summed over neighbours.
+
+    The table of a sub-template depends only on its rooted shape: each shape is
+    computed once and dropped after its last use. Neighbour sums of a shape are
+    reused by every sub-template with that passive part (and they cost the
+    communication in the distributed kernel).
+    """
+    k, subs = template.k, template.subtemplates
+    whole = len(subs) - 1
+    computed = set(computed_subtemplates(template)) | {whole}
+    last_use: dict[tuple, int] = {}
+    for index in sorted(computed):
+        sub = subs[index]
+        if sub.active is not None:
+            last_use[subs[sub.active].shape] = index
+            last_use[subs[sub.passive].shape] = index
+    root = subs[whole]
+    root_active, root_passive = subs[root.active], subs[root.passive]
+    # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): the whole template sums the
+    # neighbours of its smaller part.
+    final_summed = (
+        root_active
+        if math.comb(k, root_active.size) < math.comb(k, root_passive.size)
+        else root_passive
+    )
+    last_sum: dict[tuple, int] = {}
+    for index in sorted(computed):
+        sub = subs[index]
+        if sub.active is not None and index != whole:
+            last_sum[subs[sub.passive].shape] = index
+    if final_summed.shape in last_sum:
+        last_sum[final_summed.shape] = whole
+    return computed, last_use, last_sum, final_summed
+
+
+def _subtemplate_tables(template, colors, neighbour_sum, dtype, observer, lifetimes):
+    """The tables of the whole template's two parts, and the neighbour sums kept
+    for it, computing every sub-template's table in order."""
+    k, subs = template.k, template.subtemplates
+    computed, last_use, last_sum, _ = lifetimes
+    tables: dict[tuple, np.ndarray] = {}
+    sums: dict[tuple, np.ndarray] = {}
+    for index, sub in enumerate(subs[:-1]):
+        if index not in computed:
+            continue
+        if sub.size == 1:
+            tables[sub.shape] = leaf_table(colors, k, dtype)
+            continue
+        active, passive = subs[sub.active], subs[sub.passive]
+        if observer is not None:
+            observer.start(index)
+        neighbours = sums.get(passive.shape)
+        if neighbours is None:
+            neighbours = neighbour_sum(index, tables[passive.shape])
+            if last_sum[passive.shape] > index:
+                sums[passive.shape] = neighbours
+        elif last_sum[passive.shape] == index:
+            del sums[passive.shape]
+        if active.size == 1:
+            tables[sub.shape] = combine_root(colors, neighbours, k, sub.size)
+        else:
+            tables[sub.shape] = combine(
+                tables[active.shape], neighbours, k, sub.size, active.size
+            )
+        del neighbours
+        if observer is not None:
+            observer.stop(index)
+        for part in (active.shape, passive.shape):
+            if last_use[part] == index and part in tables:
+                del tables[part]
+    return tables, sums
+
+
 def colorful_total(
     template,
     colors: np.ndarray,
@@ -167,68 +302,15 @@ def colorful_total(
     """
     k = template.k
     subs = template.subtemplates
-    dtype = np.dtype(dtype)
     if k == 1:
         totals = np.full(segments, len(colors) / segments)
         return float(totals[0]) if segments == 1 else totals
-    # The table of a sub-template depends only on its rooted shape: compute each shape
-    # once and drop it after its last use.
-    whole = len(subs) - 1
-    computed = set(computed_subtemplates(template)) | {whole}
-    last_use: dict[tuple, int] = {}
-    for index in sorted(computed):
-        sub = subs[index]
-        if sub.active is not None:
-            last_use[subs[sub.active].shape] = index
-            last_use[subs[sub.passive].shape] = index
-    # Neighbour sums of a shape are reused by every sub-template with that passive
-    # part (and they cost the communication in the distributed kernel).
-    last_sum: dict[tuple, int] = {}
-    root = subs[whole]
-    root_active, root_passive = subs[root.active], subs[root.passive]
-    # sum_v a(v) (A p)(v) == sum_u (A a)(u) p(u): the whole template sums the
-    # neighbours of its smaller part.
-    final_summed = (
-        root_active
-        if math.comb(k, root_active.size) < math.comb(k, root_passive.size)
-        else root_passive
+    lifetimes = _lifetimes(template)
+    tables, sums = _subtemplate_tables(
+        template, colors, neighbour_sum, np.dtype(dtype), observer, lifetimes
     )
-    for index in sorted(computed):
-        sub = subs[index]
-        if sub.active is not None and index != whole:
-            last_sum[subs[sub.passive].shape] = index
-    if final_summed.shape in last_sum:
-        last_sum[final_summed.shape] = whole
-    tables: dict[tuple, np.ndarray] = {}
-    sums: dict[tuple, np.ndarray] = {}
-    for index, sub in enumerate(subs[:-1]):
-        if index not in computed:
-            continue
-        if sub.size == 1:
-            tables[sub.shape] = leaf_table(colors, k, dtype)
-            continue
-        active, passive = subs[sub.active], subs[sub.passive]
-        if observer is not None:
-            observer.start(index)
-        neighbours = sums.get(passive.shape)
-        if neighbours is None:
-            neighbours = neighbour_sum(index, tables[passive.shape])
-            if last_sum[passive.shape] > index:
-                sums[passive.shape] = neighbours
-        elif last_sum[passive.shape] == index:
-            del sums[passive.shape]
-        if active.size == 1:
-            tables[sub.shape] = combine_root(colors, neighbours, k, sub.size)
-        else:
-            tables[sub.shape] = combine(
-                tables[active.shape], neighbours, k, sub.size, active.size
-            )
-        del neighbours
-        if observer is not None:
-            observer.stop(index)
-        for part in (active.shape, passive.shape):
-            if last_use[part] == index and part in tables:
-                del tables[part]
+    whole, final_summed = len(subs) - 1, lifetimes[3]
+    root_active, root_passive = subs[subs[whole].active], subs[subs[whole].passive]
     if observer is not None:
         observer.start(whole)
     active_table, passive_table = tables[root_active.shape], tables[root_passive.shape]

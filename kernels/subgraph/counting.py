@@ -1,4 +1,4 @@
-"""Single-process color coding (the seed's Algorithm 1), vectorized.
+"""Single-process color coding (Algorithm 1 of Chen et al. 2018), vectorized.
 
 Each iteration colours every vertex uniformly with ``k`` colours, counts the colourful
 maps of the template with the dynamic programme of :mod:`._dp`, and scales by the

@@ -1,9 +1,9 @@
-"""Distributed color coding (the seed's Algorithm 2) with three exchange modes.
+"""Distributed color coding (Algorithm 2 of Chen et al. 2018) with three exchange modes.
 
 The vertices are partitioned at random over the processes. For every sub-template, each
 process needs the count tables of its owned vertices' remote neighbours:
 
-``alltoall`` (the seed's Naive)
+``alltoall`` (the paper's Naive)
     One ``Alltoallv`` per sub-template brings every ghost row at once, then one
     neighbour sum over all of them.
 ``pipeline`` (Adaptive-Group)
@@ -19,25 +19,128 @@ process needs the count tables of its owned vertices' remote neighbours:
 
 Every mode sums exactly the same products, so with float64 tables (exact integer
 counts below 2**53) all modes and process counts give the same estimate for a seed.
+
+:func:`count` is the kernel's work: it loads the graph and the template, runs
+:func:`run_distributed` and measures it (:data:`METRICS` declares what).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import dataclasses
 import math
 import resource
 
 import numpy as np
-from scaleprobe.kernels.subgraph._dp import colorful_total
+from scaleprobe.kernels.comm import transfer_time
+from scaleprobe.kernels.harness import Measurement, Metric
+from scaleprobe.kernels.subgraph._dp import colorful_total, computed_subtemplates
 from scaleprobe.kernels.subgraph.counting import (
     coloring,
     estimate_scale,
+    iterations_for,
     median_of_means,
 )
+from scaleprobe.kernels.subgraph.graphs import load_graph
 from scaleprobe.kernels.subgraph.partition import LocalGraph, partition_vertices
+from scaleprobe.kernels.subgraph.template import Template
 
-__all__ = ["MODES", "exchanged_size", "intensity", "run_distributed"]
+__all__ = [
+    "METRICS",
+    "MODES",
+    "count",
+    "exchanged_size",
+    "intensity",
+    "map_large_blocks",
+    "run_distributed",
+]
 
 MODES = ("alltoall", "pipeline", "adaptive")
+
+_EACH = "1"  # unit of a count or a ratio
+
+#: What a count reports besides the communicator's summary.
+METRICS = (
+    Metric(
+        "estimate",
+        _EACH,
+        "estimated number of non-induced embeddings (median of means)",
+    ),
+    Metric("estimate_mean", _EACH, "mean of the colourings' estimates"),
+    Metric("estimate_std", _EACH, "standard deviation of the colourings' estimates"),
+    Metric("iterations", _EACH, "colourings counted"),
+    Metric("time", "s", "completion time of the counting iterations"),
+    Metric("time_per_iteration", "s", "time of one colouring"),
+    Metric("ranks", _EACH, "processes"),
+    Metric("k", _EACH, "vertices of the template"),
+    Metric("n_vertices", _EACH, "vertices of the graph"),
+    Metric("n_edges", _EACH, "edges of the graph"),
+    Metric("automorphisms", _EACH, "automorphisms of the template"),
+    Metric(
+        "memory_complexity",
+        _EACH,
+        "table entries of the sub-templates (Table 3 of Chen et al. 2018)",
+    ),
+    Metric(
+        "computation_complexity",
+        _EACH,
+        "combinations of the sub-templates (Table 3 of Chen et al. 2018)",
+    ),
+    Metric("computation_intensity", _EACH, "combinations per table entry"),
+    Metric("threshold", _EACH, "intensity from which adaptive pipelines"),
+    Metric("pipelined_subtemplates", _EACH, "sub-templates exchanged in a ring"),
+    Metric("subtemplates", _EACH, "sub-templates computed"),
+    Metric("exchange_peak_bytes", "bytes", "largest live exchange buffers of one rank"),
+    Metric("setup_rss", "bytes", "peak resident size before counting, largest rank"),
+    Metric(
+        "counting_rss",
+        "bytes",
+        "peak resident size growth while counting, largest rank",
+    ),
+    Metric("task_size", _EACH, "neighbour-list task size (0: off)"),
+    Metric("tasks", _EACH, "neighbour-list tasks over all ranks"),
+    Metric("max_task", _EACH, "largest neighbour-list task"),
+    Metric(
+        "modelled_overlap",
+        _EACH,
+        "modelled transfer time overlapped by computation (Eq. 14)",
+    ),
+    Metric("iteration_estimate", _EACH, "estimate of one colouring", per="trial"),
+    Metric("iteration_time", "s", "time of one colouring", per="trial"),
+    *(
+        Metric(name, _EACH, what, per="subtemplate")
+        for name, what in (
+            ("subtemplate_index", "index of the sub-template"),
+            ("subtemplate_size", "vertices of the sub-template"),
+            ("active_size", "vertices of its active part"),
+            ("exchanged_size", "vertices of the part summed over neighbours"),
+            ("intensity", "combinations per exchanged table entry"),
+            ("pipelined", "1 if exchanged in a ring"),
+        )
+    ),
+    Metric("comp_time", "s", "computation (mean over ranks)", per="subtemplate"),
+    Metric("comm_time", "s", "communication (mean over ranks)", per="subtemplate"),
+    Metric("bytes_sent", "bytes", "bytes sent by all ranks", per="subtemplate"),
+    Metric(
+        "exchange_bytes", "bytes", "largest live exchange buffers", per="subtemplate"
+    ),
+    Metric("peak_rss", "bytes", "peak resident size of the rank", per="rank"),
+    Metric("counting_rss", "bytes", "resident size growth while counting", per="rank"),
+    Metric("comp_time", "s", "computation of the rank", per="rank"),
+    Metric("comm_time", "s", "communication of the rank", per="rank"),
+    Metric("comp_time", "s", "computation of a ring step", per="step"),
+    Metric("wait_time", "s", "wait for a ring step's data", per="step"),
+    Metric(
+        "modelled_transfer_time",
+        "s",
+        "modelled transfer time of a pipeline ring step",
+        per="step",
+    ),
+    Metric(
+        "modelled_overlap", _EACH, "share of the step's transfer overlapped", per="step"
+    ),
+)
 
 
 def exchanged_size(template, index: int) -> int:
@@ -109,7 +212,7 @@ class _Exchanger:
         """The narrowest type that carries every count of ``table`` exactly.
 
         Counts are non-negative integers (large floats are integers too), so they
-        travel as unsigned integers when small enough: the seed's "compress and send".
+        travel as unsigned integers when small enough: the paper's "compress and send".
         One small allreduce agrees on the type so that receive sizes are known.
         """
         from mpi4py import MPI
@@ -161,7 +264,7 @@ class _Exchanger:
                 comm.Irecv(recv, source=source, tag=step),
                 comm.Isend(send, dest, tag=step),
             ]
-            transfer = link.transfer_time(recv.nbytes, self._inter[source], comm.ppn)
+            transfer = transfer_time(link, recv.nbytes, self._inter[source], comm.ppn)
             return step, source, send, recv, requests, transfer
 
         # Step w + 1 is posted once step w has arrived and before step w is summed,
@@ -215,6 +318,42 @@ def plan_exchanges(template, mode: str, threshold: float) -> dict:
     return plan
 
 
+#: glibc's ``mallopt`` parameter of the mmap threshold.
+_M_MMAP_THRESHOLD = -3
+
+
+def map_large_blocks(threshold: int = 1 << 20) -> bool:
+    """Serve blocks of at least ``threshold`` bytes by ``mmap`` (glibc only).
+
+    glibc raises its mmap threshold dynamically (up to 32 MiB) once large blocks are
+    freed, after which blocks of a few megabytes come from the heap and stay resident
+    after ``free`` when the heap is fragmented. The peak resident size then depends
+    on the allocation history rather than on how much data was alive at once, which
+    is what the kernel's ``peak_rss`` is meant to compare between exchange modes.
+    Fixing the threshold serves every large block with ``mmap`` and returns it on
+    ``free``. Process-wide; the kernel calls it once at start.
+
+    Parameters
+    ----------
+    threshold : int, default=2**20
+
+    Returns
+    -------
+    bool
+        Whether the allocator accepted the setting (False off glibc).
+    """
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return mallopt(_M_MMAP_THRESHOLD, int(threshold)) == 1
+
+
 def run_distributed(
     comm,
     graph,
@@ -228,8 +367,8 @@ def run_distributed(
     dtype=np.float64,
     groups: int = 3,
     compress: bool = True,
-) -> dict:
-    """Count a template on a graph partitioned over ``comm``; return the record.
+) -> Measurement:
+    """Count a template on a graph partitioned over ``comm`` and measure it.
 
     Collective over ``comm`` (an :class:`~scaleprobe.kernels.comm.InstrumentedComm`).
 
@@ -255,9 +394,9 @@ def run_distributed(
 
     Returns
     -------
-    dict
-        The kernel record (``metrics``, ``trials``, ``profiles``, ``units``), the
-        same on every rank.
+    Measurement
+        The metrics, trials and profiles of :func:`subgraph_metrics` and the
+        communicator's summary, the same on every rank.
     """
     if iterations < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}")
@@ -280,32 +419,191 @@ def run_distributed(
         )
         estimates.append(comm.allreduce(part) * scale)
         times.append(comm.clock() - began)
-    elapsed = comm.elapsed_since(start)
-    summary = comm.summary()
-    counted = comm.counters_since(phase)
-    from scaleprobe.kernels.subgraph._record import assemble_record
+    run = _Run(
+        elapsed=comm.elapsed_since(start),
+        summary=comm.summary(),
+        counted=comm.counters_since(phase),
+        setup_rss=setup_rss,
+        estimates=np.asarray(estimates),
+        times=np.asarray(times),
+        estimate=median_of_means(estimates, groups),
+        threshold=threshold,
+        task_size=task_size,
+    )
+    return _measurement(comm, graph, template, local, exchanger, plan, run)
 
-    return assemble_record(
+
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What the counting iterations leave for the measurement."""
+
+    elapsed: float
+    summary: dict
+    counted: dict
+    setup_rss: int
+    estimates: np.ndarray
+    times: np.ndarray
+    estimate: float
+    threshold: float
+    task_size: int | None
+
+
+def _rank_stats(comm, local, exchanger, run) -> tuple[list, dict, dict]:
+    """Every rank's statistics (collective), and the per-sub-template and per-step
+    arrays of all ranks."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tasks = local.local.n_tasks + sum(g.n_tasks for g in local.ghosts.values())
+    mine = {
+        "sub": exchanger.sub,
+        "step": exchanger.step,
+        "rss": rss,
+        "setup_rss": run.setup_rss,
+        "comp": run.counted["comp_time"],
+        "comm": run.counted["comm_time"],
+        "tasks": tasks,
+        "max_task": max(
+            [local.local.max_task] + [g.max_task for g in local.ghosts.values()]
+        ),
+    }
+    everyone = comm.allgather(mine)
+    sub = {key: np.array([r["sub"][key] for r in everyone]) for key in exchanger.sub}
+    step = {key: np.array([r["step"][key] for r in everyone]) for key in exchanger.step}
+    return everyone, sub, step
+
+
+def _point_metrics(comm, graph, template, plan, run, everyone, sub, computed):
+    """The point's metrics: the estimate, the run's times and memory, the template."""
+    memory, computation = template.complexity()
+    return {
+        "estimate": run.estimate,
+        "estimate_mean": float(np.mean(run.estimates)),
+        "estimate_std": float(np.std(run.estimates)),
+        "iterations": len(run.estimates),
+        "time": run.elapsed,
+        "time_per_iteration": run.elapsed / len(run.estimates),
+        "comp_time": float(np.mean([r["comp"] for r in everyone])),
+        "comm_time": float(np.mean([r["comm"] for r in everyone])),
+        "comp_time_max": float(np.max([r["comp"] for r in everyone])),
+        "comm_time_max": float(np.max([r["comm"] for r in everyone])),
+        "ranks": comm.size,
+        "k": template.k,
+        "n_vertices": graph.n_vertices,
+        "n_edges": graph.n_edges,
+        "automorphisms": template.automorphisms(),
+        "memory_complexity": memory,
+        "computation_complexity": computation,
+        "computation_intensity": computation / memory if memory else 0.0,
+        "pipelined_subtemplates": int(sum(plan[i] for i in computed)),
+        "subtemplates": len(computed),
+        "exchange_peak_bytes": float(sub["exchange_bytes"].max()),
+        "setup_rss": int(max(r["setup_rss"] for r in everyone)),
+        "counting_rss": int(max(r["rss"] - r["setup_rss"] for r in everyone)),
+        "tasks": int(sum(r["tasks"] for r in everyone)),
+        "max_task": int(max(r["max_task"] for r in everyone)),
+    }
+
+
+def _profiles(comm, template, plan, everyone, sub, step, computed) -> dict:
+    """Per sub-template, per rank and (with more than one rank) per ring step."""
+    subs = template.subtemplates
+    profiles = {
+        "subtemplate": {
+            "subtemplate_index": computed,
+            "subtemplate_size": [subs[i].size for i in computed],
+            "active_size": [subs[subs[i].active].size for i in computed],
+            "exchanged_size": [exchanged_size(template, i) for i in computed],
+            "intensity": [intensity(template, i) for i in computed],
+            "pipelined": [int(plan[i]) for i in computed],
+            "comp_time": sub["comp_time"].mean(axis=0)[computed],
+            "comm_time": sub["comm_time"].mean(axis=0)[computed],
+            "bytes_sent": sub["bytes_sent"].sum(axis=0)[computed],
+            "exchange_bytes": sub["exchange_bytes"].max(axis=0)[computed],
+        },
+        "rank": {
+            "peak_rss": [r["rss"] for r in everyone],
+            "counting_rss": [r["rss"] - r["setup_rss"] for r in everyone],
+            "comp_time": [r["comp"] for r in everyone],
+            "comm_time": [r["comm"] for r in everyone],
+        },
+    }
+    if comm.size > 1 and step["transfer_time"].sum() > 0:
+        profiles["step"] = {
+            "comp_time": step["comp_time"].mean(axis=0),
+            "wait_time": step["wait_time"].mean(axis=0),
+        }
+        # Transfer times come from the link model, not from the network: named as
+        # modelled, and left out where no model acts (mode none).
+        if comm.mode != "none":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rho = step["overlapped"].sum(axis=0) / step["transfer_time"].sum(axis=0)
+            profiles["step"].update(
+                modelled_transfer_time=step["transfer_time"].mean(axis=0),
+                modelled_overlap=np.where(np.isfinite(rho), rho, 0.0),
+            )
+    return profiles
+
+
+def _measurement(comm, graph, template, local, exchanger, plan, run):
+    """The measurement of a count (collective: gathers every rank's statistics)."""
+    everyone, sub, step = _rank_stats(comm, local, exchanger, run)
+    computed = [
+        i
+        for i in computed_subtemplates(template)
+        if template.subtemplates[i].active is not None
+    ]
+    metrics = _point_metrics(comm, graph, template, plan, run, everyone, sub, computed)
+    metrics["threshold"] = run.threshold
+    metrics["task_size"] = run.task_size or 0
+    transfer = step["transfer_time"].sum()
+    if comm.mode != "none":
+        metrics["modelled_overlap"] = (
+            float(step["overlapped"].sum() / transfer) if transfer > 0 else 0.0
+        )
+    trials = ()
+    if len(run.estimates) <= 1000:
+        trials = [
+            {"iteration_estimate": float(e), "iteration_time": float(t)}
+            for e, t in zip(run.estimates, run.times, strict=True)
+        ]
+    return Measurement(
+        metrics=metrics,
+        trials=trials,
+        profiles=_profiles(comm, template, plan, everyone, sub, step, computed),
+        summary=run.summary,
+    )
+
+
+def count(comm, args) -> Measurement:
+    """The kernel's work: load the graph and the template, count and measure.
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+    args : Arguments
+        The kernel's parameters (``iterations`` 0 derives them from ``epsilon``
+        and ``delta``; ``task_size`` 0 is off).
+
+    Returns
+    -------
+    Measurement
+        With the iterations, template and graph as they ran.
+    """
+    map_large_blocks()
+    template = Template.by_name(args.template)
+    graph = load_graph(args.graph)
+    iterations = args.iterations or iterations_for(template.k, args.epsilon, args.delta)
+    measured = run_distributed(
         comm,
         graph,
         template,
-        local,
-        exchanger,
-        plan,
-        summary,
-        counted,
-        estimates=np.asarray(estimates),
-        times=np.asarray(times),
-        elapsed=elapsed,
-        setup_rss=setup_rss,
-        settings={
-            "mode": mode,
-            "threshold": threshold,
-            "task_size": task_size,
-            "seed": seed,
-            "groups": groups,
-            "dtype": np.dtype(dtype).name,
-            "compress": compress,
-        },
-        estimate=median_of_means(estimates, groups),
+        iterations=iterations,
+        seed=args.seed,
+        mode=args.mode,
+        threshold=args.threshold,
+        task_size=args.task_size or None,
+        dtype=np.dtype(args.precision),
+        groups=args.groups,
+        compress=args.compress,
     )
+    ran = {"iterations": iterations, "template": template.name, "graph": graph.name}
+    return dataclasses.replace(measured, parameters=ran)

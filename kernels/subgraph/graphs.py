@@ -11,7 +11,7 @@ spec:
     R-MAT on ``N`` vertices (rounded up to a power of two, then vertices beyond ``N``
     dropped) with quadrant probabilities ``a = SKEW / (SKEW + 3)``,
     ``b = c = d = 1 / (SKEW + 3)``; ``SKEW = 1`` is uniform, larger is more skewed
-    (the seed's RMAT-k datasets use k = 1, 3, 8).
+    (the RMAT-k datasets of Chen et al. 2018 use k = 1, 3, 8).
 ``graph500:SCALE:EDGEFACTOR[:SEED]`` (or ``kronecker:...``)
     The Graph500 Kronecker graph of :mod:`scaleprobe.kernels.graph500.generator`
     (``A, B, C, D = 0.57, 0.19, 0.19, 0.05``; seed 1 by default): ``2**SCALE``
@@ -221,6 +221,61 @@ def rmat(
     )
 
 
+_GENERATORS = {
+    # kind: the types of its fields (two required) and the defaults of the others
+    "er": ((int, int, int), (0,)),
+    "rmat": ((int, int, float, int), (3.0, 0)),
+    "kronecker": ((int, int, int), (1,)),
+    "graph500": ((int, int, int), (1,)),
+}
+_REQUIRED_FIELDS = 2
+
+
+def _generator(spec: str) -> tuple[str, list]:
+    """Kind and numbers of a generator spec (defaults filled in), or GraphError if it
+    is not one."""
+    kind, _, rest = spec.partition(":")
+    fields = rest.split(":") if rest else []
+    types, defaults = _GENERATORS.get(kind, ((), ()))
+    if not types or not _REQUIRED_FIELDS <= len(fields) <= len(types):
+        raise GraphError(
+            f"graph {spec!r} is neither a file nor a generator spec; use a path, "
+            "'er:N:M[:SEED]', 'rmat:N:M[:SKEW[:SEED]]' or "
+            "'graph500:SCALE:EDGEFACTOR[:SEED]'"
+        )
+    try:
+        numbers = [kind_of(text) for kind_of, text in zip(types, fields, strict=False)]
+    except ValueError as error:
+        raise GraphError(f"cannot read graph spec {spec!r}: {error}") from None
+    return kind, numbers + list(defaults[len(numbers) - _REQUIRED_FIELDS :])
+
+
+def check_graph(spec: str) -> str:
+    """Why ``spec`` names no graph (``""`` if it names one), without making it.
+
+    Parameters
+    ----------
+    spec : str
+        A file path or a generator spec (see :func:`load_graph`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> check_graph("er:100:300"), check_graph("er:100:lots")[:26]
+    ('', "cannot read graph spec 'er")
+    """
+    if os.path.isfile(spec):
+        return ""
+    try:
+        _generator(spec)
+    except GraphError as error:
+        return str(error)
+    return ""
+
+
 def load_graph(spec: str) -> Graph:
     """A graph from a file path or a generator spec (see the module docstring).
 
@@ -234,33 +289,21 @@ def load_graph(spec: str) -> Graph:
     """
     if os.path.isfile(spec):
         return read_edge_list(spec)
-    kind, _, rest = spec.partition(":")
-    fields = rest.split(":") if rest else []
+    kind, numbers = _generator(spec)
     try:
-        if kind == "er" and len(fields) in (2, 3):
-            n, m = int(fields[0]), int(fields[1])
-            seed = int(fields[2]) if len(fields) == 3 else 0
-            graph = erdos_renyi(n, m, seed)
+        if kind == "er":
+            graph = erdos_renyi(*numbers)
             graph.name = spec
             return graph
-        if kind == "rmat" and 2 <= len(fields) <= 4:
-            n, m = int(fields[0]), int(fields[1])
-            skew = float(fields[2]) if len(fields) >= 3 else 3.0
-            seed = int(fields[3]) if len(fields) == 4 else 0
+        if kind == "rmat":
+            n, m, skew, seed = numbers
             other = 1.0 / (skew + 3.0)
             return rmat(n, m, (skew * other, other, other), seed, name=spec)
-        if kind in ("kronecker", "graph500") and len(fields) in (2, 3):
-            from scaleprobe.kernels.graph500.generator import kronecker_edges
+        from scaleprobe.kernels.graph500.generator import kronecker_edges
 
-            scale, factor = int(fields[0]), int(fields[1])
-            seed = int(fields[2]) if len(fields) == 3 else 1
-            source, target = kronecker_edges(scale, factor, seed=seed)
-            pairs = np.stack([source, target], axis=1)
-            return Graph.from_edges(2**scale, pairs, name=spec)
+        scale, factor, seed = numbers
+        source, target = kronecker_edges(scale, factor, seed=seed)
+        pairs = np.stack([source, target], axis=1)
+        return Graph.from_edges(2**scale, pairs, name=spec)
     except ValueError as error:
         raise GraphError(f"cannot read graph spec {spec!r}: {error}") from None
-    raise GraphError(
-        f"graph {spec!r} is neither a file nor a generator spec; use a path, "
-        "'er:N:M[:SEED]', 'rmat:N:M[:SKEW[:SEED]]' or "
-        "'graph500:SCALE:EDGEFACTOR[:SEED]'"
-    )

@@ -38,10 +38,10 @@ def partition_vertices(n_vertices: int, parts: int, seed: int) -> np.ndarray:
 class NeighbourOperator:
     """Sums tables over neighbours: ``apply(X)[v] = sum_{u in N(v)} X[u]``.
 
-    With a task size ``s`` (the seed's Algorithm 4) every neighbour list longer than
-    ``s`` is cut into tasks of at most ``s`` neighbours; the task list is shuffled,
-    the tasks are summed independently and then added into their vertex (the
-    reduction that threads would do with atomic adds).
+    With a task size ``s`` (Algorithm 4 of Chen et al. 2018) every neighbour list longer
+    than ``s`` is cut into tasks of at most ``s`` neighbours; the task list is shuffled,
+    the tasks are summed independently and then added into their vertex (the reduction
+    that threads would do with atomic adds).
 
     Parameters
     ----------

@@ -11,7 +11,14 @@ import pytest
 import yaml
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.spec import SpecError, load_spec
-from scaleprobe.kernels.registry import kernel_module, kernel_names, kernel_parser
+from scaleprobe.kernels.harness import KINDS
+from scaleprobe.kernels.registry import (
+    kernel_declaration,
+    kernel_min_ranks,
+    kernel_module,
+    kernel_names,
+    kernel_parser,
+)
 
 
 def _spec(**changes):
@@ -169,3 +176,68 @@ def test_an_installed_package_adds_a_kernel(tmp_path, mpiexec):
     assert result["status"] == "ok", result["error"]
     assert result["record"]["metrics"]["total"] == 10.0
     assert "the following arguments are required: --size" in result["missing"]
+
+
+@pytest.mark.parametrize("name", kernel_names())
+def test_every_kernel_has_a_declaration_the_docs_can_read(name):
+    declared = kernel_declaration(name)
+    assert declared.name == name
+    assert declared.summary
+    assert "\n" not in declared.summary
+    assert isinstance(declared.description, str)
+    assert declared.min_ranks == kernel_min_ranks(name) >= 1
+    flags = {o for a in kernel_parser(name)._actions for o in a.option_strings}
+    for parameter in declared.parameters:
+        assert parameter.flag in flags
+        assert parameter.kind in KINDS
+        assert parameter.help, f"{name}: {parameter.name} has no help"
+        # the default is inside the range the kernel declares
+        assert parameter.problem(parameter.default) == ""
+    # scaleprobe's own kernels declare what they report
+    assert declared.metrics
+    for metric in declared.metrics:
+        assert metric.unit, f"{name}: {metric.name} has no unit"
+        assert metric.long_name, f"{name}: {metric.name} has no long name"
+
+
+USER_DECLARATION = """
+import json
+from scaleprobe.kernels.registry import kernel_declaration
+declared = kernel_declaration("mylab.sum")
+print(json.dumps({
+    "parameters": [
+        [p.name, p.kind, p.required, p.minimum] for p in declared.parameters
+    ],
+    "metrics": list(declared.metrics),
+    "min_ranks": declared.min_ranks,
+    "summary": declared.summary,
+}))
+"""
+
+
+def test_a_kernel_with_only_a_parser_is_declared_from_it(tmp_path):
+    (tmp_path / "mylab_sum.py").write_text(
+        USER_KERNEL.replace("def build_parser", "MIN_RANKS = 2\n\n\ndef build_parser")
+    )
+    info = tmp_path / "mylab_sum-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylab-sum\n")
+    (info / "entry_points.txt").write_text(
+        "[scaleprobe.kernels]\nmylab.sum = mylab_sum:build_parser\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", USER_DECLARATION],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=tmp_path,
+        timeout=120,
+        check=True,
+    )
+    declared = json.loads(out.stdout)
+    assert declared == {
+        "parameters": [["size", "int", True, None]],
+        "metrics": [],
+        "min_ranks": 2,
+        "summary": "mylab.sum",
+    }

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
-from scaleprobe.kernels.comm._slots import _RECORD, CoreSlots
+from scaleprobe.kernels.comm._cores import _RECORD, CoreSlots
 
 
 class FakeClock:

@@ -7,17 +7,20 @@ import sys
 
 import numpy as np
 import pytest
+from scaleprobe.kernels.comm import Network
 from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
-from scaleprobe.kernels.comm._fluid import FlowSet, max_min_rates
 from scaleprobe.kernels.comm._replay import (
     MARK,
     SEND,
     WAIT,
     WAIT_RECV,
     WAIT_SEND,
+    FlowSet,
+    max_min_rates,
     replay,
 )
-from scaleprobe.kernels.comm._topology import Allocation, Network, Topology
+from scaleprobe.kernels.comm.pattern import place_nodes
+from scaleprobe.kernels.schema import Allocation, LinkConfig, Topology
 
 B = 100.0  # bytes/s of a NIC in the pure tests
 S = 100.0  # bytes of a message: S / B is one second
@@ -180,7 +183,7 @@ def test_allocation_places_the_nodes_and_sets_the_mapping_metrics():
     assert spread.mapping_metrics()["SW"] > 2
     assert (
         spread.placement.tolist()
-        == Allocation("random", machine_nodes=64, seed=3).place(8).tolist()
+        == place_nodes(8, Allocation("random", machine_nodes=64, seed=3)).tolist()
     )
 
 
@@ -189,9 +192,9 @@ def test_allocation_places_the_nodes_and_sets_the_mapping_metrics():
     [
         (lambda: Topology(nodes_per_switch=0), "nodes_per_switch"),
         (lambda: Topology(oversubscription=0.5), "oversubscription"),
-        (lambda: Topology.from_config({"switches": 2}), "unknown key"),
+        (lambda: Topology.from_dict({"switches": 2}), "unknown key"),
         (lambda: Allocation("scattered"), "placement"),
-        (lambda: Allocation.from_config({"machine_nodes": 0}), "machine_nodes"),
+        (lambda: Allocation.from_dict({"machine_nodes": 0}), "machine_nodes"),
         (
             lambda: Network(8, B, 0.0, allocation=Allocation(machine_nodes=4)),
             "machine_nodes",
@@ -271,7 +274,7 @@ for name, sends in phases.items():
 comm.sync()
 times = {name: comm.marked(b) - comm.marked(a) for name, (a, b) in out.items()}
 summary = comm.summary()
-record = comm.link_record()
+record = comm.link_record().to_dict()
 everything = comm.mpi.gather(times, root=0)
 if r == 0:
     print("RESULT " + json.dumps({"times": everything, "summary": summary,
@@ -325,10 +328,9 @@ def test_contention_known_answers_under_real_mpi(mpi_run, tmp_path):
 
 
 def test_collective_steps_are_charged_on_the_busiest_switch_link():
-    from scaleprobe.kernels.comm import LinkModel
     from scaleprobe.kernels.comm import _collectives as algo
 
-    link = LinkModel(link_bandwidth=B, latency=0.0, memory_latency=0.0)
+    link = LinkConfig(link_bandwidth=B, latency=0.0, memory_latency=0.0)
     # one step: 0->2 and 1->3 cross from switch 0 to switch 1
     schedule = algo.alltoall_schedule([[0, 0, S, 0], [0, 0, 0, S], [0] * 4, [0] * 4])
     nodes = [0, 1, 2, 3]

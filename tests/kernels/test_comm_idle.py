@@ -10,7 +10,7 @@ import json
 import sys
 
 import pytest
-from scaleprobe.kernels.comm import _idle
+from scaleprobe.kernels.comm import _cores
 
 
 class FakeRequest:
@@ -27,9 +27,9 @@ class FakeRequest:
 
 def test_idle_wait_tests_and_sleeps_backing_off(monkeypatch):
     sleeps = []
-    monkeypatch.setattr(_idle.time, "sleep", sleeps.append)
+    monkeypatch.setattr(_cores.time, "sleep", sleeps.append)
     request = FakeRequest(done=10)
-    _idle.idle_wait(request, longest=1e-3)
+    _cores.idle_wait(request, longest=1e-3)
     assert request.tests == 10
     assert sleeps == pytest.approx(
         [1e-5, 2e-5, 4e-5, 8e-5, 1.6e-4, 3.2e-4, 6.4e-4, 1e-3, 1e-3]
@@ -44,9 +44,9 @@ def test_a_long_wait_sleeps_a_twentieth_of_the_time_waited(monkeypatch):
         sleeps.append(seconds)
         now[0] += seconds
 
-    monkeypatch.setattr(_idle.time, "sleep", sleep)
-    monkeypatch.setattr(_idle.time, "perf_counter", lambda: now[0])
-    _idle.idle_wait(FakeRequest(done=3000))
+    monkeypatch.setattr(_cores.time, "sleep", sleep)
+    monkeypatch.setattr(_cores.time, "perf_counter", lambda: now[0])
+    _cores.idle_wait(FakeRequest(done=3000))
     waited = 0.0
     for pause in sleeps:
         # never later than 5 % of the wait (or 1 ms), never more than 50 ms
@@ -59,8 +59,8 @@ def test_a_long_wait_sleeps_a_twentieth_of_the_time_waited(monkeypatch):
 
 def test_idle_wait_of_a_done_request_does_not_sleep(monkeypatch):
     sleeps = []
-    monkeypatch.setattr(_idle.time, "sleep", sleeps.append)
-    _idle.idle_wait(FakeRequest(done=1))
+    monkeypatch.setattr(_cores.time, "sleep", sleeps.append)
+    _cores.idle_wait(FakeRequest(done=1))
     assert sleeps == []
 
 

@@ -7,10 +7,17 @@ import sys
 
 import numpy as np
 import pytest
-from scaleprobe.kernels.comm import LinkModel, add_comm_arguments, resolve_config
 from scaleprobe.kernels.comm import _collectives as algo
+from scaleprobe.kernels.comm import (
+    add_comm_arguments,
+    inter_time,
+    intra_time,
+    rank_bandwidth,
+    resolve_config,
+)
+from scaleprobe.kernels.schema import LinkConfig
 
-SLOW_LINK = LinkModel(
+SLOW_LINK = LinkConfig(
     link_bandwidth=100.0, latency=0.0, memory_latency=0.0, memory_bandwidth=1e12
 )
 
@@ -29,7 +36,7 @@ def test_importing_the_package_does_not_import_mpi4py():
 
 
 def test_link_model_throttles_and_parses_units():
-    link = LinkModel.from_config(
+    link = LinkConfig.from_dict(
         {
             "link_bandwidth": "1 Gbit/s",
             "bandwidth": 25,
@@ -38,20 +45,21 @@ def test_link_model_throttles_and_parses_units():
         }
     )
     assert link.effective_bandwidth == pytest.approx(1.25e8 / 4)
-    assert link.inter_time(1.25e8 / 4) == pytest.approx(1 + 5e-6)
-    assert link.intra_time(5e9) == pytest.approx(1 + 5e-7)
-    assert link.rank_bandwidth(4) == pytest.approx(1.25e8 / 16)
-    exclusive = LinkModel(nic_sharing="exclusive")
-    assert exclusive.rank_bandwidth(4) == exclusive.effective_bandwidth
-    assert LinkModel.from_config(link.to_config()) == link
-    assert LinkModel.from_config({"latency": 0}).latency == 0.0
+    assert inter_time(link, 1.25e8 / 4) == pytest.approx(1 + 5e-6)
+    assert intra_time(link, 5e9) == pytest.approx(1 + 5e-7)
+    assert rank_bandwidth(link, 4) == pytest.approx(1.25e8 / 16)
+    exclusive = LinkConfig(nic_sharing="exclusive")
+    assert rank_bandwidth(exclusive, 4) == exclusive.effective_bandwidth
+    assert LinkConfig.from_dict(link.to_dict()) == link
+    assert LinkConfig.from_dict({"latency": 0}).latency == 0.0
 
 
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"bandwidth": 0}, "percentage"),
-        ({"bandwidth": 150}, "percentage"),
+        # the schema names the percentage's bounds (0, 100]
+        ({"bandwidth": 0}, "bandwidth: must be a number > 0 and <= 100"),
+        ({"bandwidth": 150}, "bandwidth: must be a number > 0 and <= 100"),
         ({"link_bandwidth": "fast"}, "link_bandwidth"),
         ({"latency": "5 parsecs"}, "latency"),
         ({"nic_sharing": "greedy"}, "nic_sharing"),
@@ -60,7 +68,7 @@ def test_link_model_throttles_and_parses_units():
 )
 def test_link_model_rejects_bad_values(config, message):
     with pytest.raises(ValueError, match=message):
-        LinkModel.from_config(config)
+        LinkConfig.from_dict(config)
 
 
 def test_flags_override_the_environment():
@@ -71,12 +79,12 @@ def test_flags_override_the_environment():
         "SCALEPROBE_LINK": '{"mode": "emulated", "ppn": 2, "bandwidth": 50, '
         '"link_bandwidth": "1 Gbit/s"}'
     }
-    config = resolve_config(args, env)
-    assert config["mode"] == "emulated"
-    assert config["ppn"] == 2
-    assert config["core_slots"] == 0
-    assert config["link"].effective_bandwidth == pytest.approx(1.25e7)
-    assert resolve_config(None, {})["mode"] == "none"
+    link = resolve_config(args, env)
+    assert link.mode == "emulated"
+    assert link.ppn == 2
+    assert link.core_slots == 0
+    assert link.effective_bandwidth == pytest.approx(1.25e7)
+    assert resolve_config(None, {}).mode == "none"
 
 
 @pytest.mark.parametrize(
@@ -153,7 +161,7 @@ def test_barrier_is_dissemination():
     schedule = algo.barrier_schedule(5)
     assert len(schedule.step) == 15
     assert set(schedule.nbytes.tolist()) == {0.0}
-    link = LinkModel(latency=1e-3, memory_latency=1e-6)
+    link = LinkConfig(latency=1e-3, memory_latency=1e-6)
     assert algo.schedule_cost(schedule, [0, 1, 2, 3, 4], link) == pytest.approx(3e-3)
 
 
@@ -168,7 +176,7 @@ def test_alltoall_charges_the_busiest_nic_per_step():
         algo.alltoall_schedule(uniform), [0, 0, 1, 1], SLOW_LINK
     ) == pytest.approx(4.0)
     # everything on one node: only memory traffic
-    link = LinkModel(memory_bandwidth=100.0, memory_latency=0.0)
+    link = LinkConfig(memory_bandwidth=100.0, memory_latency=0.0)
     assert algo.schedule_cost(
         algo.alltoall_schedule(uniform), [0, 0, 0, 0], link
     ) == pytest.approx(3.0)
@@ -181,7 +189,7 @@ def test_alltoallv_uses_the_full_matrix_and_skips_empty_pairs():
     # both go in step s=1 (0->1 and 2->0), concurrently on different NICs
     assert schedule.step.tolist() == [0, 0]
     assert algo.schedule_cost(schedule, [0, 1, 2], SLOW_LINK) == pytest.approx(3.0)
-    link = LinkModel(link_bandwidth=100.0, latency=0.5, memory_latency=0.0)
+    link = LinkConfig(link_bandwidth=100.0, latency=0.5, memory_latency=0.0)
     assert algo.schedule_cost(schedule, [0, 1, 2], link) == pytest.approx(3.5)
     # on one node with 1 and 2 sharing node 1, 0->1 and 2->0 share nothing either
     assert algo.schedule_cost(schedule, [0, 1, 1], SLOW_LINK) == pytest.approx(3.0)
@@ -214,3 +222,11 @@ def test_bad_schedule_arguments_are_named():
         algo.allreduce_schedule(4, 8, "tree")
     with pytest.raises(ValueError, match="allgather algorithm"):
         algo.allgather_schedule(np.ones(4), "tree")
+
+
+def test_every_summary_key_has_the_schemas_unit_and_a_long_name():
+    from scaleprobe.kernels.comm import SUMMARY_LONG_NAMES
+    from scaleprobe.kernels.schema import SUMMARY_UNITS
+
+    assert set(SUMMARY_LONG_NAMES) == set(SUMMARY_UNITS)
+    assert all(SUMMARY_LONG_NAMES.values())

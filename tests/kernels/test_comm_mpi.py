@@ -7,8 +7,9 @@ import sys
 
 import numpy as np
 import pytest
-from scaleprobe.kernels.comm import LinkModel
 from scaleprobe.kernels.comm import _collectives as algo
+from scaleprobe.kernels.comm import inter_time
+from scaleprobe.kernels.schema import LinkConfig
 
 LINK = {
     "link_bandwidth": 1e7,
@@ -259,7 +260,7 @@ def test_summary_is_identical_everywhere(mode, request):
 
 
 def _expected_costs():
-    link = LinkModel(**LINK)
+    link = LinkConfig(**LINK)
     matrix = np.arange(16, dtype=float).reshape(4, 4) * 1000
     schedules = {
         "allreduce": algo.allreduce_schedule(4, 131072 * 8),
@@ -286,7 +287,7 @@ def test_collectives_cost_what_the_schedules_say(emulated):
 
 @pytest.mark.mpi
 def test_critical_path_splits_collectives_into_latency_and_bandwidth(emulated):
-    link = LinkModel(**LINK)
+    link = LinkConfig(**LINK)
     matrix = np.arange(16, dtype=float).reshape(4, 4) * 1000
     parts = {
         "alltoallv": algo.schedule_cost_parts(
@@ -310,7 +311,7 @@ def test_critical_path_splits_collectives_into_latency_and_bandwidth(emulated):
 
 @pytest.mark.mpi
 def test_critical_path_follows_the_chain_across_ranks(emulated):
-    link = LinkModel(**LINK)
+    link = LinkConfig(**LINK)
     barrier = algo.schedule_cost_parts(algo.barrier_schedule(4), NODES, link)
     alone = LINK["link_bandwidth"]  # the only transfer on the network: the whole NIC
     for out, summary in emulated:
@@ -392,8 +393,8 @@ def test_split_keeps_world_nodes_and_shares_counters(mode, request):
         # split (allgather of 8 B on 4 ranks: 2 messages) + 1 allreduce message
         assert split["messages"] == 3
         if mode != "wallclock":
-            link = LinkModel(**LINK)
-            assert split["elapsed"] == pytest.approx(link.inter_time(8), abs=1e-3)
+            link = LinkConfig(**LINK)
+            assert split["elapsed"] == pytest.approx(inter_time(link, 8), abs=1e-3)
 
 
 @pytest.mark.mpi

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 GBIT = 1.25e8
 
@@ -20,7 +20,7 @@ def kernel(mpi_run):
             *args,
             env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
-        return parse_record(done.stdout)
+        return Record.parse(done.stdout).to_dict()
 
     return run
 

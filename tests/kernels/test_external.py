@@ -1,7 +1,7 @@
 """The external-program adapter: templates, parsers of real Graph500 outputs, errors."""
 
 import os
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +15,7 @@ from scaleprobe.kernels.external import (
     parse_output,
     validate_params,
 )
-from scaleprobe.kernels.record import RecordError
+from scaleprobe.kernels.schema import RecordError
 
 DATA = Path(__file__).parent / "data"
 G500 = {
@@ -26,6 +26,11 @@ G500 = {
 
 def read(name):
     return (DATA / name).read_text()
+
+
+def _parsed(stdout, params) -> dict:
+    """The record :func:`parse_output` makes, as its JSON-ready dict."""
+    return parse_output(stdout, params).to_dict()
 
 
 # --- command templates ------------------------------------------------------------
@@ -134,7 +139,7 @@ def test_real_mpi_program_through_the_adapter(tmp_path, mpiexec):
         env=child_environment(),
         check=True,
     ).stdout
-    record = parse_output(out, params)
+    record = _parsed(out, params)
     assert record["metrics"] == {"sum": 21.0, "size": 2.0}
     assert record["units"] == {"sum": "1"}
 
@@ -162,7 +167,7 @@ def test_real_graph500_reference_binary(mpiexec):
     out = subprocess.run(
         argv, capture_output=True, text=True, timeout=120, check=True
     ).stdout
-    metrics = parse_output(out, G500)["metrics"]
+    metrics = _parsed(out, G500)["metrics"]
     assert (metrics["reported_scale"], metrics["num_mpi_processes"]) == (10, 2)
     assert metrics["teps"] > 0
 
@@ -170,8 +175,22 @@ def test_real_graph500_reference_binary(mpiexec):
 # --- graph500 parser on real reference outputs ----------------------------------
 
 
-def test_graph500_3_0_block():
+def test_the_program_s_rank_count_is_the_record_s_placement():
     record = parse_output(read("graph500_3.0_scale12_np2.txt"), G500)
+    assert record.placement.ranks == 2
+    assert record.mismatch(ranks=2) == ""
+    assert record.mismatch(ranks=1).startswith(
+        "the program ran as 2 rank(s) but the point asks 1"
+    )
+    alone = parse_output(read("graph500_2.1_replicated_csc_scale10_np1.txt"), G500)
+    assert alone.placement.ranks == 1
+    # an output that does not say leaves the placement unknown
+    unsaid = "SCALE: 10\nbfs  mean_time: 0.002\nbfs  harmonic_mean_TEPS: ! 8e6\n"
+    assert parse_output(unsaid, G500).placement is None
+
+
+def test_graph500_3_0_block():
+    record = _parsed(read("graph500_3.0_scale12_np2.txt"), G500)
     m = record["metrics"]
     assert record["status"] == "ok"
     assert m["time"] == m["mean_time"] == 0.00102189
@@ -200,23 +219,21 @@ def test_graph500_3_0_block():
     ],
 )
 def test_graph500_2_1_block(name):
-    record = parse_output(read(name), G500)
+    record = _parsed(read(name), G500)
     m = record["metrics"]
     assert m["time"] == m["mean_time"]
     assert m["teps"] == m["harmonic_mean_teps"]
-    assert set(m) == set(
-        parse_output(read("graph500_3.0_scale12_np2.txt"), G500)["metrics"]
-    )
+    assert set(m) == set(_parsed(read("graph500_3.0_scale12_np2.txt"), G500)["metrics"])
 
 
 def test_graph500_2_1_known_values():
-    m = parse_output(read("graph500_2.1_simple_scale12_np2.txt"), G500)["metrics"]
+    m = _parsed(read("graph500_2.1_simple_scale12_np2.txt"), G500)["metrics"]
     assert (m["median_time"], m["harmonic_mean_teps"]) == (0.000844247, 7.08106e07)
 
 
 def test_graph500_trials_from_merged_stderr():
     text = read("graph500_3.0_scale10_np1_stdout_stderr.txt")
-    record = parse_output(text, G500)
+    record = _parsed(text, G500)
     trials = record["trials"]
     assert len(trials) == 64 == record["metrics"]["nbfs"]
     assert set(trials[0]) == {"time", "teps", "validate_time"}
@@ -233,14 +250,14 @@ def test_graph500_run_lines_and_incomplete_trial_logs():
     runs = (
         "Run   1:      0.25 s, validation 1.5 s\nRun   2:      0.75 s, validation 2 s\n"
     )
-    trials = parse_output(block + runs, G500)["trials"]
+    trials = _parsed(block + runs, G500)["trials"]
     assert trials == [
         {"time": 0.25, "validate_time": 1.5},
         {"time": 0.75, "validate_time": 2.0},
     ]
     # a log that lost BFS 1 does not guess which search is which
     partial = "Time for BFS 0 is 0.1\nTime for BFS 2 is 0.3\n"
-    assert "trials" not in parse_output(partial + block, G500)
+    assert "trials" not in _parsed(partial + block, G500)
 
 
 def test_graph500_median_only_and_sssp_prefix():
@@ -248,7 +265,7 @@ def test_graph500_median_only_and_sssp_prefix():
         "noise\nSCALE: 10\nbfs  median_time: 0.5\nbfs  harmonic_mean_TEPS:  !  2e6\n"
         "sssp median_time: 0.75\nsssp harmonic_mean_TEPS:     !  1e6\n"
     )
-    record = parse_output(text, G500)
+    record = _parsed(text, G500)
     assert record["metrics"]["time"] == 0.5
     assert record["metrics"]["teps"] == 2e6
     assert record["metrics"]["sssp_harmonic_mean_teps"] == 1e6
@@ -260,7 +277,7 @@ def test_graph500_failed_validation_is_invalid():
         "Validation failed for this BFS root; skipping rest.\n"
         "No results printed for invalid run.\n"
     )
-    record = parse_output(text, G500)
+    record = _parsed(text, G500)
     assert record["status"] == "invalid"
     assert "validation" in record["reason"]
 
@@ -282,7 +299,7 @@ def test_graph500_failed_validation_is_invalid():
 )
 def test_graph500_bad_output(text, message):
     with pytest.raises(RecordError, match="^graph500 parser: " + message):
-        parse_output(text, G500)
+        _parsed(text, G500)
 
 
 # --- regex and json parsers --------------------------------------------------------
@@ -290,18 +307,18 @@ def test_graph500_bad_output(text, message):
 
 def test_regex_takes_last_match_and_reports_misses():
     params = {"parser": "regex", "patterns": {"time": r"t=(\S+)"}}
-    assert parse_output("t=1\nt=2.5\n", params)["metrics"] == {"time": 2.5}
+    assert _parsed("t=1\nt=2.5\n", params)["metrics"] == {"time": 2.5}
     with pytest.raises(RecordError, match=r"'time'.*matched nothing"):
-        parse_output("nothing here", params)
+        _parsed("nothing here", params)
     with pytest.raises(RecordError, match="captured 'abc', not a number"):
-        parse_output("t=abc", params)
+        _parsed("t=abc", params)
 
 
 def test_json_parser_reads_a_record_line():
     out = 'hello\nSCALEPROBE-RECORD {"metrics": {"time": 2.0}, "status": "ok"}\n'
-    assert parse_output(out, {"parser": "json"})["metrics"] == {"time": 2.0}
+    assert _parsed(out, {"parser": "json"})["metrics"] == {"time": 2.0}
     with pytest.raises(RecordError, match="no record line"):
-        parse_output("hello", {"parser": "json"})
+        _parsed("hello", {"parser": "json"})
 
 
 # --- validation ------------------------------------------------------------------
@@ -309,7 +326,7 @@ def test_json_parser_reads_a_record_line():
 
 def test_parse_output_with_bad_params_is_a_record_error():
     with pytest.raises(RecordError, match=r"params\.parser: unknown parser 'yaml'"):
-        parse_output("x", {"parser": "yaml"})
+        _parsed("x", {"parser": "yaml"})
 
 
 def test_registry_names():
@@ -402,8 +419,14 @@ def test_sweep_of_an_external_program_lands_in_the_dataset(tmp_path, client):
     """A sweep over reference outputs (printed by cat) becomes Dataset variables."""
     from scaleprobe.framework import run_sweep
 
-    shutil.copy(DATA / "graph500_3.0_scale12_np2.txt", tmp_path / "v3.txt")
-    shutil.copy(DATA / "graph500_2.1_simple_scale12_np2.txt", tmp_path / "v2.txt")
+    # The outputs were printed by two ranks; cat replays them as the point's one
+    # rank, so they say one (a record whose rank count differs is invalid).
+    for name, version in (
+        ("graph500_3.0_scale12_np2.txt", "v3"),
+        ("graph500_2.1_simple_scale12_np2.txt", "v2"),
+    ):
+        text = re.sub(r"(?m)^(num_mpi_processes:\s+)2$", r"\g<1>1", read(name))
+        (tmp_path / f"{version}.txt").write_text(text)
     spec = {
         "name": "external-fixtures",
         "kernel": "external",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scaleprobe.kernels.graph500._partition import VertexPartition, grid_shape
+from scaleprobe.kernels.graph500.construction import VertexPartition, grid_shape
 from scaleprobe.kernels.graph500.generator import (
     edge_range,
     kronecker_edges,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 pytestmark = pytest.mark.mpi
 
 VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")
+
+
+def _record(stdout: str) -> dict:
+    return Record.parse(stdout).to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +24,7 @@ def run(mpi_run):
 
 @pytest.fixture(scope="module")
 def one_rank_nedges(run):
-    record = parse_record(run(1, "--scale", 11, "--nbfs", 6, "--seed", 4).stdout)
+    record = _record(run(1, "--scale", 11, "--nbfs", 6, "--seed", 4).stdout)
     return [t["nedge"] for t in record["trials"]]
 
 
@@ -28,12 +32,12 @@ def one_rank_nedges(run):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_four_ranks_validate_and_traverse_the_same_edges(run, variant, one_rank_nedges):
     out = run(4, "--scale", 11, "--nbfs", 6, "--seed", 4, "--variant", variant).stdout
-    record = parse_record(out)
+    record = _record(out)
     assert record["status"] == "ok", record["reason"]
     trials = record["trials"]
     assert [t["valid"] for t in trials] == [True] * 6
     assert [t["nedge"] for t in trials] == one_rank_nedges
-    assert record["params"]["ranks"] == 4
+    assert record["placement"]["ranks"] == 4
     assert record["metrics"]["bytes_sent"] > 0
     level = trials[0]["profiles"]["level"]
     assert sum(level["bytes_sent"]) == trials[0]["bytes_sent"] > 0
@@ -62,7 +66,7 @@ def test_emulated_bandwidth_throttle_slows_communication(run):
             "--core-slots",
             0,
         ).stdout
-        records[percent] = parse_record(out)
+        records[percent] = _record(out)
     fast, slow = records[100], records[5]
     assert fast["status"] == slow["status"] == "ok"
     assert slow["metrics"]["comm_time"] > 2 * fast["metrics"]["comm_time"]
@@ -84,7 +88,7 @@ def test_command_line_flags_and_reference_block(run):
         "--variant",
         "replicated-csc",
     )
-    record = parse_record(result.stdout)
+    record = _record(result.stdout)
     assert [t["valid"] for t in record["trials"]] == [None] * 3
     assert "bfs  harmonic_mean_TEPS:     !" in result.stdout
     assert "NBFS:                           3" in result.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _graph500_support import bfs_distances, self_comm
+from scaleprobe.kernels.graph500 import KERNEL
 from scaleprobe.kernels.graph500._frontier import LevelProfile
 from scaleprobe.kernels.graph500.bfs_2d import bfs_2d
 from scaleprobe.kernels.graph500.bfs_replicated import (
@@ -114,11 +115,11 @@ def test_runner_record_has_trials_levels_and_reference_statistics(comm, capsys):
     config = Graph500Config(scale=9, variant="replicated-csr", nbfs=5, seed=2)
     import sys
 
-    record = run_graph500(comm, config, block_stream=sys.stdout)
+    record = KERNEL.record(run_graph500(comm, config, block_stream=sys.stdout))
     block = capsys.readouterr().out
-    assert record["status"] == "ok"
-    assert record["reason"] == ""
-    metrics = record["metrics"]
+    assert record.status == "ok"
+    assert record.reason == ""
+    metrics = record.metrics
     for key in (
         "time",
         "generation_time",
@@ -131,7 +132,7 @@ def test_runner_record_has_trials_levels_and_reference_statistics(comm, capsys):
         "peak_rss",
     ):
         assert key in metrics
-    trials = record["trials"]
+    trials = record.trials
     assert len(trials) == 5
     assert len({t["root"] for t in trials}) == 5
     for trial in trials:
@@ -155,16 +156,18 @@ def test_runner_reports_an_invalid_search(comm, monkeypatch):
         pred[pred >= 0] = root  # every reached vertex claims the root as parent
 
     monkeypatch.setattr(runner, "_search", broken)
-    record = run_graph500(comm, Graph500Config(scale=8, nbfs=2, seed=1))
-    assert record["status"] == "invalid"
-    assert "rule" in record["reason"]
-    assert "root" in record["reason"]
-    assert [t["valid"] for t in record["trials"]] == [False, False]
+    record = KERNEL.record(run_graph500(comm, Graph500Config(scale=8, nbfs=2, seed=1)))
+    assert record.status == "invalid"
+    assert "rule" in record.reason
+    assert "root" in record.reason
+    assert [t["valid"] for t in record.trials] == [False, False]
 
 
 def test_no_validate_leaves_trials_unchecked(comm):
-    record = run_graph500(comm, Graph500Config(scale=7, nbfs=2, validate=False))
-    assert record["status"] == "ok"
-    assert [t["valid"] for t in record["trials"]] == [None, None]
+    record = KERNEL.record(
+        run_graph500(comm, Graph500Config(scale=7, nbfs=2, validate=False))
+    )
+    assert record.status == "ok"
+    assert [t["valid"] for t in record.trials] == [None, None]
     with pytest.raises(ValueError, match="variant must be one of"):
         run_graph500(comm, Graph500Config(scale=7, variant="3d"))

@@ -194,3 +194,13 @@ def test_profile_records_the_slowest_and_the_mean_rank_per_iteration():
     assert metrics["comp_time_iterations_mean"] == 6.0
     assert result["units"]["comp_time_iterations_mean"] == "s"
     assert "mean rank" in result["long_names"]["comp_time_iterations_mean"]
+
+
+def test_the_profile_reports_fims_columns_and_the_schemas_collectives():
+    from scaleprobe.kernels.iterative.profile import iteration_metrics
+    from scaleprobe.kernels.schema import FIM_COLUMNS
+
+    names = [m.name for m in iteration_metrics(["bcast"]) if m.per == "point"]
+    assert set(FIM_COLUMNS) <= set(names)
+    with pytest.raises(ValueError, match=r"kinds \['broadcast'\] are not among"):
+        IterationProfile(None, {"broadcast": 8}, counters=False)

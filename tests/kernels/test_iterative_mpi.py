@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 pytestmark = pytest.mark.mpi
 
@@ -32,7 +32,7 @@ def kernel(mpi_run):
             *args,
             env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
-        return parse_record(done.stdout)
+        return Record.parse(done.stdout).to_dict()
 
     return run
 
@@ -50,7 +50,7 @@ def _profile_adds_up(record, kinds):
     assert metrics["working_set"] > 0  # every kernel declares it
     assert record["units"]["llc_bytes"] == "bytes"
     # one host, no core slots: every rank computes at once beside the others
-    assert metrics["cache_sharers"] == record["params"]["ranks"]
+    assert metrics["cache_sharers"] == record["placement"]["ranks"]
     assert metrics["hw_counted"] in (0, 1)
     assert metrics["hw_total_cycles"] > 0
     assert metrics["hw_frequency"] > 0
@@ -137,8 +137,8 @@ def test_npb_cg_of_ones_own_size_verifies_against_the_serial_reference(kernel):
         "npb.cg", ["--na", "3000", "--nonzer", "8", "--niter", "5", "--shift", "12"]
     )
     assert record["status"] == "ok", record["reason"]
-    assert record["params"]["class"] == "U"
-    assert record["params"]["na"] == 3000
+    assert record["parameters"]["class"] == "U"
+    assert record["parameters"]["na"] == 3000
     metrics = record["metrics"]
     assert metrics["verified"] == 1.0
     assert metrics["zeta_error"] <= 1e-10

@@ -7,7 +7,7 @@ import json
 import pytest
 from scaleprobe.kernels.comm.pattern import CommPattern, place_nodes
 from scaleprobe.kernels.commbench.random_pingpong import kept_maximum, random_partners
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 GBIT = 1.25e8
 MIB = 1 << 20
@@ -58,7 +58,7 @@ def run(mpi_run):
             *args,
             env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
-        return parse_record(done.stdout)["metrics"]
+        return Record.parse(done.stdout).to_dict()["metrics"]
 
     return launch
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from scaleprobe.kernels.comm.pattern import place_nodes
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.kernels.stencil.advection3d import (
     advection_reference,
     advection_step,
@@ -75,7 +75,7 @@ def run(mpi_run):
             *args,
             env={"SCALEPROBE_LINK": json.dumps(comm)},
         )
-        return parse_record(done.stdout)["metrics"]
+        return Record.parse(done.stdout).to_dict()["metrics"]
 
     return launch
 
@@ -204,7 +204,7 @@ def test_advection_wavefront_matches_the_serial_computation(
         scheme,
         env={"SCALEPROBE_LINK": json.dumps({**EMULATED, "ppn": ppn})},
     )
-    record = parse_record(done.stdout)
+    record = Record.parse(done.stdout).to_dict()
     assert (record["link"]["mode"], record["link"]["ppn"]) == ("emulated", ppn)
     metrics = record["metrics"]
     # bit-identical: each point sees the same upstream values in the same order

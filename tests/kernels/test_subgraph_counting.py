@@ -121,7 +121,8 @@ def test_importing_the_package_does_not_import_mpi4py():
     import sys
 
     code = (
-        "import sys, scaleprobe.kernels.subgraph, scaleprobe.kernels.subgraph._cli; "
+        "import sys, scaleprobe.kernels.subgraph, "
+        "scaleprobe.kernels.subgraph.distributed; "
         "assert 'mpi4py' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -140,7 +141,7 @@ def test_importing_the_package_does_not_import_mpi4py():
     ],
 )
 def test_command_line_errors(arguments, message, capsys):
-    from scaleprobe.kernels.subgraph._cli import main
+    from scaleprobe.kernels.subgraph import main
 
     with pytest.raises(SystemExit):
         main(arguments)

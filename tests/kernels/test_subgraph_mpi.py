@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.kernels.subgraph import Template, count_subgraphs, erdos_renyi
 from scaleprobe.kernels.subgraph.graphs import write_edge_list
 
@@ -25,7 +25,7 @@ def launch(mpi_run):
         done = mpi_run(
             ranks, "-m", "scaleprobe.kernels.subgraph", *arguments, env=environment
         )
-        return parse_record(done.stdout)
+        return Record.parse(done.stdout).to_dict()
 
     return run
 
@@ -129,8 +129,8 @@ def test_two_ranks_float32_generator_spec(launch):
         ],
     )
     assert record["metrics"]["estimate"] == expected.estimate
-    assert record["settings"]["dtype"] == "float32"
-    assert record["settings"]["throttle"] == "none"
+    assert record["parameters"]["precision"] == "float32"
+    assert record["link"]["mode"] == "none"
     # No link model acts on the real interconnect: nothing modelled is reported.
     assert (record["link"]["mode"], record["link"]["ppn"]) == ("none", 1)
     assert "modelled_overlap" not in record["metrics"]

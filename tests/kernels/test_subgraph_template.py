@@ -1,4 +1,4 @@
-"""Templates: Table 3 of seed 004, the splitting rule, automorphisms, names."""
+"""Templates: Table 3 of Chen et al. 2018, the splitting rule, automorphisms, names."""
 
 import itertools
 import math

@@ -1,209 +1,139 @@
-"""The emulated machine: where a job's nodes sit and which links a message crosses.
+"""The emulated interconnect: what one message costs, and the machine's links.
 
-:class:`Allocation` places the job's ``N`` nodes on a machine of ``machine_nodes``
-nodes, compactly or at random (seeded), as a batch system on a busy machine does.
-:class:`Topology` groups machine nodes ``nodes_per_switch`` to a leaf switch and
-leaf switches ``switches_per_rack`` to a rack. :class:`Network` turns both, with the
-:class:`~scaleprobe.kernels.comm.LinkModel`, into links with capacities and the route
-of every node pair:
+A launch's :class:`~scaleprobe.kernels.schema.LinkConfig` is the one description of
+the link; this module prices messages on it and lays out the machine it describes.
 
-- every node has an injection link (its NIC sending) and an ejection link (its NIC
-  receiving), each of the effective bandwidth ``B``;
-- with a topology, every leaf switch has an uplink and a downlink of
-  ``nodes_per_switch * B / oversubscription``, and with racks every rack an uplink
-  and a downlink of ``switches_per_rack * leaf_uplink / rack_oversubscription``;
-- a message between nodes of one switch crosses ``injection, ejection``; between
-  switches of one rack (or of a machine without racks) also the two leaf links;
-  between racks also the two rack links. Each switch beyond the first adds
-  ``hop_latency``.
+Message costs (:func:`inter_time`, :func:`intra_time`, :func:`transfer_time`)
+    An inter-node message of ``n`` bytes alone on the network takes ``latency + n /
+    B`` with ``B = link_bandwidth * bandwidth / 100`` (the link's
+    ``effective_bandwidth``); an intra-node one takes ``memory_latency + n /
+    memory_bandwidth``.
 
-Without a topology the nodes hang on one non-blocking switch: only the NICs are
-shared. Every capacity is proportional to ``B``, so throttling the link scales every
-transfer time by the same factor. This module imports only numpy.
+The machine (:class:`Network`)
+    The link's :class:`~scaleprobe.kernels.schema.Allocation` places the job's ``N``
+    nodes on a machine of ``machine_nodes`` nodes, compactly or at random (seeded), as
+    a batch system on a busy machine does (:func:`~scaleprobe.kernels.comm.pattern.
+    place_nodes`); its :class:`~scaleprobe.kernels.schema.Topology` groups machine
+    nodes ``nodes_per_switch`` to a leaf switch and leaf switches
+    ``switches_per_rack`` to a rack. Then:
+
+    - every node has an injection link (its NIC sending) and an ejection link (its
+      NIC receiving), each of the effective bandwidth ``B``;
+    - with a topology, every leaf switch has an uplink and a downlink of
+      ``nodes_per_switch * B / oversubscription``, and with racks every rack an
+      uplink and a downlink of ``switches_per_rack * leaf_uplink /
+      rack_oversubscription``;
+    - a message between nodes of one switch crosses ``injection, ejection``; between
+      switches of one rack (or of a machine without racks) also the two leaf links;
+      between racks also the two rack links. Each switch beyond the first adds
+      ``hop_latency``.
+
+    Without a topology the nodes hang on one non-blocking switch: only the NICs are
+    shared. Every capacity is proportional to ``B``, so throttling the link scales
+    every transfer time by the same factor.
+
+This module imports only numpy and the schema.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
+from scaleprobe.kernels.schema import Allocation, LinkConfig, Topology
 
-from .pattern import ALLOCATIONS, place_nodes
+from .pattern import place_nodes
 
-__all__ = ["Allocation", "Network", "Topology"]
-
-
-def _positive_int(value, key, minimum=1):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or (value < minimum)
-    ):
-        raise ValueError(f"{key} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+__all__ = ["Network", "inter_time", "intra_time", "rank_bandwidth", "transfer_time"]
 
 
-def _at_least_one(value, key):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if isinstance(value, bool) or not number >= 1.0 or not np.isfinite(number):
-        raise ValueError(f"{key} must be a number >= 1, got {value!r}")
-    return number
-
-
-def _only(config, allowed, what):
-    if not isinstance(config, dict):
-        raise ValueError(f"{what} must be a mapping, got {type(config).__name__}")
-    unknown = sorted(set(config) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"{what} has unknown key(s) {unknown}; allowed: {sorted(allowed)}"
-        )
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Two levels of switches above the nodes, with oversubscribed uplinks.
+def rank_bandwidth(link: LinkConfig, ppn: int) -> float:
+    """Inter-node bandwidth one rank gets for point-to-point messages, bytes/s.
 
     Parameters
     ----------
-    nodes_per_switch : int, default=18
-        Machine nodes on one leaf switch (18 on the machine of Papadopoulou et al.).
-    switches_per_rack : int, optional
-        Leaf switches in one rack; None: no rack level (leaves meet at one spine).
-    oversubscription : float, default=1.0
-        Down-port bandwidth of a leaf over its uplink bandwidth (>= 1).
-    rack_oversubscription : float, default=1.0
-        The same ratio for a rack's uplink.
-    hop_latency : float, default=0.0
-        Seconds added per switch a message crosses beyond the first.
+    link : LinkConfig
+        The link.
+    ppn : int
+        Ranks per node sharing the interface.
+
+    Returns
+    -------
+    float
+        ``effective_bandwidth / ppn`` with ``nic_sharing="fair"`` (and with
+        ``"flows"``, where it is the share of each rank when all the node's ranks
+        send at once: an estimate, the replay charges the real sharing), else
+        ``effective_bandwidth``.
 
     Examples
     --------
-    >>> Topology.from_config({"nodes_per_switch": 4, "oversubscription": 2})
-    ... # doctest: +ELLIPSIS
-    Topology(nodes_per_switch=4, switches_per_rack=None, oversubscription=2.0, ...)
+    >>> link = LinkConfig(link_bandwidth=1.25e8, bandwidth=50.0)
+    >>> rank_bandwidth(link, 2), rank_bandwidth(link.at(nic_sharing="exclusive"), 2)
+    (31250000.0, 62500000.0)
     """
-
-    nodes_per_switch: int = 18
-    switches_per_rack: int | None = None
-    oversubscription: float = 1.0
-    rack_oversubscription: float = 1.0
-    hop_latency: float = 0.0
-
-    def __post_init__(self):
-        _positive_int(self.nodes_per_switch, "topology nodes_per_switch")
-        if self.switches_per_rack is not None:
-            _positive_int(self.switches_per_rack, "topology switches_per_rack")
-        for key in ("oversubscription", "rack_oversubscription"):
-            object.__setattr__(
-                self, key, _at_least_one(getattr(self, key), f"topology {key}")
-            )
-        if not float(self.hop_latency) >= 0:
-            raise ValueError(
-                f"topology hop_latency must be >= 0 s, got {self.hop_latency!r}"
-            )
-
-    @classmethod
-    def from_config(cls, config):
-        """Topology from a dict of its fields (``hop_latency`` in s or ``"1 us"``).
-
-        Parameters
-        ----------
-        config : dict
-
-        Returns
-        -------
-        Topology
-        """
-        _only(config, cls.__dataclass_fields__, "topology")
-        values = dict(config)
-        if "hop_latency" in values:
-            from ._link import _duration
-
-            values["hop_latency"] = _duration(values["hop_latency"], "hop_latency")
-        return cls(**values)
-
-    def to_config(self):
-        """The fields as a JSON-ready dict (SI units)."""
-        return asdict(self)
+    if link.nic_sharing in ("fair", "flows"):
+        return link.effective_bandwidth / max(int(ppn), 1)
+    return link.effective_bandwidth
 
 
-@dataclass(frozen=True)
-class Allocation:
-    """Where a job's nodes sit on the machine.
+def inter_time(link: LinkConfig, nbytes: float, ppn: int = 1) -> float:
+    """Seconds of one inter-node message, latency included.
 
     Parameters
     ----------
-    placement : {"compact", "random"}, default="compact"
-        Consecutive machine nodes, or distinct machine nodes drawn at random.
-    machine_nodes : int, optional
-        Nodes of the machine; default the job's own node count.
-    seed : int, default=0
-        Seed of a random placement.
+    link : LinkConfig
+        The link.
+    nbytes : float
+        Message size in bytes.
+    ppn : int, default=1
+        Ranks per node sharing the interface (see :func:`rank_bandwidth`).
+
+    Returns
+    -------
+    float
 
     Examples
     --------
-    >>> Allocation.from_config("random").placement
-    'random'
-    >>> Allocation(machine_nodes=64, placement="random", seed=1).place(4).tolist()
-    [28, 31, 47, 60]
+    >>> inter_time(LinkConfig(link_bandwidth=1.25e8, bandwidth=50, latency=0), 62.5e6)
+    1.0
     """
+    return link.latency + nbytes / rank_bandwidth(link, ppn)
 
-    placement: str = "compact"
-    machine_nodes: int | None = None
-    seed: int = 0
 
-    def __post_init__(self):
-        if self.placement not in ALLOCATIONS:
-            raise ValueError(
-                f"allocation placement must be one of {ALLOCATIONS}, got "
-                f"{self.placement!r}"
-            )
-        if self.machine_nodes is not None:
-            _positive_int(self.machine_nodes, "allocation machine_nodes")
-        _positive_int(self.seed, "allocation seed", minimum=0)
+def intra_time(link: LinkConfig, nbytes: float) -> float:
+    """Seconds of one intra-node message, latency included.
 
-    @classmethod
-    def from_config(cls, config):
-        """Allocation from ``"compact"``, ``"random"`` or a dict of its fields.
+    Parameters
+    ----------
+    link : LinkConfig
+        The link (its memory bandwidth and latency).
+    nbytes : float
+        Message size in bytes.
 
-        Parameters
-        ----------
-        config : str or dict
+    Returns
+    -------
+    float
+    """
+    return link.memory_latency + nbytes / link.memory_bandwidth
 
-        Returns
-        -------
-        Allocation
-        """
-        if isinstance(config, str):
-            return cls(placement=config)
-        _only(config, cls.__dataclass_fields__, "allocation")
-        return cls(**config)
 
-    def to_config(self):
-        """The fields as a JSON-ready dict."""
-        return asdict(self)
+def transfer_time(link: LinkConfig, nbytes: float, inter: bool, ppn: int = 1) -> float:
+    """Seconds of one message, inter-node or intra-node.
 
-    def place(self, nodes):
-        """Machine node of each of ``nodes`` job nodes (see ``place_nodes``).
+    Parameters
+    ----------
+    link : LinkConfig
+        The link.
+    nbytes : float
+        Message size in bytes.
+    inter : bool
+        Whether the message crosses nodes.
+    ppn : int, default=1
+        Ranks per node sharing the interface.
 
-        Parameters
-        ----------
-        nodes : int
-
-        Returns
-        -------
-        numpy.ndarray of int
-        """
-        return place_nodes(
-            nodes,
-            allocation=self.placement,
-            machine_nodes=self.machine_nodes,
-            seed=self.seed,
-        )
+    Returns
+    -------
+    float
+    """
+    return inter_time(link, nbytes, ppn) if inter else intra_time(link, nbytes)
 
 
 class Network:
@@ -255,7 +185,7 @@ class Network:
         self.base_latency = float(latency)
         self.topology = topology = topology or Topology()
         self.allocation = allocation or Allocation()
-        self.placement = self.allocation.place(nodes)
+        self.placement = place_nodes(nodes, self.allocation)
         self.switch = self.placement // topology.nodes_per_switch
         racked = topology.switches_per_rack is not None
         self.rack = (
@@ -280,6 +210,35 @@ class Network:
         self.capacity = np.array(capacity, dtype=np.float64)
         self.uplinks = self._up is not None or topology.hop_latency > 0
         self._routes = {}
+
+    @classmethod
+    def from_link(cls, link: LinkConfig, nodes: int) -> Network:
+        """The machine a link describes, for a job of ``nodes`` nodes.
+
+        Parameters
+        ----------
+        link : LinkConfig
+            Its effective bandwidth, latency, topology and allocation.
+        nodes : int
+            Nodes of the job.
+
+        Returns
+        -------
+        Network
+
+        Examples
+        --------
+        >>> link = LinkConfig(topology={"nodes_per_switch": 2}, allocation="compact")
+        >>> Network.from_link(link, 4).switch.tolist()
+        [0, 0, 1, 1]
+        """
+        return cls(
+            nodes,
+            link.effective_bandwidth,
+            link.latency,
+            link.topology,
+            link.allocation,
+        )
 
     def route(self, source, target):
         """Link indices a message from node ``source`` to node ``target`` crosses.
