@@ -3,8 +3,7 @@
 import dask
 import pytest
 from scaleprobe.framework.spec import load_spec
-from scaleprobe.kernels.comm import LinkModel
-from scaleprobe.kernels.schema import LINK_DEFAULTS
+from scaleprobe.kernels.schema import LINK_DEFAULTS, LinkConfig
 
 _SPEC = {"name": "x", "kernel": "commbench.compute", "sweep": {"nodes": 2}}
 _FIELDS = ("link_bandwidth", "latency", "memory_bandwidth", "memory_latency")
@@ -12,7 +11,7 @@ _FIELDS = ("link_bandwidth", "latency", "memory_bandwidth", "memory_latency")
 
 def test_a_spec_without_throttle_gets_the_kernels_link_model():
     throttle = load_spec(_SPEC).throttle
-    link = LinkModel()
+    link = LinkConfig()
     assert {name: getattr(throttle, name) for name in _FIELDS} == {
         name: getattr(link, name) for name in _FIELDS
     }
@@ -35,4 +34,4 @@ def test_the_config_still_overrides_the_defaults(key, value, field, expected):
     with dask.config.set({f"scaleprobe.throttle.{key}": value}):
         throttle = load_spec(_SPEC).throttle
     assert getattr(throttle, field) == pytest.approx(expected)
-    assert getattr(LinkModel(), field) != pytest.approx(expected)
+    assert getattr(LinkConfig(), field) != pytest.approx(expected)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.comm import Allocation, Topology
+from scaleprobe.kernels.comm.pattern import place_nodes
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
 from scaleprobe.kernels.record import parse_record
 
@@ -172,8 +173,8 @@ def emulated_time(nodes, ppn, messages, size, seed, allocation, topology, iterat
             "memory_bandwidth": MEMORY_BANDWIDTH,
             "memory_latency": MEMORY_LATENCY,
             "core_slots": 0,
-            "topology": topology.to_config(),
-            "allocation": allocation.to_config(),
+            "topology": topology.to_dict(),
+            "allocation": allocation.to_dict(),
         }
     )
     done = subprocess.run(
@@ -242,7 +243,7 @@ def main():
             grid
         ):
             allocation = Allocation(placement, machine_nodes=MACHINE_NODES, seed=seed)
-            placed = allocation.place(nodes)
+            placed = place_nodes(nodes, allocation)
             emulated = emulated_time(
                 nodes, ppn, m, size, seed, allocation, topology, args.iterations
             )

@@ -141,6 +141,13 @@ def launch(kernel, size, ranks, core_slots=None):
     return record
 
 
+def _ranks(record) -> int:
+    """The rank count of a record: its placement, or the parameters of records
+    measured before the kernels reported where their ranks ran."""
+    placement = record.get("placement")
+    return int(placement["ranks"] if placement else record["params"]["ranks"])
+
+
 def frame(kernel, records):
     """Feature frame of ok ``(run, record)`` pairs: ranks, the size parameter, the
     run, FiM's measurements."""
@@ -152,7 +159,7 @@ def frame(kernel, records):
             )
         metrics = record["metrics"]
         row = {
-            "ranks": record["params"]["ranks"],
+            "ranks": _ranks(record),
             "size": float(KERNELS[kernel]["parameter"](metrics)),
             "time": metrics["time"],
             "run": run,
@@ -165,7 +172,7 @@ def frame(kernel, records):
         for name, value in KERNELS[kernel].get("fim", {}).items():
             row[name] = float(value(metrics))
         if "working_set" not in metrics and "working_set" in KERNELS[kernel]:
-            ranks = record["params"]["ranks"]
+            ranks = _ranks(record)
             row["working_set"] = KERNELS[kernel]["working_set"](metrics, ranks)
             # the cache of the host reading the records: the one that measured them
             # unless they were copied from another
@@ -174,7 +181,7 @@ def frame(kernel, records):
             # records from before the kernels counted the ranks computing at once on
             # the cache: the default core slots of the emulated mode, one per core
             # of the host reading them
-            row["cache_sharers"] = min(record["params"]["ranks"], os.cpu_count() or 1)
+            row["cache_sharers"] = min(_ranks(record), os.cpu_count() or 1)
         # what the traffic model prices: the critical path and the link it ran on
         row.update({k: metrics[k] for k in CRITICAL_PATH_COLUMNS if k in metrics})
         row.update({k: metrics[k] for k in COLLECTIVE_LATENCY_COLUMNS if k in metrics})
