@@ -13,8 +13,12 @@ import xarray as xr
 import yaml
 from scaleprobe.framework.cli import main
 from scaleprobe.kernels.comm import Allocation, Topology
-from scaleprobe.kernels.comm.pattern import place_nodes
-from scaleprobe.kernels.comm.pattern import METRIC_UNITS, METRICS, CommPattern
+from scaleprobe.kernels.comm.pattern import (
+    METRIC_UNITS,
+    METRICS,
+    CommPattern,
+    place_nodes,
+)
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
 from scaleprobe.models.commpredictor.patterns import pattern_table
 
@@ -52,9 +56,7 @@ def _benchmark(tmp_path, law=_law, busiest=False):
             list(v)[i] for v, i in zip(coords.values(), index, strict=True)
         )
         partners = random_partners(nodes * ppn, m, seed=run)
-        placement = place_nodes(
-            nodes, Allocation("random", machine_nodes=64, seed=run)
-        )
+        placement = place_nodes(nodes, Allocation("random", machine_nodes=64, seed=run))
         metrics = CommPattern.from_partners(
             [[p for p in row if p >= 0] for row in partners], size
         ).metrics(ppn=ppn, placement=placement, nodes_per_switch=4, switches_per_rack=2)
