@@ -13,14 +13,12 @@ Examples
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
     "DamagedPointWarning": "_warnings",
     "OversubscriptionWarning": "_warnings",
-    "Point": "plan",
+    "Point": "planning",
     "ResultStore": "store",
     "RuleError": "admissible",
     "Spec": "spec",
@@ -36,7 +34,7 @@ _EXPORTS = {
     "parse_bandwidth": "units",
     "parse_duration": "units",
     "parse_size": "units",
-    "plan": "plan",
+    "plan": "planning",
     "prepare_sweep": "runner",
     "run_sweep": "runner",
 }
@@ -55,19 +53,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """Keep ``plan`` the function when its submodule is imported.
-
-    Importing a submodule binds it as an attribute of its package; the function
-    ``plan`` shares its module's name and must not be shadowed by it.
-    """
-
-    def __setattr__(self, name, value):
-        if name == "plan" and isinstance(value, types.ModuleType):
-            value = value.plan
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

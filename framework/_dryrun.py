@@ -9,7 +9,7 @@ from ._identity import identity_changes
 from ._lock import OutputLockedError, describe_holder
 from ._storefiles import StoreError, check_output
 from ._warnings import OversubscriptionWarning
-from .plan import below_min_ranks, oversubscription, plan
+from .planning import below_min_ranks, oversubscription, plan
 
 __all__ = ["describe_plan"]
 

@@ -21,7 +21,7 @@ from ._warnings import OversubscriptionWarning
 from .dashboard import TOPIC, attach_sweep_page
 from .jobqueue import node_resources
 from .launch import launch_point
-from .plan import Point, oversubscription, plan
+from .planning import Point, oversubscription, plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError
 from .store import ResultStore

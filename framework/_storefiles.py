@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import warnings
 
-from .plan import point_key
+from .planning import point_key
 
 __all__ = [
     "STATUSES",

@@ -25,13 +25,12 @@ from scaleprobe.kernels.record import RecordError, parse_record
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
 from scaleprobe.kernels.schema import LinkConfig
 
-from . import config
 from ._hostload import LoadMeter
 from ._process import terminate_group, wait_launch
 from ._replay import replay_line
 from .netns import NetnsError
-from .plan import Point
-from .settings import LaunchSettings
+from .planning import Point
+from .settings import LaunchError, LaunchSettings, resolve_mpiexec
 from .spec import Spec
 
 __all__ = [
@@ -56,55 +55,6 @@ THREAD_VARIABLES = (
 )
 STATUSES = ("ok", "failed", "timeout", "invalid")
 _GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_guard.py")
-
-
-class LaunchError(RuntimeError):
-    """The launcher itself cannot work (no mpiexec, unknown launcher)."""
-
-
-def resolve_mpiexec() -> str:
-    """Return the ``mpiexec`` to launch with.
-
-    The setting ``scaleprobe.launch.mpiexec`` (a path, or a name looked up on
-    ``PATH``) wins; otherwise the ``mpiexec`` beside the running Python (the MPICH
-    wheel puts it in the environment's ``bin/``), then the first one on ``PATH``.
-    This is the one place that decides; a sweep calls it once, on the client (see
-    :class:`~scaleprobe.framework.settings.LaunchSettings`).
-
-    Returns
-    -------
-    str
-        Absolute path of ``mpiexec``.
-
-    Raises
-    ------
-    LaunchError
-        If no ``mpiexec`` can be found, or the configured one is not executable.
-    """
-    configured = config.get("launch.mpiexec")
-    if configured:
-        found = (
-            shutil.which(configured)
-            if isinstance(configured, str) and os.sep not in configured
-            else configured
-        )
-        usable = isinstance(found, str) and os.path.isfile(found)
-        if not (usable and os.access(found, os.X_OK)):
-            raise LaunchError(
-                f"setting 'scaleprobe.launch.mpiexec': {configured!r} is not an "
-                "executable file (nor the name of one on PATH)"
-            )
-        return os.path.abspath(found)
-    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    if os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise LaunchError(
-            "no mpiexec found: install the 'mpich' wheel in this environment "
-            "or set scaleprobe.launch.mpiexec"
-        )
-    return found
 
 
 def _kernel_arguments(spec: Spec, point: Point) -> list[str]:

@@ -15,7 +15,7 @@ from ._progress import Progress
 from ._provenance import provenance
 from ._storefiles import StoreError, check_output
 from .launch import spec_link
-from .plan import plan
+from .planning import plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError, load_spec
 from .store import ResultStore

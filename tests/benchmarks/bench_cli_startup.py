@@ -106,7 +106,7 @@ def main() -> None:
     try:
         commands = _commands(folder)
         times = {name: [] for name in commands}
-        for name, command in commands.items():  # warm the file cache once
+        for command in commands.values():  # warm the file cache once
             _time(command)
         for _ in range(args.rounds):
             for name, command in commands.items():

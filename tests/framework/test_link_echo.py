@@ -15,7 +15,7 @@ from scaleprobe.framework.launch import (
     point_link,
     spec_link,
 )
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.registry import kernel_module, kernel_names

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from scaleprobe.framework.launch import launch_environment
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels import schema
 from scaleprobe.kernels.comm import Allocation
