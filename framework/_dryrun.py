@@ -41,8 +41,7 @@ def _store_state(store, campaign: dict, new_campaign: bool) -> str:
 
 
 def _first_command(spec, point, settings) -> str:
-    from ._replay import replay_line
-    from .launch import build_command, launch_environment
+    from .launch import build_command, launch_environment, replay_line
 
     if spec.throttle.mode == "netns":
         return (

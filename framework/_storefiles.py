@@ -16,6 +16,8 @@ import shutil
 import tempfile
 import warnings
 
+from scaleprobe.kernels.schema import Record
+
 from .planning import point_key
 
 __all__ = [
@@ -186,7 +188,11 @@ def point_problem(path: str, key: str, dims) -> tuple[dict | None, str | None]:
     Returns
     -------
     (dict or None, str or None)
-        The result and None, or None and the problem in a few words.
+        The result and None, or None and the problem in a few words. The result's
+        ``record`` is validated again (:meth:`Record.from_dict
+        <scaleprobe.kernels.schema.Record.from_dict>`) and given back as
+        :meth:`~scaleprobe.kernels.schema.Record.to_dict`; a record that is not one
+        is a damaged point.
     """
     try:
         with open(path, encoding="utf-8") as f:
@@ -213,7 +219,28 @@ def point_problem(path: str, key: str, dims) -> tuple[dict | None, str | None]:
         return None, "its coordinates do not give its key"
     if result.get("status") not in STATUSES:
         return None, f"unknown status {result.get('status')!r}"
+    if result.get("record") is not None:
+        try:
+            record = Record.from_dict(_upgrade_link_echo(result["record"]))
+        except ValueError as exc:  # RecordError, or a malformed link or placement
+            return None, f"its record is not a kernel record ({exc})"
+        result["record"] = record.to_dict()
     return result, None
+
+
+#: Derived values that kernels echoed in a record's link before it was a
+#: :class:`~scaleprobe.kernels.schema.LinkConfig`: the throttled rate and the
+#: machine node of each emulated node.
+_LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
+
+
+def _upgrade_link_echo(record):
+    """A record as stored before the link was typed, without the derived link keys."""
+    link = record.get("link") if isinstance(record, dict) else None
+    if not isinstance(link, dict) or not set(_LEGACY_LINK_KEYS) & set(link):
+        return record
+    kept = {k: v for k, v in link.items() if k not in _LEGACY_LINK_KEYS}
+    return {**record, "link": kept}
 
 
 def move_aside(path: str, folder: str) -> str:

@@ -17,9 +17,8 @@ from scaleprobe.framework.launch import (
 )
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import SpecError, load_spec
-from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.registry import kernel_module, kernel_names
-from scaleprobe.kernels.schema import LinkConfig
+from scaleprobe.kernels.schema import LinkConfig, Record
 
 
 def _spec(mode="emulated", **throttle):
@@ -148,7 +147,7 @@ def test_pingpong_echoes_the_link_it_applied(mpi_run, mode):
         "1024",
         env={"SCALEPROBE_LINK": json.dumps(comm)},
     )
-    link = LinkConfig.from_dict(parse_record(done.stdout)["link"])
+    link = Record.parse(done.stdout).link
     asked = LinkConfig.from_dict(comm)
     assert (link.mode, link.ppn, link.bandwidth) == (mode, 1, 40.0)
     assert link.effective_bandwidth == pytest.approx(5e7)
