@@ -94,7 +94,7 @@ def _run_sweep(args, stack) -> int:
 
 
 def _plan(args) -> int:
-    from ._dryrun import describe_plan
+    from .runner import describe_plan
 
     print(
         describe_plan(
