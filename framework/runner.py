@@ -65,7 +65,7 @@ def check_retry(retry) -> tuple[str, ...]:
     >>> check_retry("ok")
     Traceback (most recent call last):
     ...
-    scaleprobe.framework._checks.SpecError: retry: 'ok' is not a status to retry; allowed: failed, timeout, invalid
+    scaleprobe.framework.spec.SpecError: retry: 'ok' is not a status to retry; allowed: failed, timeout, invalid
     """  # noqa: E501
     if isinstance(retry, str):
         retry = [part.strip() for part in retry.split(",") if part.strip()]
