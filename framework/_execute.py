@@ -13,11 +13,11 @@ from concurrent.futures import CancelledError
 from distributed import Client, Semaphore, as_completed
 
 from . import config
-from ._connect import ClusterError
 from ._hostload import HOST_LOAD_LIMIT
 from ._lease import task_wanted
 from ._progress import Progress
 from ._warnings import OversubscriptionWarning
+from .cluster import ClusterError
 from .dashboard import TOPIC, attach_sweep_page
 from .jobqueue import node_resources
 from .launch import launch_point

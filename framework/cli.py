@@ -280,9 +280,9 @@ def main(argv=None) -> int:
     int
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
     """
-    from ._connect import ClusterError
     from ._warnings import SweepWarning
     from .admissible import RuleError
+    from .cluster import ClusterError
     from .settings import SettingsError
     from .spec import SpecError
     from .store import StoreError, StoreIOError
