@@ -60,6 +60,7 @@ from scaleprobe.kernels.schema import Record
 
 from ._warnings import DamagedPointWarning
 from .campaign import identity_changes
+from .launch import upgrade_legacy_record
 from .planning import point_key
 
 if TYPE_CHECKING:
@@ -351,26 +352,11 @@ def point_problem(path: str, key: str, dims) -> tuple[dict | None, str | None]:
         return None, f"unknown status {result.get('status')!r}"
     if result.get("record") is not None:
         try:
-            record = Record.from_dict(_upgrade_link_echo(result["record"]))
+            record = Record.from_dict(upgrade_legacy_record(result["record"]))
         except ValueError as exc:  # RecordError, or a malformed link or placement
             return None, f"its record is not a kernel record ({exc})"
         result["record"] = record.to_dict()
     return result, None
-
-
-#: Derived values that kernels echoed in a record's link before it was a
-#: :class:`~scaleprobe.kernels.schema.LinkConfig`: the throttled rate and the
-#: machine node of each emulated node.
-_LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
-
-
-def _upgrade_link_echo(record):
-    """A record as stored before the link was typed, without the derived link keys."""
-    link = record.get("link") if isinstance(record, dict) else None
-    if not isinstance(link, dict) or not set(_LEGACY_LINK_KEYS) & set(link):
-        return record
-    kept = {k: v for k, v in link.items() if k not in _LEGACY_LINK_KEYS}
-    return {**record, "link": kept}
 
 
 def read_campaign(path: str) -> dict:

@@ -231,9 +231,28 @@ def test_a_record_stored_before_the_link_was_typed_is_still_read(tmp_path):
         "effective_bandwidth": 6.25e7,
         "placement": [0],
     }
+    result["record"]["params"] = {"scale": 12}
     path.write_text(json.dumps(result))
     (read,) = store.results()
+    assert read["record"]["parameters"] == {"scale": 12}
     assert read["record"]["link"]["bandwidth"] == 50.0
     assert "effective_bandwidth" not in read["record"]["link"]
     assert not os.path.exists(store.damaged_dir)
     store.lock.release()
+
+
+def test_a_kernel_record_of_the_older_shape_is_read_into_the_schema():
+    spec = _spec()
+    old = {
+        "kernel": "commbench.compute",
+        "metrics": {"time": 1.0},
+        "params": {"scale": 12, "validate": True},
+        "link": {"mode": "none", "ppn": 2, "effective_bandwidth": 1.0},
+    }
+    record = parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(old) + "\n")
+    assert record.parameters == {"scale": 12, "validate": True}
+    assert record.link.mode == "none"
+    # anything else that is no record is still refused, with the schema's reason
+    wrong = {**old, "colour": "blue"}
+    with pytest.raises(RecordError, match=r"unknown key\(s\) \['colour'\]"):
+        parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(wrong) + "\n")
