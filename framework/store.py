@@ -402,7 +402,9 @@ def open_consolidated(path: str):
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # zarr's notes on formats it reads
-                with xr.open_zarr(path, consolidated=None) as ds:
+                # chunks=None: numpy arrays, no dask graph (whose compute would
+                # import the distributed scheduler to look for a client)
+                with xr.open_zarr(path, consolidated=None, chunks=None) as ds:
                     ds = ds.load()
     except Exception as exc:  # xarray and zarr raise many kinds for foreign files
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
