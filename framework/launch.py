@@ -539,6 +539,18 @@ def _judge(spec: Spec, point: Point, settings, process, stdout, stderr, result):
             result.update(status="invalid", error=mismatch)
 
 
+def _not_launched(result: dict, exc: Exception, started: float) -> dict:
+    result.update(
+        error=f"could not launch: {exc}",
+        started=started,
+        finished=time.time(),
+        launch_time=0.0,
+        stdout="",
+        stderr="",
+    )
+    return result
+
+
 def launch_point(
     spec: Spec,
     point: Point,
@@ -600,15 +612,7 @@ def launch_point(
         settings = settings or LaunchSettings.from_config()
         process, meter = _start(spec, point, network, settings, result)
     except (OSError, LaunchError, ValueError, NetnsError) as exc:  # incl. SettingsError
-        result.update(
-            error=f"could not launch: {exc}",
-            started=started,
-            finished=time.time(),
-            launch_time=0.0,
-            stdout="",
-            stderr="",
-        )
-        return result
+        return _not_launched(result, exc, started)
     stdout, stderr = _wait(process, spec, settings, keep_running, result)
     finished = time.time()
     result.update(

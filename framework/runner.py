@@ -5,6 +5,18 @@ settings, the output's lock, the stored campaign, the plan); :func:`describe_pla
 does the same checks without writing anything and says what a run would measure
 (``scaleprobe plan``); :func:`run_sweep` measures. Dask's distributed scheduler is
 imported only when a sweep has points to measure.
+
+How a sweep measures
+    Every admissible point not yet in the store becomes one Dask task that launches
+    the kernel under MPI; at most ``max_concurrent_launches`` run at once across the
+    cluster (one distributed semaphore per cluster, shared by every sweep on it), so
+    measurements do not disturb each other. The ``scaleprobe.launch`` settings are
+    read on the client, validated, recorded in the provenance (``launch_settings``)
+    and sent with every point. Results are stored as they arrive; a sweep that is
+    killed and run again continues with the points that are missing. While it runs,
+    the sweep holds the output's lock: a second run on the same output is refused at
+    once. A launch is killed when the task that waits on it is cancelled, so no
+    launch outlives the client that asked for it, on an external cluster too.
 """
 
 from __future__ import annotations
@@ -239,16 +251,7 @@ def run_sweep(
     """Run (or resume) a sweep and return its results.
 
     Every admissible point not yet in the store becomes one Dask task that launches
-    the kernel under MPI; at most ``max_concurrent_launches`` run at once across the
-    cluster (one distributed semaphore per cluster, shared by every sweep on it), so
-    measurements do not disturb each other. The ``scaleprobe.launch`` settings are
-    read here, on the client, validated, recorded in the provenance
-    (``launch_settings``) and sent with every point.
-    Results are stored as they arrive; a sweep that is killed and run again
-    continues with the points that are missing. While it runs, the sweep holds the
-    output's lock: a second run on the same output is refused at once. A launch is
-    killed when the task that waits on it is cancelled, so no launch outlives the
-    client that asked for it, on an external cluster too.
+    the kernel under MPI (how, and what keeps measurements apart: see the module).
 
     Parameters
     ----------
