@@ -461,11 +461,9 @@ def _start(spec: Spec, point: Point, network, settings: LaunchSettings, result):
     """
     command = build_command(spec, point, network=network, settings=settings)
     result["command"] = command
-    if spec.throttle.mode == "netns":
-        network.shape(
-            int(point.coords["nodes"]),
-            spec.throttle.link_bandwidth * float(point.coords["bandwidth"]) / 100,
-        )
+    if spec.throttle.mode == "netns":  # the links carry the point's throttled rate
+        rate = point_link(spec, point).effective_bandwidth
+        network.shape(int(point.coords["nodes"]), rate)
     env = launch_environment(spec, point, settings)
     result["replay"] = replay_line(command, env, cwd=os.getcwd())
     # The guard makes the launch die with this process (see _guard.py).
