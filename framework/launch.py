@@ -361,13 +361,17 @@ def _native_record(stdout: str) -> Record:
 #: machine node of each emulated node.
 LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
 
+#: What kernels named their ``parameters`` before the schema.
+LEGACY_PARAMETER_KEYS = ("params", "settings")
+
 
 def upgrade_legacy_record(mapping):
     """A kernel record as written before the schema, in the schema's shape.
 
-    Such records named the kernel's parameters ``params`` (now ``parameters``) and
-    echoed two derived values in their link (:data:`LEGACY_LINK_KEYS`). Stores
-    keep records of that shape, and kernels not yet on the schema print them.
+    Such records named the kernel's parameters ``params`` or ``settings`` (now
+    ``parameters``) and echoed two derived values in their link
+    (:data:`LEGACY_LINK_KEYS`). Stores keep records of that shape, and kernels not
+    yet on the schema print them.
 
     Parameters
     ----------
@@ -391,12 +395,14 @@ def upgrade_legacy_record(mapping):
         return mapping
     link = mapping.get("link")
     stale_link = isinstance(link, dict) and bool(set(LEGACY_LINK_KEYS) & set(link))
-    renamed = "params" in mapping and "parameters" not in mapping
+    renamed = [key for key in LEGACY_PARAMETER_KEYS if key in mapping]
+    if "parameters" in mapping or len(renamed) > 1:
+        renamed = []  # not the older shape: the schema says what is wrong
     if not (stale_link or renamed):
         return mapping
     upgraded = dict(mapping)
     if renamed:
-        upgraded["parameters"] = upgraded.pop("params")
+        upgraded["parameters"] = upgraded.pop(renamed[0])
     if stale_link:
         kept = {k: v for k, v in link.items() if k not in LEGACY_LINK_KEYS}
         upgraded["link"] = kept

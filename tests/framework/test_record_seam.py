@@ -252,6 +252,9 @@ def test_a_kernel_record_of_the_older_shape_is_read_into_the_schema():
     record = parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(old) + "\n")
     assert record.parameters == {"scale": 12, "validate": True}
     assert record.link.mode == "none"
+    settings = {**old, "settings": old["params"]}
+    del settings["params"]
+    assert parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(settings)).parameters
     # anything else that is no record is still refused, with the schema's reason
     wrong = {**old, "colour": "blue"}
     with pytest.raises(RecordError, match=r"unknown key\(s\) \['colour'\]"):
