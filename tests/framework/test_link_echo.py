@@ -224,11 +224,24 @@ def _sources(module: str) -> str:
     return "".join(path.read_text() for path in files)
 
 
+def _echoes_link(source: str) -> bool:
+    """Whether a kernel's record carries its link: the kernel asks for it, or it is a
+    declaration run by the kernel harness, which asks for it for every kernel."""
+    if "link_record()" in source:
+        return True
+    harness = importlib.util.find_spec("scaleprobe.kernels.harness")
+    return (
+        harness is not None
+        and "KernelDeclaration(" in source
+        and "link_record()" in Path(harness.origin).read_text()
+    )
+
+
 @pytest.mark.parametrize("name", kernel_names())
 def test_every_kernel_on_the_instrumented_communicator_echoes_its_link(name):
     source = _sources(kernel_module(name))
     if "InstrumentedComm" not in source:
         pytest.skip(f"{name} does not talk through the instrumented communicator")
-    assert "link_record()" in source, (
+    assert _echoes_link(source), (
         f"kernel {name!r} applies a link model but its record has no 'link'"
     )
