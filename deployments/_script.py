@@ -8,6 +8,7 @@ import math
 import os
 import re
 import shlex
+import textwrap
 from collections.abc import Sequence
 from numbers import Integral, Real
 
@@ -16,12 +17,86 @@ from scaleprobe.framework.units import UnitError, parse_duration
 __all__ = [
     "activation_lines",
     "batch_options",
+    "batch_parameters",
     "check_dask_ranks",
     "check_name",
     "positive_int",
     "run_arguments",
     "scheduler_file_lines",
 ]
+
+#: The parameters every batch-job renderer takes, documented once for all of them:
+#: ``{system}`` is the batch system's name in the Dask config (``slurm``, ``pbs``),
+#: ``{prefix}`` its directive and ``{example}`` two of its options.
+_BATCH_PARAMETERS = """\
+walltime : str or float, optional
+    Wall-clock limit of the job: seconds, ``"90 min"``, ``"2 h"`` or
+    ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config
+    (dask-jobqueue's 30 minutes unless set).
+queue, account : str, optional
+    Queue (partition) and account of the job. Default: ``jobqueue.{system}.queue``
+    and ``jobqueue.{system}.account``.
+job_name : str, default="scaleprobe"
+    The job's name.
+scheduler_file : str, optional
+    Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
+dask_ranks : int, default=3
+    MPI ranks of the Dask cluster (scheduler, client, workers), on the job's first
+    node.
+output : str, optional
+    Results path, overriding the spec's ``output``.
+python_env : str, optional
+    Virtual environment directory to activate, or ``conda:NAME``.
+setup : sequence of str, default=()
+    Shell lines run first (``module load ...``).
+extra_directives : sequence of str, optional
+    More ``{prefix}`` options, e.g. ``{example}``. Default:
+    ``jobqueue.{system}.job-extra-directives``.
+"""
+_PLACEHOLDER = re.compile(r"^( *)\{batch_parameters\}\n", re.MULTILINE)
+
+
+def batch_parameters(system: str, prefix: str, example: str):
+    """Decorate a renderer: its docstring's ``{batch_parameters}`` line becomes the
+    shared parameters' documentation, worded for one batch system.
+
+    Parameters
+    ----------
+    system : str
+        The batch system's section of the ``jobqueue`` Dask config.
+    prefix : str
+        Its directive, e.g. ``#SBATCH``.
+    example : str
+        Extra directives to show, e.g. ``["--mem=8G"]``.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Examples
+    --------
+    >>> @batch_parameters("pbs", "#PBS", '["-m abe"]')
+    ... def render(**options):
+    ...     '''Render.
+    ...
+    ...     Parameters
+    ...     ----------
+    ...     {batch_parameters}
+    ...     '''
+    >>> "More ``#PBS`` options" in render.__doc__
+    True
+    """
+    text = _BATCH_PARAMETERS.format(system=system, prefix=prefix, example=example)
+
+    def decorate(function):
+        function.__doc__ = _PLACEHOLDER.sub(
+            lambda match: textwrap.indent(text, match.group(1)), function.__doc__, 1
+        )
+        return function
+
+    return decorate
+
 
 _CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d):([0-5]?\d)$")
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

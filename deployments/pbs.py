@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ._script import (
     activation_lines,
     batch_options,
+    batch_parameters,
     check_dask_ranks,
     check_name,
     positive_int,
@@ -25,6 +26,7 @@ from .mpirun import dask_mpi_launch_line
 __all__ = ["render_pbs_script"]
 
 
+@batch_parameters("pbs", "#PBS", '["-l mem=8gb", "-m abe"]')
 def render_pbs_script(
     spec: str,
     *,
@@ -53,33 +55,12 @@ def render_pbs_script(
         Nodes (``select=`` chunks, or ``nodes=`` with Torque syntax).
     ppn : int
         MPI processes per node (``ncpus`` and ``mpiprocs`` of a chunk).
-    walltime : str or float, optional
-        ``#PBS -l walltime``: seconds, ``"90 min"``, ``"2 h"`` or ``"HH:MM:SS"``.
-        Default: ``jobqueue.pbs.walltime`` of the Dask config (dask-jobqueue's 30
-        minutes unless set).
-    queue, account : str, optional
-        ``#PBS -q`` and ``#PBS -A``. Default: ``jobqueue.pbs.queue`` and
-        ``jobqueue.pbs.account``.
-    job_name : str, default="scaleprobe"
-        ``#PBS -N``.
-    scheduler_file : str, optional
-        Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
-    dask_ranks : int, default=3
-        MPI ranks of the Dask cluster.
     mpiexec : str, default="mpiexec"
         The MPI launcher (MPICH hydra: ``-f $PBS_NODEFILE``).
     select_syntax : bool, default=True
         PBS Pro ``-l select=N:ncpus=P:mpiprocs=P``; False gives Torque's
         ``-l nodes=N:ppn=P``.
-    output : str, optional
-        Results path, overriding the spec's ``output``.
-    python_env : str, optional
-        Virtual environment directory to activate, or ``conda:NAME``.
-    setup : sequence of str, default=()
-        Shell lines run first (``module load ...``).
-    extra_directives : sequence of str, optional
-        More ``#PBS`` options, e.g. ``["-l mem=8gb", "-m abe"]``. Default:
-        ``jobqueue.pbs.job-extra-directives``.
+    {batch_parameters}
 
     Returns
     -------
@@ -102,7 +83,22 @@ def render_pbs_script(
     )
     lines = [
         "#!/bin/bash",
-        f"#PBS -N {check_name('job_name', job_name)}",
+        *_directives(check_name("job_name", job_name), resources, batch),
+        "# scaleprobe sweep inside this job; kernels run as mpiexec launches",
+        "set -euo pipefail",
+        'cd "${PBS_O_WORKDIR:-.}"',
+        "",
+        *activation_lines(python_env, setup),
+        "",
+        *_sweep_lines(run_arguments(spec, output), scheduler_file, dask_ranks, mpiexec),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _directives(job_name: str, resources: str, batch: dict) -> list[str]:
+    lines = [
+        f"#PBS -N {job_name}",
         f"#PBS -l {resources}",
         f"#PBS -l walltime={batch['walltime']}",
         "#PBS -j oe",
@@ -112,32 +108,23 @@ def render_pbs_script(
     if batch["account"] is not None:
         lines.append(f"#PBS -A {batch['account']}")
     lines += [f"#PBS {directive}" for directive in batch["extra_directives"]]
-    lines += [
-        "# scaleprobe sweep inside this job; kernels run as mpiexec launches",
-        "set -euo pipefail",
-        'cd "${PBS_O_WORKDIR:-.}"',
-        "",
-        *activation_lines(python_env, setup),
-        "",
-    ]
-    arguments = run_arguments(spec, output)
+    return lines
+
+
+def _sweep_lines(arguments: str, scheduler_file, dask_ranks: int, mpiexec: str):
+    """The lines that start the Dask cluster on the job's first host and sweep."""
     if scheduler_file is None:
-        lines.append(
+        return [
             f'{mpiexec} -n {dask_ranks} -f "$PBS_NODEFILE" scaleprobe run '
             f"--dask-mpi {arguments}"
-        )
-    else:
-        start = dask_mpi_launch_line(
-            scheduler_file,
-            ranks=dask_ranks - 1,
-            mpiexec=mpiexec,
-            hostfile="$PBS_NODEFILE",
-        )
-        # shlex.quote put $PBS_NODEFILE in single quotes; the shell must expand it
-        start = start.replace("'$PBS_NODEFILE'", '"$PBS_NODEFILE"')
-        run = (
-            f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
-        )
-        lines += scheduler_file_lines(start, scheduler_file, run)
-    lines.append("")
-    return "\n".join(lines)
+        ]
+    start = dask_mpi_launch_line(
+        scheduler_file,
+        ranks=dask_ranks - 1,
+        mpiexec=mpiexec,
+        hostfile="$PBS_NODEFILE",
+    )
+    # shlex.quote put $PBS_NODEFILE in single quotes; the shell must expand it
+    start = start.replace("'$PBS_NODEFILE'", '"$PBS_NODEFILE"')
+    run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+    return scheduler_file_lines(start, scheduler_file, run)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from ._script import (
     activation_lines,
     batch_options,
+    batch_parameters,
     check_dask_ranks,
     check_name,
     positive_int,
@@ -51,6 +52,14 @@ def _directives(nodes, ntasks_per_node, job_name, log, batch: dict) -> list[str]
     return lines
 
 
+def _check_mpi(mpi) -> None:
+    if not isinstance(mpi, str) or not mpi.isidentifier():
+        raise ValueError(
+            f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}"
+        )
+
+
+@batch_parameters("slurm", "#SBATCH", '["--mem=8G", "--exclusive"]')
 def render_slurm_script(
     spec: str,
     *,
@@ -81,36 +90,14 @@ def render_slurm_script(
     ntasks_per_node : int
         MPI tasks per node (``#SBATCH --ntasks-per-node``); at least the largest
         ``ppn`` of the sweep.
-    walltime : str or float, optional
-        Wall-clock limit (``#SBATCH -t``): seconds, ``"90 min"``, ``"2 h"`` or
-        ``"[D-]HH:MM:SS"``. Default: ``jobqueue.slurm.walltime`` of the Dask config
-        (dask-jobqueue's 30 minutes unless set).
-    queue, account : str, optional
-        Partition (``#SBATCH -p``) and account (``#SBATCH -A``). Default:
-        ``jobqueue.slurm.queue`` and ``jobqueue.slurm.account``.
-    job_name : str, default="scaleprobe"
-        ``#SBATCH -J``.
     log : str or None, default="scaleprobe-%j.out"
         ``#SBATCH -o``; None leaves SLURM's default.
-    scheduler_file : str, optional
-        Use the scheduler-file recipe with this file instead of ``--dask-mpi``.
-    dask_ranks : int, default=3
-        Tasks of the Dask step (scheduler, client, workers), all on the first node;
-        they may outnumber ``ntasks_per_node`` (the step overcommits).
     mpi : str, default="pmi2"
         ``srun --mpi`` plugin; ``pmi2`` works with the MPICH of the ``mpich`` wheel.
     overlap : bool, default=True
-        Start the Dask step with ``srun --overlap`` (SLURM 20.11 and later) so it does
-        not hold CPUs the kernel steps need.
-    output : str, optional
-        Results path, overriding the spec's ``output``.
-    python_env : str, optional
-        Virtual environment directory to activate, or ``conda:NAME``.
-    setup : sequence of str, default=()
-        Shell lines run first (``module load ...``).
-    extra_directives : sequence of str, optional
-        More ``#SBATCH`` options, e.g. ``["--mem=8G", "--exclusive"]``. Default:
-        ``jobqueue.slurm.job-extra-directives``.
+        Start the (overcommitted) Dask step with ``srun --overlap`` (SLURM 20.11 and
+        later): it holds no CPU the kernel steps need.
+    {batch_parameters}
 
     Returns
     -------
@@ -128,22 +115,12 @@ def render_slurm_script(
     ...                              walltime="2 h", queue="batch")
     >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
     True
-    >>> print(script.splitlines()[-1].replace(" --", "\\n--"))
-    srun
-    --mpi=pmi2
-    --overlap
-    --overcommit
-    --kill-on-bad-exit=1
-    --nodes=1
-    --ntasks=3
-    --ntasks-per-node=3 scaleprobe run
-    --dask-mpi g500.yaml
+    >>> print(script.splitlines()[-1])  # doctest: +NORMALIZE_WHITESPACE
+    srun --mpi=pmi2 --overlap --overcommit --kill-on-bad-exit=1 --nodes=1 --ntasks=3
+    --ntasks-per-node=3 scaleprobe run --dask-mpi g500.yaml
     """
     dask_ranks = check_dask_ranks(dask_ranks)
-    if not isinstance(mpi, str) or not mpi.isidentifier():
-        raise ValueError(
-            f"mpi must be an srun --mpi plugin name such as 'pmi2', got {mpi!r}"
-        )
+    _check_mpi(mpi)
     batch = batch_options("slurm", queue, account, walltime, extra_directives)
     lines = [
         "#!/bin/bash",
@@ -160,22 +137,23 @@ def render_slurm_script(
         f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit "
         "--kill-on-bad-exit=1 --nodes=1"
     )
-    arguments = run_arguments(spec, output)
-    if scheduler_file is None:
-        lines.append(
-            f"{step} --ntasks={dask_ranks} --ntasks-per-node={dask_ranks} "
-            f"scaleprobe run --dask-mpi {arguments}"
-        )
-    else:
-        ranks = dask_ranks - 1
-        start = (
-            f"{step} --ntasks={ranks} --ntasks-per-node={ranks} dask-mpi "
-            f"--scheduler-file {shlex.quote(scheduler_file)} "
-            f"--worker-class {WORKER_CLASS}"
-        )
-        run = (
-            f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
-        )
-        lines += scheduler_file_lines(start, scheduler_file, run)
+    lines += _sweep_lines(step, run_arguments(spec, output), scheduler_file, dask_ranks)
     lines.append("")
     return "\n".join(lines)
+
+
+def _sweep_lines(step: str, arguments: str, scheduler_file, dask_ranks: int):
+    """The lines that start the Dask step on the first node and sweep."""
+    if scheduler_file is None:
+        return [
+            f"{step} --ntasks={dask_ranks} --ntasks-per-node={dask_ranks} "
+            f"scaleprobe run --dask-mpi {arguments}"
+        ]
+    ranks = dask_ranks - 1
+    start = (
+        f"{step} --ntasks={ranks} --ntasks-per-node={ranks} dask-mpi "
+        f"--scheduler-file {shlex.quote(scheduler_file)} "
+        f"--worker-class {WORKER_CLASS}"
+    )
+    run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
+    return scheduler_file_lines(start, scheduler_file, run)

@@ -1,5 +1,28 @@
 """The sweep dataflow: spec, plan, MPI launches on Dask, and the result store.
 
+Where each part lives:
+
+- :mod:`~scaleprobe.framework.spec`: a campaign spec, parsed by its schema
+  (:data:`~scaleprobe.framework.spec.SPEC_SCHEMA`);
+  :mod:`~scaleprobe.framework.admissible`: the rules of admissible points;
+- :mod:`~scaleprobe.framework.planning`: the points of a sweep in run order;
+- :mod:`~scaleprobe.framework.launch`: one point as a child MPI process, its link
+  sent as a :class:`~scaleprobe.kernels.schema.LinkConfig` and its output read as a
+  :class:`~scaleprobe.kernels.schema.Record` checked against the point;
+- :mod:`~scaleprobe.framework.runner`: prepare, describe (``scaleprobe plan``) and
+  run a sweep; its Dask side (tasks, launch slots, progress) is
+  :mod:`~scaleprobe.framework._execute`;
+- :mod:`~scaleprobe.framework.store`: the point files, the lock and the consolidated
+  Dataset (built by :mod:`~scaleprobe.framework._assemble`);
+  :mod:`~scaleprobe.framework.campaign`: what a campaign is and where it was
+  measured;
+- :mod:`~scaleprobe.framework.cluster`, :mod:`~scaleprobe.framework.jobqueue`: the
+  Dask cluster; :mod:`~scaleprobe.framework.dashboard`: the sweep page;
+  :mod:`~scaleprobe.framework.netns`: emulated nodes as network namespaces;
+- :mod:`~scaleprobe.framework.settings`, :mod:`~scaleprobe.framework.config`,
+  :mod:`~scaleprobe.framework.units`: settings and quantities;
+  :mod:`~scaleprobe.framework.cli`: the ``scaleprobe`` command.
+
 Names are imported on first use (:pep:`562`), so importing a light submodule such as
 :mod:`scaleprobe.framework.units` does not pull in Dask's distributed scheduler or
 xarray.
@@ -13,16 +36,15 @@ Examples
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
     "DamagedPointWarning": "_warnings",
     "OversubscriptionWarning": "_warnings",
-    "Point": "plan",
+    "Point": "planning",
     "ResultStore": "store",
     "RuleError": "admissible",
+    "SPEC_SCHEMA": "spec",
     "Spec": "spec",
     "SpecError": "spec",
     "UnitError": "units",
@@ -31,12 +53,13 @@ _EXPORTS = {
     "StoreError": "store",
     "SweepWarning": "_warnings",
     "compile_rule": "admissible",
+    "describe_plan": "runner",
     "load_spec": "spec",
     "open_results": "store",
     "parse_bandwidth": "units",
     "parse_duration": "units",
     "parse_size": "units",
-    "plan": "plan",
+    "plan": "planning",
     "prepare_sweep": "runner",
     "run_sweep": "runner",
 }
@@ -55,19 +78,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """Keep ``plan`` the function when its submodule is imported.
-
-    Importing a submodule binds it as an attribute of its package; the function
-    ``plan`` shares its module's name and must not be shadowed by it.
-    """
-
-    def __setattr__(self, name, value):
-        if name == "plan" and isinstance(value, types.ModuleType):
-            value = value.plan
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

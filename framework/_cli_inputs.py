@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
-
 __all__ = [
     "BAD_INPUT",
     "FAILURE",
@@ -36,6 +34,8 @@ def parse_values(text, *, integer=False):
     >>> parse_values("100,50").tolist()
     [100.0, 50.0]
     """
+    import numpy as np  # here, not at import: the command's parser is built without it
+
     try:
         if ":" in text:
             parts = [float(x) for x in text.split(":")]

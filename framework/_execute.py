@@ -1,4 +1,16 @@
-"""The Dask side of a sweep: one task per point, one launch at a time, results kept."""
+"""The Dask side of a sweep: one task per point, one launch at a time, results kept.
+
+A launch lives only as long as the sweep that wants it. The task that runs a point
+on a Dask worker may outlive the client that submitted it: on an external cluster
+(``--address``, ``--scheduler-file``, ``dask-mpi``) a client killed with ``kill -9``
+leaves its workers running. The scheduler notices at once (the client's connection
+closes) and releases the client's tasks; the worker then marks a running task
+``cancelled`` but cannot stop its thread. :func:`task_wanted` lets the task see that,
+so the launch it waits on is killed within a poll interval, and a task that was
+still waiting for the launch slot does not launch at all.
+
+:class:`Progress` reports on standard error what the sweep measured so far.
+"""
 
 from __future__ import annotations
 
@@ -13,24 +25,63 @@ from concurrent.futures import CancelledError
 from distributed import Client, Semaphore, as_completed
 
 from . import config
-from ._connect import ClusterError
 from ._hostload import HOST_LOAD_LIMIT
-from ._lease import task_wanted
-from ._progress import Progress
 from ._warnings import OversubscriptionWarning
+from .cluster import ClusterError
 from .dashboard import TOPIC, attach_sweep_page
 from .jobqueue import node_resources
 from .launch import launch_point
-from .plan import Point, oversubscription, plan
+from .planning import Point, oversubscription, plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError
 from .store import ResultStore
 
-__all__ = ["LAUNCH_SEMAPHORE", "execute"]
+__all__ = [
+    "LAUNCH_SEMAPHORE",
+    "Progress",
+    "execute",
+    "task_wanted",
+    "warn_host_load",
+    "warn_slot_timeouts",
+]
 
 
 #: The one launch semaphore of a cluster: every sweep on the cluster shares it.
 LAUNCH_SEMAPHORE = "scaleprobe-launch"
+
+
+#: Worker-side states of a task whose result someone still waits for.
+_WANTED = ("executing", "long-running")
+
+
+def task_wanted():
+    """Return a predicate that is true while the calling Dask task is still wanted.
+
+    Call it from inside a task. The predicate reads the worker's own state of the task
+    (no message to the scheduler): it turns false when the task is cancelled (its
+    client went away, or cancelled it) or the worker is closing.
+
+    Returns
+    -------
+    callable
+        ``wanted() -> bool``; always true outside a Dask worker.
+    """
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        key = worker.get_current_task()
+    except (ImportError, ValueError):
+        return lambda: True
+    from distributed.core import Status
+
+    live = (Status.running, Status.paused, Status.closing_gracefully)
+
+    def wanted() -> bool:
+        task = worker.state.tasks.get(key)
+        return task is not None and task.state in _WANTED and worker.status in live
+
+    return wanted
 
 
 def _run_point(
@@ -271,6 +322,22 @@ def execute(
         raise SpecError(f"spec key 'sweep.nodes': {exc}") from None
     _warn_oversubscription(client, spec, settings, todo)
     _show_plan(client, spec, name, todo, progress.enabled)
+    futures = _submit(client, spec, settings, todo, name, sweep_id, network, resources)
+    try:
+        dropped, why = _collect(client, futures, store, progress, name)
+    except BaseException:
+        client.cancel(list(futures))
+        raise
+    if dropped:
+        raise ClusterError(
+            f"the Dask cluster dropped {dropped} unfinished point(s) ({why}); "
+            "every finished point is stored: run the same command again to measure "
+            "the rest"
+        )
+
+
+def _submit(client, spec, settings, todo, name, sweep_id, network, resources) -> dict:
+    """One task per point, the first of the run order first; future -> point."""
     futures = {}
     for rank, point in enumerate(todo):
         future = client.submit(
@@ -286,50 +353,116 @@ def execute(
             resources=resources(point) if resources else None,
         )
         futures[future] = point
+    return futures
+
+
+def _collect(client, futures: dict, store, progress, name: str) -> tuple[int, str]:
+    """Store each result as it arrives; return the points dropped and why.
+
+    ``futures`` loses each future as it is done, so that a caller interrupted
+    meanwhile cancels only what is left.
+    """
     every = max(1, int(config.get("store.consolidate-every")))
-    dropped, why = [], ""
-    try:
-        for count, future in enumerate(as_completed(futures), start=1):
-            point = futures.pop(future)
-            try:
-                result = future.result()
-            except CancelledError as exc:  # the cluster gave it up: not measured
-                dropped.append(point)
-                why = why or (str(exc).strip().splitlines() or ["cancelled"])[0]
-                continue
-            except Exception as exc:  # a lost worker must not stop the sweep
-                result = _lost(point, exc)
-            if result.get("stopped"):  # its launch was killed with its worker
-                dropped.append(point)
-                why = why or result.get("error", "")
-                continue
-            store.write_point(result)
-            _log(
-                client,
-                {
-                    "kind": "done",
-                    "sweep": name,
-                    "key": point.key,
-                    "status": result["status"],
-                    "value": _metric(result),
-                    "time": time.time(),
-                },
-            )
-            progress.update(result["status"], point.label(), result.get("error", ""))
-            if count % every == 0:
-                store.consolidate()
-    except BaseException:
-        client.cancel(list(futures))
-        raise
-    if dropped:
-        raise ClusterError(
-            f"the Dask cluster dropped {len(dropped)} unfinished point(s) ({why}); "
-            "every finished point is stored: run the same command again to measure "
-            "the rest"
+    dropped, why = 0, ""
+    for count, future in enumerate(as_completed(list(futures)), start=1):
+        point = futures.pop(future)
+        try:
+            result = future.result()
+        except CancelledError as exc:  # the cluster gave it up: not measured
+            dropped += 1
+            why = why or (str(exc).strip().splitlines() or ["cancelled"])[0]
+            continue
+        except Exception as exc:  # a lost worker must not stop the sweep
+            result = _lost(point, exc)
+        if result.get("stopped"):  # its launch was killed with its worker
+            dropped += 1
+            why = why or result.get("error", "")
+            continue
+        store.write_point(result)
+        _log(
+            client,
+            {
+                "kind": "done",
+                "sweep": name,
+                "key": point.key,
+                "status": result["status"],
+                "value": _metric(result),
+                "time": time.time(),
+            },
         )
+        progress.update(result["status"], point.label(), result.get("error", ""))
+        if count % every == 0:
+            store.consolidate()
+    return dropped, why
 
 
 def _log(client: Client, event: dict) -> None:
     """Tell the sweep page; a cluster that went away must not stop the sweep."""
     with contextlib.suppress(Exception):  # the page is a view, the store the record
         client.log_event(TOPIC, event)
+
+
+class Progress:
+    """Report sweep progress on standard error.
+
+    On a terminal one line is redrawn; otherwise one line is printed per point.
+
+    Parameters
+    ----------
+    total : int
+        Points in the campaign.
+    already : int
+        Points already stored when this run started.
+    enabled : bool
+        Print nothing when False.
+    """
+
+    def __init__(self, total: int, already: int = 0, enabled: bool = True, stream=None):
+        self.total, self.done, self.failed = total, already, 0
+        self.new = 0
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.monotonic()
+        if enabled and already:
+            print(
+                f"scaleprobe: resuming, {already} of {total} points already stored",
+                file=self.stream,
+                flush=True,
+            )
+
+    def line(self) -> str:
+        """Return the current progress line."""
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = (time.monotonic() - self.start) / self.new if self.new else 0.0
+        remaining = self.total - self.done
+        eta = f", about {rate * remaining:.0f} s left" if self.new and remaining else ""
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} done, "
+            f"{self.failed} failed, {remaining} remaining{eta}"
+        )
+
+    def update(self, status: str, label: str, error: str = "") -> None:
+        """Count one finished point."""
+        self.done += 1
+        self.new += 1
+        self.failed += status != "ok"
+        if not self.enabled:
+            return
+        if self.tty:
+            print("\r" + self.line(), end="", file=self.stream, flush=True)
+            if status != "ok":
+                print(
+                    f"\n  {status}: {label}: {error[:200]}",
+                    file=self.stream,
+                    flush=True,
+                )
+        else:
+            note = f" ({status}: {error[:200]})" if status != "ok" else ""
+            print(f"{self.line()} | {label}{note}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Finish the bar."""
+        if self.enabled and self.tty:
+            print(file=self.stream, flush=True)

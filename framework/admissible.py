@@ -1,7 +1,8 @@
 """Admissible-configuration rules: which (nodes, ppn) points a sweep may run.
 
-Some MPI programs only run on certain rank counts (the IBM Graph500 code needs
-``ranks = 2 * p**2``; a 2D grid wants a perfect square). A spec names a built-in rule
+Some MPI programs only run on certain rank counts (the IBM Graph500 code that
+Medya, Cherkasova and Singh 2017 measured needs ``ranks = 2 * p**2``; a 2D grid
+wants a perfect square). A spec names a built-in rule
 or writes an expression over ``nodes``, ``ppn`` and ``ranks``. Expressions are parsed
 by the small recursive-descent parser below and evaluated on a closed set of operators
 and helpers: a spec can never run code.

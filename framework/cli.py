@@ -94,7 +94,7 @@ def _run_sweep(args, stack) -> int:
 
 
 def _plan(args) -> int:
-    from ._dryrun import describe_plan
+    from .runner import describe_plan
 
     print(
         describe_plan(
@@ -135,10 +135,20 @@ def _demo(args) -> int:
     return 0
 
 
-def _version() -> str:
-    import scaleprobe
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, read only when asked for."""
 
-    return scaleprobe.__version__
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs
+        )
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import scaleprobe
+
+        print(f"{parser.prog} {scaleprobe.__version__}")
+        parser.exit()
 
 
 def _store_options(parser) -> None:
@@ -175,20 +185,48 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of the ``scaleprobe`` command."""
+    """Return the argument parser of the ``scaleprobe`` command.
+
+    Building it imports none of the commands' implementations: each subcommand's
+    handler imports what it needs when it runs.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Every subcommand sets ``handler(args) -> int``.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["plan", "sweep.yaml", "--retry", "failed"])
+    >>> args.command, args.spec, args.retry
+    ('plan', 'sweep.yaml', 'failed')
+    """
     parser = _Parser(
         prog="scaleprobe",
         description="Measure MPI programs over sweeps with a throttled interconnect, "
         "model them, and project them to large clusters.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--debug",
         action="store_true",
         help="show the full traceback of an unexpected error",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run(sub)
+    _add_plan(sub)
+    _add_show(sub)
+    _add_demo(sub)
+    try:
+        from ._cli_models import register
+    except ImportError:  # the models commands are optional at this layer
+        register = None
+    if register is not None:
+        register(sub)
+    return parser
 
+
+def _add_run(sub) -> None:
     run = sub.add_parser(
         "run",
         help="run or resume the sweep a spec describes",
@@ -221,6 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=_run)
 
+
+def _add_plan(sub) -> None:
     dry = sub.add_parser(
         "plan",
         help="check a spec and list the points a run would measure (dry run)",
@@ -233,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(dry)
     dry.set_defaults(handler=_plan)
 
+
+def _add_show(sub) -> None:
     show = sub.add_parser(
         "show",
         help="summarize stored results",
@@ -242,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--metric", help="variable to tabulate (default: time)")
     show.set_defaults(handler=_show)
 
+
+def _add_demo(sub) -> None:
     demo = sub.add_parser(
         "demo",
         help="run a small throttled sweep (about two minutes)",
@@ -258,14 +302,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=_demo)
 
-    try:
-        from ._cli_models import register
-    except ImportError:  # the models commands are optional at this layer
-        register = None
-    if register is not None:
-        register(sub)
-    return parser
-
 
 def main(argv=None) -> int:
     """Run the ``scaleprobe`` command.
@@ -280,33 +316,14 @@ def main(argv=None) -> int:
     int
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
     """
-    from ._connect import ClusterError
-    from ._warnings import SweepWarning
-    from .admissible import RuleError
-    from .settings import SettingsError
-    from .spec import SpecError
-    from .store import StoreError, StoreIOError
-    from .units import UnitError
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
+        from ._warnings import SweepWarning
+
         warnings.simplefilter("always", SweepWarning)
         warnings.showwarning = _one_line_warning
         try:
             return args.handler(args)
-        except (
-            SpecError,
-            SettingsError,
-            RuleError,
-            UnitError,
-            FileNotFoundError,
-        ) as exc:
-            return _error(exc, BAD_INPUT)
-        except StoreError as exc:
-            return _error(exc, FAILURE if isinstance(exc, StoreIOError) else BAD_INPUT)
-        except ClusterError as exc:
-            return _error(exc, BAD_INPUT if isinstance(exc, ValueError) else FAILURE)
         except KeyboardInterrupt:
             print(
                 "scaleprobe: interrupted; run the same command again to resume",
@@ -314,9 +331,38 @@ def main(argv=None) -> int:
             )
             return FAILURE
         except Exception as exc:
+            code = _exit_code(exc)
+            if code is not None:
+                return _error(exc, code)
             if args.debug:
                 raise
             return _error(exc, FAILURE, f"failed: {type(exc).__name__}: ")
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """The exit code of an error the command explains in one line, else None.
+
+    Bad input (a spec, a setting, a rule, a unit, a missing file, a store that
+    cannot be used as asked) is 2; a store that could not be written or a cluster
+    that failed is 1. The error classes are imported here, after the command ran:
+    their modules are light, and ``--help`` never gets here.
+    """
+    from .admissible import RuleError
+    from .cluster import ClusterError
+    from .settings import SettingsError
+    from .spec import SpecError
+    from .store import StoreError, StoreIOError
+    from .units import UnitError
+
+    if isinstance(exc, (SpecError, SettingsError, RuleError, UnitError)):
+        return BAD_INPUT
+    if isinstance(exc, FileNotFoundError):
+        return BAD_INPUT
+    if isinstance(exc, StoreError):
+        return FAILURE if isinstance(exc, StoreIOError) else BAD_INPUT
+    if isinstance(exc, ClusterError):
+        return BAD_INPUT if isinstance(exc, ValueError) else FAILURE
+    return None
 
 
 def _error(exc, code: int, prefix: str = "error: ") -> int:

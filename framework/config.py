@@ -13,7 +13,7 @@ import dask.config
 import yaml
 from scaleprobe.kernels.schema import LINK_DEFAULTS
 
-__all__ = ["get", "resolve"]
+__all__ = ["default", "get", "resolve"]
 
 _DEFAULTS = os.path.join(os.path.dirname(__file__), "scaleprobe.yaml")
 
@@ -49,6 +49,33 @@ def get(key: str):
     '5 us'
     """
     return dask.config.get(f"scaleprobe.{key}")
+
+
+def default(key: str):
+    """Return the packaged default of the setting ``scaleprobe.<key>``.
+
+    The value before any user configuration: what a reference documents.
+
+    Parameters
+    ----------
+    key : str
+        Dotted kebab-case key below ``scaleprobe``, e.g. ``"launch.timeout"``.
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> import dask
+    >>> with dask.config.set({"scaleprobe.launch.timeout": 5}):
+    ...     get("launch.timeout"), default("launch.timeout")
+    (5, 600)
+    """
+    value = _defaults["scaleprobe"]
+    for part in key.split("."):
+        value = value[part]
+    return value
 
 
 def resolve(value, key: str):

@@ -11,28 +11,29 @@ sweep records them and goes on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from scaleprobe.kernels.record import RecordError, parse_record
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
-from scaleprobe.kernels.schema import LinkConfig
+from scaleprobe.kernels.schema import RECORD_MARKER, LinkConfig, Record, RecordError
 
-from . import config
 from ._hostload import LoadMeter
-from ._process import terminate_group, wait_launch
-from ._replay import replay_line
 from .netns import NetnsError
-from .plan import Point
-from .settings import LaunchSettings
+from .settings import LaunchError, LaunchSettings, resolve_mpiexec
 from .spec import Spec
+
+if TYPE_CHECKING:
+    from .planning import Point
 
 __all__ = [
     "LaunchError",
@@ -40,9 +41,15 @@ __all__ = [
     "child_environment",
     "launch_environment",
     "launch_point",
+    "parse_output",
     "point_link",
+    "record_mismatch",
+    "replay_line",
     "resolve_mpiexec",
     "spec_link",
+    "terminate_group",
+    "upgrade_legacy_record",
+    "wait_launch",
 ]
 
 STRIPPED_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIEXEC_")
@@ -56,55 +63,6 @@ THREAD_VARIABLES = (
 )
 STATUSES = ("ok", "failed", "timeout", "invalid")
 _GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_guard.py")
-
-
-class LaunchError(RuntimeError):
-    """The launcher itself cannot work (no mpiexec, unknown launcher)."""
-
-
-def resolve_mpiexec() -> str:
-    """Return the ``mpiexec`` to launch with.
-
-    The setting ``scaleprobe.launch.mpiexec`` (a path, or a name looked up on
-    ``PATH``) wins; otherwise the ``mpiexec`` beside the running Python (the MPICH
-    wheel puts it in the environment's ``bin/``), then the first one on ``PATH``.
-    This is the one place that decides; a sweep calls it once, on the client (see
-    :class:`~scaleprobe.framework.settings.LaunchSettings`).
-
-    Returns
-    -------
-    str
-        Absolute path of ``mpiexec``.
-
-    Raises
-    ------
-    LaunchError
-        If no ``mpiexec`` can be found, or the configured one is not executable.
-    """
-    configured = config.get("launch.mpiexec")
-    if configured:
-        found = (
-            shutil.which(configured)
-            if isinstance(configured, str) and os.sep not in configured
-            else configured
-        )
-        usable = isinstance(found, str) and os.path.isfile(found)
-        if not (usable and os.access(found, os.X_OK)):
-            raise LaunchError(
-                f"setting 'scaleprobe.launch.mpiexec': {configured!r} is not an "
-                "executable file (nor the name of one on PATH)"
-            )
-        return os.path.abspath(found)
-    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    if os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which("mpiexec")
-    if found is None:
-        raise LaunchError(
-            "no mpiexec found: install the 'mpich' wheel in this environment "
-            "or set scaleprobe.launch.mpiexec"
-        )
-    return found
 
 
 def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
@@ -229,11 +187,7 @@ def build_command(
     if netns:
         return [*launcher, "-n", str(point.ranks), *program]
     real_nodes = spec.throttle.mode == "none"
-    if settings.launcher == "srun" or (
-        settings.launcher == "auto"
-        and os.environ.get("SLURM_JOB_ID")
-        and shutil.which("srun")
-    ):
+    if _uses_srun(settings):
         # Placement is always explicit, or SLURM spreads the ranks as it likes: on
         # real nodes (throttle none) ppn per node; emulated nodes are virtual and
         # live on one host (its core slots are host-wide), so every rank goes to one
@@ -320,28 +274,285 @@ def launch_environment(
     return env
 
 
-def _parse(spec: Spec, stdout: str) -> dict:
-    if spec.kernel == "external":
-        from scaleprobe.kernels.external import parse_output
+def _uses_srun(settings: LaunchSettings) -> bool:
+    """Whether a launch starts its ranks with ``srun`` (inside a SLURM allocation)."""
+    return settings.launcher == "srun" or bool(
+        settings.launcher == "auto"
+        and os.environ.get("SLURM_JOB_ID")
+        and shutil.which("srun")
+    )
 
-        return parse_output(stdout, spec.params)
-    return parse_record(stdout)
+
+def _places_real_hosts(spec: Spec, settings: LaunchSettings) -> bool:
+    """Whether the launch puts the point's nodes on real hosts, ``ppn`` ranks each.
+
+    Only in throttle mode ``none``, and only where scaleprobe places the ranks
+    itself: ``srun`` inside an allocation, or a host file for a registered kernel
+    (an external program's command line is the user's). Emulated and namespace
+    nodes all live on one host.
+    """
+    if spec.throttle.mode != "none":
+        return False
+    return _uses_srun(settings) or bool(settings.hostfile and spec.kernel != "external")
 
 
-def _link_mismatch(spec: Spec, point: Point, echoed) -> str:
-    """How the link a kernel echoed differs from its point's, or ``""``."""
-    if echoed is None:  # external programs and kernels without the communicator
-        return ""
+def parse_output(spec: Spec, stdout: str) -> Record:
+    """Read the record of a launch from its standard output.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign; ``kernel: external`` reads the program's output with the
+        parser its ``params`` name.
+    stdout : str
+        Everything the launch printed on standard output.
+
+    Returns
+    -------
+    Record
+        Validated.
+
+    Raises
+    ------
+    RecordError
+        No record, or one of the wrong shape; the message says which.
+
+    Examples
+    --------
+    >>> from scaleprobe.framework.spec import load_spec
+    >>> spec = load_spec({"name": "d", "kernel": "commbench.compute",
+    ...                   "sweep": {"nodes": [1]}})
+    >>> line = Record(metrics={"time": 2.0}, kernel="commbench.compute").to_line()
+    >>> parse_output(spec, "hello\\n" + line).metrics
+    {'time': 2.0}
+    """
+    if spec.kernel != "external":
+        return _native_record(stdout)
+    from scaleprobe.kernels.external import parse_output as parse_external
+
     try:
-        applied = LinkConfig.from_dict(echoed)
-    except ValueError as error:
-        return f"the kernel's record holds a malformed link ({error})"
-    return point_link(spec, point).mismatch(applied)
+        parsed = parse_external(stdout, spec.params)
+    except ValueError as error:  # the parsers' RecordError, a ValueError
+        raise RecordError(str(error)) from None
+    # The external parsers return a Record; those written before it a dict.
+    if isinstance(parsed, Record):
+        return parsed
+    return Record.from_dict(upgrade_legacy_record(parsed))
+
+
+def _native_record(stdout: str) -> Record:
+    """The record of a scaleprobe kernel, also as printed before the schema."""
+    try:
+        return Record.parse(stdout)
+    except RecordError:
+        lines = [ln for ln in stdout.splitlines() if ln.startswith(RECORD_MARKER)]
+        try:
+            mapping = json.loads(lines[0][len(RECORD_MARKER) :])
+        except (IndexError, ValueError):
+            mapping = None
+        legacy = upgrade_legacy_record(mapping)
+        if len(lines) != 1 or legacy is mapping:
+            raise  # not a record of the older shape: the schema's error stands
+        return Record.from_dict(legacy)
+
+
+#: Derived values that kernels echoed in a record's link before it was a
+#: :class:`~scaleprobe.kernels.schema.LinkConfig`: the throttled rate and the
+#: machine node of each emulated node.
+LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
+
+#: What kernels named their ``parameters`` before the schema.
+LEGACY_PARAMETER_KEYS = ("params", "settings")
+
+
+def upgrade_legacy_record(mapping):
+    """A kernel record as written before the schema, in the schema's shape.
+
+    Such records named the kernel's parameters ``params`` or ``settings`` (now
+    ``parameters``) and echoed two derived values in their link
+    (:data:`LEGACY_LINK_KEYS`). Stores keep records of that shape, and kernels not
+    yet on the schema print them.
+
+    Parameters
+    ----------
+    mapping : object
+        A record's JSON object.
+
+    Returns
+    -------
+    object
+        ``mapping`` itself when it has neither, else an upgraded copy.
+
+    Examples
+    --------
+    >>> upgrade_legacy_record({"metrics": {}, "params": {"scale": 10}})
+    {'metrics': {}, 'parameters': {'scale': 10}}
+    >>> old = {"metrics": {}, "link": {"mode": "none", "effective_bandwidth": 1.0}}
+    >>> Record.from_dict(upgrade_legacy_record(old)).link.mode
+    'none'
+    """
+    if not isinstance(mapping, dict):
+        return mapping
+    link = mapping.get("link")
+    stale_link = isinstance(link, dict) and bool(set(LEGACY_LINK_KEYS) & set(link))
+    renamed = [key for key in LEGACY_PARAMETER_KEYS if key in mapping]
+    if "parameters" in mapping or len(renamed) > 1:
+        renamed = []  # not the older shape: the schema says what is wrong
+    if not (stale_link or renamed):
+        return mapping
+    upgraded = dict(mapping)
+    if renamed:
+        upgraded["parameters"] = upgraded.pop(renamed[0])
+    if stale_link:
+        kept = {k: v for k, v in link.items() if k not in LEGACY_LINK_KEYS}
+        upgraded["link"] = kept
+    return upgraded
+
+
+def record_mismatch(
+    spec: Spec, point: Point, record: Record, *, real_hosts: bool = False
+) -> str:
+    """Say how what a kernel saw differs from what its point asks, or ``""``.
+
+    The link the kernel applied is compared with :func:`point_link` where the
+    record echoes one, the ranks it ran on with the point's where the record
+    reports its placement, and the hosts and ranks per host too where the point's
+    nodes are real hosts.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point.
+    record : Record
+        The kernel's record.
+    real_hosts : bool, default=False
+        Whether the launch placed the point's nodes on real hosts (throttle mode
+        ``none`` under ``srun`` or with a host file), so that the record's hosts
+        must be ``nodes`` of ``ppn`` ranks each.
+
+    Returns
+    -------
+    str
+        One line naming every difference.
+
+    Examples
+    --------
+    >>> from scaleprobe.framework.spec import load_spec
+    >>> from scaleprobe.framework.planning import plan
+    >>> from scaleprobe.kernels.schema import Placement
+    >>> spec = load_spec({"name": "d", "kernel": "commbench.compute",
+    ...                   "sweep": {"nodes": [2]}, "throttle": {"mode": "none"}})
+    >>> seen = Record(metrics={}, placement=Placement(ranks=1))
+    >>> record_mismatch(spec, plan(spec)[0], seen).split(" (")[0]
+    'the program ran as 1 rank(s) but the point asks 2'
+    """
+    where = {"ranks": point.ranks}
+    if real_hosts:
+        where.update(nodes=int(point.coords["nodes"]), ppn=int(point.coords["ppn"]))
+    return record.mismatch(link=point_link(spec, point), **where)
 
 
 def _tail(text: str, limit: int = 2000) -> str:
     text = text.strip()
     return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _start(spec: Spec, point: Point, network, settings: LaunchSettings, result):
+    """Start the launch in its own process group; note its command and replay line.
+
+    Returns the process and the meter of this host's load (None when the ranks
+    run elsewhere).
+    """
+    command = build_command(spec, point, network=network, settings=settings)
+    result["command"] = command
+    if spec.throttle.mode == "netns":  # the links carry the point's throttled rate
+        rate = point_link(spec, point).effective_bandwidth
+        network.shape(int(point.coords["nodes"]), rate)
+    env = launch_environment(spec, point, settings)
+    result["replay"] = replay_line(command, env, cwd=os.getcwd())
+    # The guard makes the launch die with this process (see _guard.py).
+    guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
+    meter = None
+    if command[0] != "srun" and not settings.hostfile:
+        meter = LoadMeter()  # ranks on this host: measure what else kept it busy
+        meter.start()
+    process = subprocess.Popen(
+        guarded,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+        text=True,
+        errors="replace",
+    )
+    return process, meter
+
+
+def _wait(process, spec: Spec, settings: LaunchSettings, keep_running, result):
+    """Wait for the launch to end, run out of time, or not be wanted any more.
+
+    Returns its standard output and error; a launch killed for either reason has
+    ``status`` ``timeout`` or ``stopped`` set in ``result``.
+    """
+    stdout = stderr = ""
+    try:
+        stdout, stderr, stopped = wait_launch(process, spec.timeout, keep_running)
+        if stopped:
+            terminate_group(process, 0.5)
+            stdout, stderr = process.communicate()
+            result["error"] = (
+                "the sweep that asked for this point went away; launch killed"
+            )
+            result["stopped"] = True
+    except subprocess.TimeoutExpired:
+        terminate_group(process, settings.kill_grace)
+        stdout, stderr = process.communicate()
+        result["status"] = "timeout"
+        result["error"] = (
+            f"no result within the timeout of {spec.timeout:g} s; process group killed"
+        )
+    finally:
+        if process.poll() is None:
+            terminate_group(process, 0.5)
+    return stdout, stderr
+
+
+def _judge(spec: Spec, point: Point, settings, process, stdout, stderr, result):
+    """Set ``status``, ``error`` and ``record`` from a launch that ended by itself."""
+    if process.returncode != 0:
+        detail = _tail(stderr, 1000) or "no error output"
+        result["error"] = f"exit code {process.returncode}: {detail}"
+        return
+    try:
+        record = parse_output(spec, stdout)
+    except RecordError as exc:
+        result["error"] = (
+            f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
+        )
+        return
+    result["record"] = record.to_dict()
+    result["status"] = record.status
+    result["error"] = record.reason if record.status != "ok" else ""
+    if record.status == "ok":
+        real = _places_real_hosts(spec, settings)
+        mismatch = record_mismatch(spec, point, record, real_hosts=real)
+        if mismatch:
+            result.update(status="invalid", error=mismatch)
+
+
+def _not_launched(result: dict, exc: Exception, started: float) -> dict:
+    result.update(
+        error=f"could not launch: {exc}",
+        started=started,
+        finished=time.time(),
+        launch_time=0.0,
+        stdout="",
+        stderr="",
+    )
+    return result
 
 
 def launch_point(
@@ -356,7 +567,9 @@ def launch_point(
 
     Never raises for a kernel's failure: a crash, a non-zero exit, a missing or
     malformed record and a timeout become a result with ``status`` ``failed`` or
-    ``timeout`` and the error text.
+    ``timeout`` and the error text. A record whose link, rank count or (on real
+    hosts) placement differs from the point's is ``invalid``, the difference its
+    error (:func:`record_mismatch`).
 
     Parameters
     ----------
@@ -379,13 +592,15 @@ def launch_point(
     -------
     dict
         ``key``, ``coords``, ``status`` (ok / failed / timeout / invalid), ``error``,
-        ``record`` (the kernel's record or None), ``returncode``, ``launch_time``
-        (wall seconds of the whole launch), ``host_load`` (cores other work kept
-        busy on this host meanwhile, on average; None when the ranks ran elsewhere
-        or the host cannot tell, see :mod:`scaleprobe.framework._hostload`),
-        ``started`` and ``finished`` (epoch seconds), ``host``, ``command``,
-        ``replay`` (a shell line rerunning the launch with the environment
-        scaleprobe set), ``stdout`` and ``stderr``.
+        ``record`` (the kernel's :class:`~scaleprobe.kernels.schema.Record` as
+        :meth:`~scaleprobe.kernels.schema.Record.to_dict`, or None),
+        ``returncode``, ``launch_time`` (wall seconds of the whole launch),
+        ``host_load`` (cores other work kept busy on this host meanwhile, on
+        average; None when the ranks ran elsewhere or the host cannot tell, see
+        :mod:`scaleprobe.framework._hostload`), ``started`` and ``finished``
+        (epoch seconds), ``host``, ``command``, ``replay`` (a shell line rerunning
+        the launch with the environment scaleprobe set), ``stdout`` and
+        ``stderr``.
     """
     result = {
         "key": point.key,
@@ -397,64 +612,12 @@ def launch_point(
         "host": socket.gethostname(),
     }
     started = time.time()
-    stdout = stderr = ""
     try:
         settings = settings or LaunchSettings.from_config()
-        command = build_command(spec, point, network=network, settings=settings)
-        result["command"] = command
-        if spec.throttle.mode == "netns":
-            network.shape(
-                int(point.coords["nodes"]),
-                spec.throttle.link_bandwidth * float(point.coords["bandwidth"]) / 100,
-            )
-        env = launch_environment(spec, point, settings)
-        result["replay"] = replay_line(command, env, cwd=os.getcwd())
-        # The guard makes the launch die with this process (see _guard.py).
-        guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
-        # Ranks on this host: measure what else kept it busy meanwhile.
-        meter = None
-        if command[0] != "srun" and not settings.hostfile:
-            meter = LoadMeter()
-            meter.start()
-        process = subprocess.Popen(
-            guarded,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-            text=True,
-            errors="replace",
-        )
+        process, meter = _start(spec, point, network, settings, result)
     except (OSError, LaunchError, ValueError, NetnsError) as exc:  # incl. SettingsError
-        result.update(
-            error=f"could not launch: {exc}",
-            started=started,
-            finished=time.time(),
-            launch_time=0.0,
-            stdout="",
-            stderr="",
-        )
-        return result
-    try:
-        stdout, stderr, stopped = wait_launch(process, spec.timeout, keep_running)
-        if stopped:
-            terminate_group(process, 0.5)
-            stdout, stderr = process.communicate()
-            result["error"] = (
-                "the sweep that asked for this point went away; launch killed"
-            )
-            result["stopped"] = True
-    except subprocess.TimeoutExpired:
-        terminate_group(process, settings.kill_grace)
-        stdout, stderr = process.communicate()
-        result["status"] = "timeout"
-        result["error"] = (
-            f"no result within the timeout of {spec.timeout:g} s; process group killed"
-        )
-    finally:
-        if process.poll() is None:
-            terminate_group(process, 0.5)
+        return _not_launched(result, exc, started)
+    stdout, stderr = _wait(process, spec, settings, keep_running, result)
     finished = time.time()
     result.update(
         started=started,
@@ -468,24 +631,111 @@ def launch_point(
     # count as other work.
     killed = result["status"] == "timeout" or result.get("stopped")
     result["host_load"] = None if meter is None or killed else meter.stop()
-    if killed:
-        return result
-    if process.returncode != 0:
-        detail = _tail(stderr, 1000) or "no error output"
-        result["error"] = f"exit code {process.returncode}: {detail}"
-        return result
-    try:
-        record = _parse(spec, stdout)
-    except RecordError as exc:
-        result["error"] = (
-            f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
-        )
-        return result
-    result["record"] = record
-    status = record.get("status", "ok")
-    result["status"] = status if status in STATUSES else "invalid"
-    result["error"] = str(record.get("reason", "")) if result["status"] != "ok" else ""
-    mismatch = _link_mismatch(spec, point, record.get("link"))
-    if result["status"] == "ok" and mismatch:
-        result.update(status="invalid", error=mismatch)
+    if not killed:
+        _judge(spec, point, settings, process, stdout, stderr, result)
     return result
+
+
+# ------------------------------------------------------------ the launch's process
+
+
+def terminate_group(process: subprocess.Popen, grace: float) -> None:
+    """Kill the launch's whole process group: SIGTERM, then SIGKILL after ``grace``.
+
+    Parameters
+    ----------
+    process : subprocess.Popen
+        The launch, leader of its own process group.
+    grace : float
+        Seconds between SIGTERM and SIGKILL.
+    """
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            if sig == signal.SIGKILL:
+                return
+        except subprocess.TimeoutExpired:
+            continue
+    # The leader may be gone while ranks it left behind still hold the group.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def wait_launch(process, timeout: float, keep_running, poll: float = 0.5):
+    """Wait for a launch; stop early once it is not wanted.
+
+    Parameters
+    ----------
+    process : subprocess.Popen
+        The launch.
+    timeout : float
+        Seconds it may take.
+    keep_running : callable or None
+        Polled every ``poll`` seconds; False stops the wait.
+    poll : float, default=0.5
+
+    Returns
+    -------
+    (str, str, bool)
+        Standard output and error, and whether the wait stopped early (then the
+        launch still runs and the outputs are empty).
+
+    Raises
+    ------
+    subprocess.TimeoutExpired
+        The launch ran out of time.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        step = left if keep_running is None else min(poll, left)
+        try:
+            stdout, stderr = process.communicate(timeout=max(step, 0))
+            return stdout, stderr, False
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            if not keep_running():
+                return "", "", True
+
+
+def replay_line(command, env, base=None, cwd=None) -> str:
+    """Return a shell-quoted line that reruns ``command`` with ``env``.
+
+    The line names every variable the launch set or changed relative to ``base``
+    (``env VAR=value``) and every one it removed (``env -u VAR``), so pasting it in a
+    shell with the worker's environment reruns the point as measured, throttle
+    settings (``SCALEPROBE_LINK``) included.
+
+    Parameters
+    ----------
+    command : list of str
+        The launch's argument vector.
+    env : mapping
+        The launch's environment.
+    base : mapping, optional
+        The environment the launch started from; :data:`os.environ` by default.
+    cwd : str, optional
+        The launch's working directory, prefixed as ``cd DIR &&``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> replay_line(["mpiexec", "-n", "2", "prog"], {"A": "x y", "HOME": "/root"},
+    ...             base={"HOME": "/root", "PMI_FD": "7"})
+    "env -u PMI_FD 'A=x y' mpiexec -n 2 prog"
+    """
+    base = os.environ if base is None else base
+    argv = ["env"]
+    for name in sorted(k for k in base if k not in env):
+        argv += ["-u", name]
+    argv += [f"{k}={env[k]}" for k in sorted(env) if base.get(k) != env[k]]
+    line = shlex.join([*argv, *map(str, command)])
+    return f"cd {shlex.quote(cwd)} && {line}" if cwd else line

@@ -1,16 +1,37 @@
 """Emulated nodes as network namespaces on one Linux host, joined by shaped links.
 
 Throttle mode ``netns`` makes every emulated node a network namespace with one
-``veth`` pair into a bridge. Each end of a pair is shaped with ``htb`` (see
-:mod:`scaleprobe.framework._tc`), MPI is forced onto TCP, and hydra starts the ranks of
-each node inside its namespace through a launcher hook that runs ``ip netns exec``.
-Any MPI program -- scaleprobe's kernels and external programs alike -- then crosses a
-link that really is as slow as the point asks. No latency is added (no ``netem``).
+``veth`` pair into a bridge. Each end of a pair is shaped with ``htb`` (below), MPI
+is forced onto TCP, and hydra starts the ranks of each node inside its namespace
+through a launcher hook that runs ``ip netns exec``. Any MPI program -- scaleprobe's
+kernels and external programs alike -- then crosses a link that really is as slow as
+the point asks. No latency is added (no ``netem``).
 
 A network belongs to the process that opened it. Before anything is created its
 record (owner pid and start time, names) is written to the state directory; a network
 whose owner is gone -- killed with ``kill -9``, say -- is removed by the next
 :func:`open_network` or :func:`remove_stale`, so namespaces never pile up.
+
+Shaping
+    A node's link is shaped on both ends of its ``veth`` pair: the end inside the
+    node's namespace limits what the node sends, the end on the bridge what it
+    receives, so the link is full duplex at the shaped rate in each direction, as a
+    NIC is.
+
+    Rates are rates of the bytes MPI sends. ``tc`` counts whole frames (Ethernet, IP
+    and TCP headers included), so the class rate is the payload rate times
+    :data:`WIRE_FACTOR`. ``htb`` rather than ``tbf``: with segmentation offload a
+    ``veth`` hands the qdisc segments of up to 64 KiB, which ``htb`` charges in full
+    (going into debt) while a ``tbf`` bucket small enough to pace a 64 KiB message
+    would split them and run out of CPU above a few hundred Mbit/s. No latency is
+    added: ``netem`` is not used (the development host's kernel has none), so a
+    link's latency is that of the ``veth`` pair and the TCP stack.
+
+Records of the networks
+    One JSON file per network, ``<state_dir>/<tag>.json``, holds the owner's pid and
+    the start time of that pid (so a recycled pid is not mistaken for the owner) and
+    the number of nodes. It is written before the first namespace is created and
+    removed after the last one is gone.
 
 Needs Linux, ``ip`` and ``tc`` (iproute2), and root (or ``CAP_NET_ADMIN`` with
 ``CAP_SYS_ADMIN``).
@@ -20,6 +41,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
+import json
 import os
 import secrets
 import shutil
@@ -27,18 +50,21 @@ import signal
 import subprocess
 import sys
 
-from . import _netns_state as state
 from . import config
-from ._tc import BURST, MTU, WIRE_FACTOR, root_command, shape_command
 
 __all__ = [
+    "MTU",
+    "WIRE_FACTOR",
     "NamespaceNetwork",
     "NetnsError",
+    "class_rate",
     "close_network",
     "namespace_network",
     "netns_unavailable",
     "open_network",
     "remove_stale",
+    "root_command",
+    "shape_command",
     "shaping_provenance",
 ]
 
@@ -64,6 +90,90 @@ case "$host" in
 esac
 exec ip netns exec "$host" sh -c "$*"
 """
+
+
+#: MTU of every ``veth``: that of Ethernet, so TCP sees the segments a cluster NIC sees.
+MTU = 1500
+#: Bytes on the wire per byte of TCP payload: a 1500-byte frame carries 1448 bytes of
+#: payload (20 IP, 20 TCP and 12 timestamp bytes) and 14 bytes of Ethernet header.
+WIRE_FACTOR = (MTU + 14) / (MTU - 52)
+#: Bucket of the class: two frames, the least that keeps the rate with one flow.
+BURST = 2 * (MTU + 14)
+
+
+def class_rate(payload_rate: float) -> int:
+    """Return the ``htb`` rate (bit/s) that passes ``payload_rate`` bytes/s of payload.
+
+    Parameters
+    ----------
+    payload_rate : float
+        Bytes of TCP payload per second.
+
+    Returns
+    -------
+    int
+        Bits per second of whole frames, at least 8.
+
+    Examples
+    --------
+    >>> class_rate(125e6)  # 1 Gbit/s of payload
+    1045580110
+    """
+    if not payload_rate > 0:
+        raise ValueError(
+            f"a shaped rate must be positive bytes/s, got {payload_rate!r}"
+        )
+    return max(8, round(payload_rate * WIRE_FACTOR * 8))
+
+
+def root_command(device: str, namespace=None) -> list[str]:
+    """Return the ``tc`` command that gives ``device`` its ``htb`` root qdisc.
+
+    Run it once, when the device is created; :func:`shape_command` then sets and
+    changes the rate.
+
+    Examples
+    --------
+    >>> " ".join(root_command("spv0", namespace="spn0"))
+    'tc -n spn0 qdisc add dev spv0 root handle 1: htb default 1'
+    """
+    tc = ["tc"] if namespace is None else ["tc", "-n", namespace]
+    return [*tc, "qdisc", "add", "dev", device, "root", "handle", "1:", "htb",
+            "default", "1"]  # fmt: skip
+
+
+def shape_command(device: str, payload_rate: float, namespace=None) -> list[str]:
+    """Return the ``tc`` command that shapes ``device`` to ``payload_rate``.
+
+    The device needs its root qdisc first (:func:`root_command`); the command sets the
+    rate of its one class and changes it when run again.
+
+    Parameters
+    ----------
+    device : str
+        Interface name.
+    payload_rate : float
+        Bytes of payload per second.
+    namespace : str, optional
+        Network namespace of the device (``tc -n``); the current one by default.
+
+    Returns
+    -------
+    list of str
+        The argument vector.
+
+    Examples
+    --------
+    >>> print(" ".join(shape_command("spv0", 12.5e6, namespace="spn0")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    tc -n spn0 class replace dev spv0 parent 1: classid 1:1 htb rate 104558011bit
+    ceil 104558011bit burst 3028b cburst 3028b quantum 1514
+    """
+    rate = f"{class_rate(payload_rate)}bit"
+    tc = ["tc"] if namespace is None else ["tc", "-n", namespace]
+    return [*tc, "class", "replace", "dev", device, "parent", "1:", "classid", "1:1",
+            "htb", "rate", rate, "ceil", rate, "burst", f"{BURST}b",
+            "cburst", f"{BURST}b", "quantum", str(MTU + 14)]  # fmt: skip
 
 
 def shaping_provenance() -> dict:
@@ -307,7 +417,7 @@ def open_network(nodes: int, *, state_dir=None) -> NamespaceNetwork:
     network = NamespaceNetwork(
         tag=f"sp{secrets.token_hex(3)}", nodes=nodes, state_dir=directory
     )
-    state.write_record(directory, network.tag, nodes)
+    _write_record(directory, network.tag, nodes)
     try:
         _build(network)
     except BaseException:
@@ -332,7 +442,7 @@ def _teardown(tag: str, nodes: int, directory: str) -> None:
         _run(["ip", "netns", "del", namespace], check=False)
     _run(["ip", "link", "del", network.bridge], check=False)
     shutil.rmtree(os.path.join(directory, tag), ignore_errors=True)
-    state.remove_record(directory, tag)
+    _remove_record(directory, tag)
 
 
 def close_network(network: NamespaceNetwork) -> None:
@@ -361,8 +471,8 @@ def remove_stale(state_dir=None) -> list[str]:
     """
     directory = _state_dir(state_dir)
     removed = []
-    with state.locked(directory):
-        for tag, nodes in state.orphans(directory):
+    with _state_locked(directory):
+        for tag, nodes in _orphans(directory):
             _teardown(tag, nodes, directory)
             removed.append(tag)
     return removed
@@ -382,3 +492,62 @@ def namespace_network(nodes: int, *, state_dir=None):
         yield network
     finally:
         close_network(network)
+
+
+# ------------------------------------------------ records of the networks
+
+
+def _start_time(pid: int) -> int | None:
+    """Start time of ``pid`` in clock ticks since boot, or None if it is not running."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses; count after it.
+    return int(text.rsplit(")", 1)[1].split()[19])
+
+
+@contextlib.contextmanager
+def _state_locked(directory: str):
+    """Hold the state directory's lock (one cleaner or creator at a time)."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _write_record(directory: str, tag: str, nodes: int) -> None:
+    """Record that this process owns network ``tag`` of ``nodes`` nodes."""
+    record = {"pid": os.getpid(), "start": _start_time(os.getpid()), "nodes": nodes}
+    with _state_locked(directory):
+        path = os.path.join(directory, f"{tag}.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(path + ".tmp", path)
+
+
+def _remove_record(directory: str, tag: str) -> None:
+    """Forget network ``tag``."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(directory, f"{tag}.json"))
+
+
+def _orphans(directory: str) -> list[tuple[str, int]]:
+    """``(tag, nodes)`` of every recorded network whose owner is no longer running."""
+    found = []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                record = json.load(f)
+            pid, start, nodes = record["pid"], record["start"], int(record["nodes"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _start_time(pid) != start:
+            found.append((name[: -len(".json")], nodes))
+    return found

@@ -1,26 +1,57 @@
-"""Run a sweep: check and lock its store, plan it, measure what is missing."""
+"""Run a sweep: check and lock its store, plan it, measure what is missing.
+
+:func:`prepare_sweep` does everything that needs no cluster (the spec, the launch
+settings, the output's lock, the stored campaign, the plan); :func:`describe_plan`
+does the same checks without writing anything and says what a run would measure
+(``scaleprobe plan``); :func:`run_sweep` measures. Dask's distributed scheduler is
+imported only when a sweep has points to measure.
+
+How a sweep measures
+    Every admissible point not yet in the store becomes one Dask task that launches
+    the kernel under MPI; at most ``max_concurrent_launches`` run at once across the
+    cluster (one distributed semaphore per cluster, shared by every sweep on it), so
+    measurements do not disturb each other. The ``scaleprobe.launch`` settings are
+    read on the client, validated, recorded in the provenance (``launch_settings``)
+    and sent with every point. Results are stored as they arrive; a sweep that is
+    killed and run again continues with the points that are missing. While it runs,
+    the sweep holds the output's lock: a second run on the same output is refused at
+    once. A launch is killed when the task that waits on it is cancelled, so no
+    launch outlives the client that asked for it, on an external cluster too.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
+import os
 import sys
+import warnings
+from typing import TYPE_CHECKING
 
-from distributed import Client
-
-from ._execute import execute, warn_host_load, warn_slot_timeouts
-from ._identity import campaign_identity
-from ._lock import OutputLockedError
-from ._progress import Progress
-from ._provenance import provenance
-from ._storefiles import StoreError, check_output
-from .launch import spec_link
-from .plan import plan
+from ._warnings import OversubscriptionWarning
+from .campaign import describe_campaign, identity_changes
+from .launch import build_command, launch_environment, replay_line
+from .planning import below_min_ranks, oversubscription, plan
 from .settings import LaunchSettings
-from .spec import Spec, SpecError, load_spec
-from .store import ResultStore
+from .spec import SpecError, load_spec
+from .store import (
+    OutputLockedError,
+    ResultStore,
+    StoreError,
+    check_output,
+    describe_holder,
+)
 
-__all__ = ["RETRYABLE", "Sweep", "check_retry", "prepare_sweep", "run_sweep"]
+if TYPE_CHECKING:
+    from distributed import Client
+
+__all__ = [
+    "RETRYABLE",
+    "Sweep",
+    "check_retry",
+    "describe_plan",
+    "prepare_sweep",
+    "run_sweep",
+]
 
 
 #: Statuses ``retry`` may name.
@@ -46,7 +77,7 @@ def check_retry(retry) -> tuple[str, ...]:
     >>> check_retry("ok")
     Traceback (most recent call last):
     ...
-    scaleprobe.framework._checks.SpecError: retry: 'ok' is not a status to retry; allowed: failed, timeout, invalid
+    scaleprobe.framework.spec.SpecError: retry: 'ok' is not a status to retry; allowed: failed, timeout, invalid
     """  # noqa: E501
     if isinstance(retry, str):
         retry = [part.strip() for part in retry.split(",") if part.strip()]
@@ -58,19 +89,6 @@ def check_retry(retry) -> tuple[str, ...]:
                 + ", ".join(RETRYABLE)
             )
     return statuses
-
-
-def _campaign(spec: Spec, settings: LaunchSettings) -> dict:
-    attrs = provenance(spec, settings.mpiexec)
-    attrs["launch_settings"] = json.dumps(settings.as_dict())
-    return {
-        "identity": campaign_identity(
-            spec.kernel, spec.params, spec.throttle.as_dict(), spec.sweep
-        ),
-        "sweep": {k: list(v) for k, v in spec.sweep.items()},
-        "link": spec_link(spec).to_dict(),
-        "attrs": attrs,
-    }
 
 
 class Sweep:
@@ -113,6 +131,8 @@ class Sweep:
         -------
         xarray.Dataset
         """
+        from ._execute import Progress, execute, warn_host_load, warn_slot_timeouts
+
         spec, store, todo = self.spec, self.store, self.todo
         reporter = Progress(
             total=self.total, already=self.total - len(todo), enabled=self.progress
@@ -193,7 +213,7 @@ def prepare_sweep(
         raise type(exc)(f"{source}: {exc}") from None
     try:
         try:
-            campaign = _campaign(spec, settings)
+            campaign = describe_campaign(spec, settings)
             notes.append(store.start(campaign, new_campaign=new_campaign))
         except StoreError as exc:
             if not store.exists():
@@ -231,16 +251,7 @@ def run_sweep(
     """Run (or resume) a sweep and return its results.
 
     Every admissible point not yet in the store becomes one Dask task that launches
-    the kernel under MPI; at most ``max_concurrent_launches`` run at once across the
-    cluster (one distributed semaphore per cluster, shared by every sweep on it), so
-    measurements do not disturb each other. The ``scaleprobe.launch`` settings are
-    read here, on the client, validated, recorded in the provenance
-    (``launch_settings``) and sent with every point.
-    Results are stored as they arrive; a sweep that is killed and run again
-    continues with the points that are missing. While it runs, the sweep holds the
-    output's lock: a second run on the same output is refused at once. A launch is
-    killed when the task that waits on it is cancelled, so no launch outlives the
-    client that asked for it, on an external cluster too.
+    the kernel under MPI (how, and what keeps measurements apart: see the module).
 
     Parameters
     ----------
@@ -299,3 +310,128 @@ def run_sweep(
         progress=progress,
     ) as sweep:
         return sweep.run(client, workers=workers)
+
+
+# ------------------------------------------------------------------- the dry run
+
+
+def _store_state(store, campaign: dict, new_campaign: bool) -> str:
+    holder = store.lock.holder()
+    if holder is not None:
+        raise OutputLockedError(
+            f"{store.path} is in use by another scaleprobe run "
+            f"({describe_holder(holder)})"
+        )
+    if os.path.lexists(store.path) and not store.exists():
+        raise StoreError(
+            f"{store.path} exists and is not a scaleprobe store (no "
+            f"{store.campaign_file}): it would be overwritten; give another output"
+        )
+    if not store.exists():
+        return "new campaign"
+    old = store.campaign()
+    changes = identity_changes(old, campaign)
+    if new_campaign:
+        return "the stored campaign would be moved aside; a new one starts"
+    if changes:
+        raise StoreError(
+            f"{store.path} holds another campaign ({'; '.join(changes)}); run with "
+            "--new-campaign to move the old results aside, or give another output"
+        )
+    return "resumes the stored campaign"
+
+
+def _first_command(spec, point, settings) -> str:
+    if spec.throttle.mode == "netns":
+        return (
+            "(throttle mode netns: mpiexec runs inside the namespace network that "
+            "the run builds; see the point's log for the exact line)"
+        )
+    command = build_command(spec, point, settings=settings)
+    return replay_line(
+        command, launch_environment(spec, point, settings), cwd=os.getcwd()
+    )
+
+
+def _points_to_measure(spec, todo, settings) -> list[str]:
+    """The first point with the shell line that runs it, then every point in order."""
+    if not todo:
+        return ["nothing to measure: every point is stored"]
+    width = len(str(len(todo)))
+    return [
+        f"first point: {todo[0].label()}",
+        f"  {_first_command(spec, todo[0], settings)}",
+        "points to measure, in run order:",
+        *(f"  {i:>{width}}  {p.label()}" for i, p in enumerate(todo, 1)),
+    ]
+
+
+def describe_plan(spec_or_path, *, output=None, retry=(), new_campaign=False) -> str:
+    """Check a sweep as far as possible without MPI and describe what a run would do.
+
+    Nothing is written (a folder made to probe the output's file system is removed
+    at once) and nothing is launched: the spec and kernel parameters,
+    ``retry``, the launch settings (``mpiexec`` found), that the output can be
+    created, that no other run holds it, that a stored campaign there is this one,
+    and how many points are stored, to measure, to retry or left out.
+
+    Parameters
+    ----------
+    spec_or_path : str, path-like, dict or Spec
+        The campaign spec.
+    output : str or path-like, optional
+        Overrides the spec's ``output``.
+    retry : str or iterable of str, optional
+        Statuses a run would measure again.
+    new_campaign : bool, default=False
+        Whether a run would move a stored campaign aside.
+
+    Returns
+    -------
+    str
+        The campaign, the output's state, point counts, the first point with the
+        shell line that runs it, and every point to measure in run order.
+
+    Raises
+    ------
+    SpecError, SettingsError, StoreError
+        The first check that fails, as one line.
+
+    Warns
+    -----
+    OversubscriptionWarning
+        Wall-clock points with more ranks than this host's cores.
+    """
+    spec = load_spec(spec_or_path)
+    retry = check_retry(retry)
+    settings = LaunchSettings.from_config()
+    store = ResultStore(output if output is not None else spec.output)
+    check_output(store.path, probe=True)
+    state = _store_state(store, describe_campaign(spec, settings), new_campaign)
+    statuses = {} if new_campaign or not store.exists() else store.statuses()
+    again = {key for key, status in statuses.items() if status in retry}
+    todo = plan(spec, done=set(statuses) - again)
+    total = len(plan(spec))
+    lines = [
+        f"campaign {spec.name} (kernel {spec.kernel}, throttle {spec.throttle.mode})",
+        f"output {os.path.abspath(store.path)}: {state}",
+        f"points: {total} in the campaign, {total - len(todo)} stored, "
+        f"{len(todo)} to measure"
+        + (f" ({len(again)} of them again: {'/'.join(retry)})" if again else ""),
+    ]
+    small = below_min_ranks(spec)
+    if small:
+        lines.append(
+            f"left out: {len(small)} admissible points with fewer than "
+            f"{spec.min_ranks} ranks, the least kernel {spec.kernel!r} runs on"
+        )
+    launches_here = not (settings.hostfile or settings.launcher == "srun")
+    message = oversubscription(spec, todo, os.cpu_count() or 1)
+    if launches_here and message:
+        warnings.warn(message, OversubscriptionWarning, stacklevel=2)
+    lines += _points_to_measure(spec, todo, settings)
+    lines.append(
+        "checks passed: spec and kernel parameters, launch settings, output, "
+        "campaign (not checked without running: the cluster and MPI itself)"
+    )
+    return "\n".join(lines)

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
+import sys
 
 from . import config
 from ._names import did_you_mean
 
-__all__ = ["LAUNCHERS", "LaunchSettings", "SettingsError"]
+__all__ = [
+    "LAUNCHERS",
+    "LaunchError",
+    "LaunchSettings",
+    "SettingsError",
+    "resolve_mpiexec",
+]
 
 #: Values of ``scaleprobe.launch.launcher``.
 LAUNCHERS = ("auto", "mpiexec", "srun")
@@ -25,6 +33,55 @@ LAUNCHERS = ("auto", "mpiexec", "srun")
 
 class SettingsError(ValueError):
     """A setting is invalid; the message names the key and what is allowed."""
+
+
+class LaunchError(RuntimeError):
+    """The launcher itself cannot work (no mpiexec, unknown launcher)."""
+
+
+def resolve_mpiexec() -> str:
+    """Return the ``mpiexec`` to launch with.
+
+    The setting ``scaleprobe.launch.mpiexec`` (a path, or a name looked up on
+    ``PATH``) wins; otherwise the ``mpiexec`` beside the running Python (the MPICH
+    wheel puts it in the environment's ``bin/``), then the first one on ``PATH``.
+    This is the one place that decides; a sweep calls it once, on the client (see
+    :class:`LaunchSettings`).
+
+    Returns
+    -------
+    str
+        Absolute path of ``mpiexec``.
+
+    Raises
+    ------
+    LaunchError
+        If no ``mpiexec`` can be found, or the configured one is not executable.
+    """
+    configured = config.get("launch.mpiexec")
+    if configured:
+        found = (
+            shutil.which(configured)
+            if isinstance(configured, str) and os.sep not in configured
+            else configured
+        )
+        usable = isinstance(found, str) and os.path.isfile(found)
+        if not (usable and os.access(found, os.X_OK)):
+            raise LaunchError(
+                f"setting 'scaleprobe.launch.mpiexec': {configured!r} is not an "
+                "executable file (nor the name of one on PATH)"
+            )
+        return os.path.abspath(found)
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("mpiexec")
+    if found is None:
+        raise LaunchError(
+            "no mpiexec found: install the 'mpich' wheel in this environment "
+            "or set scaleprobe.launch.mpiexec"
+        )
+    return found
 
 
 def _fail(key: str, message: str):
@@ -100,8 +157,6 @@ class LaunchSettings:
         SettingsError
             A one-line message naming the setting, the value and what is allowed.
         """
-        from .launch import LaunchError, resolve_mpiexec
-
         launcher = config.get("launch.launcher")
         if launcher not in LAUNCHERS:
             _fail(

@@ -6,55 +6,664 @@ For an output ``results/pingpong.zarr`` the store keeps
   key and written atomically (temporary file, then rename). These files are the
   source of truth: a point is done exactly when its file exists, so a sweep killed at
   any moment (even with ``kill -9``) and started again neither loses nor repeats a
-  point. ``campaign.json`` there holds the campaign's identity, axes and provenance.
-  Every point file is checked when read; a damaged one is moved to ``damaged/``
-  there (never deleted) and its point is measured again by the next run.
+  point. ``campaign.json`` there holds the campaign's identity, axes and provenance
+  (:mod:`scaleprobe.framework.campaign`). Every point file is checked when read, its
+  kernel record validated again (:class:`~scaleprobe.kernels.schema.Record`); a
+  damaged one is moved to ``damaged/`` there (never deleted) and its point is
+  measured again by the next run.
 - ``results/pingpong.logs/`` — the standard error and output of every launch.
 - ``results/pingpong.zarr`` (or ``.nc``) — the consolidated Dataset, rebuilt from the
   point files every few points and at the end, swapped in by rename.
-- ``results/pingpong.lock`` — while a run uses the store: who (see :mod:`._lock`).
+- ``results/pingpong.lock`` — while a run uses the store: who.
 
 Per-point files were chosen over writing regions of one Zarr array because a region
 write interrupted half-way leaves a chunk that cannot be told apart from a finished
 one, while a rename is atomic.
+
+Every file here keeps one promise: a file that is there is complete and belongs to
+the campaign, and a failure to write says what happened in one line without
+damaging what was already stored.
+
+One run per output at a time
+    Two sweeps writing one output would measure every point twice, on the same cores
+    at the same time, and the last rename would silently win. The lock file is held
+    with ``flock`` for as long as a run uses the store and says who holds it: host,
+    process id, start time and command. The kernel releases an ``flock`` when its
+    holder dies, ``kill -9`` included, so a lock left by a dead run is taken over by
+    the next one (with a note). Where ``flock`` is not supported, a holder on this
+    host is alive exactly when its process exists; one on another host is assumed
+    alive.
+
+xarray is imported when a Dataset is built or read, not before: checking, locking
+and planning a store (``scaleprobe plan``) stays light.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import hashlib
 import json
 import os
+import re
 import shlex
+import shutil
+import socket
+import sys
+import tempfile
 import time
 import warnings
+from typing import TYPE_CHECKING
 
-import xarray as xr
+from scaleprobe.kernels.schema import Record
 
-from ._assemble import assemble
-from ._identity import archive_campaign, identity_changes
-from ._lock import OutputLock, OutputLockedError
-from ._storefiles import (
-    StoreError,
-    StoreIOError,
-    atomic_write,
-    io_error,
-    move_aside,
-    open_consolidated,
-    point_problem,
-    read_campaign,
-    remove_leftovers,
-    remove_path,
-    signature,
-)
 from ._warnings import DamagedPointWarning
+from .campaign import identity_changes
+from .launch import upgrade_legacy_record
+from .planning import point_key
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = [
+    "STATUSES",
+    "OutputLock",
     "OutputLockedError",
     "ResultStore",
     "StoreError",
     "StoreIOError",
+    "archive_name",
+    "atomic_write",
+    "check_output",
+    "describe_holder",
+    "io_error",
+    "open_consolidated",
     "open_results",
+    "point_problem",
 ]
+
+#: Statuses a stored point may have.
+STATUSES = ("ok", "failed", "timeout", "invalid")
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used as asked; the message is one line saying why.
+
+    A different campaign at the output, a run already using it, or an output that
+    cannot be created: a user's mistake (exit code 2 on the command line).
+    """
+
+
+class StoreIOError(StoreError):
+    """Writing the store failed (a full disk, an I/O error); what was stored is intact.
+
+    A failure rather than a mistake (exit code 1 on the command line).
+    """
+
+
+class OutputLockedError(StoreError):
+    """Another run holds the output's lock."""
+
+
+# ------------------------------------------------------------------- writing
+
+
+def io_error(exc: OSError, what: str, path) -> StoreError:
+    """Turn an :class:`OSError` of a store write into a one-line store error.
+
+    Parameters
+    ----------
+    exc : OSError
+        What the write raised.
+    what : str
+        What was being written, e.g. ``"point file"``.
+    path : str or path-like
+        Where.
+
+    Returns
+    -------
+    StoreError
+        :class:`StoreIOError` for a full disk or quota and an unexpected I/O error,
+        :class:`StoreError` for a path that cannot hold a store (read-only, a regular
+        file on the way, no such directory).
+
+    Examples
+    --------
+    >>> import errno
+    >>> error = io_error(OSError(errno.ENOSPC, "No space left on device"), "point file",
+    ...                  "/data/r.points/a.json")
+    >>> type(error).__name__, str(error).split(";")[0]
+    ('StoreIOError', 'no space left on the device of /data/r.points/a.json (writing the point file)')
+    """  # noqa: E501
+    path = os.fspath(path)
+    if exc.errno in _FULL:
+        return StoreIOError(
+            f"no space left on the device of {path} (writing the {what}); every point "
+            "stored before is intact: free some space and run the same command to "
+            "resume"
+        )
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return StoreError(f"cannot write the {what} {path}: {reason}")
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        return StoreError(
+            f"cannot create the {what} {path}: a regular file is in the way "
+            "(a folder on that path is a file)"
+        )
+    if exc.errno == errno.ENOENT:
+        return StoreError(
+            f"cannot create the {what} {path}: its folder cannot be created there "
+            f"({reason})"
+        )
+    return StoreIOError(f"cannot write the {what} {path}: {reason}")
+
+
+def check_output(path: str, *, probe: bool = False) -> None:
+    """Refuse an output that no run could create.
+
+    The nearest existing folder on the way must be a folder, and writable. With
+    ``probe``, a folder is created there and removed at once, which also catches
+    file systems that refuse new entries whatever the permissions say (``/proc``).
+
+    Raises
+    ------
+    StoreError
+        A regular file is in the way, or the folder is read-only.
+
+    Examples
+    --------
+    >>> check_output("/etc/passwd/results.zarr")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework.store.StoreError: cannot create ... /etc/passwd is a regular file, not a folder
+    """  # noqa: E501
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise StoreError(
+            f"cannot create the results {path}: {folder} is a regular file, not a "
+            "folder"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"cannot create the results {path}: {folder} is not writable (read-only "
+            "file system or no permission)"
+        )
+    if probe:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".scaleprobe-probe-", dir=folder))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the results {path}: {folder} takes no new folder "
+                f"({exc.strerror or exc})"
+            ) from None
+
+
+def atomic_write(path: str, text: str, what: str = "file") -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    A reader sees the old file or the complete new one, never a part; a failed
+    write (a full disk) leaves neither a partial file nor the temporary one.
+
+    Raises
+    ------
+    StoreError
+        One line naming the file (see :func:`io_error`).
+    """
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise io_error(exc, what, path) from None
+
+
+def move_aside(path: str, folder: str) -> str:
+    """Move a damaged file into ``folder`` (never deleted); return where it went."""
+    os.makedirs(folder, exist_ok=True)
+    name = os.path.basename(path)
+    target, n = os.path.join(folder, name), 1
+    while os.path.exists(target):
+        target = os.path.join(folder, f"{name}.{n}")
+        n += 1
+    os.replace(path, target)
+    return target
+
+
+def _other_live_process(pid_text: str) -> bool:
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()
+
+
+def remove_leftovers(folder: str, prefix: str) -> list[str]:
+    """Remove ``prefix.tmp-PID`` and ``prefix.old-PID`` entries of dead processes.
+
+    A write killed half-way (``kill -9``, a full disk) leaves its temporary file or
+    directory behind; the next run on the store, holding its lock, cleans them.
+
+    Parameters
+    ----------
+    folder : str
+        Where to look.
+    prefix : str
+        The name the entries start with; ``""`` for every entry of ``folder``.
+
+    Returns
+    -------
+    list of str
+        The removed paths.
+    """
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        _, dot, pid = name.rpartition(".")
+        if not dot or not pid.startswith(("tmp-", "old-")):
+            continue
+        if _other_live_process(pid[4:]):
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        removed.append(path)
+    return removed
+
+
+def remove_path(path: str) -> None:
+    """Remove a file or a directory tree, if it is there."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+
+
+# -------------------------------------------------------------- reading back
+
+
+def point_problem(path: str, key: str, dims) -> tuple[dict | None, str | None]:
+    """Read a point file and say what is wrong with it, if anything.
+
+    Parameters
+    ----------
+    path : str
+        The point file.
+    key : str
+        The key its name gives.
+    dims : iterable of str
+        The campaign's sweep keys; the point's coordinates must have exactly these.
+
+    Returns
+    -------
+    (dict or None, str or None)
+        The result and None, or None and the problem in a few words. The result's
+        ``record`` is validated again (:meth:`Record.from_dict
+        <scaleprobe.kernels.schema.Record.from_dict>`) and given back as
+        :meth:`~scaleprobe.kernels.schema.Record.to_dict`; a record that is not one
+        is a damaged point.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            result = json.load(f)
+    except UnicodeDecodeError:
+        return None, "not text"
+    except ValueError as exc:
+        return None, f"not valid JSON, truncated or damaged ({exc})"
+    if not isinstance(result, dict):
+        return None, "not a JSON object"
+    coords = result.get("coords")
+    if result.get("key") != key or not isinstance(coords, dict):
+        return None, f"does not hold point {key}"
+    if set(coords) != set(dims):
+        return None, (
+            f"its coordinates ({', '.join(sorted(coords))}) are not the campaign's "
+            f"sweep keys ({', '.join(sorted(dims))})"
+        )
+    try:
+        expected = point_key(coords)
+    except TypeError:
+        expected = None
+    if expected != key:
+        return None, "its coordinates do not give its key"
+    if result.get("status") not in STATUSES:
+        return None, f"unknown status {result.get('status')!r}"
+    if result.get("record") is not None:
+        try:
+            record = Record.from_dict(upgrade_legacy_record(result["record"]))
+        except ValueError as exc:  # RecordError, or a malformed link or placement
+            return None, f"its record is not a kernel record ({exc})"
+        result["record"] = record.to_dict()
+    return result, None
+
+
+def read_campaign(path: str) -> dict:
+    """Read a store's ``campaign.json``.
+
+    Raises
+    ------
+    StoreIOError
+        It cannot be read, or is not a campaign description.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            campaign = json.load(f)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreIOError(f"cannot read the campaign file {path}: {reason}") from None
+    if not isinstance(campaign, dict) or not isinstance(campaign.get("sweep"), dict):
+        raise StoreIOError(f"{path} is not a scaleprobe campaign file")
+    return campaign
+
+
+def signature(results: list[dict]) -> str:
+    """A digest of which points are stored and when each was measured."""
+    text = json.dumps(sorted((r["key"], r.get("finished")) for r in results))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def open_consolidated(path: str):
+    """Open a consolidated Dataset; refuse what is not scaleprobe's results.
+
+    Raises
+    ------
+    StoreError
+        ``path`` cannot be read as Zarr or netCDF, or holds a Dataset without the
+        ``status`` of each point.
+    """
+    import xarray as xr
+
+    try:
+        if path.endswith(".nc"):
+            with xr.open_dataset(path) as ds:
+                ds = ds.load()
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # zarr's notes on formats it reads
+                # chunks=None: numpy arrays, no dask graph (whose compute would
+                # import the distributed scheduler to look for a client)
+                with xr.open_zarr(path, consolidated=None, chunks=None) as ds:
+                    ds = ds.load()
+    except Exception as exc:  # xarray and zarr raise many kinds for foreign files
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(
+            f"{path} is not scaleprobe results (it cannot be read as "
+            f"{'netCDF' if path.endswith('.nc') else 'a Zarr store'}: {reason})"
+        ) from None
+    if "status" not in ds.data_vars:
+        raise StoreError(
+            f"{path} is not scaleprobe results (a Dataset without the 'status' of "
+            "each point); results come from 'scaleprobe run'"
+        )
+    return ds
+
+
+# ------------------------------------------------------------------ the lock
+
+
+def describe_holder(holder: dict | None) -> str:
+    """Say who holds (or held) a lock, in a few words.
+
+    Examples
+    --------
+    >>> describe_holder({"host": "n1", "pid": 42, "started": "2026-01-02 03:04:05",
+    ...                  "command": "scaleprobe run a.yaml"})
+    "pid 42 on n1, since 2026-01-02 03:04:05: 'scaleprobe run a.yaml'"
+    >>> describe_holder(None)
+    'an unknown process'
+    """
+    if not isinstance(holder, dict):
+        return "an unknown process"
+    text = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}"
+    if holder.get("started"):
+        text += f", since {holder['started']}"
+    if holder.get("command"):
+        text += f": {holder['command']!r}"
+    return text
+
+
+def _read(fd: int) -> dict | None:
+    try:
+        text = os.pread(fd, 65536, 0).decode("utf-8", "replace")
+        holder = json.loads(text) if text.strip() else None
+    except (OSError, ValueError):
+        return None
+    return holder if isinstance(holder, dict) else None
+
+
+def _running_here(holder: dict | None) -> bool:
+    """Whether the lock's holder is a live process (unknown hosts count as live)."""
+    if not isinstance(holder, dict):
+        return False
+    if holder.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(holder.get("pid")), 0)
+    except (TypeError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class OutputLock:
+    """The advisory lock of one output.
+
+    Parameters
+    ----------
+    path : str
+        The lock file.
+    store : str
+        The store it protects (named in messages).
+    """
+
+    def __init__(self, path: str, store: str):
+        self.path = path
+        self.store = store
+        self._fd = None
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def holder(self) -> dict | None:
+        """Return who holds the lock now, or None when nobody does.
+
+        Returns
+        -------
+        dict or None
+            ``host``, ``pid``, ``started``, ``command`` of the holder.
+        """
+        if self.held:
+            return _read(self._fd)
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _read(fd) or {}
+            except OSError:
+                holder = _read(fd)
+                return holder if _running_here(holder) else None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
+    def _open(self) -> int:
+        folder = os.path.dirname(self.path) or "."
+        try:
+            os.makedirs(folder, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise io_error(exc, "lock file", self.path) from None
+
+    def _refuse(self, holder) -> None:
+        raise OutputLockedError(
+            f"{self.store} is in use by another scaleprobe run "
+            f"({describe_holder(holder)}); wait for it to finish or stop it, or give "
+            "another output"
+        )
+
+    def acquire(self) -> str | None:
+        """Take the lock, or refuse at once naming its holder.
+
+        Returns
+        -------
+        str or None
+            A note when the lock of a run that died was taken over.
+
+        Raises
+        ------
+        OutputLockedError
+            Another live run holds the lock.
+        StoreError
+            The lock file cannot be created (read-only, a file in the way, disk full).
+        """
+        while True:
+            fd = self._open()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read(fd)
+                os.close(fd)
+                self._refuse(holder)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                    os.close(fd)
+                    raise io_error(exc, "lock file", self.path) from None
+                if _running_here(_read(fd)):  # no flock here: judge by the process
+                    holder = _read(fd)
+                    os.close(fd)
+                    self._refuse(holder)
+            # A holder that released the lock meanwhile removed the file we opened.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        previous = _read(fd)
+        holder = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "command": shlex.join(["scaleprobe", *sys.argv[1:]])
+            if os.path.basename(sys.argv[0]) == "scaleprobe"
+            else shlex.join([sys.executable, *sys.argv]),
+        }
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(holder).encode(), 0)
+            os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise io_error(exc, "lock file", self.path) from None
+        self._fd = fd
+        if previous:
+            return (
+                f"took over the lock of {self.store} left by "
+                f"{describe_holder(previous)}, which is no longer running"
+            )
+        return None
+
+    def release(self) -> None:
+        """Give the lock up and remove its file."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+# ----------------------------------------------------------------- the store
+
+
+def archive_name(stem: str, started) -> str:
+    """Return a free stem for an earlier campaign moved aside.
+
+    ``results/pingpong`` started at 2026-01-02T03:04:05 becomes
+    ``results/pingpong.campaign-20260102T030405`` (its ``.points``, ``.logs`` and
+    ``.zarr`` keep working together: ``scaleprobe show`` opens it).
+
+    Examples
+    --------
+    >>> archive_name("/nonexistent/r", "2026-01-02T03:04:05+0000")
+    '/nonexistent/r.campaign-20260102T030405'
+    """
+    digits = re.sub(r"[^0-9T]", "", str(started or ""))[:15] or "unknown"
+    base = f"{stem}.campaign-{digits}"
+    candidate, n = base, 2
+    while any(
+        os.path.exists(candidate + ext) for ext in (".points", ".logs", ".zarr", ".nc")
+    ):
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+def archive_campaign(store, started) -> str:
+    """Move a store's campaign aside (see :func:`archive_name`); return a note.
+
+    Parameters
+    ----------
+    store : ResultStore
+        The store whose points, logs and consolidated Dataset move.
+    started : str
+        The campaign's start time (its attribute ``started``).
+
+    Raises
+    ------
+    StoreError
+        A folder cannot be moved.
+    """
+    stem = archive_name(store.stem, started)
+    ext = store.path[len(store.stem) :]
+    for source, target in (
+        (store.points_dir, stem + ".points"),
+        (store.logs_dir, stem + ".logs"),
+        (store.path, stem + ext),
+    ):
+        if os.path.exists(source):
+            try:
+                os.replace(source, target)
+            except OSError as exc:
+                raise io_error(exc, "archive of the earlier campaign", target) from None
+    return f"moved the earlier campaign at {store.path} to {stem + ext}"
 
 
 def _stem(output: str) -> str:
@@ -309,6 +918,8 @@ class ResultStore:
 
     def dataset(self) -> xr.Dataset:
         """Assemble the Dataset from the point files (without writing it)."""
+        from ._assemble import assemble
+
         campaign = self.campaign()
         results = self.results(campaign["sweep"])
         ds = assemble(campaign, results)

@@ -123,7 +123,23 @@ def test_models_never_import_mpi4py():
     assert _probe(["scaleprobe.models"], ("mpi4py",)) == {"scaleprobe.models": []}
 
 
+@pytest.mark.parametrize(
+    "module",
+    [
+        "scaleprobe.framework.cli",
+        "scaleprobe.framework.runner",
+        "scaleprobe.framework.store",
+        "scaleprobe.framework.cluster",
+    ],
+)
+def test_the_command_and_the_sweep_load_the_scheduler_only_to_measure(module):
+    # Planning, storing and the command line import the distributed scheduler,
+    # scikit-learn and matplotlib only when a sweep measures or a model is fitted.
+    report = _probe([module], ("distributed", "sklearn", "matplotlib"))
+    assert report == {module: []}
+
+
 def test_the_probe_catches_a_heavy_import():
-    # The check above could not fail if the probe never saw anything.
-    report = _probe(["scaleprobe.framework.runner"], FORBIDDEN_IN_KERNELS)
-    assert "distributed" in report["scaleprobe.framework.runner"]
+    # The checks above could not fail if the probe never saw anything.
+    report = _probe(["scaleprobe.framework._execute"], FORBIDDEN_IN_KERNELS)
+    assert "distributed" in report["scaleprobe.framework._execute"]

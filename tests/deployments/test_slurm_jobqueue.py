@@ -9,7 +9,7 @@ import yaml
 from scaleprobe.framework import load_spec, open_results
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.jobqueue import NODE_RESOURCE, node_resources
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 
 
 def _spec(tmp_path, mode="none", nodes=(1,)):

@@ -33,7 +33,8 @@ def test_rule_sees_nodes_and_ppn():
     assert not ok(nodes=2, ppn=1, ranks=2)
 
 
-def test_two_p_squared_matches_seed_000_constraint():
+def test_two_p_squared_matches_the_constraint_of_medya_et_al_2017():
+    # The IBM Graph500 code of Medya, Cherkasova and Singh 2017 runs on 2 p^2 ranks.
     # 18 ranks per node: 18 n = 2 p^2 admits n = 1, 4, 9, 16, 25, ...
     ok = compile_rule("two_p_squared")
     nodes = [n for n in range(1, 40) if ok(nodes=n, ppn=18, ranks=18 * n)]

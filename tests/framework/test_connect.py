@@ -8,8 +8,8 @@ import sys
 import pytest
 import yaml
 from distributed import LocalCluster
-from scaleprobe.framework._connect import ClusterError, connect, scheduler_address
 from scaleprobe.framework.cli import main
+from scaleprobe.framework.cluster import ClusterError, connect, scheduler_address
 from scaleprobe.framework.launch import child_environment
 from scaleprobe.framework.settings import SettingsError
 

@@ -14,7 +14,7 @@ WAITER = textwrap.dedent(
     """\
     import resource, sys, time
     from mpi4py import MPI
-    from scaleprobe.framework._dask_mpi import _encode, _receive_address
+    from scaleprobe.framework.cluster import _encode, _receive_address
 
     def cpu():
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -47,7 +47,7 @@ def test_ranks_waiting_for_a_slow_scheduler_receive_its_address(tmp_path, mpi_ru
 
 def test_a_waiting_rank_sleeps_between_tests_of_the_broadcast(monkeypatch):
     """A blocking broadcast polls and takes a core; the wait tests and sleeps."""
-    from scaleprobe.framework import _dask_mpi
+    from scaleprobe.framework import cluster
 
     calls = []
 
@@ -67,9 +67,9 @@ def test_a_waiting_rank_sleeps_between_tests_of_the_broadcast(monkeypatch):
             assert root == 0
             return Request(buffer)
 
-    monkeypatch.setattr(_dask_mpi.time, "sleep", lambda s: calls.append(("sleep", s)))
-    assert _dask_mpi._receive_address(Comm()) == "tcp://x"
-    sleep = ("sleep", _dask_mpi.POLL)
+    monkeypatch.setattr(cluster.time, "sleep", lambda s: calls.append(("sleep", s)))
+    assert cluster._receive_address(Comm()) == "tcp://x"
+    sleep = ("sleep", cluster.POLL)
     assert calls == ["test", sleep, "test", sleep, "test", sleep, "test"]
 
 

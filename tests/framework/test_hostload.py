@@ -18,7 +18,7 @@ from scaleprobe.framework._hostload import (
     own_cpu_seconds,
 )
 from scaleprobe.framework.launch import _GUARD, child_environment, launch_point
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
 from test_slot_timeouts import _results as _slot_results
 

@@ -5,7 +5,7 @@ import dask
 import pytest
 from scaleprobe.framework._hostload import MIN_SECONDS
 from scaleprobe.framework.launch import build_command, launch_environment, launch_point
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 from scaleprobe.framework.settings import LaunchSettings
 from scaleprobe.framework.spec import load_spec
 

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 from scaleprobe.framework.launch import launch_environment
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels import schema
-from scaleprobe.kernels.comm import Allocation
+from scaleprobe.kernels.comm.pattern import place_nodes
 from scaleprobe.kernels.schema import LinkConfig, Topology
 
 
@@ -102,7 +102,8 @@ def test_switch_and_rack_counts_land_in_the_dataset(tmp_path, client):
     assert (ds.status == "ok").all()
     switches = ds.SW.squeeze().values
     for run, count in zip(ds.run.values, switches, strict=True):
-        placed = Allocation("random", machine_nodes=32, seed=1 + int(run)).place(4)
+        seed = 1 + int(run)
+        placed = place_nodes(4, allocation="random", machine_nodes=32, seed=seed)
         assert count == len(np.unique(placed // 2))
         assert float(ds.R.sel(run=run).squeeze()) == len(np.unique(placed // 4))
     assert ds.SW.attrs["units"] == "1"

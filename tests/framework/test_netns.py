@@ -9,12 +9,14 @@ import textwrap
 import pytest
 from scaleprobe.framework import SpecError, load_spec
 from scaleprobe.framework import netns as netns_module
-from scaleprobe.framework._tc import WIRE_FACTOR, class_rate, shape_command
 from scaleprobe.framework.netns import (
+    WIRE_FACTOR,
     NamespaceNetwork,
+    class_rate,
     netns_unavailable,
     open_network,
     remove_stale,
+    shape_command,
 )
 
 UNAVAILABLE = netns_unavailable()

@@ -1,4 +1,4 @@
-from scaleprobe.framework.plan import plan, point_key
+from scaleprobe.framework.planning import plan, point_key
 from scaleprobe.framework.spec import load_spec
 
 
@@ -50,3 +50,12 @@ def test_done_points_are_left_out_and_keys_are_stable():
     assert not done & {p.key for p in rest}
     assert point_key({"nodes": 1, "ppn": 2}) == point_key({"ppn": 2, "nodes": 1})
     assert len({p.key for p in full}) == len(full)
+
+
+def test_the_package_exports_the_function_plan_beside_its_module():
+    import scaleprobe.framework as framework
+    import scaleprobe.framework.planning as planning
+
+    assert framework.plan is planning.plan
+    assert callable(framework.plan)
+    assert framework.Point is planning.Point

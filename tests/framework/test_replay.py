@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework.store import ResultStore
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 pytestmark = pytest.mark.mpi
 
@@ -16,7 +16,7 @@ def _rerun(line: str) -> dict:
         ["bash", "-c", line], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return parse_record(done.stdout)
+    return Record.parse(done.stdout).to_dict()
 
 
 def test_pasting_the_first_log_line_reruns_the_point_as_measured(tmp_path, client):

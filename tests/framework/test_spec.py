@@ -210,3 +210,63 @@ def test_a_relative_output_lives_beside_its_spec_file(tmp_path, monkeypatch):
     (folder / "abs.yaml").write_text(absolute)
     assert load_spec(folder / "abs.yaml").output == str(tmp_path / "abs.zarr")
     assert load_spec(yaml.safe_load(GOOD)).output == "results/pingpong.zarr"
+
+
+def test_the_schema_lists_every_key_once_with_its_five_attributes():
+    import dataclasses
+
+    from scaleprobe.framework.spec import SPEC_SCHEMA
+    from scaleprobe.kernels.schema import Allocation, Topology
+
+    names = [entry.name for entry in SPEC_SCHEMA]
+    assert len(names) == len(set(names))
+    for entry in SPEC_SCHEMA:
+        assert entry.name
+        assert entry.type
+        assert entry.help.strip()
+        assert isinstance(entry.required, bool)
+        parent = entry.name.rpartition(".")[0]
+        assert not parent or parent in names, entry.name
+    # the machine's keys are the schema dataclasses' fields, not a copy that drifts
+    for prefix, kind in (
+        ("throttle.topology.", Topology),
+        ("throttle.allocation.", Allocation),
+    ):
+        listed = [n[len(prefix) :] for n in names if n.startswith(prefix)]
+        assert listed == [field.name for field in dataclasses.fields(kind)]
+        for field in dataclasses.fields(kind):
+            entry = next(e for e in SPEC_SCHEMA if e.name == prefix + field.name)
+            assert entry.default == field.default
+
+
+def test_the_parser_takes_its_keys_and_defaults_from_the_schema():
+    import dask
+    from scaleprobe.framework import config
+    from scaleprobe.framework.spec import SPEC_SCHEMA
+
+    top = [e.name for e in SPEC_SCHEMA if "." not in e.name]
+    with pytest.raises(SpecError) as info:
+        load_spec(_spec(colour="blue"))
+    assert (
+        str(info.value) == f"spec key 'colour': unknown key; allowed: {', '.join(top)}"
+    )
+    required = [e.name for e in SPEC_SCHEMA if e.required and "." not in e.name]
+    assert required == ["name", "kernel", "sweep"]
+    for key in required:
+        with pytest.raises(SpecError, match=f"^spec key '{key}': is required"):
+            load_spec(_spec(**{key: _DELETE}))
+    throttle = [
+        e.name[9:]
+        for e in SPEC_SCHEMA
+        if e.name.count(".") == 1 and e.name.startswith("throttle.")
+    ]
+    with pytest.raises(SpecError, match=f"allowed: {', '.join(throttle)}$"):
+        load_spec(_spec(**{"throttle.speed": 3}))
+    # a default backed by a setting is the setting's value when the spec is loaded
+    timeout = next(e for e in SPEC_SCHEMA if e.name == "timeout")
+    assert (timeout.setting, timeout.default) == ("launch.timeout", 600)
+    assert timeout.default == config.default("launch.timeout")
+    with dask.config.set({"scaleprobe.launch.timeout": 7}):
+        assert load_spec(_spec(timeout=_DELETE)).timeout == 7
+    seed = next(e for e in SPEC_SCHEMA if e.name == "order.seed")
+    assert load_spec(_spec(order={})).seed == seed.default

@@ -2,7 +2,7 @@
 ranks they record, and campaigns of a size that can be planned."""
 
 import pytest
-from scaleprobe.framework.plan import below_min_ranks, oversubscription, plan
+from scaleprobe.framework.planning import below_min_ranks, oversubscription, plan
 from scaleprobe.framework.spec import SpecError, load_spec
 from scaleprobe.kernels.registry import kernel_min_ranks
 

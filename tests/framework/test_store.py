@@ -33,7 +33,7 @@ def _result(nodes, bandwidth, status="ok", trials=2, levels=3):
         "units": {"frontier": "vertices"},
     }
     coords = {"nodes": nodes, "ppn": 1, "bandwidth": bandwidth, "run": 0}
-    from scaleprobe.framework.plan import point_key
+    from scaleprobe.framework.planning import point_key
 
     return {
         "key": point_key(coords),

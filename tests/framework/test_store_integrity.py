@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from scaleprobe.framework._identity import identity_changes
-from scaleprobe.framework._lock import OutputLock, OutputLockedError
 from scaleprobe.framework._warnings import DamagedPointWarning
+from scaleprobe.framework.campaign import identity_changes
 from scaleprobe.framework.store import (
+    OutputLock,
+    OutputLockedError,
     ResultStore,
     StoreError,
     StoreIOError,
