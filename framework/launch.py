@@ -25,7 +25,7 @@ import time
 from typing import TYPE_CHECKING
 
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
-from scaleprobe.kernels.schema import RECORD_MARKER, LinkConfig, Record, RecordError
+from scaleprobe.kernels.schema import LinkConfig, Record, RecordError
 
 from ._hostload import LoadMeter
 from .netns import NetnsError
@@ -48,7 +48,6 @@ __all__ = [
     "resolve_mpiexec",
     "spec_link",
     "terminate_group",
-    "upgrade_legacy_record",
     "wait_launch",
 ]
 
@@ -327,86 +326,13 @@ def parse_output(spec: Spec, stdout: str) -> Record:
     {'time': 2.0}
     """
     if spec.kernel != "external":
-        return _native_record(stdout)
+        return Record.parse(stdout)
     from scaleprobe.kernels.external import parse_output as parse_external
 
     try:
-        parsed = parse_external(stdout, spec.params)
+        return parse_external(stdout, spec.params)
     except ValueError as error:  # the parsers' RecordError, a ValueError
         raise RecordError(str(error)) from None
-    # The external parsers return a Record; those written before it a dict.
-    if isinstance(parsed, Record):
-        return parsed
-    return Record.from_dict(upgrade_legacy_record(parsed))
-
-
-def _native_record(stdout: str) -> Record:
-    """The record of a scaleprobe kernel, also as printed before the schema."""
-    try:
-        return Record.parse(stdout)
-    except RecordError:
-        lines = [ln for ln in stdout.splitlines() if ln.startswith(RECORD_MARKER)]
-        try:
-            mapping = json.loads(lines[0][len(RECORD_MARKER) :])
-        except (IndexError, ValueError):
-            mapping = None
-        legacy = upgrade_legacy_record(mapping)
-        if len(lines) != 1 or legacy is mapping:
-            raise  # not a record of the older shape: the schema's error stands
-        return Record.from_dict(legacy)
-
-
-#: Derived values that kernels echoed in a record's link before it was a
-#: :class:`~scaleprobe.kernels.schema.LinkConfig`: the throttled rate and the
-#: machine node of each emulated node.
-LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
-
-#: What kernels named their ``parameters`` before the schema.
-LEGACY_PARAMETER_KEYS = ("params", "settings")
-
-
-def upgrade_legacy_record(mapping):
-    """A kernel record as written before the schema, in the schema's shape.
-
-    Such records named the kernel's parameters ``params`` or ``settings`` (now
-    ``parameters``) and echoed two derived values in their link
-    (:data:`LEGACY_LINK_KEYS`). Stores keep records of that shape, and kernels not
-    yet on the schema print them.
-
-    Parameters
-    ----------
-    mapping : object
-        A record's JSON object.
-
-    Returns
-    -------
-    object
-        ``mapping`` itself when it has neither, else an upgraded copy.
-
-    Examples
-    --------
-    >>> upgrade_legacy_record({"metrics": {}, "params": {"scale": 10}})
-    {'metrics': {}, 'parameters': {'scale': 10}}
-    >>> old = {"metrics": {}, "link": {"mode": "none", "effective_bandwidth": 1.0}}
-    >>> Record.from_dict(upgrade_legacy_record(old)).link.mode
-    'none'
-    """
-    if not isinstance(mapping, dict):
-        return mapping
-    link = mapping.get("link")
-    stale_link = isinstance(link, dict) and bool(set(LEGACY_LINK_KEYS) & set(link))
-    renamed = [key for key in LEGACY_PARAMETER_KEYS if key in mapping]
-    if "parameters" in mapping or len(renamed) > 1:
-        renamed = []  # not the older shape: the schema says what is wrong
-    if not (stale_link or renamed):
-        return mapping
-    upgraded = dict(mapping)
-    if renamed:
-        upgraded["parameters"] = upgraded.pop(renamed[0])
-    if stale_link:
-        kept = {k: v for k, v in link.items() if k not in LEGACY_LINK_KEYS}
-        upgraded["link"] = kept
-    return upgraded
 
 
 def record_mismatch(

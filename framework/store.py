@@ -60,7 +60,6 @@ from scaleprobe.kernels.schema import Record
 
 from ._warnings import DamagedPointWarning
 from .campaign import identity_changes
-from .launch import upgrade_legacy_record
 from .planning import point_key
 
 if TYPE_CHECKING:
@@ -81,6 +80,7 @@ __all__ = [
     "open_consolidated",
     "open_results",
     "point_problem",
+    "upgrade_legacy_record",
 ]
 
 #: Statuses a stored point may have.
@@ -669,6 +669,58 @@ def archive_campaign(store, started) -> str:
 def _stem(output: str) -> str:
     root, ext = os.path.splitext(os.fspath(output).rstrip("/"))
     return root if ext in (".zarr", ".nc") else os.fspath(output).rstrip("/")
+
+
+#: Derived values that kernels echoed in a record's link before it was a
+#: :class:`~scaleprobe.kernels.schema.LinkConfig`: the throttled rate and the
+#: machine node of each emulated node.
+LEGACY_LINK_KEYS = ("effective_bandwidth", "placement")
+
+#: What kernels named their ``parameters`` before the schema.
+LEGACY_PARAMETER_KEYS = ("params", "settings")
+
+
+def upgrade_legacy_record(mapping):
+    """A kernel record as written before the schema, in the schema's shape.
+
+    Such records named the kernel's parameters ``params`` or ``settings`` (now
+    ``parameters``) and echoed two derived values in their link
+    (:data:`LEGACY_LINK_KEYS`). Stores written then keep records of that shape.
+
+    Parameters
+    ----------
+    mapping : object
+        A record's JSON object.
+
+    Returns
+    -------
+    object
+        ``mapping`` itself when it has neither, else an upgraded copy.
+
+    Examples
+    --------
+    >>> upgrade_legacy_record({"metrics": {}, "params": {"scale": 10}})
+    {'metrics': {}, 'parameters': {'scale': 10}}
+    >>> old = {"metrics": {}, "link": {"mode": "none", "effective_bandwidth": 1.0}}
+    >>> Record.from_dict(upgrade_legacy_record(old)).link.mode
+    'none'
+    """
+    if not isinstance(mapping, dict):
+        return mapping
+    link = mapping.get("link")
+    stale_link = isinstance(link, dict) and bool(set(LEGACY_LINK_KEYS) & set(link))
+    renamed = [key for key in LEGACY_PARAMETER_KEYS if key in mapping]
+    if "parameters" in mapping or len(renamed) > 1:
+        renamed = []  # not the older shape: the schema says what is wrong
+    if not (stale_link or renamed):
+        return mapping
+    upgraded = dict(mapping)
+    if renamed:
+        upgraded["parameters"] = upgraded.pop(renamed[0])
+    if stale_link:
+        kept = {k: v for k, v in link.items() if k not in LEGACY_LINK_KEYS}
+        upgraded["link"] = kept
+    return upgraded
 
 
 class ResultStore:

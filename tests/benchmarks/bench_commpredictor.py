@@ -62,7 +62,7 @@ from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.kernels.comm.pattern import METRICS, CommPattern
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.models import CommunicationPredictor
 from scaleprobe.models.commpredictor.patterns import benchmark_frame, pattern_metrics
 from scaleprobe.models.core.warnings import quiet
@@ -197,7 +197,7 @@ def measure(spec, point, iterations):
         timeout=7200,
         check=False,
     )
-    record = parse_record(done.stdout)
+    record = Record.parse(done.stdout).to_dict()
     if record.get("status") != "ok":
         raise SystemExit(f"{point}: {record.get('reason')} {done.stderr[-500:]}")
     return record["metrics"]

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 MPIEXEC = resolve_mpiexec()
 CONFIGS = {  # column name -> SCALEPROBE_LINK (slot_dir filled in per run)
@@ -59,7 +59,7 @@ def run_compute(ranks: int, work: str, units: int, comm: dict) -> dict:
             timeout=900,
             check=True,
         )
-    return parse_record(done.stdout)["metrics"]
+    return Record.parse(done.stdout).to_dict()["metrics"]
 
 
 def main(argv=None) -> None:

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.models import FiMCal
 
 
@@ -46,7 +46,7 @@ def measure(ranks, work, repeats):
             env=child_environment(),
             timeout=600,
         )
-        times.append(parse_record(done.stdout)["metrics"]["elapsed"])
+        times.append(Record.parse(done.stdout).metrics["elapsed"])
     return float(np.median(times))
 
 

@@ -38,7 +38,7 @@ import subprocess
 import sys
 
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.models.analytic.graph500 import graph500_comm_volume
 
 CASES = (
@@ -72,7 +72,7 @@ def measure(variant, flags, scale, ranks, nbfs):
     env = child_environment()
     env["SCALEPROBE_LINK"] = json.dumps({"mode": "none", "ppn": 1})
     out = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    record = parse_record(out.stdout)
+    record = Record.parse(out.stdout).to_dict()
     levels = sum(t["levels"] for t in record["trials"]) / len(record["trials"])
     return record["metrics"]["bfs_bytes_sent"], levels
 

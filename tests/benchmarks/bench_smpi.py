@@ -46,7 +46,7 @@ from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.comm import Allocation, Topology
 from scaleprobe.kernels.comm.pattern import place_nodes
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 SOURCE = Path(__file__).with_name("smpi_random_pingpong.c")
 BANDWIDTH, LATENCY = 1.25e8, 5e-6  # 1 Gbit/s, 5 us
@@ -202,7 +202,7 @@ def emulated_time(nodes, ppn, messages, size, seed, allocation, topology, iterat
         timeout=900,
         check=False,
     )
-    return parse_record(done.stdout)["metrics"]["exchange_time"]
+    return Record.parse(done.stdout).to_dict()["metrics"]["exchange_time"]
 
 
 def main():

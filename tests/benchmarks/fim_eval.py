@@ -15,11 +15,11 @@ import pandas as pd
 from scaleprobe.framework._hostload import LoadMeter
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
 from scaleprobe.kernels.iterative.hardware import last_level_cache
-from scaleprobe.kernels.record import parse_record
 from scaleprobe.kernels.schema import (
     COLLECTIVE_LATENCY_COLUMNS,
     CRITICAL_PATH_COLUMNS,
     LINK_COLUMNS,
+    Record,
 )
 from scaleprobe.models import (
     RBASP,
@@ -136,7 +136,7 @@ def launch(kernel, size, ranks, core_slots=None):
         raise RuntimeError(
             f"{kernel} {size} on {ranks} ranks failed:\n{done.stderr[-2000:]}"
         )
-    record = parse_record(done.stdout)
+    record = Record.parse(done.stdout).to_dict()
     record["host_load"] = load
     return record
 

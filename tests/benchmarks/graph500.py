@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 
 VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")
 _REFERENCE_TEPS = re.compile(r"harmonic_mean_TEPS:\s*!?\s*([0-9.eE+-]+)")
@@ -58,7 +58,7 @@ def run_kernel(scale, variant, nbfs, timeout, extra=()):
         env=_environment(),
         check=True,
     ).stdout
-    record = parse_record(out)
+    record = Record.parse(out).to_dict()
     if record["status"] != "ok":
         raise RuntimeError(f"{variant} at scale {scale}: {record['reason']}")
     m = record["metrics"]

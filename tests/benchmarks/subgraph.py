@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.kernels.subgraph import Template, colorful_count, coloring, erdos_renyi
 
 FASCIA_MS = {"u3-1": 2.6, "u5-2": 8.1, "u7-2": 31.0, "u10-2": 206.0, "u12-2": 1440.0}
@@ -83,7 +83,7 @@ def _launch(ranks, arguments, throttle, ppn=1):
     )
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
-    return parse_record(done.stdout)
+    return Record.parse(done.stdout).to_dict()
 
 
 def ranks_one_two(templates):

@@ -130,17 +130,17 @@ def build_parser():
 if __name__ == "__main__":
     args = build_parser().parse_args()
     from mpi4py import MPI
-    from scaleprobe.kernels.record import emit
+    from scaleprobe.kernels.schema import Record
     comm = MPI.COMM_WORLD
     total = comm.allreduce(args.size)
     if comm.rank == 0:
-        emit({"metrics": {"time": 0.0, "total": float(total)}})
+        Record(metrics={"time": 0.0, "total": float(total)}).emit()
 """
 
 USER_RUN = """
 import json
 from scaleprobe.framework.launch import launch_point
-from scaleprobe.framework.plan import plan
+from scaleprobe.framework import plan
 from scaleprobe.framework.spec import load_spec
 spec = load_spec({"name": "u", "kernel": "mylab.sum", "sweep": {"nodes": [2],
                   "size": [5]}, "throttle": {"mode": "none"}})

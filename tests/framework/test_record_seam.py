@@ -19,7 +19,7 @@ from scaleprobe.framework.launch import (
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.settings import LaunchSettings
 from scaleprobe.framework.spec import load_spec
-from scaleprobe.framework.store import ResultStore
+from scaleprobe.framework.store import ResultStore, upgrade_legacy_record
 from scaleprobe.kernels.schema import Placement, Record, RecordError
 from test_store import _campaign, _result
 
@@ -241,21 +241,23 @@ def test_a_record_stored_before_the_link_was_typed_is_still_read(tmp_path):
     store.lock.release()
 
 
-def test_a_kernel_record_of_the_older_shape_is_read_into_the_schema():
-    spec = _spec()
+def test_a_stored_record_of_the_older_shape_is_read_into_the_schema():
     old = {
         "kernel": "commbench.compute",
         "metrics": {"time": 1.0},
         "params": {"scale": 12, "validate": True},
         "link": {"mode": "none", "ppn": 2, "effective_bandwidth": 1.0},
     }
-    record = parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(old) + "\n")
+    record = Record.from_dict(upgrade_legacy_record(old))
     assert record.parameters == {"scale": 12, "validate": True}
     assert record.link.mode == "none"
     settings = {**old, "settings": old["params"]}
     del settings["params"]
-    assert parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(settings)).parameters
+    assert Record.from_dict(upgrade_legacy_record(settings)).parameters
     # anything else that is no record is still refused, with the schema's reason
     wrong = {**old, "colour": "blue"}
     with pytest.raises(RecordError, match=r"unknown key\(s\) \['colour'\]"):
-        parse_output(spec, "SCALEPROBE-RECORD " + json.dumps(wrong) + "\n")
+        Record.from_dict(upgrade_legacy_record(wrong))
+    # a launch prints a record of the schema: the older shape is refused there
+    with pytest.raises(RecordError, match=r"unknown key\(s\) \['params'\]"):
+        parse_output(_spec(), "SCALEPROBE-RECORD " + json.dumps(old) + "\n")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scaleprobe.kernels.comm.pattern import METRICS
-from scaleprobe.kernels.record import parse_record
+from scaleprobe.kernels.schema import Record
 from scaleprobe.models import CommunicationPredictor, ExtrapolationWarning
 
 LINK = {"mode": "emulated", "link_bandwidth": 1.25e8, "latency": 5e-6, "core_slots": 0}
@@ -45,7 +45,7 @@ def _runs(mpi_run, configs):
             seed,
             env={"SCALEPROBE_LINK": json.dumps({**LINK, "ppn": ppn})},
         )
-        metrics = parse_record(done.stdout)["metrics"]
+        metrics = Record.parse(done.stdout).to_dict()["metrics"]
         rows.append({name: metrics[name] for name in METRICS})
         times.append(metrics["exchange_time"])
     return pd.DataFrame(rows), np.array(times)
