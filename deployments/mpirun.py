@@ -48,7 +48,7 @@ def dask_mpi_launch_line(
     mpiexec: str = "mpiexec",
     hostfile: str | None = None,
 ) -> str:
-    """The ``mpiexec ... dask-mpi --scheduler-file`` line that boots a Dask cluster.
+    """The ``mpiexec`` line that boots a Dask cluster with ``dask-mpi``.
 
     Parameters
     ----------

@@ -62,6 +62,9 @@ numpydoc_validation_exclude = {
     r"\.__init__$",  # dataclasses' generated __init__
     # constants: their docstring is their type's (str, tuple); RBASP is a class
     r"\.(?!RBASP$)[A-Z][A-Z0-9_]*$",
+    # fitted attributes (scikit-learn's trailing underscore): their class's
+    # Attributes section documents them
+    r"\.[a-z][a-z0-9_]*[a-z0-9]_$",
 }
 
 # The deployment READMEs are included as they are, written for a repository browser

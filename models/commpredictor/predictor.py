@@ -108,12 +108,12 @@ class CommunicationPredictor(ModelBase, RegressorMixin, BaseEstimator):
         Pearson correlation of each metric with the time (nan for constant metrics).
     areas_ : dict
         Per area: ``terms``, ``coef`` (intercept first, on standardised terms),
-        ``center``, ``spread``, ``samples``, ``error`` (training mean |relative
-        error|, or mean |error| with ``loss="absolute"``), ``fallback`` (True
-        when the area uses the all-rows model) and ``ranges`` (``[min, max]`` of
-        each metric over the rows the law was fitted on: :meth:`predict` warns,
-        :class:`~scaleprobe.models.ExtrapolationWarning`, when a row of the area
-        lies beyond them in a metric of its terms).
+        ``center``, ``spread``, ``samples``, ``error`` (training mean absolute
+        relative error, or mean absolute error with ``loss="absolute"``),
+        ``fallback`` (True when the area uses the all-rows model) and ``ranges``
+        (``[min, max]`` of each metric over the rows the law was fitted on:
+        :meth:`predict` warns, :class:`~scaleprobe.models.ExtrapolationWarning`,
+        when a row of the area lies beyond them in a metric of its terms).
     feature_names_ : list of str
     n_features_in_ : int
 

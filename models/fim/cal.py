@@ -120,7 +120,7 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (3, n_features_in_)
+    coef_ : ndarray of shape (3, ``n_features_in_``)
         :math:`\vec\beta_i` of Eq. 11 for U, TC, SC: intercept, then one coefficient
         per application parameter (the process column excluded); on the logarithms
         where ``forms_`` says ``"power"``.
@@ -143,7 +143,7 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         The process law taken.
     process_base_ : float
         The smallest training count, :math:`q_0`.
-    growth_ : ndarray of shape (n_features_in_,)
+    growth_ : ndarray of shape (``n_features_in_``,)
         :math:`\gamma` of the growth (intercept, then one per application
         parameter; zeros under ``"constant"``).
     process_errors_ : dict

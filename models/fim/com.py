@@ -362,7 +362,7 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         Returns
         -------
         lower, upper : ndarray of shape (n_samples,)
-            s.
+            Bounds of the time, s.
         """
         return self.predict_with_interval(X, level=level)[1:]
 

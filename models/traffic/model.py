@@ -143,7 +143,8 @@ class TrafficModel(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimato
     interval_method = "consistent-range"
     prices_link = True
     structural = True
-    #: Model files written before the measured parts were stored lack them.
+    #: Mean measured part of the time per configuration, filled by :meth:`fit`;
+    #: model files written before the measured parts were stored lack them.
     part_means_ = None
 
     def __init__(self, *, over="nodes", max_terms=2, level=0.9):
