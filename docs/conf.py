@@ -54,7 +54,9 @@ autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks = {
-    *("GL01", "GL03", "GL05", "GL06", "GL07", "GL08", "GL09", "GL10"),
+    # GL01 is left out: the code base starts summaries on the quotes' line (PEP 257),
+    # which numpydoc 1.8 (the docs extra's floor) reports and later releases accept
+    *("GL03", "GL05", "GL06", "GL07", "GL08", "GL09", "GL10"),
     *("PR02", "PR05", "PR06", "PR08", "PR09", "PR10"),
     *("RT04", "SA02", "SA04", "SS02", "SS03", "SS04"),
 }
