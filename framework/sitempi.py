@@ -315,8 +315,8 @@ def launchers_beside(library: str, family: str) -> list[str]:
     In ``PREFIX/bin`` for a library in ``PREFIX/lib`` (or ``PREFIX/lib64``: a
     module-installed MPI), then in ``/usr/bin``: first the names distributions
     give each family's launcher (``mpiexec.openmpi``, ``mpiexec.mpich``,
-    ``mpiexec.hydra``), then plain ``mpiexec``. Only files that exist are listed; whether they are of the
-    family is for :func:`launcher_mpi` to say.
+    ``mpiexec.hydra``), then plain ``mpiexec``. Only files that exist are
+    listed; whether they are of the family is for :func:`launcher_mpi` to say.
 
     Parameters
     ----------
