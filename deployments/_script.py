@@ -31,8 +31,9 @@ __all__ = [
 _BATCH_PARAMETERS = """\
 walltime : str or float, optional
     Wall-clock limit of the job: seconds, ``"90 min"``, ``"2 h"`` or
-    ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config
-    (dask-jobqueue's 30 minutes unless set).
+    ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config;
+    one of them is needed (dask-jobqueue's own 30 minutes are not taken: a sweep
+    cut at a limit nobody chose is a surprise).
 queue, account : str, optional
     Queue (partition) and account of the job. Default: ``jobqueue.{system}.queue``
     and ``jobqueue.{system}.account``.
@@ -175,6 +176,26 @@ def _jobqueue_defaults() -> dict:
     return {}
 
 
+def _configured_walltime(system: str):
+    """``jobqueue.<system>.walltime`` as the user configured it, or None.
+
+    dask-jobqueue registers its defaults in the Dask config when it is imported;
+    its 30 minutes there are nobody's choice. (Where it is imported, a limit
+    configured to exactly its default cannot be told from it, and is refused too:
+    give it as ``walltime``.)
+    """
+    import dask.config  # the config alone: light
+
+    value = dask.config.get(f"jobqueue.{system}.walltime", None)
+    packaged = (_jobqueue_defaults().get(system) or {}).get("walltime")
+    if value is not None and value == packaged:
+        for defaults in dask.config.defaults:
+            section = (defaults.get("jobqueue") or {}).get(system) or {}
+            if section.get("walltime") == value:
+                return None
+    return value
+
+
 def batch_options(system: str, queue, account, walltime, extra_directives) -> dict:
     """Resolve and check the batch options every job-script renderer shares.
 
@@ -182,7 +203,8 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
     takes ``jobqueue.<system>.queue``, ``.account``, ``.walltime`` or
     ``.job-extra-directives`` from the Dask config (``~/.config/dask/jobqueue.yaml``,
     ``DASK_JOBQUEUE__SLURM__QUEUE``...), whose own defaults are dask-jobqueue's: no
-    queue or account, 30 minutes, no extra directive.
+    queue or account, no extra directive. The time limit has no default: it is
+    given, or configured.
 
     Parameters
     ----------
@@ -201,6 +223,11 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
         ``queue``, ``account``, ``walltime`` (``HH:MM:SS``) and ``extra_directives``
         (a list).
 
+    Raises
+    ------
+    ValueError
+        A value that cannot go into a directive, or no time limit at all.
+
     Examples
     --------
     >>> batch_options("pbs", "workq", None, "90 min", None)
@@ -209,7 +236,6 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
     given = {
         "queue": queue,
         "account": account,
-        "walltime": walltime,
         "job-extra-directives": extra_directives,
     }
     if any(value is None for value in given.values()):
@@ -221,6 +247,8 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
                 given[key] = dask.config.get(
                     f"jobqueue.{system}.{key}", defaults.get(key)
                 )
+    if walltime is None:
+        walltime = _configured_walltime(system)
     directives = given["job-extra-directives"] or ()
     if isinstance(directives, str) or not all(
         isinstance(d, str) and "\n" not in d for d in directives
@@ -229,12 +257,15 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
             f"extra_directives must be a list of single-line strings such as "
             f"'--mem=8G', got {directives!r}"
         )
-    if given["walltime"] is None:
-        raise ValueError(f"walltime is needed: jobqueue.{system}.walltime is not set")
+    if walltime is None:
+        raise ValueError(
+            f"walltime is needed: give walltime= (e.g. '2 h') or set "
+            f"jobqueue.{system}.walltime in the Dask config; the job ends at it"
+        )
     return {
         "queue": check_name("queue", given["queue"]),
         "account": check_name("account", given["account"]),
-        "walltime": _walltime(given["walltime"]),
+        "walltime": _walltime(walltime),
         "extra_directives": list(directives),
     }
 

@@ -21,6 +21,9 @@ scaleprobe only adds the allocation's shape, from ``scaleprobe.cluster.slurm``::
         walltime: "02:00:00"                          jobs: 4
         cores: 1                                      nodes-per-job: 2
         memory: 4GiB                                  ntasks-per-node: 8
+                                                      exclusive: true
+
+Each job holds its nodes alone (``--exclusive``) unless ``exclusive`` is false.
 """
 
 from __future__ import annotations
@@ -112,6 +115,9 @@ def slurm_cluster(
           or dask.config.get("jobqueue.slurm.job-extra-directives") or []),
         f"--nodes={nodes}", f"--ntasks-per-node={tasks}",
     ]  # fmt: skip
+    # measurement jobs hold their nodes alone: another job's load would be measured
+    if settings.get("exclusive", True):
+        options["job_extra_directives"].append("--exclusive")
     options["worker_extra_args"] = [
         *(options.get("worker_extra_args")
           or dask.config.get("jobqueue.slurm.worker-extra-args") or []),

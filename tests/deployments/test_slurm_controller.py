@@ -34,7 +34,7 @@ def _submit(slurm, tmp_path, tasks, **options):
     script = render_slurm_script(
         str(tmp_path / "spec.yaml"),
         nodes=1,
-        ntasks_per_node=tasks,
+        ppn=tasks,
         walltime=WALLTIME,
         python_env=VENV,
         log=str(log),
