@@ -58,10 +58,9 @@ def test_optional_directives_are_left_out():
 
 
 def test_the_time_limit_is_given_or_configured_never_assumed():
-    # dask-jobqueue's own 30 minutes would end a sweep at a limit nobody chose,
-    # whether or not dask-jobqueue (which registers them) was imported
-    import dask_jobqueue  # noqa: F401
-
+    # dask-jobqueue's own 30 minutes (in the config here: conftest.py imports it)
+    # would end a sweep at a limit nobody chose
+    assert dask.config.get("jobqueue.slurm.walltime") == "00:30:00"
     with pytest.raises(ValueError, match=r"walltime is needed: give walltime= "):
         render_slurm_script("s.yaml", nodes=1, ppn=1)
     with dask.config.set({"jobqueue.slurm.walltime": "00:45:00"}):
