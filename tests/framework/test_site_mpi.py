@@ -18,7 +18,7 @@ import sys
 import dask
 import pytest
 import yaml
-from _system import missing
+from _openmpi import NEEDS_OPENMPI, OPENMPI_RUN, VENV_MPIEXEC, build_program
 from scaleprobe.framework import SettingsError, open_results, run_sweep
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.launch import launch_point
@@ -36,52 +36,11 @@ from scaleprobe.framework.spec import load_spec
 
 pytestmark = pytest.mark.mpi
 
-OPENMPI_CC = "/usr/bin/mpicc.openmpi"
-OPENMPI_RUN = "/usr/bin/mpiexec.openmpi"
-VENV_MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-NEEDS_OPENMPI = pytest.mark.skipif(
-    not (os.access(OPENMPI_CC, os.X_OK) and os.access(OPENMPI_RUN, os.X_OK)),
-    reason=missing(
-        "Debian's Open MPI with its compiler (apt-get install openmpi-bin "
-        "libopenmpi-dev, as .ci/install-system-mpi does)"
-    ),
-)
-
-#: Prints a scaleprobe record with the world size the program saw.
-SOURCE = r"""
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-    int rank, size;
-    double start, elapsed;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    start = MPI_Wtime();
-    MPI_Barrier(MPI_COMM_WORLD);
-    elapsed = MPI_Wtime() - start;
-    if (rank == 0)
-        printf("SCALEPROBE-RECORD {\"kernel\": \"world\", \"status\": \"ok\", "
-               "\"metrics\": {\"time\": %.9f}, \"placement\": {\"ranks\": %d}}\n",
-               elapsed, size);
-    MPI_Finalize();
-    return 0;
-}
-"""
-
 
 @pytest.fixture(scope="module")
 def openmpi_program(tmp_path_factory):
-    """The C program above, compiled with Open MPI's mpicc."""
-    folder = tmp_path_factory.mktemp("openmpi")
-    (folder / "world.c").write_text(SOURCE)
-    subprocess.run(
-        [OPENMPI_CC, "-O2", "-o", str(folder / "world"), str(folder / "world.c")],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return str(folder / "world")
+    """The C program of ``_openmpi``, compiled with Open MPI's mpicc."""
+    return build_program(tmp_path_factory.mktemp("openmpi"))
 
 
 def _stored_points(folder) -> list[dict]:
