@@ -27,13 +27,17 @@ __all__ = [
 
 #: The parameters every batch-job renderer takes, documented once for all of them:
 #: ``{system}`` is the batch system's name in the Dask config (``slurm``, ``pbs``),
-#: ``{prefix}`` its directive and ``{example}`` two of its options.
+#: ``{prefix}`` its directive, ``{example}`` two of its options and ``{exclusive}``
+#: the directives that give a job its nodes alone.
 _BATCH_PARAMETERS = """\
 walltime : str or float, optional
     Wall-clock limit of the job: seconds, ``"90 min"``, ``"2 h"`` or
     ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config;
     one of them is needed (dask-jobqueue's own 30 minutes are not taken: a sweep
     cut at a limit nobody chose is a surprise).
+exclusive : bool, default=True
+    The job's nodes are its own ({exclusive}): another job's processes there would
+    be measured too. False lets the batch system share them.
 queue, account : str, optional
     Queue (partition) and account of the job. Default: ``jobqueue.{system}.queue``
     and ``jobqueue.{system}.account``.
@@ -57,7 +61,7 @@ extra_directives : sequence of str, optional
 _PLACEHOLDER = re.compile(r"^( *)\{batch_parameters\}\n", re.MULTILINE)
 
 
-def batch_parameters(system: str, prefix: str, example: str):
+def batch_parameters(system: str, prefix: str, example: str, exclusive: str):
     """Decorate a renderer: its docstring's ``{batch_parameters}`` line becomes the
     shared parameters' documentation, worded for one batch system.
 
@@ -69,6 +73,8 @@ def batch_parameters(system: str, prefix: str, example: str):
         Its directive, e.g. ``#SBATCH``.
     example : str
         Extra directives to show, e.g. ``["--mem=8G"]``.
+    exclusive : str
+        What ``exclusive`` asks for, e.g. ``#SBATCH --exclusive``.
 
     Returns
     -------
@@ -77,7 +83,7 @@ def batch_parameters(system: str, prefix: str, example: str):
 
     Examples
     --------
-    >>> @batch_parameters("pbs", "#PBS", '["-m abe"]')
+    >>> @batch_parameters("pbs", "#PBS", '["-m abe"]', "``place=scatter:excl``")
     ... def render(**options):
     ...     '''Render.
     ...
@@ -88,7 +94,9 @@ def batch_parameters(system: str, prefix: str, example: str):
     >>> "More ``#PBS`` options" in render.__doc__
     True
     """
-    text = _BATCH_PARAMETERS.format(system=system, prefix=prefix, example=example)
+    text = _BATCH_PARAMETERS.format(
+        system=system, prefix=prefix, example=example, exclusive=exclusive
+    )
 
     def decorate(function):
         function.__doc__ = _PLACEHOLDER.sub(

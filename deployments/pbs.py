@@ -29,7 +29,9 @@ from .mpirun import WORKER_CLASS
 __all__ = ["render_pbs_script"]
 
 
-@batch_parameters("pbs", "#PBS", '["-l mem=8gb", "-m abe"]')
+@batch_parameters(
+    "pbs", "#PBS", '["-l mem=8gb", "-m abe"]', "``place=scatter:excl``, Torque ``-n``"
+)
 def render_pbs_script(
     spec: str,
     *,
@@ -59,10 +61,6 @@ def render_pbs_script(
         Nodes (``select=`` chunks, or ``nodes=`` with Torque syntax).
     ppn : int
         MPI ranks per node (``ncpus`` and ``mpiprocs`` of a chunk).
-    exclusive : bool, default=True
-        Hosts of the job's own: ``#PBS -l place=scatter:excl`` (Torque: ``#PBS
-        -n``). False gives ``place=scatter``: one chunk per host still, but other
-        jobs may share the hosts (and their load is measured too).
     mpiexec : str, default="mpiexec"
         The launcher of the Dask cluster's ranks: that of the MPI mpi4py loads (the
         ``mpich`` wheel's by default). ``-n`` and ``-host`` are all it is given;

@@ -63,7 +63,9 @@ def _check_mpi(mpi) -> None:
         )
 
 
-@batch_parameters("slurm", "#SBATCH", '["--mem=8G", "--constraint=ib"]')
+@batch_parameters(
+    "slurm", "#SBATCH", '["--mem=8G", "--constraint=ib"]', "``#SBATCH --exclusive``"
+)
 def render_slurm_script(
     spec: str,
     *,
@@ -95,10 +97,6 @@ def render_slurm_script(
     ppn : int
         MPI ranks per node (``#SBATCH --ntasks-per-node``); at least the largest
         ``ppn`` of the sweep.
-    exclusive : bool, default=True
-        ``#SBATCH --exclusive``: no other job shares the nodes while they measure.
-        False lets SLURM pack other jobs beside the sweep's (their load is then
-        measured too).
     log : str or None, default="scaleprobe-%j.out"
         ``#SBATCH -o``; None leaves SLURM's default.
     mpi : str, default="pmi2"
@@ -122,9 +120,7 @@ def render_slurm_script(
     --------
     >>> script = render_slurm_script("g500.yaml", nodes=4, ppn=2,
     ...                              walltime="2 h", queue="batch")
-    >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
-    True
-    >>> "#SBATCH --exclusive" in script
+    >>> "#SBATCH --exclusive" in script and "#SBATCH -t 02:00:00" in script
     True
     >>> print(script.splitlines()[-1])  # doctest: +NORMALIZE_WHITESPACE
     srun --mpi=pmi2 --overlap --overcommit --kill-on-bad-exit=1 --nodes=1 --ntasks=3
@@ -143,18 +139,19 @@ def render_slurm_script(
         *activation_lines(python_env, setup),
         "",
     ]
+    arguments = run_arguments(spec, output)
+    lines += _sweep_lines(mpi, overlap, arguments, scheduler_file, dask_ranks)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _sweep_lines(mpi, overlap, arguments: str, scheduler_file, dask_ranks: int):
+    """The lines that start the Dask step on the first node and sweep."""
     # A rank that dies ends the step: the others would wait for it until the time limit.
     step = (
         f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit "
         "--kill-on-bad-exit=1 --nodes=1"
     )
-    lines += _sweep_lines(step, run_arguments(spec, output), scheduler_file, dask_ranks)
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _sweep_lines(step: str, arguments: str, scheduler_file, dask_ranks: int):
-    """The lines that start the Dask step on the first node and sweep."""
     if scheduler_file is None:
         return [
             f"{step} --ntasks={dask_ranks} --ntasks-per-node={dask_ranks} "

@@ -114,10 +114,8 @@ def slurm_cluster(
         *(options.get("job_extra_directives")
           or dask.config.get("jobqueue.slurm.job-extra-directives") or []),
         f"--nodes={nodes}", f"--ntasks-per-node={tasks}",
+        *(["--exclusive"] if settings.get("exclusive", True) else []),  # nodes alone
     ]  # fmt: skip
-    # measurement jobs hold their nodes alone: another job's load would be measured
-    if settings.get("exclusive", True):
-        options["job_extra_directives"].append("--exclusive")
     options["worker_extra_args"] = [
         *(options.get("worker_extra_args")
           or dask.config.get("jobqueue.slurm.worker-extra-args") or []),

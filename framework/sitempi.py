@@ -253,7 +253,9 @@ def python_mpi(python: str | None = None, env: dict | None = None):
         The name is the first line of ``MPI_Get_library_version``.
     """
     python = python or sys.executable
-    environment = tuple(sorted((env if env is not None else os.environ).items()))
+    env = env if env is not None else os.environ
+    # a point's own variables tell nothing of the MPI: one answer for every point
+    environment = tuple(sorted(kv for kv in env.items() if "SCALEPROBE_" not in kv[0]))
     answer = _probe(python, environment)
     if "error" in answer:
         return None
