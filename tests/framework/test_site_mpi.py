@@ -87,7 +87,11 @@ def test_the_venv_mpich_is_recognised_as_library_launcher_and_mpi4py():
 @NEEDS_OPENMPI
 def test_mpi4py_pointed_at_open_mpi_is_recognised():
     # the mpi4py wheel loads the site's library where MPI4PY_LIBMPI names it:
-    # the built-in kernels then run on Open MPI without rebuilding mpi4py
+    # the built-in kernels then run on Open MPI without rebuilding mpi4py. An
+    # mpi4py built with Open MPI's mpicc is told the same way (python_mpi asks the
+    # imported mpi4py for MPI_Get_library_version and the libmpi it loaded); this
+    # test loads the real libmpi.so.40 rather than compiling mpi4py, which takes
+    # minutes and a download of its source
     env = {**os.environ, "MPI4PY_LIBMPI": "libmpi.so.40"}
     found = python_mpi(sys.executable, env)
     assert found.family == "openmpi"
