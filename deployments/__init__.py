@@ -5,7 +5,7 @@ Each backend renders its script as a plain string that a user saves and submits
 package hold ready-made copies and READMEs):
 
 >>> from scaleprobe.deployments import render_slurm_script
->>> script = render_slurm_script("graph500.yaml", nodes=4, ntasks_per_node=2,
+>>> script = render_slurm_script("graph500.yaml", nodes=4, ppn=2,
 ...                              walltime="30 min", account="proj42")
 >>> "#SBATCH -N 4" in script and "#SBATCH -A proj42" in script
 True

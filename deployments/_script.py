@@ -27,12 +27,17 @@ __all__ = [
 
 #: The parameters every batch-job renderer takes, documented once for all of them:
 #: ``{system}`` is the batch system's name in the Dask config (``slurm``, ``pbs``),
-#: ``{prefix}`` its directive and ``{example}`` two of its options.
+#: ``{prefix}`` its directive, ``{example}`` two of its options and ``{exclusive}``
+#: the directives that give a job its nodes alone.
 _BATCH_PARAMETERS = """\
 walltime : str or float, optional
     Wall-clock limit of the job: seconds, ``"90 min"``, ``"2 h"`` or
-    ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config
-    (dask-jobqueue's 30 minutes unless set).
+    ``"[D-]HH:MM:SS"``. Default: ``jobqueue.{system}.walltime`` of the Dask config;
+    one of them is needed (dask-jobqueue's own 30 minutes are not taken: a sweep
+    cut at a limit nobody chose is a surprise).
+exclusive : bool, default=True
+    The job's nodes are its own ({exclusive}): another job's processes there would
+    be measured too. False lets the batch system share them.
 queue, account : str, optional
     Queue (partition) and account of the job. Default: ``jobqueue.{system}.queue``
     and ``jobqueue.{system}.account``.
@@ -56,7 +61,7 @@ extra_directives : sequence of str, optional
 _PLACEHOLDER = re.compile(r"^( *)\{batch_parameters\}\n", re.MULTILINE)
 
 
-def batch_parameters(system: str, prefix: str, example: str):
+def batch_parameters(system: str, prefix: str, example: str, exclusive: str):
     """Decorate a renderer: its docstring's ``{batch_parameters}`` line becomes the
     shared parameters' documentation, worded for one batch system.
 
@@ -68,6 +73,8 @@ def batch_parameters(system: str, prefix: str, example: str):
         Its directive, e.g. ``#SBATCH``.
     example : str
         Extra directives to show, e.g. ``["--mem=8G"]``.
+    exclusive : str
+        What ``exclusive`` asks for, e.g. ``#SBATCH --exclusive``.
 
     Returns
     -------
@@ -76,7 +83,7 @@ def batch_parameters(system: str, prefix: str, example: str):
 
     Examples
     --------
-    >>> @batch_parameters("pbs", "#PBS", '["-m abe"]')
+    >>> @batch_parameters("pbs", "#PBS", '["-m abe"]', "``place=scatter:excl``")
     ... def render(**options):
     ...     '''Render.
     ...
@@ -87,7 +94,9 @@ def batch_parameters(system: str, prefix: str, example: str):
     >>> "More ``#PBS`` options" in render.__doc__
     True
     """
-    text = _BATCH_PARAMETERS.format(system=system, prefix=prefix, example=example)
+    text = _BATCH_PARAMETERS.format(
+        system=system, prefix=prefix, example=example, exclusive=exclusive
+    )
 
     def decorate(function):
         function.__doc__ = _PLACEHOLDER.sub(
@@ -175,6 +184,26 @@ def _jobqueue_defaults() -> dict:
     return {}
 
 
+def _configured_walltime(system: str):
+    """``jobqueue.<system>.walltime`` as the user configured it, or None.
+
+    dask-jobqueue registers its defaults in the Dask config when it is imported;
+    its 30 minutes there are nobody's choice. (Where it is imported, a limit
+    configured to exactly its default cannot be told from it, and is refused too:
+    give it as ``walltime``.)
+    """
+    import dask.config  # the config alone: light
+
+    value = dask.config.get(f"jobqueue.{system}.walltime", None)
+    packaged = (_jobqueue_defaults().get(system) or {}).get("walltime")
+    if value is not None and value == packaged:
+        for defaults in dask.config.defaults:
+            section = (defaults.get("jobqueue") or {}).get(system) or {}
+            if section.get("walltime") == value:
+                return None
+    return value
+
+
 def batch_options(system: str, queue, account, walltime, extra_directives) -> dict:
     """Resolve and check the batch options every job-script renderer shares.
 
@@ -182,7 +211,8 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
     takes ``jobqueue.<system>.queue``, ``.account``, ``.walltime`` or
     ``.job-extra-directives`` from the Dask config (``~/.config/dask/jobqueue.yaml``,
     ``DASK_JOBQUEUE__SLURM__QUEUE``...), whose own defaults are dask-jobqueue's: no
-    queue or account, 30 minutes, no extra directive.
+    queue or account, no extra directive. The time limit has no default: it is
+    given, or configured.
 
     Parameters
     ----------
@@ -201,6 +231,11 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
         ``queue``, ``account``, ``walltime`` (``HH:MM:SS``) and ``extra_directives``
         (a list).
 
+    Raises
+    ------
+    ValueError
+        A value that cannot go into a directive, or no time limit at all.
+
     Examples
     --------
     >>> batch_options("pbs", "workq", None, "90 min", None)
@@ -209,7 +244,6 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
     given = {
         "queue": queue,
         "account": account,
-        "walltime": walltime,
         "job-extra-directives": extra_directives,
     }
     if any(value is None for value in given.values()):
@@ -221,6 +255,8 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
                 given[key] = dask.config.get(
                     f"jobqueue.{system}.{key}", defaults.get(key)
                 )
+    if walltime is None:
+        walltime = _configured_walltime(system)
     directives = given["job-extra-directives"] or ()
     if isinstance(directives, str) or not all(
         isinstance(d, str) and "\n" not in d for d in directives
@@ -229,12 +265,15 @@ def batch_options(system: str, queue, account, walltime, extra_directives) -> di
             f"extra_directives must be a list of single-line strings such as "
             f"'--mem=8G', got {directives!r}"
         )
-    if given["walltime"] is None:
-        raise ValueError(f"walltime is needed: jobqueue.{system}.walltime is not set")
+    if walltime is None:
+        raise ValueError(
+            f"walltime is needed: give walltime= (e.g. '2 h') or set "
+            f"jobqueue.{system}.walltime in the Dask config; the job ends at it"
+        )
     return {
         "queue": check_name("queue", given["queue"]),
         "account": check_name("account", given["account"]),
-        "walltime": _walltime(given["walltime"]),
+        "walltime": _walltime(walltime),
         "extra_directives": list(directives),
     }
 

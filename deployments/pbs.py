@@ -1,8 +1,11 @@
 """Run a sweep inside a PBS Pro / OpenPBS / Torque job: a ``qsub`` script as a string.
 
-The job selects ``nodes`` chunks of ``ppn`` MPI processes. The Dask cluster (scheduler,
-client, workers) is started with MPICH's ``mpiexec`` on the first host of
-``$PBS_NODEFILE``; the kernels are separate ``mpiexec`` launches of the worker. The
+The job selects ``nodes`` chunks of ``ppn`` MPI processes, one chunk per host and
+the hosts its own (``place=scatter:excl``, by default). The Dask cluster (scheduler,
+client, workers) is started with ``mpiexec -host FIRST:RANKS`` on the first host of
+``$PBS_NODEFILE`` -- all of its ranks there, however few slots a chunk has; the
+kernels are separate ``mpiexec`` launches of the worker, each told its hosts from
+``$PBS_NODEFILE`` and its ranks per host (:mod:`scaleprobe.framework.hosts`). The
 scheduler-file recipe starts the cluster in the background and connects to it.
 """
 
@@ -21,18 +24,21 @@ from ._script import (
     run_arguments,
     scheduler_file_lines,
 )
-from .mpirun import dask_mpi_launch_line
+from .mpirun import WORKER_CLASS
 
 __all__ = ["render_pbs_script"]
 
 
-@batch_parameters("pbs", "#PBS", '["-l mem=8gb", "-m abe"]')
+@batch_parameters(
+    "pbs", "#PBS", '["-l mem=8gb", "-m abe"]', "``place=scatter:excl``, Torque ``-n``"
+)
 def render_pbs_script(
     spec: str,
     *,
     nodes: int,
     ppn: int,
     walltime=None,
+    exclusive: bool = True,
     queue: str | None = None,
     account: str | None = None,
     job_name: str = "scaleprobe",
@@ -54,9 +60,11 @@ def render_pbs_script(
     nodes : int
         Nodes (``select=`` chunks, or ``nodes=`` with Torque syntax).
     ppn : int
-        MPI processes per node (``ncpus`` and ``mpiprocs`` of a chunk).
+        MPI ranks per node (``ncpus`` and ``mpiprocs`` of a chunk).
     mpiexec : str, default="mpiexec"
-        The MPI launcher (MPICH hydra: ``-f $PBS_NODEFILE``).
+        The launcher of the Dask cluster's ranks: that of the MPI mpi4py loads (the
+        ``mpich`` wheel's by default). ``-n`` and ``-host`` are all it is given;
+        MPICH's and Open MPI's both take them.
     select_syntax : bool, default=True
         PBS Pro ``-l select=N:ncpus=P:mpiprocs=P``; False gives Torque's
         ``-l nodes=N:ppn=P``.
@@ -69,18 +77,26 @@ def render_pbs_script(
 
     Examples
     --------
-    >>> script = render_pbs_script("g500.yaml", nodes=4, ppn=2, queue="workq")
-    >>> "#PBS -l select=4:ncpus=2:mpiprocs=2" in script, "#PBS -q workq" in script
-    (True, True)
+    >>> script = render_pbs_script("g500.yaml", nodes=4, ppn=2, walltime="1 h")
+    >>> "#PBS -l select=4:ncpus=2:mpiprocs=2" in script
+    True
+    >>> "#PBS -l place=scatter:excl" in script
+    True
     """
     nodes, ppn = positive_int("nodes", nodes), positive_int("ppn", ppn)
     dask_ranks = check_dask_ranks(dask_ranks)
     batch = batch_options("pbs", queue, account, walltime, extra_directives)
-    resources = (
-        f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}"
-        if select_syntax
-        else f"nodes={nodes}:ppn={ppn}"
-    )
+    if select_syntax:
+        resources = [
+            f"select={nodes}:ncpus={ppn}:mpiprocs={ppn}",
+            f"place=scatter{':excl' if exclusive else ''}",
+        ]
+    else:  # Torque: one entry per node; -n asks for the nodes alone
+        resources = [f"nodes={nodes}:ppn={ppn}"]
+        batch["extra_directives"] = [
+            *(["-n"] if exclusive else []),
+            *batch["extra_directives"],
+        ]
     lines = [
         "#!/bin/bash",
         *_directives(check_name("job_name", job_name), resources, batch),
@@ -96,10 +112,10 @@ def render_pbs_script(
     return "\n".join(lines)
 
 
-def _directives(job_name: str, resources: str, batch: dict) -> list[str]:
+def _directives(job_name: str, resources: list, batch: dict) -> list[str]:
     lines = [
         f"#PBS -N {job_name}",
-        f"#PBS -l {resources}",
+        *(f"#PBS -l {resource}" for resource in resources),
         f"#PBS -l walltime={batch['walltime']}",
         "#PBS -j oe",
     ]
@@ -111,20 +127,28 @@ def _directives(job_name: str, resources: str, batch: dict) -> list[str]:
     return lines
 
 
+#: The first host of the job, where the Dask ranks run (and the script itself).
+FIRST_HOST = '$(head -n 1 "$PBS_NODEFILE")'
+
+
 def _sweep_lines(arguments: str, scheduler_file, dask_ranks: int, mpiexec: str):
-    """The lines that start the Dask cluster on the job's first host and sweep."""
+    """The lines that start the Dask cluster on the job's first host and sweep.
+
+    ``-host FIRST:RANKS`` puts every Dask rank there: left to ``$PBS_NODEFILE``,
+    hydra would fill the first host's ``mpiprocs`` slots and start the rest on the
+    second host.
+    """
+    if not isinstance(mpiexec, str) or not mpiexec.strip():
+        raise ValueError(f"mpiexec must be a launcher command, got {mpiexec!r}")
     if scheduler_file is None:
         return [
-            f'{mpiexec} -n {dask_ranks} -f "$PBS_NODEFILE" scaleprobe run '
-            f"--dask-mpi {arguments}"
+            f'{mpiexec} -n {dask_ranks} -host "{FIRST_HOST}:{dask_ranks}" '
+            f"scaleprobe run --dask-mpi {arguments}"
         ]
-    start = dask_mpi_launch_line(
-        scheduler_file,
-        ranks=dask_ranks - 1,
-        mpiexec=mpiexec,
-        hostfile="$PBS_NODEFILE",
+    ranks = dask_ranks - 1
+    start = (
+        f'{mpiexec} -n {ranks} -host "{FIRST_HOST}:{ranks}" dask-mpi '
+        f"--scheduler-file {shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}"
     )
-    # shlex.quote put $PBS_NODEFILE in single quotes; the shell must expand it
-    start = start.replace("'$PBS_NODEFILE'", '"$PBS_NODEFILE"')
     run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
     return scheduler_file_lines(start, scheduler_file, run)

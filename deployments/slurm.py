@@ -1,6 +1,7 @@
 """Run a sweep inside a SLURM allocation: an ``sbatch`` script rendered as a string.
 
-The job allocates the nodes the kernels run on. The Dask cluster is small (scheduler,
+The job allocates the nodes the kernels run on, alone (``--exclusive``, by default),
+for a time limit that is given, never assumed. The Dask cluster is small (scheduler,
 client, one or more workers) and shares the first node: its ``srun`` step is started
 with ``--overcommit`` (its ranks fit even in an allocation of one task per node) and
 ``--overlap`` so that the kernel launches -- ``srun --mpi=pmi2 --ntasks=R`` steps the
@@ -35,13 +36,16 @@ from .mpirun import WORKER_CLASS
 __all__ = ["render_slurm_script"]
 
 
-def _directives(nodes, ntasks_per_node, job_name, log, batch: dict) -> list[str]:
+def _directives(nodes, ppn, exclusive, job_name, log, batch: dict) -> list[str]:
     lines = [
         f"#SBATCH -J {check_name('job_name', job_name)}",
         f"#SBATCH -N {positive_int('nodes', nodes)}",
-        f"#SBATCH --ntasks-per-node={positive_int('ntasks_per_node', ntasks_per_node)}",
+        f"#SBATCH --ntasks-per-node={positive_int('ppn', ppn)}",
         f"#SBATCH -t {batch['walltime']}",
     ]
+    # another job's processes on the nodes would be measured too
+    if exclusive and "--exclusive" not in batch["extra_directives"]:
+        lines.append("#SBATCH --exclusive")
     if batch["queue"] is not None:
         lines.append(f"#SBATCH -p {batch['queue']}")
     if batch["account"] is not None:
@@ -59,13 +63,16 @@ def _check_mpi(mpi) -> None:
         )
 
 
-@batch_parameters("slurm", "#SBATCH", '["--mem=8G", "--exclusive"]')
+@batch_parameters(
+    "slurm", "#SBATCH", '["--mem=8G", "--constraint=ib"]', "``#SBATCH --exclusive``"
+)
 def render_slurm_script(
     spec: str,
     *,
     nodes: int,
-    ntasks_per_node: int,
+    ppn: int,
     walltime=None,
+    exclusive: bool = True,
     queue: str | None = None,
     account: str | None = None,
     job_name: str = "scaleprobe",
@@ -87,8 +94,8 @@ def render_slurm_script(
         Path of the campaign YAML file.
     nodes : int
         Nodes to allocate (``#SBATCH -N``); at least the largest ``nodes`` of the sweep.
-    ntasks_per_node : int
-        MPI tasks per node (``#SBATCH --ntasks-per-node``); at least the largest
+    ppn : int
+        MPI ranks per node (``#SBATCH --ntasks-per-node``); at least the largest
         ``ppn`` of the sweep.
     log : str or None, default="scaleprobe-%j.out"
         ``#SBATCH -o``; None leaves SLURM's default.
@@ -111,9 +118,9 @@ def render_slurm_script(
 
     Examples
     --------
-    >>> script = render_slurm_script("g500.yaml", nodes=4, ntasks_per_node=2,
+    >>> script = render_slurm_script("g500.yaml", nodes=4, ppn=2,
     ...                              walltime="2 h", queue="batch")
-    >>> "#SBATCH -N 4" in script and "#SBATCH -t 02:00:00" in script
+    >>> "#SBATCH --exclusive" in script and "#SBATCH -t 02:00:00" in script
     True
     >>> print(script.splitlines()[-1])  # doctest: +NORMALIZE_WHITESPACE
     srun --mpi=pmi2 --overlap --overcommit --kill-on-bad-exit=1 --nodes=1 --ntasks=3
@@ -124,7 +131,7 @@ def render_slurm_script(
     batch = batch_options("slurm", queue, account, walltime, extra_directives)
     lines = [
         "#!/bin/bash",
-        *_directives(nodes, ntasks_per_node, job_name, log, batch),
+        *_directives(nodes, ppn, exclusive, job_name, log, batch),
         "# scaleprobe sweep inside this allocation; kernels run as srun steps",
         "set -euo pipefail",
         'cd "${SLURM_SUBMIT_DIR:-.}"',
@@ -132,18 +139,19 @@ def render_slurm_script(
         *activation_lines(python_env, setup),
         "",
     ]
+    arguments = run_arguments(spec, output)
+    lines += _sweep_lines(mpi, overlap, arguments, scheduler_file, dask_ranks)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _sweep_lines(mpi, overlap, arguments: str, scheduler_file, dask_ranks: int):
+    """The lines that start the Dask step on the first node and sweep."""
     # A rank that dies ends the step: the others would wait for it until the time limit.
     step = (
         f"srun --mpi={mpi}{' --overlap' if overlap else ''} --overcommit "
         "--kill-on-bad-exit=1 --nodes=1"
     )
-    lines += _sweep_lines(step, run_arguments(spec, output), scheduler_file, dask_ranks)
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _sweep_lines(step: str, arguments: str, scheduler_file, dask_ranks: int):
-    """The lines that start the Dask step on the first node and sweep."""
     if scheduler_file is None:
         return [
             f"{step} --ntasks={dask_ranks} --ntasks-per-node={dask_ranks} "

@@ -21,6 +21,9 @@ scaleprobe only adds the allocation's shape, from ``scaleprobe.cluster.slurm``::
         walltime: "02:00:00"                          jobs: 4
         cores: 1                                      nodes-per-job: 2
         memory: 4GiB                                  ntasks-per-node: 8
+                                                      exclusive: true
+
+Each job holds its nodes alone (``--exclusive``) unless ``exclusive`` is false.
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ def slurm_cluster(
         *(options.get("job_extra_directives")
           or dask.config.get("jobqueue.slurm.job-extra-directives") or []),
         f"--nodes={nodes}", f"--ntasks-per-node={tasks}",
+        *(["--exclusive"] if settings.get("exclusive", True) else []),  # nodes alone
     ]  # fmt: skip
     options["worker_extra_args"] = [
         *(options.get("worker_extra_args")

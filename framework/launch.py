@@ -25,9 +25,10 @@ import time
 from typing import TYPE_CHECKING
 
 from scaleprobe.kernels.registry import kernel_arguments, kernel_module
-from scaleprobe.kernels.schema import LinkConfig, Record, RecordError
+from scaleprobe.kernels.schema import RECORD_MARKER, LinkConfig, Record, RecordError
 
 from ._hostload import LoadMeter
+from .hosts import hosts_given, launch_hosts, placement_arguments, this_host
 from .netns import NetnsError
 from .settings import LaunchError, LaunchSettings, resolve_mpiexec
 from .spec import Spec
@@ -36,22 +37,37 @@ if TYPE_CHECKING:
     from .planning import Point
 
 __all__ = [
+    "OPENMPI_AS_ROOT",
     "LaunchError",
     "build_command",
     "child_environment",
     "launch_environment",
     "launch_point",
+    "launcher_words",
     "parse_output",
     "point_link",
     "record_mismatch",
     "replay_line",
     "resolve_mpiexec",
+    "separate_jobs",
     "spec_link",
     "terminate_group",
     "wait_launch",
 ]
 
-STRIPPED_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "MPIEXEC_")
+STRIPPED_PREFIXES = (
+    "PMI_",
+    "PMIX_",
+    "HYDRA_",
+    "MPI_LOCAL",
+    "OMPI_",
+    "MPIEXEC_",
+    # the SLURM node of the process that launches, not of the ranks (srun sets each
+    # task's own; an mpiexec would pass this one to ranks on every host)
+    "SLURMD_NODENAME",
+)
+#: What Open MPI's launcher needs to start ranks as root; it refuses without them.
+OPENMPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
@@ -137,6 +153,9 @@ def build_command(
 ) -> list[str]:
     """Return the command line that runs one point.
 
+    Placement is always explicit (:func:`launcher_words`): the launcher is told
+    the hosts and the ranks on each, never left to its defaults.
+
     Parameters
     ----------
     spec : Spec
@@ -151,30 +170,30 @@ def build_command(
     Returns
     -------
     list of str
-        ``srun --mpi=pmi2 -n R ...`` inside a SLURM allocation, else
-        ``mpiexec -n R python -m scaleprobe.kernels.<kernel> --param value ...``; for
-        ``kernel: external`` the user's command template, rendered. In throttle mode
+        ``srun --mpi=pmi2 --ntasks=R --nodes=N --ntasks-per-node=P ...`` inside a
+        SLURM allocation, else ``mpiexec -hosts h1:P,... -ppn P -n R python -m
+        scaleprobe.kernels.<kernel> --param value ...`` (no hosts: the ranks run
+        on this host); for ``kernel: external`` the user's command template,
+        rendered with those launcher words as ``{mpiexec}``. In throttle mode
         ``netns`` ``mpiexec`` runs in the first node's namespace and starts
         ``ppn`` ranks in each node's (:meth:`NamespaceNetwork.mpiexec_command`).
+
+    Raises
+    ------
+    LaunchError
+        Throttle mode ``netns`` without its network.
+    ValueError
+        The point asks more nodes than the hosts there are.
     """
     settings = settings or LaunchSettings.from_config()
-    mpiexec = settings.mpiexec
-    nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
-    netns = spec.throttle.mode == "netns"
-    if netns:
-        if network is None:
-            raise LaunchError(
-                "throttle mode 'netns' launches into the sweep's namespace network, "
-                "and none was given"
-            )
-        launcher = network.mpiexec_command(mpiexec, nodes, ppn)
+    launcher = launcher_words(spec, point, network=network, settings=settings)
     if spec.kernel == "external":
         from scaleprobe.kernels.external import build_command as external_command
 
         return external_command(
             spec.params,
             dict(point.coords),
-            mpiexec=shlex.join(launcher) if netns else mpiexec,
+            mpiexec=shlex.join(launcher),
             ranks=point.ranks,
         )
     program = [
@@ -183,23 +202,73 @@ def build_command(
         kernel_module(spec.kernel),
         *_kernel_arguments(spec, point),
     ]
-    if netns:
-        return [*launcher, "-n", str(point.ranks), *program]
+    if launcher[0] == "srun":
+        return [*launcher, *program]
+    return [*launcher, "-n", str(point.ranks), *program]
+
+
+def launcher_words(
+    spec: Spec, point: Point, *, network=None, settings: LaunchSettings
+) -> list[str]:
+    """The launcher and the options that place one point's ranks.
+
+    Everything of the command line before the program but the rank count of an
+    ``mpiexec`` (``-n R``, which follows); for ``srun`` the rank count too. This is what
+    ``{mpiexec}`` stands for in an external program's command template.
+
+    Parameters
+    ----------
+    spec : Spec
+        The campaign.
+    point : Point
+        The point.
+    network : NamespaceNetwork, optional
+        The namespace network of throttle mode ``netns``.
+    settings : LaunchSettings
+        How to launch.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    LaunchError
+        Throttle mode ``netns`` without its network.
+    ValueError
+        The point asks more nodes than the hosts there are.
+    """
+    nodes, ppn = int(point.coords["nodes"]), int(point.coords["ppn"])
+    if spec.throttle.mode == "netns":
+        if network is None:
+            raise LaunchError(
+                "throttle mode 'netns' launches into the sweep's namespace network, "
+                "and none was given"
+            )
+        return network.mpiexec_command(settings.mpiexec, nodes, ppn)
     real_nodes = spec.throttle.mode == "none"
     if _uses_srun(settings):
-        # Placement is always explicit, or SLURM spreads the ranks as it likes: on
-        # real nodes (throttle none) ppn per node; emulated nodes are virtual and
-        # live on one host (its core slots are host-wide), so every rank goes to one
-        # node, more ranks than CPUs allowed (virtual time charges CPU time).
+        # SLURM spreads the ranks as it likes unless told: on real nodes (throttle
+        # none) ppn per node; emulated nodes are virtual and live on one host (its
+        # core slots are host-wide), so every rank goes to one node, more ranks
+        # than CPUs allowed (virtual time charges CPU time).
+        plugin = "pmix" if settings.program_family == "openmpi" else "pmi2"
         placement = (
             [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"]
             if real_nodes
             else ["--nodes=1", f"--ntasks-per-node={point.ranks}", "--overcommit"]
         )
-        return ["srun", "--mpi=pmi2", f"--ntasks={point.ranks}", *placement, *program]
-    hostfile = settings.hostfile
-    placement = ["-f", hostfile, "-ppn", str(ppn)] if hostfile and real_nodes else []
-    return [mpiexec, "-n", str(point.ranks), *placement, *program]
+        return ["srun", f"--mpi={plugin}", f"--ntasks={point.ranks}", *placement]
+    hosts = launch_hosts(settings.hostfile)
+    family = settings.mpiexec_family
+    if hosts is None:  # this host alone: the launcher's own placement is the only one
+        local = ["--oversubscribe"] if family == "openmpi" else []
+        return [settings.mpiexec, *local]
+    if real_nodes:
+        placement = placement_arguments(family, hosts.first(nodes), ppn)
+    else:  # emulated nodes share this host, wherever a job's other hosts are
+        placement = placement_arguments(family, this_host().names, point.ranks)
+    return [settings.mpiexec, *placement]
 
 
 def child_environment(threads: int = 1, environ=None) -> dict:
@@ -208,6 +277,7 @@ def child_environment(threads: int = 1, environ=None) -> dict:
     Inherited ``PMI_*``, ``PMIX_*``, ``HYDRA_*``, ``MPI_LOCAL*``, ``OMPI_*`` and
     ``MPIEXEC_*`` variables are removed (a child ``mpiexec`` started from a process
     that MPI itself started would otherwise try to join the parent's job and hang),
+    and so is ``SLURMD_NODENAME`` (the ranks name their hosts by it),
     BLAS/OpenMP threads are pinned, and the Python environment's ``bin`` comes first
     on ``PATH`` (so the ranks' ``python`` and tools are this environment's).
 
@@ -245,7 +315,8 @@ def launch_environment(
     The :func:`child_environment` with the configured threads per rank, plus
     the point's link (:func:`point_link`, in
     :data:`~scaleprobe.kernels.schema.LINK_ENV`), ``SCALEPROBE_POINT`` (the point's
-    coordinates) and the spec's ``env``.
+    coordinates), :data:`OPENMPI_AS_ROOT` where root launches with Open MPI's
+    ``mpiexec``, and the spec's ``env`` (which may override any of them).
 
     Parameters
     ----------
@@ -265,6 +336,8 @@ def launch_environment(
     env = child_environment(settings.threads_per_rank)
     env.update(point_link(spec, point).to_env())
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)
+    if settings.mpiexec_family == "openmpi" and os.geteuid() == 0:
+        env.update(OPENMPI_AS_ROOT)
     if spec.throttle.mode == "netns":
         from .netns import MPI_ENVIRONMENT
 
@@ -286,13 +359,26 @@ def _places_real_hosts(spec: Spec, settings: LaunchSettings) -> bool:
     """Whether the launch puts the point's nodes on real hosts, ``ppn`` ranks each.
 
     Only in throttle mode ``none``, and only where scaleprobe places the ranks
-    itself: ``srun`` inside an allocation, or a host file for a registered kernel
-    (an external program's command line is the user's). Emulated and namespace
-    nodes all live on one host.
+    itself: ``srun`` inside an allocation, or ``mpiexec`` given hosts (a host file,
+    ``$PBS_NODEFILE``, a SLURM allocation: :func:`~scaleprobe.framework.hosts.
+    launch_hosts`); an external program only where its command starts with
+    ``{mpiexec}``. Emulated and namespace nodes all live on one host.
     """
     if spec.throttle.mode != "none":
         return False
-    return _uses_srun(settings) or bool(settings.hostfile and spec.kernel != "external")
+    if spec.kernel == "external":
+        from scaleprobe.kernels.external.command import template_fields
+
+        if "mpiexec" not in template_fields(str(spec.params.get("command", ""))):
+            return False
+    return _uses_srun(settings) or hosts_given(settings.hostfile)
+
+
+def _ranks_here(spec: Spec, settings: LaunchSettings) -> bool:
+    """Whether every rank of a launch runs on this host (its load is measured)."""
+    if _uses_srun(settings):
+        return False
+    return spec.throttle.mode != "none" or not hosts_given(settings.hostfile)
 
 
 def parse_output(spec: Spec, stdout: str) -> Record:
@@ -380,6 +466,49 @@ def record_mismatch(
     return record.mismatch(link=point_link(spec, point), **where)
 
 
+def separate_jobs(stdout: str, ranks: int) -> str:
+    """Say whether a launch's ranks ran as jobs of their own, or ``""``.
+
+    A program started by another MPI's ``mpiexec`` runs every rank as rank 0 of a
+    world of one, and every one of them prints the record rank 0 prints: ``ranks``
+    records, each of a world of one.
+
+    Parameters
+    ----------
+    stdout : str
+        What the launch printed.
+    ranks : int
+        Ranks the point asks for.
+
+    Returns
+    -------
+    str
+        The reason the point is invalid, or ``""``.
+
+    Examples
+    --------
+    >>> from scaleprobe.kernels.schema import Placement
+    >>> line = Record(metrics={"time": 1.0}, placement=Placement(ranks=1)).to_line()
+    >>> separate_jobs("\\n".join([line] * 4), 4)
+    "the program ran as 4 separate jobs of 1 rank but the point asks one job of 4 ranks (was it launched by another MPI's mpiexec?)"
+    """  # noqa: E501
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(RECORD_MARKER)]
+    if len(lines) < 2:
+        return ""
+    try:
+        seen = [Record.parse(line).placement for line in lines]
+    except RecordError:
+        return ""
+    if any(p is None for p in seen) or sum(p.ranks for p in seen) != ranks:
+        return ""
+    size = seen[0].ranks
+    return (
+        f"the program ran as {len(lines)} separate jobs of {size} "
+        f"rank{'s' if size != 1 else ''} but the point asks one job of {ranks} ranks "
+        "(was it launched by another MPI's mpiexec?)"
+    )
+
+
 def _tail(text: str, limit: int = 2000) -> str:
     text = text.strip()
     return text if len(text) <= limit else "..." + text[-limit:]
@@ -401,7 +530,7 @@ def _start(spec: Spec, point: Point, network, settings: LaunchSettings, result):
     # The guard makes the launch die with this process (see _guard.py).
     guarded = [sys.executable, "-S", _GUARD, str(os.getpid()), *command]
     meter = None
-    if command[0] != "srun" and not settings.hostfile:
+    if _ranks_here(spec, settings):
         meter = LoadMeter()  # ranks on this host: measure what else kept it busy
         meter.start()
     process = subprocess.Popen(
@@ -455,6 +584,10 @@ def _judge(spec: Spec, point: Point, settings, process, stdout, stderr, result):
     try:
         record = parse_output(spec, stdout)
     except RecordError as exc:
+        alone = separate_jobs(stdout, point.ranks)
+        if alone:
+            result.update(status="invalid", error=alone)
+            return
         result["error"] = (
             f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
         )

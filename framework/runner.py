@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from ._warnings import OversubscriptionWarning
 from .campaign import describe_campaign, identity_changes
 from .launch import build_command, launch_environment, replay_line
+from .launcher import check_launcher, describe_mpi
 from .planning import below_min_ranks, oversubscription, plan
 from .settings import LaunchSettings
 from .spec import SpecError, load_spec
@@ -201,7 +202,7 @@ def prepare_sweep(
     """
     spec = load_spec(spec_or_path)
     retry = check_retry(retry)
-    settings = LaunchSettings.from_config()
+    settings = check_launcher(spec, LaunchSettings.from_config())
     store = ResultStore(output if output is not None else spec.output)
     source = "output" if output is not None else "spec key 'output'"
     try:
@@ -404,7 +405,7 @@ def describe_plan(spec_or_path, *, output=None, retry=(), new_campaign=False) ->
     """
     spec = load_spec(spec_or_path)
     retry = check_retry(retry)
-    settings = LaunchSettings.from_config()
+    settings = check_launcher(spec, LaunchSettings.from_config())
     store = ResultStore(output if output is not None else spec.output)
     check_output(store.path, probe=True)
     state = _store_state(store, describe_campaign(spec, settings), new_campaign)
@@ -430,8 +431,10 @@ def describe_plan(spec_or_path, *, output=None, retry=(), new_campaign=False) ->
     if launches_here and message:
         warnings.warn(message, OversubscriptionWarning, stacklevel=2)
     lines += _points_to_measure(spec, todo, settings)
+    lines.append(f"mpi: {describe_mpi(settings)}")
     lines.append(
-        "checks passed: spec and kernel parameters, launch settings, output, "
-        "campaign (not checked without running: the cluster and MPI itself)"
+        "checks passed: spec and kernel parameters, launch settings, the program's "
+        "MPI, output, campaign (not checked without running: the cluster and MPI "
+        "itself)"
     )
     return "\n".join(lines)

@@ -18,6 +18,7 @@ import sys
 
 from . import config
 from ._names import did_you_mean
+from .sitempi import launcher_mpi
 
 __all__ = [
     "LAUNCHERS",
@@ -123,6 +124,18 @@ class LaunchSettings:
         BLAS/OpenMP threads of each rank.
     kill_grace : float, default=2.0
         Seconds between SIGTERM and SIGKILL of a launch that ran out of time.
+    mpiexec_family : str, default="unknown"
+        The MPI family of ``mpiexec`` (:data:`~scaleprobe.framework.sitempi.FAMILIES`):
+        Open MPI's takes other placement options than hydra's, and as root its
+        ``OMPI_ALLOW_RUN_AS_ROOT`` variables.
+    mpiexec_mpi : str, default=""
+        What ``mpiexec --version`` says it is, e.g. ``MPICH 5.0.2 (hydra)``.
+    program_family : str, default="unknown"
+        The MPI family the program links, where a sweep found out
+        (:func:`~scaleprobe.framework.launcher.check_launcher`): it picks the
+        ``srun --mpi`` plugin (``pmix`` for Open MPI, else ``pmi2``).
+    program_mpi : str, default=""
+        The MPI the program links, e.g. ``Open MPI (/usr/lib/.../libmpi.so.40)``.
 
     Examples
     --------
@@ -143,6 +156,10 @@ class LaunchSettings:
     hostfile: str | None = None
     threads_per_rank: int = 1
     kill_grace: float = 2.0
+    mpiexec_family: str = "unknown"
+    mpiexec_mpi: str = ""
+    program_family: str = "unknown"
+    program_mpi: str = ""
 
     @classmethod
     def from_config(cls) -> LaunchSettings:
@@ -173,8 +190,11 @@ class LaunchSettings:
             if not isinstance(hostfile, str) or not os.path.isfile(hostfile):
                 _fail("hostfile", f"{hostfile!r} is not a file")
             hostfile = os.path.abspath(hostfile)
+        mpi = launcher_mpi(mpiexec)
         return cls(
             mpiexec=mpiexec,
+            mpiexec_family=mpi.family if mpi is not None else "unknown",
+            mpiexec_mpi=mpi.name if mpi is not None else "",
             launcher=launcher,
             hostfile=hostfile,
             threads_per_rank=_number(

@@ -721,8 +721,10 @@ def _describe(declared, places, metrics, trials) -> tuple[dict, dict]:
 def observe_placement(mpi_comm) -> Placement:
     """Where the program's ranks run, as the program itself sees it (collective).
 
-    The world's size, and per host (a shared-memory split of the world, named by
-    ``MPI_Get_processor_name`` of its lowest rank) how many ranks it holds.
+    The world's size, and per host how many ranks it holds. A rank's host is the
+    SLURM node it was started on where it has one (``SLURMD_NODENAME``: several
+    ``slurmd`` may share one machine), else ``MPI_Get_processor_name``; hosts are
+    listed in the order of their lowest rank.
 
     Parameters
     ----------
@@ -737,15 +739,14 @@ def observe_placement(mpi_comm) -> Placement:
     """
     from mpi4py import MPI
 
-    node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=mpi_comm.Get_rank())
-    leader = node.Get_rank() == 0
-    mine = (MPI.Get_processor_name(), node.Get_size()) if leader else None
-    node.Free()
-    hosts = [entry for entry in mpi_comm.allgather(mine) if entry is not None]
+    name = os.environ.get("SLURMD_NODENAME") or MPI.Get_processor_name()
+    counts: dict[str, int] = {}
+    for host in mpi_comm.allgather(name):  # in rank order
+        counts[host] = counts.get(host, 0) + 1
     return Placement(
         ranks=mpi_comm.Get_size(),
-        hosts=tuple(name for name, _ in hosts),
-        ranks_per_host=tuple(count for _, count in hosts),
+        hosts=tuple(counts),
+        ranks_per_host=tuple(counts.values()),
     )
 
 

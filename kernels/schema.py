@@ -774,10 +774,10 @@ class Placement:
     ranks : int
         Size of ``MPI_COMM_WORLD`` as the program saw it.
     hosts : tuple of str
-        Host names (``MPI_Get_processor_name``), in the order of each host's lowest
-        rank.
+        Host names (``MPI_Get_processor_name``, or the SLURM node name), in the
+        order of each host's lowest rank.
     ranks_per_host : tuple of int
-        Ranks on each of ``hosts`` (a shared-memory split of the world).
+        Ranks on each of ``hosts``.
 
     Examples
     --------

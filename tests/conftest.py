@@ -9,7 +9,23 @@ import sys
 import dask
 import distributed  # noqa: F401 - its config defaults must be in every snapshot below
 import pytest
+from _system import MISSING, in_ci
 from scaleprobe.framework.launch import child_environment, resolve_mpiexec
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``CI=true`` a test skipped for a missing system requirement fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and in_ci():
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        if MISSING in str(reason):
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{reason} -- under CI=true this is an error: CI installs what the "
+                "tests need (.ci/install-deploy-deps, .ci/install-system-mpi)"
+            )
 
 
 @pytest.fixture(scope="session")

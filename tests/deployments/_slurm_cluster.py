@@ -1,10 +1,21 @@
-"""A private single-node SLURM (munged, slurmctld, slurmd) started for the tests.
+"""A private SLURM of several nodes on this one host (munged, slurmctld, a slurmd
+per node), started for the tests.
 
-Everything lives in one directory: a generated ``slurm.conf`` and munge key, sockets,
-spool and state directories, logs. Ports are picked free, so several test sessions on
-one host do not meet, and nothing under ``/etc`` is touched: clients find the cluster
-through ``SLURM_CONF``. Needs the Debian packages ``slurmctld``, ``slurmd``,
-``slurm-client`` and ``munge`` (``.ci/slurm-up`` installs them) and root.
+Every node is a ``slurmd`` of its own (``slurmd -N NAME``) with its own name and
+port (``NodeName=NAME NodeHostname=HOST NodeAddr=127.0.0.1 Port=PORT``), so SLURM
+places jobs and steps on distinct nodes although they share one machine: a task
+sees its node as ``SLURMD_NODENAME`` (its processor name is the machine's).
+Everything lives in one directory: a generated ``slurm.conf`` and munge key,
+sockets, spool and state directories, logs. Ports are picked free, so several test
+sessions on one host do not meet, and nothing under ``/etc`` is touched: clients
+find the cluster through ``SLURM_CONF``. Needs the Debian packages ``slurmctld``,
+``slurmd``, ``slurm-client`` and ``munge`` (``.ci/install-deploy-deps`` installs
+them) and root.
+
+Interface: ``SlurmCluster(directory, cpus=8, nodes=1)``; ``start()``, ``stop()``;
+``run(*command)`` runs a SLURM client against it; ``job_state``, ``wait_job``,
+``job_report``; attributes ``conf`` (for ``SLURM_CONF``), ``env``, ``names`` (the
+node names, in order), ``cpus`` (per node), ``root``, ``host``.
 """
 
 from __future__ import annotations
@@ -23,18 +34,17 @@ ClusterName={name}
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}
 FirstJobId={first_job}
-SlurmdPort={d_port}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket={root}/munge.socket
 CredType=cred/munge
 StateSaveLocation={root}/state
-SlurmdSpoolDir={root}/spool
+SlurmdSpoolDir={root}/spool-%n
 SlurmctldPidFile={root}/slurmctld.pid
-SlurmdPidFile={root}/slurmd.pid
+SlurmdPidFile={root}/slurmd-%n.pid
 SlurmctldLogFile={root}/slurmctld.log
-SlurmdLogFile={root}/slurmd.log
+SlurmdLogFile={root}/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -50,9 +60,12 @@ SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
 MinJobAge=600
-NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=16000 State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+{nodes}PartitionName=debug Nodes={names} Default=YES MaxTime=INFINITE State=UP
 """
+NODE = (
+    "NodeName={name} NodeHostname={host} NodeAddr=127.0.0.1 Port={port} "
+    "CPUs={cpus} RealMemory=4000 State=UNKNOWN\n"
+)
 
 
 def unavailable() -> str | None:
@@ -60,8 +73,8 @@ def unavailable() -> str | None:
     missing = [d for d in DAEMONS if shutil.which(d) is None]
     if missing:
         return (
-            f"SLURM is not installed ({', '.join(missing)} missing; "
-            "apt-get install slurmctld slurmd slurm-client munge, as .ci/slurm-up does)"
+            f"SLURM is not installed ({', '.join(missing)} missing; apt-get install "
+            "slurmctld slurmd slurm-client munge, as .ci/install-deploy-deps does)"
         )
     if os.geteuid() != 0:
         return "starting a private SLURM (munged, slurmctld, slurmd) needs root"
@@ -75,18 +88,22 @@ def _free_port() -> int:
 
 
 class SlurmCluster:
-    """A single-node SLURM in ``directory`` with ``cpus`` CPUs in its one partition."""
+    """A SLURM in ``directory``: ``nodes`` nodes of ``cpus`` CPUs in one partition."""
 
-    def __init__(self, directory: str, cpus: int = 8):
+    def __init__(self, directory: str, cpus: int = 8, nodes: int = 1):
         self.root = os.path.abspath(directory)
         self.cpus = cpus
         self.host = socket.gethostname().split(".")[0]
+        # short names of their own, unlike any host's: a rank that reports one ran
+        # where SLURM put it
+        self.names = [f"spn{index}" for index in range(nodes)]
         self.conf = os.path.join(self.root, "slurm.conf")
         self.env = {**os.environ, "SLURM_CONF": self.conf}
         self.processes: list[subprocess.Popen] = []
 
-    def _daemon(self, *command: str) -> None:
-        log = open(os.path.join(self.root, f"{command[0]}.out"), "w")  # noqa: SIM115
+    def _daemon(self, *command: str, log_name: str | None = None) -> None:
+        name = log_name or command[0]
+        log = open(os.path.join(self.root, f"{name}.out"), "w")  # noqa: SIM115
         self.processes.append(
             subprocess.Popen(
                 command,
@@ -100,8 +117,8 @@ class SlurmCluster:
         log.close()
 
     def start(self, timeout: float = 60) -> None:
-        """Start munged, slurmctld and slurmd; return when the node is idle."""
-        for sub in ("state", "spool"):
+        """Start munged, slurmctld and a slurmd per node; return when all are idle."""
+        for sub in ("state", *(f"spool-{name}" for name in self.names)):
             os.makedirs(os.path.join(self.root, sub), exist_ok=True)
         key = os.path.join(self.root, "munge.key")
         with open(key, "wb") as f:
@@ -119,8 +136,13 @@ class SlurmCluster:
                     # controller counting from 1 would meet those of a killed
                     # earlier session's jobs on this host
                     first_job=random.randrange(10_000, 50_000_000),
-                    d_port=_free_port(),
-                    cpus=self.cpus,
+                    nodes="".join(
+                        NODE.format(
+                            name=name, host=self.host, port=_free_port(), cpus=self.cpus
+                        )
+                        for name in self.names
+                    ),
+                    names=",".join(self.names),
                 )
             )
         self._daemon(
@@ -131,14 +153,21 @@ class SlurmCluster:
         )  # fmt: skip
         self._wait(lambda: os.path.exists(f"{self.root}/munge.socket"), 10, "munged")
         self._daemon("slurmctld", "-D", "-i", "-f", self.conf)
-        self._daemon("slurmd", "-D", "-f", self.conf)
-        self._wait(self._idle, timeout, "an idle node")
+        for name in self.names:
+            self._daemon(
+                "slurmd", "-D", "-N", name, "-f", self.conf, log_name=f"slurmd-{name}"
+            )
+        self._wait(self._idle, timeout, f"{len(self.names)} idle nodes")
 
     def _idle(self) -> bool:
         out = subprocess.run(
-            ["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=self.env
+            ["sinfo", "-h", "-N", "-o", "%N %T"],
+            capture_output=True,
+            text=True,
+            env=self.env,
         )
-        return out.returncode == 0 and out.stdout.strip() == "idle"
+        states = dict(line.split() for line in out.stdout.splitlines() if line.strip())
+        return out.returncode == 0 and states == dict.fromkeys(self.names, "idle")
 
     def _wait(self, condition, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

@@ -3,8 +3,16 @@
 import shutil
 import subprocess
 
+# dask-jobqueue registers its config defaults when first imported: imported here,
+# they are in the config every test starts with (tests/conftest.py restores it)
+import dask_jobqueue  # noqa: F401
 import pytest
 from _slurm_cluster import SlurmCluster, unavailable
+from _system import missing
+
+#: The private SLURM: nodes of CPUs each (16 CPUs on a 2-core host: SLURM
+#: allocates CPUs it is told of, and the tests' ranks are light).
+SLURM_NODES, SLURM_CPUS = 4, 4
 
 
 @pytest.fixture
@@ -12,7 +20,7 @@ def bash_syntax():
     """Return a function that asserts a script parses with ``bash -n``."""
     bash = shutil.which("bash")
     if bash is None:
-        pytest.skip("bash is not installed")
+        pytest.skip(missing("bash"))
 
     def check(script: str) -> None:
         result = subprocess.run(
@@ -25,11 +33,16 @@ def bash_syntax():
 
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory):
-    """A single-node SLURM started for this session (skips where it cannot start)."""
+    """A SLURM of 4 nodes (4 slurmd on this host) of 4 CPUs, started for this session.
+
+    Skips where it cannot start, and says why; under ``CI=true`` that is an error.
+    """
     reason = unavailable()
     if reason is not None:
-        pytest.skip(reason)
-    cluster = SlurmCluster(str(tmp_path_factory.mktemp("slurm")), cpus=8)
+        pytest.skip(missing(reason))
+    cluster = SlurmCluster(
+        str(tmp_path_factory.mktemp("slurm")), cpus=SLURM_CPUS, nodes=SLURM_NODES
+    )
     try:
         cluster.start()
         yield cluster

@@ -19,6 +19,7 @@ def test_pbs_pro_directives_and_dask_mpi_launch(bash_syntax):
     for directive in (
         "#PBS -N scaleprobe",
         "#PBS -l select=4:ncpus=2:mpiprocs=2",
+        "#PBS -l place=scatter:excl",
         "#PBS -l walltime=02:00:00",
         "#PBS -q workq",
         "#PBS -A proj42",
@@ -30,10 +31,22 @@ def test_pbs_pro_directives_and_dask_mpi_launch(bash_syntax):
     assert lines.index("#PBS -m abe") < lines.index("set -euo pipefail")
     assert "conda activate sp" in lines
     assert 'cd "${PBS_O_WORKDIR:-.}"' in lines
+    # every Dask rank on the first host, however few slots a chunk has
     assert (
-        'mpiexec -n 3 -f "$PBS_NODEFILE" scaleprobe run --dask-mpi g500.yaml' in lines
-    )
+        'mpiexec -n 3 -host "$(head -n 1 "$PBS_NODEFILE"):3" scaleprobe run '
+        "--dask-mpi g500.yaml"
+    ) in lines
     bash_syntax(script)
+
+
+def test_hosts_may_be_shared_when_asked():
+    script = render_pbs_script(
+        "g500.yaml", nodes=2, ppn=1, walltime="1 h", exclusive=False
+    ).splitlines()
+    assert "#PBS -l place=scatter" in script
+    assert "excl" not in "\n".join(script)
+    with pytest.raises(ValueError, match="walltime is needed"):
+        render_pbs_script("g500.yaml", nodes=2, ppn=1)
 
 
 def test_torque_syntax_and_scheduler_file(bash_syntax):
@@ -41,16 +54,18 @@ def test_torque_syntax_and_scheduler_file(bash_syntax):
         "g500.yaml",
         nodes=2,
         ppn=16,
+        walltime=1800,
         select_syntax=False,
         scheduler_file="sched.json",
         dask_ranks=5,
     )
     assert "#PBS -l nodes=2:ppn=16" in script
+    assert "#PBS -n" in script.splitlines()  # Torque's node-exclusive job
     assert "#PBS -q" not in script
-    assert "#PBS -l walltime=00:30:00" in script  # dask-jobqueue's default
+    assert "#PBS -l walltime=00:30:00" in script
     assert (
-        'mpiexec -n 4 -f "$PBS_NODEFILE" dask-mpi --scheduler-file sched.json '
-        "--worker-class distributed.Worker &"
+        'mpiexec -n 4 -host "$(head -n 1 "$PBS_NODEFILE"):4" dask-mpi '
+        "--scheduler-file sched.json --worker-class distributed.Worker &"
     ) in script
     assert "scaleprobe run --scheduler-file sched.json g500.yaml" in script
     bash_syntax(script)
@@ -69,4 +84,6 @@ def test_torque_syntax_and_scheduler_file(bash_syntax):
 )
 def test_bad_parameters_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        render_pbs_script("g500.yaml", **{"nodes": 1, "ppn": 1, **kwargs})
+        render_pbs_script(
+            "g500.yaml", **{"nodes": 1, "ppn": 1, "walltime": 60, **kwargs}
+        )

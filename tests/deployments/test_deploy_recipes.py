@@ -20,12 +20,12 @@ SHIPPED = {
         "campaign.yaml", hostfile="hosts.txt", scheduler_file="scheduler.json"
     ),
     "slurm/scaleprobe.sbatch": lambda: render_slurm_script(
-        "campaign.yaml", nodes=4, ntasks_per_node=2, walltime="02:00:00"
+        "campaign.yaml", nodes=4, ppn=2, walltime="02:00:00"
     ),
     "slurm/scaleprobe_scheduler_file.sbatch": lambda: render_slurm_script(
         "campaign.yaml",
         nodes=4,
-        ntasks_per_node=2,
+        ppn=2,
         walltime="02:00:00",
         scheduler_file="scheduler.json",
     ),

@@ -9,7 +9,7 @@ def test_directives_and_dask_mpi_step(bash_syntax):
     script = render_slurm_script(
         "campaigns/g500.yaml",
         nodes=4,
-        ntasks_per_node=2,
+        ppn=2,
         walltime="90 min",
         queue="batch",
         account="proj42",
@@ -28,6 +28,7 @@ def test_directives_and_dask_mpi_step(bash_syntax):
         "#SBATCH -A proj42",
         "#SBATCH -J g500-sweep",
         "#SBATCH -o scaleprobe-%j.out",
+        "#SBATCH --exclusive",
         "#SBATCH --mem=8G",
     ):
         assert directive in lines
@@ -46,12 +47,25 @@ def test_directives_and_dask_mpi_step(bash_syntax):
 
 
 def test_optional_directives_are_left_out():
-    script = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1, log=None)
+    script = render_slurm_script(
+        "s.yaml", nodes=1, ppn=1, log=None, walltime="1 h", exclusive=False
+    )
     assert "#SBATCH -p" not in script
     assert "#SBATCH -A" not in script
     assert "#SBATCH -o" not in script
-    assert "#SBATCH -t 00:30:00" in script  # dask-jobqueue's default walltime
+    assert "--exclusive" not in script
     assert "# scaleprobe must be on PATH" in script
+
+
+def test_the_time_limit_is_given_or_configured_never_assumed():
+    # dask-jobqueue's own 30 minutes (in the config here: conftest.py imports it)
+    # would end a sweep at a limit nobody chose
+    assert dask.config.get("jobqueue.slurm.walltime") == "00:30:00"
+    with pytest.raises(ValueError, match=r"walltime is needed: give walltime= "):
+        render_slurm_script("s.yaml", nodes=1, ppn=1)
+    with dask.config.set({"jobqueue.slurm.walltime": "00:45:00"}):
+        lines = render_slurm_script("s.yaml", nodes=1, ppn=1).splitlines()
+    assert "#SBATCH -t 00:45:00" in lines  # configured: taken
 
 
 def test_batch_options_default_to_the_dask_jobqueue_config():
@@ -60,24 +74,26 @@ def test_batch_options_default_to_the_dask_jobqueue_config():
         "jobqueue.slurm.queue": "debug",
         "jobqueue.slurm.account": "proj7",
         "jobqueue.slurm.walltime": "00:10:00",
-        "jobqueue.slurm.job-extra-directives": ["--exclusive"],
+        "jobqueue.slurm.job-extra-directives": ["--exclusive", "--mem=8G"],
     }
     with dask.config.set(settings):
-        lines = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1).splitlines()
+        lines = render_slurm_script("s.yaml", nodes=1, ppn=1).splitlines()
         given = render_slurm_script(
-            "s.yaml", nodes=1, ntasks_per_node=1, queue="batch", extra_directives=[]
+            "s.yaml", nodes=1, ppn=1, queue="batch", extra_directives=[]
         ).splitlines()
     for directive in ("-p debug", "-A proj7", "-t 00:10:00", "--exclusive"):
         assert f"#SBATCH {directive}" in lines
+    assert lines.count("#SBATCH --exclusive") == 1
     assert "#SBATCH -p batch" in given
-    assert "#SBATCH --exclusive" not in given
+    assert "#SBATCH --mem=8G" not in given
 
 
 def test_scheduler_file_recipe(bash_syntax):
     script = render_slurm_script(
         "s.yaml",
+        walltime="1 h",
         nodes=2,
-        ntasks_per_node=8,
+        ppn=8,
         scheduler_file="/scratch/me/sched.json",
         dask_ranks=4,
         output="/scratch/me/out.zarr",
@@ -103,7 +119,11 @@ def test_scheduler_file_recipe(bash_syntax):
 
 def test_paths_with_spaces_are_quoted(bash_syntax):
     script = render_slurm_script(
-        "my campaigns/g500.yaml", nodes=1, ntasks_per_node=1, python_env="/opt/my env"
+        "my campaigns/g500.yaml",
+        nodes=1,
+        ppn=1,
+        walltime=60,
+        python_env="/opt/my env",
     )
     assert "scaleprobe run --dask-mpi 'my campaigns/g500.yaml'" in script
     assert ". '/opt/my env/bin/activate'" in script
@@ -122,7 +142,7 @@ def test_paths_with_spaces_are_quoted(bash_syntax):
     ],
 )
 def test_time_limits(value, expected):
-    script = render_slurm_script("s.yaml", nodes=1, ntasks_per_node=1, walltime=value)
+    script = render_slurm_script("s.yaml", nodes=1, ppn=1, walltime=value)
     assert f"#SBATCH -t {expected}" in script
 
 
@@ -130,7 +150,7 @@ def test_time_limits(value, expected):
     ("kwargs", "message"),
     [
         ({"nodes": 0}, "nodes must be a positive integer, got 0"),
-        ({"ntasks_per_node": 1.5}, "ntasks_per_node must be a positive integer"),
+        ({"ppn": 1.5}, "ppn must be a positive integer"),
         ({"walltime": "soon"}, "walltime"),
         ({"walltime": 0}, "walltime must be at least one second"),
         ({"queue": "batch; rm -rf /"}, "queue must be a word"),
@@ -145,7 +165,7 @@ def test_time_limits(value, expected):
     ],
 )
 def test_bad_parameters_are_named(kwargs, message):
-    arguments = {"nodes": 2, "ntasks_per_node": 2, **kwargs}
+    arguments = {"nodes": 2, "ppn": 2, "walltime": "1 h", **kwargs}
     with pytest.raises(ValueError, match=message):
         render_slurm_script("s.yaml", **arguments)
 
@@ -155,9 +175,7 @@ def test_sbatch_accepts_the_script(tmp_path, slurm):
     """sbatch --test-only parses the directives without queuing a job."""
     path = tmp_path / "job.sbatch"
     path.write_text(
-        render_slurm_script(
-            str(tmp_path / "s.yaml"), nodes=1, ntasks_per_node=1, walltime="5 min"
-        )
+        render_slurm_script(str(tmp_path / "s.yaml"), nodes=1, ppn=1, walltime="5 min")
     )
     result = slurm.run("sbatch", "--test-only", str(path))
     assert result.returncode == 0, result.stderr

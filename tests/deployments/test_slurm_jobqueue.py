@@ -74,3 +74,50 @@ def test_cluster_slurm_runs_every_point_inside_worker_jobs(
         assert f"--ntasks-per-node={ppn}" in point["command"]
     scripts = [p.read_text() for p in (tmp_path / "worker-logs").glob("*.out")]
     assert scripts, "the worker jobs wrote no logs"
+
+
+@pytest.mark.slurm
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_cluster_slurm_places_points_on_the_nodes_of_a_worker_job(
+    slurm, tmp_path, monkeypatch
+):
+    """One worker job of 4 exclusive nodes x 2 tasks: points 4 x 1 and 4 x 2 run
+    as srun steps whose ranks the program sees on the job's 4 nodes."""
+    monkeypatch.setenv("SLURM_CONF", slurm.conf)
+    spec = {**_spec(tmp_path, nodes=(4,)), "name": "jobqueue-4"}
+    spec["sweep"] = {**spec["sweep"], "run": 1}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    comment = f"scaleprobe-placement-{tmp_path.name}"
+    settings = {
+        "scaleprobe.cluster.slurm.jobs": 1,
+        "scaleprobe.cluster.slurm.nodes-per-job": 4,
+        "scaleprobe.cluster.slurm.ntasks-per-node": 2,
+        "jobqueue.slurm.walltime": "00:10:00",
+        "jobqueue.slurm.log-directory": str(tmp_path / "worker-logs"),
+        "jobqueue.slurm.job-extra-directives": [f"--comment={comment}"],
+    }
+    with dask.config.set(settings):
+        assert main(["run", "--cluster", "slurm", str(path)]) == 0
+    ds = open_results(spec["output"])
+    assert (ds.status.values == "ok").all(), ds.error.values
+    points = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "jq.points").glob("*.json")
+        if p.name != "campaign.json"
+    ]
+    assert sorted(p["coords"]["ppn"] for p in points) == [1, 2]
+    for point in points:
+        ppn = point["coords"]["ppn"]
+        assert point["command"][3:5] == ["--nodes=4", f"--ntasks-per-node={ppn}"]
+        seen = point["record"]["placement"]
+        assert seen["hosts"] == slurm.names
+        assert seen["ranks_per_host"] == [ppn] * 4
+    # the worker job held its nodes alone
+    jobs = slurm.run("scontrol", "show", "jobs", "-o").stdout.splitlines()
+    ours = [line for line in jobs if f"Comment={comment}" in line]
+    assert ours, "the worker job is not known to the controller"
+    for line in ours:
+        assert "OverSubscribe=NO" in line, line
+        assert "NumNodes=4" in line, line

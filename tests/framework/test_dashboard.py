@@ -8,6 +8,7 @@ import time
 import urllib.request
 
 import pytest
+from _system import missing
 from distributed import Client, LocalCluster
 from distributed.utils import get_ip
 from scaleprobe.framework import run_sweep
@@ -150,8 +151,9 @@ def _chromium(url, profile, *arguments):
 @pytest.mark.slow
 @pytest.mark.skipif(
     CHROMIUM is None,
-    reason="needs Debian's chromium (apt-get install chromium, as "
-    ".ci/install-deploy-deps does)",
+    reason=missing(
+        "Debian's chromium (apt-get install chromium, as .ci/install-deploy-deps does)"
+    ),
 )
 # The browser rendering the page is other work on the sweep's host, on purpose: the
 # sweep may rightly say its points were measured beside it (host_load).

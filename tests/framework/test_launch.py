@@ -1,12 +1,20 @@
 import json
+import os
+import socket
 import subprocess
 
 import dask
 import pytest
 from scaleprobe.framework._hostload import MIN_SECONDS
-from scaleprobe.framework.launch import build_command, launch_environment, launch_point
+from scaleprobe.framework.launch import (
+    build_command,
+    launch_environment,
+    launch_point,
+    resolve_mpiexec,
+)
+from scaleprobe.framework.launcher import check_launcher
 from scaleprobe.framework.planning import plan
-from scaleprobe.framework.settings import LaunchSettings
+from scaleprobe.framework.settings import LaunchSettings, SettingsError
 from scaleprobe.framework.spec import load_spec
 
 pytestmark = pytest.mark.mpi
@@ -121,17 +129,18 @@ def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
     )
     point = plan(spec)[0]
     hosts = tmp_path / "hosts"
-    hosts.write_text("a\nb\nc\nd\n")
+    hosts.write_text("a\nb\nc\nd:4\ne\n")
     settings = LaunchSettings(mpiexec="/opt/mpich/bin/mpiexec", hostfile=str(hosts))
     command = build_command(spec, point, settings=settings)
+    # the point's own hosts, named: never the launcher's defaults
     assert command[:7] == [
         "/opt/mpich/bin/mpiexec",
-        "-n",
-        "8",
-        "-f",
-        str(hosts),
+        "-hosts",
+        "a:2,b:2,c:2,d:2",
         "-ppn",
         "2",
+        "-n",
+        "8",
     ]
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
@@ -165,3 +174,114 @@ def test_emulated_nodes_share_one_node_of_an_allocation(monkeypatch):
         "--ntasks-per-node=8",
         "--overcommit",
     ]
+
+
+def _none_spec(kernel="commbench.compute", nodes=2, ppn=2, **extra):
+    return load_spec(
+        {
+            "name": "placed",
+            "kernel": kernel,
+            "sweep": {"nodes": [nodes], "ppn": [ppn]},
+            "throttle": {"mode": "none"},
+            **extra,
+        }
+    )
+
+
+def test_a_pbs_node_file_places_each_point_on_its_own_hosts(monkeypatch, tmp_path):
+    # one line per slot, as PBS writes it: the launch names the point's hosts and
+    # ranks per host instead of letting hydra fill the first host's slots
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("n1\nn1\nn2\nn2\nn3\nn3\n")
+    monkeypatch.setenv("PBS_NODEFILE", str(nodefile))
+    spec = _none_spec(nodes=2, ppn=1)
+    settings = LaunchSettings(mpiexec="/opt/mpich/bin/mpiexec")
+    command = build_command(spec, plan(spec)[0], settings=settings)
+    assert command[:7] == [
+        "/opt/mpich/bin/mpiexec", "-hosts", "n1:1,n2:1", "-ppn", "1", "-n", "2",
+    ]  # fmt: skip
+    openmpi = LaunchSettings(
+        mpiexec="/usr/bin/mpiexec.openmpi", mpiexec_family="openmpi"
+    )
+    command = build_command(spec, plan(spec)[0], settings=openmpi)
+    assert command[:7] == [
+        "/usr/bin/mpiexec.openmpi", "-H", "n1:1,n2:1", "--map-by", "ppr:1:node",
+        "-n", "2",
+    ]  # fmt: skip
+    # emulated nodes stay on this host, wherever the job's other hosts are
+    emulated = load_spec(
+        {
+            "name": "e",
+            "kernel": "commbench.compute",
+            "sweep": {"nodes": [3], "ppn": [2]},
+            "throttle": {"mode": "emulated"},
+        }
+    )
+    command = build_command(emulated, plan(emulated)[0], settings=settings)
+    assert command[1:5] == ["-hosts", f"{socket.gethostname()}:6", "-ppn", "6"]
+
+
+def test_an_external_programs_mpiexec_carries_the_placement(monkeypatch, tmp_path):
+    monkeypatch.delenv("PBS_NODEFILE", raising=False)
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a:8\nb:8\n")
+    spec = _none_spec(
+        kernel="external",
+        params={"command": "{mpiexec} -n {ranks} ./bfs 12", "parser": "graph500"},
+    )
+    settings = LaunchSettings(mpiexec="/opt/mpich/bin/mpiexec", hostfile=str(hosts))
+    assert build_command(spec, plan(spec)[0], settings=settings) == [
+        "/opt/mpich/bin/mpiexec", "-hosts", "a:2,b:2", "-ppn", "2", "-n", "4",
+        "./bfs", "12",
+    ]  # fmt: skip
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    srun = LaunchSettings(
+        mpiexec="/x/mpiexec", launcher="srun", program_family="openmpi"
+    )
+    assert build_command(spec, plan(spec)[0], settings=srun) == [
+        "srun", "--mpi=pmix", "--ntasks=4", "--nodes=2", "--ntasks-per-node=2",
+        "-n", "4", "./bfs", "12",
+    ]  # fmt: skip
+
+
+def test_a_point_of_more_nodes_than_hosts_is_not_launched(monkeypatch, tmp_path):
+    monkeypatch.delenv("PBS_NODEFILE", raising=False)
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a\nb\n")
+    spec = _none_spec(nodes=4, ppn=1)
+    settings = LaunchSettings(mpiexec=resolve_mpiexec(), hostfile=str(hosts))
+    result = launch_point(spec, plan(spec)[0], settings=settings)
+    assert result["status"] == "failed"
+    assert result["error"] == (
+        f"could not launch: the point asks 4 nodes but host file {hosts} names 2 hosts"
+    )
+    # ... and a sweep of it is refused before anything runs
+    with (
+        dask.config.set({"scaleprobe.launch.hostfile": str(hosts)}),
+        pytest.raises(SettingsError, match="names 2 hosts; give more hosts"),
+    ):
+        check_launcher(spec, LaunchSettings.from_config())
+
+
+def test_open_mpi_as_root_gets_its_consent_and_mpich_nothing(monkeypatch):
+    spec = _none_spec(nodes=1, ppn=2)
+    point = plan(spec)[0]
+    openmpi = LaunchSettings(
+        mpiexec="/usr/bin/mpiexec.openmpi", mpiexec_family="openmpi"
+    )
+    env = launch_environment(spec, point, openmpi)
+    assert ("OMPI_ALLOW_RUN_AS_ROOT" in env) is (os.geteuid() == 0)
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")  # inherited: stripped
+    assert "OMPI_ALLOW_RUN_AS_ROOT" not in launch_environment(
+        spec, point, LaunchSettings(mpiexec="/opt/mpich/bin/mpiexec")
+    )
+    # without hosts Open MPI may start more ranks than cores, as hydra does
+    assert build_command(spec, point, settings=openmpi)[:4] == [
+        "/usr/bin/mpiexec.openmpi", "--oversubscribe", "-n", "2",
+    ]  # fmt: skip
+
+
+def test_the_launching_processs_slurm_node_is_not_the_ranks(monkeypatch):
+    monkeypatch.setenv("SLURMD_NODENAME", "n7")
+    spec = _none_spec(nodes=1, ppn=2)
+    assert "SLURMD_NODENAME" not in launch_environment(spec, plan(spec)[0])

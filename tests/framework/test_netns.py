@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from _system import missing
 from scaleprobe.framework import SpecError, load_spec
 from scaleprobe.framework import netns as netns_module
 from scaleprobe.framework.netns import (
@@ -20,7 +21,7 @@ from scaleprobe.framework.netns import (
 )
 
 UNAVAILABLE = netns_unavailable()
-needs_netns = pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))
+needs_netns = pytest.mark.skipif(UNAVAILABLE is not None, reason=missing(UNAVAILABLE))
 
 SPEC = {
     "name": "n",

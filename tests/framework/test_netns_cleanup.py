@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _system import missing
 from scaleprobe.framework import open_results
 from scaleprobe.framework.launch import child_environment
 from scaleprobe.framework.netns import netns_unavailable
@@ -22,7 +23,7 @@ UNAVAILABLE = netns_unavailable()
 pytestmark = [
     pytest.mark.mpi,
     pytest.mark.slow,
-    pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=missing(UNAVAILABLE)),
 ]
 SCALEPROBE = str(Path(sys.executable).with_name("scaleprobe"))
 

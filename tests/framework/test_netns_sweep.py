@@ -5,6 +5,7 @@ import os
 import sys
 
 import pytest
+from _system import missing
 from scaleprobe.framework import netns as netns_module
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework._warnings import OversubscriptionWarning
@@ -13,7 +14,7 @@ from scaleprobe.framework.netns import netns_unavailable
 UNAVAILABLE = netns_unavailable()
 pytestmark = [
     pytest.mark.mpi,
-    pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE)),
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=missing(UNAVAILABLE)),
 ]
 LINK = 125e6  # 1 Gbit/s
 #: How far above its rate a shaped link may carry a 256 KiB ping-pong's payload: the

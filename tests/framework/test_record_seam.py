@@ -95,16 +95,23 @@ def test_the_link_and_the_placement_are_named_together():
         ("none", "commbench.compute", {}, False),
         ("emulated", "commbench.compute", {"hostfile": "/hosts"}, False),
         ("emulated", "commbench.compute", {"launcher": "srun"}, False),
-        ("none", "external", {"hostfile": "/hosts"}, False),
-        ("none", "external", {"launcher": "srun"}, True),
+        # an external program is placed through {mpiexec}, hosts and all
+        ("none", "{mpiexec} -n {ranks} ./p", {"hostfile": "/hosts"}, True),
+        ("none", "{mpiexec} -n {ranks} ./p", {"launcher": "srun"}, True),
+        ("none", "{mpiexec} -n {ranks} ./p", {}, False),
+        # ... unless its command starts it with a launcher of its own
+        ("none", "mpirun -np {ranks} ./p", {"hostfile": "/hosts"}, False),
     ],
 )
 def test_real_hosts_are_where_scaleprobe_places_the_ranks_on_them(
     mode, kernel, changes, real, monkeypatch
 ):
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for name in ("SLURM_JOB_ID", "PBS_NODEFILE"):
+        monkeypatch.delenv(name, raising=False)
     spec = _spec(mode=mode)
-    spec = type(spec)(**{**spec.__dict__, "kernel": kernel})
+    if kernel.startswith(("{", "mpirun")):
+        params = {"command": kernel, "parser": "json"}
+        spec = type(spec)(**{**spec.__dict__, "kernel": "external", "params": params})
     assert _places_real_hosts(spec, _settings(**changes)) is real
 
 
