@@ -68,7 +68,7 @@ _STEPS = 2
 _FOLDS = 3
 # Weight of a fold against the next later one.
 _FOLD_DECAY = 0.5
-_KIND_ORDER = {"constant": 0, "power": 1, "pmnf": 2, "segment": 3}
+_KIND_ORDER = {"constant": 0, "power": 1, "regime": 1, "pmnf": 2, "segment": 3}
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,9 @@ class Candidate:
 
     Parameters
     ----------
-    kind : {"constant", "power", "pmnf", "segment"}
+    kind : {"constant", "power", "pmnf", "segment", "regime"}
+        ``regime`` is the power law of the slope before a jump at the largest
+        count, through that count (the fit builds it; the search never does).
     term : Term or None, default=None
         The normal-form term ``x**i log2(x)**j`` of ``pmnf`` and ``segment`` laws.
     window : int, default=0
@@ -100,13 +102,15 @@ class Candidate:
     @property
     def points(self):
         """Fewest counts the law is fitted on."""
-        return {"constant": 1, "power": 2}.get(self.kind, 3)
+        return {"constant": 1, "power": 2, "regime": 2}.get(self.kind, 3)
 
     @property
     def label(self):
         """Short name of the law, as tables print it."""
         if self.kind == "power" and self.window == 2:
             return "naive trend"
+        if self.kind == "regime":
+            return "trend before the jump, from the largest count"
         if self.kind == "power":
             where = "all counts" if not self.window else f"last {self.window}"
             return f"power law ({where})"
@@ -133,7 +137,7 @@ class Candidate:
         c0, c1 = (float(c) for c in coef)
         if self.kind == "constant":
             return f"{c0:.4g}"
-        if self.kind == "power":
+        if self.kind in ("power", "regime"):
             return f"{np.exp(c0):.4g}*{variable}^{c1:.3g}"
         name = self.term.name.replace("p", variable) if variable != "p" else None
         name = name or self.term.name
@@ -145,7 +149,7 @@ class Candidate:
         x = np.asarray(x, dtype=float)
         if self.kind == "constant":
             return np.zeros_like(x)
-        if self.kind == "power":
+        if self.kind in ("power", "regime"):
             return np.log(x)
         with np.errstate(all="ignore"):
             return self.term.evaluate(x)
@@ -154,7 +158,7 @@ class Candidate:
         """The law's value at ``x`` for coefficients ``coef``."""
         c0, c1 = float(coef[0]), float(coef[1])
         value = c0 + c1 * self.basis(x)
-        return np.exp(value) if self.kind == "power" else value
+        return np.exp(value) if self.kind in ("power", "regime") else value
 
     def simplicity(self):
         """Sort key: fewer coefficients, more counts, commoner terms first."""
@@ -306,7 +310,7 @@ def predict(laws, coef, x):
     """Predictions ``(laws, series, points)`` of every law at ``x``."""
     x = np.asarray(x, dtype=float)
     basis = np.stack([law.basis(x) for law in laws])[:, None, :]
-    power = np.array([law.kind == "power" for law in laws])[:, None, None]
+    power = np.array([law.kind in ("power", "regime") for law in laws])[:, None, None]
     with np.errstate(all="ignore"):
         value = coef[:, :, :1] + coef[:, :, 1:] * np.nan_to_num(basis)
         return np.where(power, np.exp(value), value)
