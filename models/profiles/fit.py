@@ -19,7 +19,6 @@ import numpy as np
 
 from ..laws.regime import find_jumps
 from ..selection.limits import RELIABLE_SMAPE, smape_of_log
-from .model import SeriesModel
 from .search import (
     HORIZON,
     Candidate,
@@ -39,7 +38,13 @@ _NESTED = 3
 # Noise margin of the choice: this many standard errors of a centre.
 _NOISE_MARGIN = 2.0
 # Alternatives kept for the interval: the extremes at these factors beyond.
-_SPAN = (2.0, HORIZON)
+_SPAN = (2.0, 4.0, 16.0, HORIZON)
+#: Spread (log) per doubling beyond the largest count that every interval has at
+#: least, before calibration: laws that agree still do not know the future.
+FLOOR = 0.05
+#: The factor of a profile too short to calibrate (three counts or fewer): the
+#: median factor of the profiles of ``tests/benchmarks/bench_external.py``.
+UNCALIBRATED = 2.0
 
 
 def _centres(values):
@@ -151,28 +156,34 @@ def _extremes(eligible, far, chosen):
 
 
 def _nested_rates(found, laws, group, margin, order):
-    """Per series, the |log error| per doubling of the law chosen on shorter
-    prefixes, at the counts after them."""
+    """Per series, the errors of the law chosen on shorter prefixes at the counts
+    after them, over the spread of the plausible laws there (log units): what the
+    spread must be multiplied by to hold the truth."""
     m = group.x.size
     rates = [[] for _ in range(group.size)]
     for length in range(m - 1, max(2, m - 1 - _NESTED), -1):
-        chosen, score, _ = select(found, laws, length, margin, order)
+        chosen, score, eligible = select(found, laws, length, margin, order)
         if score is None:
             continue
         distance = np.log2(group.x[length:] / group.x[length - 1])
+        errors = found.errors[length][:, :, length:]
         for s in np.flatnonzero(chosen >= 0):
-            error = found.errors[length][chosen[s], s, length:]
-            ok = np.isfinite(error)
-            rates[s] += (np.abs(error[ok]) / distance[ok]).tolist()
+            error = errors[chosen[s], s]
+            plausible = errors[eligible[:, s], s]
+            spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
+            scale = spread + FLOOR * distance
+            ok = np.isfinite(error) & (scale > 0)
+            rates[s] += (np.abs(error[ok]) / scale[ok]).tolist()
     return rates
 
 
 def interval_rate(rates, level):
-    """The widening per doubling (log) every interval of a profile takes.
+    """The factor every interval of a profile takes on its plausible laws' spread.
 
-    The ``level`` quantile of the errors per doubling that the choice, made on
-    shorter prefixes, showed on the counts after them, pooled over the series of
-    the profile (their number behind it is given too).
+    The ``level`` quantile of the errors that the choice, made on shorter
+    prefixes, showed on the counts after them, each over the spread of the
+    plausible laws there (plus :data:`FLOOR` per doubling), pooled over the series
+    of the profile (their number behind it is given too).
 
     Parameters
     ----------
@@ -181,7 +192,7 @@ def interval_rate(rates, level):
 
     Returns
     -------
-    kappa : float
+    factor : float
     count : int
 
     Examples
@@ -191,7 +202,7 @@ def interval_rate(rates, level):
     """
     rates = np.sort(np.asarray(rates, dtype=float))
     if rates.size == 0:
-        return math.log(2.0), 0  # nothing to calibrate on: a factor 2 per doubling
+        return UNCALIBRATED, 0
     rank = min(math.ceil((rates.size + 1) * level), rates.size)
     return float(rates[rank - 1]), int(rates.size)
 
@@ -237,9 +248,9 @@ def judge(partial, x, centre):
             naive,
             "fallback",
             (
-                f"{why}the naive trend held its own held-out check (SMAPE {trend:.1f} % "
-                f"at {x[-1]:g}): it is projected as a fallback — the local trend "
-                "continued, no law"
+                f"{why}the naive trend held its own held-out check (SMAPE "
+                f"{trend:.1f} % at {x[-1]:g}): it is projected as a fallback — the "
+                "local trend continued, no law"
             ).strip(),
         )
     best = partial["best"] if partial["best"] >= 0 else naive
@@ -253,9 +264,10 @@ def judge(partial, x, centre):
         best,
         "refused",
         (
-            f"no law held its held-out check within {RELIABLE_SMAPE:.0f} % SMAPE (best: "
-            f"{laws[best].label}, {smape_of_log(partial['best_score']):.0f} %) and the "
-            f"naive trend missed its own by {trend:.0f} %"
+            f"no law held its held-out check within {RELIABLE_SMAPE:.0f} % SMAPE "
+            f"(best: {laws[best].label}, "
+            f"{smape_of_log(partial['best_score']):.0f} %) and the naive trend "
+            f"missed its own by {trend:.0f} %"
         ),
     )
 
@@ -378,6 +390,7 @@ def _finish(results, usable, level):
                 "check": _percent(partial["score"]),
                 "trend_check": _percent(partial["trend"]),
                 "kappa": kappa,
+                "floor": FLOOR,
                 "jumps": partial["jumps"] or find_jumps(x, np.log(centre)),
                 "noise": noise,
                 "x": x,

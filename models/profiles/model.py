@@ -73,7 +73,11 @@ class SeriesModel:
     trend_check : float or None
         SMAPE (percent) of the naive trend on the largest count held out.
     kappa : float
-        Widening of the interval (log) per doubling beyond the largest count.
+        The factor the interval takes on the plausible laws' spread (log), as
+        calibrated on held-out counts over the profile.
+    floor : float
+        Spread (log) per doubling beyond the largest count the interval has at
+        least.
     jumps : list of dict
         The breaks the data show (:func:`~scaleprobe.models.laws.regime.find_jumps`).
     advice : str
@@ -96,7 +100,8 @@ class SeriesModel:
     reason: str = ""
     check: float | None = None
     trend_check: float | None = None
-    kappa: float = 0.0
+    kappa: float = 1.0
+    floor: float = 0.0
     jumps: list = field(default_factory=list)
     advice: str = ""
 
@@ -124,9 +129,10 @@ class SeriesModel:
         return np.log2(np.maximum(ratio, 1.0))
 
     def interval(self, x):
-        """``(lower, upper)``: the alternatives' range, widened by ``kappa`` per
-        doubling beyond the largest count (and by the spread of slopes a new
-        regime may take); never below zero.
+        """``(lower, upper)``: around the prediction, ``kappa`` times the spread of
+        the plausible laws (log; at least :attr:`floor` per doubling beyond the
+        largest count, and the spread of slopes a new regime may take); never below
+        zero.
 
         Parameters
         ----------
@@ -137,15 +143,17 @@ class SeriesModel:
         lower, upper : ndarray
         """
         x = np.asarray(x, dtype=float)
-        values = [self.predict(x)]
-        values += [law.predict(coef, x) for law, coef in self.alternatives]
-        stacked = np.vstack(values)
-        low, high = np.nanmin(stacked, axis=0), np.nanmax(stacked, axis=0)
-        width = self.kappa * self.doublings(x)
+        centre = self.predict(x)
+        values = [centre, *(law.predict(coef, x) for law, coef in self.alternatives)]
+        with np.errstate(all="ignore"):
+            logs = np.log(np.where(np.vstack(values) > 0, np.vstack(values), np.nan))
+        spread = np.nan_to_num(np.nanmax(logs, axis=0) - np.nanmin(logs, axis=0))
+        distance = self.doublings(x)
+        width = self.kappa * (spread + self.floor * distance)
         if self.regime:
-            width = width + REGIME_SPREAD * np.log(2.0) * self.doublings(x)
-        lower = np.maximum(low, 0.0) * np.exp(-width)
-        return lower, np.maximum(high, 0.0) * np.exp(width)
+            width = width + REGIME_SPREAD * np.log(2.0) * distance
+        centre = np.maximum(centre, 0.0)
+        return centre * np.exp(-width), centre * np.exp(width)
 
     def to_dict(self):
         """The model as a JSON-ready dict.
@@ -171,6 +179,7 @@ class SeriesModel:
             "check": self.check,
             "trend_check": self.trend_check,
             "kappa": float(self.kappa),
+            "floor": float(self.floor),
             "jumps": list(self.jumps),
             "advice": self.advice,
         }
@@ -212,6 +221,7 @@ class SeriesModel:
             alternatives=[candidate_from_dict(a) for a in data.get("alternatives", [])],
             check=data.get("check"),
             trend_check=data.get("trend_check"),
-            kappa=float(data.get("kappa", 0.0)),
+            kappa=float(data.get("kappa", 1.0)),
+            floor=float(data.get("floor", 0.0)),
             jumps=list(data.get("jumps") or []),
         )

@@ -62,6 +62,16 @@ EXPONENTS = tuple(
 HORIZON = 64.0
 #: Relative part of the margin within which a simpler law is taken over the best.
 TOLERANCE = 0.25
+#: How the law is chosen among those within the margin: "simplest", or "median"
+#: (the one whose prediction at MEDIAN_AT times the largest count is their median).
+CHOICE = "median"
+MEDIAN_AT = 4.0
+TOP = 5
+SLOPE_MARGIN = 0.5
+SLOPE_REACH = 8.0
+#: Order of windows among laws otherwise alike: 1 prefers the last counts (the
+#: window the folds tested), -1 every count.
+LOCAL = 1
 # Held-out steps a fold's error is taken at (the next count and the one after).
 _STEPS = 2
 # Prefixes the choice is scored on: at most this many, the latest ones.
@@ -167,7 +177,7 @@ class Candidate:
         if self.term is not None:
             growth = abs(float(self.term.p_exponent)) + self.term.log_exponent / 10
         window = self.window if self.window else 1000
-        return (self.points, _KIND_ORDER[self.kind], cost, -window, growth)
+        return (self.points, _KIND_ORDER[self.kind], cost, LOCAL * window, growth)
 
 
 def default_candidates():
@@ -348,6 +358,34 @@ class GroupSearch:
     coef: np.ndarray
     starts: np.ndarray
     jumps: list
+    far: dict = None
+
+
+def _observed_slopes(x, centre):
+    """Smallest and largest log-log slope ``(series,)`` between two counts at least
+    a doubling apart (closer counts give their noise as slopes)."""
+    logx, logy = np.log(x), np.log(centre)
+    i, j = np.triu_indices(x.size, 1)
+    apart = logx[j] - logx[i] >= np.log(2.0) - 1e-9
+    if not apart.any():
+        apart = np.ones_like(i, dtype=bool)
+    i, j = i[apart], j[apart]
+    slopes = (logy[j] - logy[i]) / (logx[j] - logx[i])[:, None]
+    return slopes.min(axis=0), slopes.max(axis=0)
+
+
+def _plausible_slope(group, laws, coef, k):
+    """``(laws, series)``: the law's log-log slope beyond the prefix's largest count
+    stays within :data:`SLOPE_MARGIN` of the slopes the prefix shows."""
+    if not SLOPE_MARGIN:
+        return True
+    x = group.x[k - 1]
+    ends = predict(laws, coef, [x, SLOPE_REACH * x])
+    with np.errstate(all="ignore"):
+        slope = np.log(ends[:, :, 1] / ends[:, :, 0]) / np.log(SLOPE_REACH)
+    low, high = _observed_slopes(group.x[:k], group.centre[:k])
+    low, high = low - SLOPE_MARGIN, high + SLOPE_MARGIN
+    return (slope >= low[None, :]) & (slope <= high[None, :])
 
 
 def search_group(group, laws):
@@ -365,12 +403,14 @@ def search_group(group, laws):
     m = group.x.size
     starts, jumps = _breaks(group)
     reach = horizon(group.x)
-    errors, valid = {}, {}
+    errors, valid, far = {}, {}, {}
     first = max(2, m - _FOLDS - 3)
     for k in range(first, m + 1):
         coef = fit_prefix(group, laws, k, starts)
         values = predict(laws, coef, reach)
         valid[k] = np.all(np.isfinite(values) & (values > 0), axis=2)
+        far[k] = predict(laws, coef, [MEDIAN_AT * group.x[k - 1]])[:, :, 0]
+        valid[k] &= _plausible_slope(group, laws, coef, k)
         if k == m:
             final = coef
             continue
@@ -380,7 +420,7 @@ def search_group(group, laws):
         error = np.where(np.isfinite(coef[:, :, :1]) & ~(held > 0), 10.0, error)
         error[:, :, :k] = np.nan
         errors[k] = error
-    return GroupSearch(errors, valid, final, starts, jumps)
+    return GroupSearch(errors, valid, final, starts, jumps, far)
 
 
 def _fold_scores(found, laws, length):
@@ -436,7 +476,20 @@ def select(found, laws, length, noise, order):
         best = np.nanmin(np.where(np.isfinite(score), score, np.nan), axis=0)
     margin = np.maximum(TOLERANCE * best, noise)
     eligible = np.isfinite(score) & (score <= best + margin)
-    ranked = eligible[order]
+    if TOP:
+        ranks = np.argsort(
+            np.argsort(np.where(np.isfinite(score), score, np.inf), axis=0), axis=0
+        )
+        eligible = eligible | (np.isfinite(score) & (ranks < TOP))
+    if CHOICE == "median":
+        with np.errstate(all="ignore"):
+            level = np.log(np.where(eligible, found.far[length], np.nan))
+            middle = np.nanmedian(level, axis=0)
+            gap = np.abs(level - middle)
+        nearest = np.nanmin(gap, axis=0)
+        ranked = (eligible & (gap <= nearest + 1e-12))[order]
+    else:
+        ranked = eligible[order]
     chosen = order[np.argmax(ranked, axis=0)]
     chosen = np.where(ranked.any(axis=0), chosen, -1)
     return chosen, score, eligible
