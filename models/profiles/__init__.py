@@ -15,7 +15,14 @@ from .._lazy import attach
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
+    "Candidate": "search",
     "PROFILE_FORMATS": "readers",
+    "ProfileFit": "result",
+    "ProfileProjection": "result",
+    "SeriesModel": "model",
+    "fit_profile": "fit",
+    "load_profile_fit": "result",
+    "write_profile_report": "report",
     "ProfileSeries": "table",
     "ProfileTable": "table",
     "profile_format": "readers",

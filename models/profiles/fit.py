@@ -330,8 +330,14 @@ def fit_profile(table, *, level=0.9, client=None, chunk=CHUNK):
     if client is not None:
         models, calibration = client.compute(final).result()
     else:
-        scheduler = "threads" if len(tasks) > 1 else "sync"
-        models, calibration = final.compute(scheduler=scheduler)
+        # a callable scheduler: naming one makes Dask look for (and import)
+        # distributed, a second of start-up for a command that does not use it
+        from dask.local import get_sync
+        from dask.threaded import get
+
+        models, calibration = final.compute(
+            scheduler=get if len(tasks) > 1 else get_sync
+        )
     by_index = dict(zip((u[0] for u in usable), models, strict=True))
     return ProfileFit.build(
         table,
