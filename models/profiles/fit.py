@@ -117,7 +117,9 @@ def _search_members(members, laws, order):
     margin = _NOISE_MARGIN * group.noise / np.sqrt(group.count.mean(axis=0))
     m = x.size
     chosen, score, eligible = select(found, laws, m, margin, order)
-    rates = _nested_rates(found, laws, group, margin, order)
+    rates, checks = _nested(found, laws, group, margin, order)
+    # the check of the counts before a jump at the largest one
+    before, before_score, _ = select(found, laws, m - 1, margin, order)
     naive = laws.index(Candidate("power", window=2))
     far = predict(laws, found.coef, x[-1] * np.asarray(_SPAN))
     out = []
@@ -132,11 +134,16 @@ def _search_members(members, laws, order):
                 "index": member[0],
                 "chosen": int(chosen[s]),
                 "coef": found.coef[:, s, :],
-                "score": float(scores[chosen[s]]) if chosen[s] >= 0 else np.nan,
+                "score": float(checks[s])
+                if np.isfinite(checks[s])
+                else (float(scores[chosen[s]]) if chosen[s] >= 0 else np.nan),
                 "best": best,
                 "best_score": float(scores[best]) if best >= 0 else np.nan,
                 "alternatives": _extremes(eligible[:, s], far[:, s, :], chosen[s]),
                 "trend": trend,
+                "before_jump": float(before_score[before[s], s])
+                if before_score is not None and before[s] >= 0
+                else np.nan,
                 "rates": rates[s],
                 "jumps": found.jumps[s],
             }
@@ -155,13 +162,21 @@ def _extremes(eligible, far, chosen):
     return sorted(picked)
 
 
-def _nested_rates(found, laws, group, margin, order):
-    """Per series, the errors of the law chosen on shorter prefixes at the counts
-    after them, over the spread of the plausible laws there (log units): what the
-    spread must be multiplied by to hold the truth."""
+def _nested(found, laws, group, margin, order):
+    """The choice made again on shorter prefixes, judged on the counts after them.
+
+    Returns, per series, the errors (log) of the law chosen on each prefix at the
+    counts after it over the spread of the plausible laws there (what the spread
+    must be multiplied by to hold the truth: the interval's calibration), and the
+    weighted mean |log error| at the next count (the honest check of the choice:
+    laws chosen among many by their fit to the same counts look better than they
+    are).
+    """
     m = group.x.size
     rates = [[] for _ in range(group.size)]
-    for length in range(m - 1, max(2, m - 1 - _NESTED), -1):
+    total, weight = np.zeros(group.size), np.zeros(group.size)
+    standard = group.noise / np.sqrt(group.count.mean(axis=0))
+    for rank, length in enumerate(range(m - 1, max(2, m - 1 - _NESTED), -1)):
         chosen, score, eligible = select(found, laws, length, margin, order)
         if score is None:
             continue
@@ -171,10 +186,15 @@ def _nested_rates(found, laws, group, margin, order):
             error = errors[chosen[s], s]
             plausible = errors[eligible[:, s], s]
             spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
-            scale = spread + FLOOR * distance
+            scale = spread + FLOOR * distance + standard[s] * (1.0 + distance)
             ok = np.isfinite(error) & (scale > 0)
             rates[s] += (np.abs(error[ok]) / scale[ok]).tolist()
-    return rates
+            if np.isfinite(error[0]):
+                total[s] += 0.5**rank * abs(error[0])
+                weight[s] += 0.5**rank
+    with np.errstate(invalid="ignore"):
+        checks = np.where(weight > 0, total / weight, np.nan)
+    return rates, checks
 
 
 def interval_rate(rates, level):
@@ -229,7 +249,7 @@ def judge(partial, x, centre):
     trend = smape_of_log(partial["trend"])
     jumps = partial["jumps"]
     if jumps and jumps[-1]["index"] == x.size - 1:
-        return _regime_verdict(partial, jumps[-1], check)
+        return _regime_verdict(jumps[-1], smape_of_log(partial["before_jump"]))
     if partial["chosen"] >= 0 and check <= RELIABLE_SMAPE:
         law = laws[partial["chosen"]]
         return (
@@ -272,7 +292,7 @@ def judge(partial, x, centre):
     )
 
 
-def _regime_verdict(partial, jump, check):
+def _regime_verdict(jump, check):
     what = (
         f"a jump between {jump['before']:g} and {jump['after']:g} "
         f"({jump['factor']:.3g}x off the slope before it)"
@@ -393,7 +413,9 @@ def _finish(results, usable, level):
                 "alternatives": alternatives,
                 "status": status,
                 "reason": reason,
-                "check": _percent(partial["score"]),
+                "check": _percent(
+                    partial["score"] if law_index >= 0 else partial["before_jump"]
+                ),
                 "trend_check": _percent(partial["trend"]),
                 "kappa": kappa,
                 "floor": FLOOR,

@@ -111,7 +111,9 @@ class SeriesModel:
         return bool(self.jumps) and self.jumps[-1]["index"] == len(self.x) - 1
 
     def predict(self, x):
-        """The law's value at ``x``.
+        """The law's value at ``x``, never below zero (a law that turns negative
+        far beyond the data predicts 0 there, and its interval says the data
+        cannot tell).
 
         Parameters
         ----------
@@ -121,7 +123,8 @@ class SeriesModel:
         -------
         ndarray
         """
-        return self.law.predict(self.coef, np.asarray(x, dtype=float))
+        value = self.law.predict(self.coef, np.asarray(x, dtype=float))
+        return np.maximum(value, 0.0)
 
     def doublings(self, x):
         """Doublings of ``x`` beyond the largest measured count (0 inside)."""
@@ -129,10 +132,11 @@ class SeriesModel:
         return np.log2(np.maximum(ratio, 1.0))
 
     def interval(self, x):
-        """``(lower, upper)``: around the prediction, ``kappa`` times the spread of
-        the plausible laws (log; at least :attr:`floor` per doubling beyond the
-        largest count, and the spread of slopes a new regime may take); never below
-        zero.
+        """``(lower, upper)``: the plausible laws' range, widened to ``kappa`` times
+        the scale of the prediction's uncertainty either side of it (log: the
+        plausible laws' spread, :attr:`floor` per doubling beyond the largest count
+        and the standard error of a centre growing with the doublings; and the spread
+        of slopes a new regime may take); never below zero.
 
         Parameters
         ----------
@@ -143,17 +147,26 @@ class SeriesModel:
         lower, upper : ndarray
         """
         x = np.asarray(x, dtype=float)
-        centre = self.predict(x)
+        centre = self.law.predict(self.coef, x)
         values = [centre, *(law.predict(coef, x) for law, coef in self.alternatives)]
         with np.errstate(all="ignore"):
             logs = np.log(np.where(np.vstack(values) > 0, np.vstack(values), np.nan))
-        spread = np.nan_to_num(np.nanmax(logs, axis=0) - np.nanmin(logs, axis=0))
+        # fmin/fmax skip a law that is not positive there, silently
+        low_log, high_log = np.fmin.reduce(logs, axis=0), np.fmax.reduce(logs, axis=0)
+        spread = np.nan_to_num(high_log - low_log)
         distance = self.doublings(x)
-        width = self.kappa * (spread + self.floor * distance)
+        standard = self.noise / np.sqrt(max(float(np.mean(self.count)), 1.0))
+        width = self.kappa * (
+            spread + self.floor * distance + standard * (1 + distance)
+        )
         if self.regime:
             width = width + REGIME_SPREAD * np.log(2.0) * distance
-        centre = np.maximum(centre, 0.0)
-        return centre * np.exp(-width), centre * np.exp(width)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lowest, highest = np.exp(low_log), np.exp(high_log)
+            upper = np.fmax(highest, centre * np.exp(width))
+            lower = np.fmin(lowest, np.maximum(centre, 0.0) * np.exp(-width))
+        lower = np.nan_to_num(np.maximum(lower, 0.0), nan=0.0)
+        return lower, np.nan_to_num(upper, nan=np.inf, posinf=np.inf)
 
     def to_dict(self):
         """The model as a JSON-ready dict.

@@ -32,6 +32,7 @@ times the largest, or it is not a law of a time.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -67,6 +68,7 @@ TOLERANCE = 0.25
 CHOICE = "median"
 MEDIAN_AT = 4.0
 TOP = 5
+PRECISE = 0.02
 SLOPE_MARGIN = 0.5
 SLOPE_REACH = 8.0
 #: Order of windows among laws otherwise alike: 1 prefers the last counts (the
@@ -167,8 +169,9 @@ class Candidate:
     def predict(self, coef, x):
         """The law's value at ``x`` for coefficients ``coef``."""
         c0, c1 = float(coef[0]), float(coef[1])
-        value = c0 + c1 * self.basis(x)
-        return np.exp(value) if self.kind in ("power", "regime") else value
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = c0 + c1 * self.basis(x)
+            return np.exp(value) if self.kind in ("power", "regime") else value
 
     def simplicity(self):
         """Sort key: fewer coefficients, more counts, commoner terms first."""
@@ -180,12 +183,13 @@ class Candidate:
         return (self.points, _KIND_ORDER[self.kind], cost, LOCAL * window, growth)
 
 
+@functools.cache
 def default_candidates():
     """The candidate laws of the search, simplest first.
 
     Returns
     -------
-    list of Candidate
+    tuple of Candidate
     """
     terms = [
         Term(p_exponent=i, log_exponent=j)
@@ -203,7 +207,7 @@ def default_candidates():
     laws += [Candidate("power", window=w) for w in (2, 3, 0)]
     laws += [Candidate("pmnf", t) for t in terms]
     laws += [Candidate("segment", t) for t in terms]
-    return sorted(laws, key=Candidate.simplicity)
+    return tuple(sorted(laws, key=Candidate.simplicity))
 
 
 @dataclass
@@ -476,11 +480,12 @@ def select(found, laws, length, noise, order):
         best = np.nanmin(np.where(np.isfinite(score), score, np.nan), axis=0)
     margin = np.maximum(TOLERANCE * best, noise)
     eligible = np.isfinite(score) & (score <= best + margin)
+    unclear = ~(best <= np.maximum(PRECISE, noise))  # no law within the noise
     if TOP:
         ranks = np.argsort(
             np.argsort(np.where(np.isfinite(score), score, np.inf), axis=0), axis=0
         )
-        eligible = eligible | (np.isfinite(score) & (ranks < TOP))
+        eligible = eligible | (np.isfinite(score) & (ranks < TOP) & unclear[None, :])
     if CHOICE == "median":
         with np.errstate(all="ignore"):
             level = np.log(np.where(eligible, found.far[length], np.nan))
