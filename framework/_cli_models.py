@@ -177,13 +177,14 @@ def _project(args) -> int:
         return project_profile_command(args)
     from scaleprobe.models import load_models
 
-    if not args.nodes:
-        raise BadInputError("give the node counts to project to: --nodes VALUES")
+    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
+    if not counts:
+        raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
     writable(args.output, "--output")
     writable(args.plot, "--plot")
     fit = load_models(args.model_file)
     name = _projected_name(args, fit)
-    nodes = parse_values(args.nodes, integer=True)
+    nodes = parse_values(counts, integer=True)
     if name == MODEL:
         return project_phase(args, fit, name, nodes)
     with reported_warnings():
