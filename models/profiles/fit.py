@@ -280,15 +280,25 @@ def judge(partial, x, centre):
             "refused",
             (f"{x.size} counts: no law can be checked on a held-out count"),
         )
+    return best, "refused", _refusal(laws[best].label, check, partial, trend)
+
+
+def _refusal(label, check, partial, trend):
+    """Why a series is refused, in terms that agree with the verdict: the check is
+    the choice made again without the largest counts; the best law's own score is
+    on the counts that chose it, so a low one does not contradict the refusal."""
+    if np.isfinite(check):
+        missed = (
+            f"the law chosen without the largest counts missed them by {check:.0f} % "
+            "SMAPE"
+        )
+    else:
+        missed = "no law could be chosen and checked on a held-out count"
     return (
-        best,
-        "refused",
-        (
-            f"no law held its held-out check within {RELIABLE_SMAPE:.0f} % SMAPE "
-            f"(best: {laws[best].label}, "
-            f"{smape_of_log(partial['best_score']):.0f} %) and the naive trend "
-            f"missed its own by {trend:.0f} %"
-        ),
+        f"no law held its held-out check within {RELIABLE_SMAPE:.0f} % SMAPE: "
+        f"{missed} (best here: {label}, {smape_of_log(partial['best_score']):.0f} % "
+        f"on the counts that chose it) and the naive trend missed its own by "
+        f"{trend:.0f} %"
     )
 
 

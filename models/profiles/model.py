@@ -166,6 +166,8 @@ class SeriesModel:
             upper = np.fmax(highest, centre * np.exp(width))
             lower = np.fmin(lowest, np.maximum(centre, 0.0) * np.exp(-width))
         lower = np.nan_to_num(np.maximum(lower, 0.0), nan=0.0)
+        # where no plausible law stays positive the data cannot tell: no upper bound
+        upper = np.where(upper > 0, upper, np.nan)
         return lower, np.nan_to_num(upper, nan=np.inf, posinf=np.inf)
 
     def to_dict(self):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scaleprobe.models import (
     InsufficientDataWarning,
@@ -107,6 +108,10 @@ def test_verdicts_agree_with_their_reasons():
         else:
             assert model.trend_check is None or model.trend_check > RELIABLE_SMAPE
             assert "no law held" in model.reason or "hold no trend" in model.reason
+            # the figure the refusal gives as the check is over the limit
+            missed = re.search(r"missed them by ([0-9.]+) %", model.reason)
+            assert missed is None or float(missed.group(1)) > RELIABLE_SMAPE
+            assert model.check is None or model.check > RELIABLE_SMAPE
 
 
 def test_a_jump_is_detected_named_and_not_extrapolated():
@@ -163,6 +168,7 @@ def test_each_kind_of_finding_is_one_warning_that_counts_its_series():
         max_size=7,
     )
 )
+@example([503.0, 815.0, 552.0, 575.0])  # every law turns negative far out
 def test_no_bound_is_ever_below_zero(values):
     counts = 2.0 ** np.arange(len(values))
     rows = [(float(x), "s", "time", 0, v) for x, v in zip(counts, values, strict=True)]
