@@ -276,6 +276,37 @@ def _varying(runs, path, fmt):
     return names
 
 
+#: Text columns at most, beyond which every text column is taken as a key.
+_MAX_LABELS = 10
+
+
+def _keys(frame, parameters, labels):
+    """The text columns that tell series apart; the others are notes on each
+    measurement (which confidence interval was smallest...).
+
+    Of the subsets of ``labels`` that, with the numeric parameters, tell apart as
+    many measurement points as all of them, the one that makes the fewest series
+    (each measured at the most counts); ``callpath`` is always a key.
+    """
+    if len(labels) > _MAX_LABELS or len(labels) < 2:
+        return labels
+    from itertools import combinations
+
+    fixed = [c for c in parameters if c in frame.columns]
+    whole = len(frame.groupby([*fixed, *labels], dropna=False).size())
+    forced = [label for label in labels if label == "callpath"]
+    free = [label for label in labels if label != "callpath"]
+    best = (len(frame.groupby(labels, dropna=False).size()), labels)
+    for size in range(len(free)):
+        for subset in combinations(free, size):
+            keys = [*forced, *subset]
+            points = len(frame.groupby([*fixed, *keys], dropna=False).size())
+            if keys and points == whole:
+                series = len(frame.groupby(keys, dropna=False).size())
+                best = min(best, (series, keys), key=lambda item: item[0])
+    return [label for label in labels if label in best[1]]
+
+
 def _table(path, fmt, axis, parameters):
     """A table of a CSV or Parquet file (read as
     :func:`~scaleprobe.models.load_measurements` reads it)."""
@@ -285,6 +316,8 @@ def _table(path, fmt, axis, parameters):
     table = read_table(path, fmt, parameters=parameters, process=process)
     frame = table.frame
     labels = list(table.labels)
+    if parameters is None:
+        labels = _keys(frame, table.parameters, labels)
     rows = []
     for metric in table.metrics:
         values = frame[metric].to_numpy(dtype=float)

@@ -146,6 +146,29 @@ def test_a_csv_table_keeps_its_text_labels_as_series(tmp_path):
     assert len(frame) == 6
 
 
+def test_a_text_note_on_each_measurement_does_not_split_its_series(tmp_path):
+    # as Extra-P's mpi_data.csv: which interval was smallest, noted per point
+    path = tmp_path / "collectives.csv"
+    notes = {2: "IQR", 4: "SD", 8: "IQR", 16: "Med"}
+    rows = ["ranks,mpi,variable,smallest,median"]
+    for p, note in notes.items():
+        for mpi in ("IntelMPI", "OpenMPI"):
+            for op, c in (("MPI_Bcast", 1.0), ("MPI_Reduce", 2.0)):
+                rows.append(f"{p},{mpi},{op},{note if mpi < 'O' else 'SD'},{c * p}")
+    path.write_text("\n".join(rows) + "\n")
+    series = read_profile(path).series()
+    assert [s.name for s in series] == [
+        "mpi=IntelMPI variable=MPI_Bcast",
+        "mpi=IntelMPI variable=MPI_Reduce",
+        "mpi=OpenMPI variable=MPI_Bcast",
+        "mpi=OpenMPI variable=MPI_Reduce",
+    ]
+    assert all(s.x.tolist() == [2.0, 4.0, 8.0, 16.0] for s in series)
+    # named as parameters, every text column is a key
+    named = read_profile(path, parameters=["mpi", "variable", "smallest"])
+    assert len(named.series()) == 8  # IntelMPI split by its three notes
+
+
 def test_a_tidy_table_refuses_counts_that_are_no_counts():
     rows = [(0.5, "main", "time", 0, 1.0), (2, "main", "time", 0, 1.0)]
     with pytest.raises(MeasurementFileError, match="whole numbers >= 1"):
