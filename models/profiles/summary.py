@@ -292,6 +292,9 @@ def render_ranking(projection, *, top=10, verbose=False):
     lines += ["", "grow fastest:"]
     lines += ["  " + line for line in _table(ranked["fastest"], value)]
     unclear = ranked["cannot_tell"]
+    if not unclear:
+        lines += ["", f"the data tell every series (intervals within {CANNOT_TELL:g}x)"]
+        return "\n".join(lines)
     lines += [
         "",
         f"the data cannot tell ({len(unclear)} series: interval wider than "

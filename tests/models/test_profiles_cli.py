@@ -61,6 +61,11 @@ def test_a_ranks_only_profile_projects_without_ppn_and_says_ranks(tmp_path, caps
     assert "will dominate:" in out
     assert out.index("region=io") < out.index("region=halo")  # 0.5 s > 0.07 s
     assert "grow fastest:" in out
+    # 64x beyond, the laws of the 1/p region part; 2x beyond, every law holds
+    assert "the data cannot tell (1 series" in out
+    assert "region=solve  measure at 4096" in out
+    assert _run(["project", str(models), "--ranks", "1024"]) == 0
+    assert "the data tell every series" in capsys.readouterr().out
     # nodes need ranks per node, which a file of ranks does not give
     assert _run(["project", str(models), "--nodes", "64"]) == 2
     assert "--ppn" in capsys.readouterr().err
