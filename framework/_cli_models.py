@@ -23,6 +23,14 @@ from ._cli_inputs import (
     writable,
 )
 from ._cli_model_args import common_arguments, reported_warnings
+from ._cli_profiles import (
+    add_profile_arguments,
+    fit_profile_command,
+    project_profile_command,
+    report_profile_command,
+    takes_profile,
+    takes_profile_models,
+)
 
 __all__ = ["parse_cv", "parse_values", "register"]
 
@@ -101,6 +109,8 @@ def _features(args):
 
 
 def _fit(args) -> int:
+    if takes_profile(args):  # every series of a profile: one model each
+        return fit_profile_command(args, _client, reported_warnings)
     from scaleprobe.models import fit_ensemble, save_models
 
     writable(args.output, "--output")
@@ -161,15 +171,20 @@ def _params(items, training):
 
 
 def _project(args) -> int:
-    from scaleprobe.models import load_models
-
     if not Path(args.model_file).exists():
         raise BadInputError(f"no model file at {args.model_file}")
+    if takes_profile_models(args):  # a profile's models: every series, ranked
+        return project_profile_command(args)
+    from scaleprobe.models import load_models
+
+    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
+    if not counts:
+        raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
     writable(args.output, "--output")
     writable(args.plot, "--plot")
     fit = load_models(args.model_file)
     name = _projected_name(args, fit)
-    nodes = parse_values(args.nodes, integer=True)
+    nodes = parse_values(counts, integer=True)
     if name == MODEL:
         return project_phase(args, fit, name, nodes)
     with reported_warnings():
@@ -245,6 +260,8 @@ def _write_projection(args, result):
 
 
 def _report(args) -> int:
+    if takes_profile(args):  # every series of a profile, ranked at scale
+        return report_profile_command(args, _client, reported_warnings)
     from scaleprobe.models.report.document import write_report
 
     writable(args.output, "--output")
@@ -319,6 +336,7 @@ def _add_fit(subparsers):
     common_arguments(fit)
     fit.add_argument("--groupby", help="feature to evaluate separately (e.g. scale)")
     fit.add_argument("--output", help="model file to write (JSON)")
+    add_profile_arguments(fit, "fit")
     fit.set_defaults(handler=_guarded(_fit))
 
 
@@ -334,7 +352,6 @@ def _add_project(subparsers):
     proj.add_argument("--name", help="model in the file (default: the trusted one)")
     proj.add_argument(
         "--nodes",
-        required=True,
         help="node counts: START:STOP (doublings), START:STOP:STEP or a list",
     )
     proj.add_argument(
@@ -366,6 +383,7 @@ def _add_project(subparsers):
     proj.add_argument("--output", help="write the projection Dataset (.nc or .zarr)")
     proj.add_argument("--plot", help="write the projection figure (.png or .svg)")
     add_pattern_arguments(proj)
+    add_profile_arguments(proj, "project")
     proj.set_defaults(handler=_guarded(_project))
 
 
@@ -387,4 +405,5 @@ def _add_report(subparsers):
         default="report.html",
         help="report file, .html (self-contained) or .md (default: report.html)",
     )
+    add_profile_arguments(rep, "report")
     rep.set_defaults(handler=_guarded(_report))

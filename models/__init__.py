@@ -59,7 +59,7 @@ _EXPORTS = {
     "PowerLawBaseline": "laws.baseline",
     "PredictionInterval": "evaluation.intervals",
     "RBASP": "fim.rbasp",
-    "RELIABLE_SMAPE": "selection.rules",
+    "RELIABLE_SMAPE": "selection.limits",
     "Verdict": "selection.choose",
     "RegimeChangeWarning": "core.warnings",
     "RegimeTrend": "laws.baseline",

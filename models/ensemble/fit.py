@@ -407,13 +407,17 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
     for name, values in parameters.items():
         ranges[name] = [values[0], values[-1]]
     units = {
-        "nodes": "1",
-        "ranks": "1",
-        "ppn": "1",
-        "bandwidth": "percent",
-        "scale": "log2(vertices)",
-        target: "s" if "time" in target else "",
+        name: unit
+        for name, unit in (
+            ("nodes", "1"),
+            ("ranks", "1"),
+            ("ppn", "1"),
+            ("bandwidth", "percent"),
+            ("scale", "log2(vertices)"),
+        )
+        if name in X_all.columns  # none of a kernel's units on outside data
     }
+    units[target] = "s" if "time" in target else ""
     if dataset is not None:
         for name in parameters:
             if name in dataset.coords:

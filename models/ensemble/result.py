@@ -132,6 +132,8 @@ class EnsembleFit:
             raise ValueError(
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
             )
+        if ppn is None and self.ranks_only:
+            ppn = 1.0  # a model of rank counts alone: the counts given are ranks
         where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
         candidates = [name] if named else [name, *self._size_laws(name)]
         reason = ""
@@ -169,6 +171,23 @@ class EnsembleFit:
         if wide.size:
             out.attrs["cannot_tell_from"] = float(wide[0])
             out.attrs["cannot_tell_at"] = [float(n) for n in wide]
+        return self._labelled(out)
+
+    @property
+    def ranks_only(self):
+        """Whether the models were fitted on rank counts without ranks per node:
+        projections then run over ranks, labelled so."""
+        return self.training.get("column") == "ranks" and not self.training.get("ppn")
+
+    def _labelled(self, out):
+        """The projection over ``ranks`` for a model of ranks alone, and without
+        the attributes of another kind of data (the edges per vertex of TEPS)."""
+        if "teps_predicted" not in out:
+            out.attrs.pop("edgefactor", None)
+        if self.ranks_only and "nodes" in out.dims:
+            out = out.rename({"nodes": "ranks"})
+            out["ranks"].attrs.update({"units": "1", "long_name": "MPI ranks"})
+            out.attrs.pop("ppn", None)
         return out
 
     def _project_one(self, name, nodes, *, bandwidth, scale, ppn, link, params):
@@ -221,18 +240,19 @@ class EnsembleFit:
             return ""
         level = projection.attrs.get("interval_level", 0.9)
         wide = list(projection.attrs.get("cannot_tell_at", [horizon]))
-        counts = projection["nodes"].values if "nodes" in projection.coords else []
+        axis = "ranks" if "ranks" in projection.dims else "nodes"
+        counts = projection[axis].values if axis in projection.coords else []
         beyond = [float(n) for n in counts if n >= horizon]
         if beyond and sorted(wide) != sorted(beyond):
             # the interval narrows again further out (a joined law ruled out there)
-            where = "at " + ", ".join(f"{n:g}" for n in wide) + " nodes"
+            where = "at " + ", ".join(f"{n:g}" for n in wide) + f" {axis}"
         else:
-            where = f"from {horizon:g} nodes on"
+            where = f"from {horizon:g} {axis} on"
         return (
             f"{where}, the {level:.0%} interval spans more than "
             f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
-            f"{self.training.get('target', 'time')} there — measure larger node "
-            "counts to know more"
+            f"{self.training.get('target', 'time')} there — measure larger "
+            f"{axis[:-1]} counts to know more"
         )
 
     def score_table(self, cv="extrapolation"):

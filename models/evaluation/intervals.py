@@ -118,6 +118,7 @@ class PredictionInterval:
         Returns
         -------
         lower, upper : ndarray
+            Never below zero.
         """
         nodes = np.asarray(X[self.column] if nodes is None else nodes, dtype=float)
         distance = _doublings(nodes, self.reference)
@@ -131,8 +132,9 @@ class PredictionInterval:
         for axis, kappa, smallest, largest in self.axes:
             if X is not None and axis in X.columns:
                 width = width + kappa * _outside(X[axis], axis, smallest, largest)
-        low = np.asarray(low, dtype=float)
-        high = np.asarray(high, dtype=float)
+        # a law's range may reach below zero far out; a time never does
+        low = np.maximum(np.asarray(low, dtype=float), 0.0)
+        high = np.maximum(np.asarray(high, dtype=float), low)
         return low * np.exp(-width), high * np.exp(width)
 
     def to_dict(self):

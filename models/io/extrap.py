@@ -16,11 +16,14 @@ import json
 import numbers
 import re
 
-import pandas as pd
+from .common import file_error
 
-from .table import MeasurementTable, file_error
-
-__all__ = ["read_extrap_text"]
+__all__ = [
+    "extrap_rows",
+    "read_extrap_json",
+    "read_extrap_jsonl",
+    "read_extrap_text",
+]
 
 
 _FIELDS = ("PARAMETER", "POINTS", "METRIC", "REGION", "DATA")
@@ -209,8 +212,9 @@ class _Parser:
         self.done += 1
 
 
-def read_extrap_text(path):
-    """Read an Extra-P text file into a :class:`MeasurementTable`."""
+def _text_rows(path):
+    """Parameters and rows ``(*point, callpath, metric, run, value)`` of an Extra-P
+    text file (callpath None when no REGION names one)."""
     parser = _Parser(path)
     with open(path, encoding="utf-8") as stream:
         for number, raw in enumerate(stream, start=1):
@@ -222,32 +226,37 @@ def read_extrap_text(path):
             "holds no DATA",
             allowed="Extra-P text files have PARAMETER, POINTS and DATA lines",
         )
-    columns = [*parser.parameters, "callpath", "metric", "run", "value"]
-    long = pd.DataFrame(parser.rows, columns=columns)
-    long["metric"] = long["metric"].fillna(UNNAMED_METRIC)
-    keys = [*parser.parameters, "callpath", "run"]
-    labels = ["callpath"]
-    if long["callpath"].isna().all():
-        long = long.drop(columns="callpath")
-        keys.remove("callpath")
-        labels = []
-    elif long["callpath"].isna().any():
+    named = {row[len(parser.parameters)] is not None for row in parser.rows}
+    if len(named) > 1:
         raise file_error(
             path,
             "some DATA lines come before the first REGION, others after",
             allowed="name a REGION before all DATA, or none at all",
         )
-    wide = long.pivot(index=keys, columns="metric", values="value")
-    metrics = list(dict.fromkeys(long["metric"]))
-    frame = wide[metrics].reset_index()
-    frame.columns.name = None
-    return MeasurementTable(
-        frame=frame,
-        parameters=list(parser.parameters),
-        labels=labels,
-        metrics=metrics,
-        format="extrap-text",
-    )
+    metric = len(parser.parameters) + 1
+    rows = [
+        (
+            *row[:metric],
+            UNNAMED_METRIC if row[metric] is None else row[metric],
+            *row[metric + 1 :],
+        )
+        for row in parser.rows
+    ]
+    return list(parser.parameters), rows
+
+
+def read_extrap_text(path):
+    """Read an Extra-P text file into a
+    :class:`~scaleprobe.models.io.table.MeasurementTable`."""
+    parameters, rows = _text_rows(path)
+    named = rows[0][len(parameters)] is not None
+    if not named:
+        rows = [(*r[: len(parameters)], "", *r[len(parameters) + 1 :]) for r in rows]
+    table = _table(rows, parameters, path, "extrap-text")
+    if not named:
+        table.frame = table.frame.drop(columns="callpath")
+        table.labels = []
+    return table
 
 
 # ------------------------------------------------------------- JSON, JSON Lines
@@ -287,6 +296,10 @@ def _repetitions(item, path, where):
 
 
 def _table(rows, parameters, path, fmt):
+    import pandas as pd
+
+    from .table import MeasurementTable
+
     long = pd.DataFrame(
         rows, columns=[*parameters, "callpath", "metric", "run", "value"]
     )
@@ -370,7 +383,7 @@ def _current(data, path):
                 ]
     if not rows:
         raise file_error(path, "holds no measurements", where="measurements")
-    return _table(rows, parameters, path, "extrap-json")
+    return list(parameters), rows
 
 
 def _by_id(data, key, path):
@@ -443,11 +456,12 @@ def _legacy(data, path):
         rows.append((*point, callpaths[refs[1]], metrics[refs[2]], run, value))
     if not rows:
         raise file_error(path, "holds no measurements", where="measurements")
-    return _table(rows, names, path, "extrap-json-legacy")
+    return names, rows
 
 
-def read_extrap_json(path):
-    """Read an Extra-P JSON file (current or legacy layout)."""
+def _json_rows(path):
+    """Parameters, rows and layout (``extrap-json`` or ``extrap-json-legacy``) of an
+    Extra-P JSON file."""
     with open(path, encoding="utf-8") as stream:
         try:
             data = json.load(stream)
@@ -461,12 +475,19 @@ def read_extrap_json(path):
     if not isinstance(data, dict):
         raise file_error(path, "the top level is not an object", where="top level")
     if "callpaths" in data:
-        return _legacy(data, path)
-    return _current(data, path)
+        return (*_legacy(data, path), "extrap-json-legacy")
+    return (*_current(data, path), "extrap-json")
 
 
-def read_extrap_jsonl(path):
-    """Read an Extra-P JSON Lines file."""
+def read_extrap_json(path):
+    """Read an Extra-P JSON file (current or legacy layout)."""
+    parameters, rows, fmt = _json_rows(path)
+    return _table(rows, parameters, path, fmt)
+
+
+def _jsonl_rows(path):
+    """Parameters and rows of an Extra-P JSON Lines file (callpath None where the
+    lines name none)."""
     rows, parameters, runs = [], None, {}
     with open(path, encoding="utf-8") as stream:
         for number, line in enumerate(stream, start=1):
@@ -519,10 +540,41 @@ def read_extrap_jsonl(path):
             "some lines name a callpath and others do not",
             allowed="give every line a callpath, or none",
         )
-    if named == {False}:
+    return parameters, rows
+
+
+def read_extrap_jsonl(path):
+    """Read an Extra-P JSON Lines file."""
+    parameters, rows = _jsonl_rows(path)
+    named = rows[0][len(parameters)] is not None
+    if not named:
         rows = [(*r[: len(parameters)], "", *r[len(parameters) + 1 :]) for r in rows]
     table = _table(rows, parameters, path, "extrap-jsonl")
-    if named == {False}:
+    if not named:
         table.frame = table.frame.drop(columns="callpath")
         table.labels = []
     return table
+
+
+def extrap_rows(path, fmt):
+    """The measurements of an Extra-P file as rows, without building a table.
+
+    Parameters
+    ----------
+    path : str or path-like
+    fmt : {"extrap-text", "extrap-json", "extrap-jsonl"}
+
+    Returns
+    -------
+    parameters : list of str
+    rows : list of tuple
+        ``(*point, callpath, metric, run, value)``; callpath is None where the file
+        names none.
+    fmt : str
+        The layout read (``extrap-json-legacy`` for legacy JSON).
+    """
+    if fmt == "extrap-text":
+        return (*_text_rows(path), fmt)
+    if fmt == "extrap-jsonl":
+        return (*_jsonl_rows(path), fmt)
+    return _json_rows(path)

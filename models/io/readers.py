@@ -39,8 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .common import MeasurementFileError
 from .extrap import read_extrap_json, read_extrap_jsonl, read_extrap_text
-from .table import MODEL_DIMS, MeasurementFileError, build_dataset, read_table
+from .table import MODEL_DIMS, build_dataset, read_table
 
 __all__ = [
     "MEASUREMENT_FORMATS",

@@ -20,24 +20,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-#: Parameter names read as MPI process (rank) counts, compared case-insensitively.
-RANK_NAMES = (
-    "ranks",
-    "processes",
-    "procs",
-    "nprocs",
-    "nproc",
-    "np",
-    "p",
-    "mpi_ranks",
-    "num_ranks",
-    "nranks",
-    "num_procs",
-    "tasks",
-    "ntasks",
+from .common import (
+    NODE_NAMES,
+    RANK_NAMES,
+    RUN_NAMES,
+    MeasurementFileError,  # noqa: F401 (its historical home)
+    file_error,
 )
-#: Parameter names read as node counts, compared case-insensitively.
-NODE_NAMES = ("nodes", "nnodes", "num_nodes", "n_nodes", "node_count")
+
 #: Dimensions the models understand besides the process count.
 MODEL_DIMS = ("nodes", "ranks", "ppn", "bandwidth", "scale", "run", "trial")
 # A dense cube this much larger than the table means the keys are not a grid.
@@ -45,22 +35,6 @@ _MAX_FILL = 1000
 # Labels (callpath, kernel...) must nearly cross; a label column that is really a
 # per-row annotation multiplies the cells by this much or more.
 _MAX_LABEL_FILL = 4
-
-
-class MeasurementFileError(ValueError):
-    """A measurement file that cannot be read: where, what was wrong, what is allowed.
-
-    A ``ValueError``, so that callers that report bad input keep working.
-    """
-
-
-def file_error(path, what, *, where=None, allowed=None):
-    """Build a :class:`MeasurementFileError` naming the file and the place in it."""
-    place = f"{path}, {where}" if where else f"{path}"
-    text = f"{place}: {what}"
-    if allowed:
-        text += f" ({allowed})"
-    return MeasurementFileError(text)
 
 
 @dataclass
@@ -289,8 +263,6 @@ def _stated_units(table, units, path):
 # as ``time [s]`` or ``time (s)``.
 
 
-#: Column names read as the repetition index, compared case-insensitively.
-RUN_NAMES = ("run", "repetition", "rep", "repeat")
 #: Numeric columns taken as sweep parameters (keys) rather than metrics by default.
 _SWEEP_KEYS = ("ppn", "scale", "bandwidth")
 _UNIT = re.compile(r"^\s*(?P<name>.*?)\s*(?:\[(?P<a>[^\]]+)\]|\((?P<b>[^)]+)\))\s*$")

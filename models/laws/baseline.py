@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from ..core.configs import REPLICATE_COLUMNS, is_measured
 from ..core.interface import ModelBase, PerformanceModelTags, fitted_ranges
+from .regime import REGIME_FACTOR, REGIME_SLOPE, REGIME_SPREAD
 
 __all__ = [
     "REGIME_FACTOR",
@@ -17,18 +18,6 @@ __all__ = [
     "PowerLawBaseline",
     "RegimeTrend",
 ]
-
-#: Change of the log-log slope over the last measured step, against the step before,
-#: from which :class:`RegimeTrend` reads a change of regime (an algorithm or protocol
-#: switch) rather than the onset of a steeper term: a smooth ``c0 + c p**3`` changes
-#: its slope by at most 1.34 between neighbouring steps of ratio 2 and 2.02 of ratio 4.
-REGIME_SLOPE = 2.5
-#: ... and the factor by which the last point must depart from the slope before.
-REGIME_FACTOR = 2.0
-#: The new regime's slope is not measured (one point): the range of
-#: :meth:`RegimeTrend.predict_interval` lets it differ from the old one by this much
-#: (a factor sqrt(2) per doubling).
-REGIME_SPREAD = 0.5
 
 #: Columns that never separate groups: the process count and what derives from it.
 _NOT_GROUPS = ("nodes", "ranks", "ppn", "D", *REPLICATE_COLUMNS)

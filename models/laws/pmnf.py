@@ -31,7 +31,7 @@ from ..core.warnings import InsufficientDataWarning, quiet, warn
 from . import design as _design
 from . import envelope as _envelope
 from .scaling_law import ScalingLaw, search_alpha
-from .terms import Term, parse_term
+from .terms import Term, parse_term, term_cost
 
 __all__ = ["PMNF_EXPONENTS", "PMNFSearch"]
 
@@ -721,23 +721,6 @@ def forward_folds(p, first):
         test = np.flatnonzero(p > limit)
         folds.append((train, test))
     return folds
-
-
-def term_cost(term):
-    """How unusual a term is for a scaling law (0 for the four common shapes).
-
-    The common shapes of parallel programs (perfect scaling ``1/p``, tree
-    collectives ``log2(p)``, linear collectives ``p``, serial parts ``1``) cost
-    nothing. Otherwise each logarithm costs 1, a fractional exponent 1, and growth
-    beyond linear 2 per unit of exponent: ``sqrt(p)``, ``p log2(p)`` and
-    ``1/sqrt(p)`` cost 1, ``p^2`` costs 2, ``p^(2/3) log2(p)^2`` costs 3, ``p^3``
-    costs 4.
-    """
-    exponent = term.p_exponent
-    if exponent == 0 and term.log_exponent == 1:
-        return 0.0
-    cost = term.log_exponent + (0 if exponent in (-1, 0, 1) else 1)
-    return cost + 2 * max(float(exponent) - 1, 0.0)
 
 
 def complexity(terms):

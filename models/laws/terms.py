@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["Term", "describe_terms", "parse_term"]
+__all__ = ["Term", "describe_terms", "parse_term", "term_cost"]
 
 _BANDWIDTH_TOKEN = "alpha^(100/bw)"
 _POWER = re.compile(r"^p\^\(?(?P<exp>[-+]?\d+(?:/\d+)?(?:\.\d+)?)\)?$")
@@ -202,3 +202,20 @@ def describe_terms(terms, coef, alpha=None):
     if alpha:
         text += f"  (alpha {alpha:.3f})"
     return text
+
+
+def term_cost(term):
+    """How unusual a term is for a scaling law (0 for the four common shapes).
+
+    The common shapes of parallel programs (perfect scaling ``1/p``, tree
+    collectives ``log2(p)``, linear collectives ``p``, serial parts ``1``) cost
+    nothing. Otherwise each logarithm costs 1, a fractional exponent 1, and growth
+    beyond linear 2 per unit of exponent: ``sqrt(p)``, ``p log2(p)`` and
+    ``1/sqrt(p)`` cost 1, ``p^2`` costs 2, ``p^(2/3) log2(p)^2`` costs 3, ``p^3``
+    costs 4.
+    """
+    exponent = term.p_exponent
+    if exponent == 0 and term.log_exponent == 1:
+        return 0.0
+    cost = term.log_exponent + (0 if exponent in (-1, 0, 1) else 1)
+    return cost + 2 * max(float(exponent) - 1, 0.0)

@@ -13,11 +13,11 @@ from .._lazy import attach
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
-    "BASELINE_MARGIN": "rules",
+    "BASELINE_MARGIN": "limits",
     "FLAT": "no_trend",
-    "PLAUSIBLE_FACTOR": "rules",
+    "PLAUSIBLE_FACTOR": "limits",
     "REGIME": "regimes",
-    "RELIABLE_SMAPE": "rules",
+    "RELIABLE_SMAPE": "limits",
     "Verdict": "choose",
     "blind_to": "rules",
     "choose_model": "choose",
@@ -25,6 +25,7 @@ _EXPORTS = {
     "floor_model": "rules",
     "render_verdict": "choose",
     "select_model": "rules",
+    "smape_of_log": "limits",
     "trust_flat": "no_trend",
 }
 

@@ -11,14 +11,18 @@ The rules, in order:
    a model blind to a parameter the sweep varies, one that falls below the latency
    floor of the measured traffic, and (while anything else is left) a degenerate
    fit are set aside.
-2. **Preference** (:func:`~scaleprobe.models.selection.rules.prefer`): the
-   traffic-informed model, the naive trend and the best time-only law, in that
-   order; a less preferred one is trusted only when it beats the others' SMAPE on
-   extrapolation to held-out node counts by
-   :data:`~scaleprobe.models.selection.rules.BASELINE_MARGIN`.
-3. **Honesty**: when the best extrapolates worse than
-   :data:`~scaleprobe.models.selection.rules.RELIABLE_SMAPE`, or nothing can be
-   checked on held-out node counts, no model is trusted.
+2. **Preference** (:func:`~scaleprobe.models.selection.rules.prefer`): among the
+   models that extrapolate within
+   :data:`~scaleprobe.models.selection.limits.RELIABLE_SMAPE` on held-out node
+   counts, the traffic-informed model, the naive trend and the best time-only law,
+   in that order; a less preferred one is trusted only when it beats the others'
+   SMAPE by :data:`~scaleprobe.models.selection.limits.BASELINE_MARGIN`. A model
+   above the limit is never preferred, so no note can say that a law lost to a
+   trend the verdict then finds unreliable.
+3. **Honesty**: when no model extrapolates within the limit, the naive trend is
+   trusted as a fallback if it held its own held-out check (the largest count held
+   out, SMAPE within the limit; the verdict says so); otherwise, or when nothing can
+   be checked on held-out node counts, no model is trusted.
 4. **A change of regime** at the largest measured count
    (:mod:`~scaleprobe.models.selection.regimes`): unless a model of what the
    program sends is trusted, the trend continued from the new regime is.
@@ -90,6 +94,10 @@ class Verdict:
         Their calibrated intervals.
     added_scores : xarray.Dataset or None, default=None
         Their cross-validation scores, joined to the fit's.
+    fallback : bool, default=False
+        The trusted model is the naive trend as a fallback: no model extrapolated
+        within :data:`~scaleprobe.models.selection.limits.RELIABLE_SMAPE`, but the
+        trend held its own held-out check.
 
     Examples
     --------
@@ -109,6 +117,7 @@ class Verdict:
     models: Mapping = dataclasses.field(default_factory=dict)
     intervals: Mapping = dataclasses.field(default_factory=dict)
     added_scores: object = None
+    fallback: bool = False
 
     def lines(self):
         """The refusals (``"<model> is not selected: <why>"``) and notes, in order.
@@ -135,6 +144,7 @@ class Verdict:
             "plausible": None if self.plausible is None else list(self.plausible),
             "cv": self.cv,
             "scores": {k: float(v) for k, v in self.scores.items()},
+            "fallback": self.fallback,
         }
 
     @classmethod
@@ -158,6 +168,7 @@ class Verdict:
             plausible=None if plausible is None else tuple(plausible),
             cv=data.get("cv"),
             scores=dict(data.get("scores") or {}),
+            fallback=bool(data.get("fallback", False)),
         )
 
 
@@ -187,7 +198,10 @@ def render_verdict(verdict):
     not trusted:
       base: ignores bandwidth, which varies
     """
-    lines = [f"trusted: {verdict.trusted or 'none'}", verdict.reason]
+    label = verdict.trusted or "none"
+    if verdict.fallback:
+        label += " (fallback: the naive trend held its own held-out check)"
+    lines = [f"trusted: {label}", verdict.reason]
     if verdict.scores:
         ranked = sorted(verdict.scores.items(), key=lambda item: _order(item[1]))
         scores = ", ".join(f"{name} {value:.3g}" for name, value in ranked)
@@ -338,29 +352,86 @@ def _by_scores(models, scores, X, training, splitters, degenerate):
         for name in ("traffic", BASELINE)
         if name in models and name not in excluded
     ]
-    chosen, beaten = prefer(smape, candidates, law, what)
-    common["refused"] = refused + tuple(beaten)
-    best = best if chosen is None else chosen
+    # only what extrapolates within the limit may be preferred: a note that a law
+    # does not beat an unreliable baseline would contradict the verdict
+    unreliable = _unreliable(smape, [*candidates, law], what)
+    chosen, beaten = prefer(
+        smape,
+        [n for n in candidates if n not in unreliable],
+        None if law in unreliable else law,
+        what,
+    )
+    common["refused"] = refused + tuple(beaten) + tuple(unreliable.items())
+    if chosen is None:
+        return _fallback(scores, cv, smape, what, common)
     worse = None
-    if best == BASELINE and law is not None and smape(law) > smape(BASELINE):
+    if chosen == BASELINE and law is not None and smape(law) > smape(BASELINE):
         worse = law
     judged = {"what": what, "column": training["column"], "worse": worse}
-    return _judged(models, best, smape, physics, judged, common)
+    return _judged(models, chosen, smape, physics, judged, common)
+
+
+def _unreliable(smape, names, what):
+    """The candidates whose SMAPE is above :data:`RELIABLE_SMAPE`, with why."""
+    return {
+        name: (
+            f"SMAPE {smape(name):.1f} % on {what} is above the "
+            f"{RELIABLE_SMAPE:.0f} % limit"
+        )
+        for name in dict.fromkeys(names)
+        if name is not None
+        and np.isfinite(smape(name))
+        and not smape(name) <= RELIABLE_SMAPE
+    }
+
+
+def _last_fold(scores, cv, name):
+    """SMAPE of ``name`` on the first fold of ``cv`` (extrapolation: the largest
+    count held out, the others trained on), or NaN."""
+    if name not in scores["model"].values or cv not in scores["cv"].values:
+        return np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = scores["smape"].sel(model=name, cv=cv).isel(fold=0).mean("group")
+    return float(value)
+
+
+def _fallback(scores, cv, smape, what, common):
+    """No model within the limit: the naive trend, when it held its own held-out
+    check (the largest count, held out), labelled as a fallback; else nothing."""
+    scored = {n: v for n, v in common["scores"].items() if np.isfinite(v)}
+    best = min(scored, key=scored.get) if scored else BASELINE
+    own = _last_fold(scores, cv, BASELINE) if cv == "extrapolation" else np.nan
+    summary = (
+        f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
+        f"{smape(best):.0f} % on {what}"
+    )
+    if own <= RELIABLE_SMAPE:
+        reason = (
+            f"{summary}), but the naive trend held its own held-out check (SMAPE "
+            f"{own:.1f} % on the largest count, held out): scaleprobe projects it as "
+            "a fallback — a power law through the two largest measured counts, the "
+            "local trend continued, no law; measure larger counts to know more"
+        )
+        return Verdict(BASELINE, reason, plausible=(), fallback=True, **common)
+    own_text = (
+        f"; the naive trend missed its own check by {own:.0f} %"
+        if np.isfinite(own)
+        else ""
+    )
+    reason = (
+        f"{summary}{own_text}): the data cannot tell how this program scales, so no "
+        "projection is presented as trustworthy — measure more (or larger) node "
+        "counts"
+    )
+    warn(reason, UnreliableModelWarning, stacklevel=4)
+    return Verdict(None, reason, **common)
 
 
 def _judged(models, best, smape, physics, judged, common):
     """Rule 3 and the reason of the verdict of the scores."""
     what, worse = judged["what"], judged["worse"]
     baseline, score = smape(BASELINE), smape(best)
-    if not score <= RELIABLE_SMAPE:
-        reason = (
-            f"no model extrapolates within {RELIABLE_SMAPE:.0f} % SMAPE (best: {best}, "
-            f"{score:.0f} % on {what}; naive baseline {baseline:.0f} %): the data "
-            "cannot tell how this program scales, so no projection is presented as "
-            "trustworthy — measure more (or larger) node counts"
-        )
-        warn(reason, UnreliableModelWarning, stacklevel=4)
-        return Verdict(None, reason, **common)
     plausible = tuple(
         name
         for name in models

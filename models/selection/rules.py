@@ -21,6 +21,7 @@ from ..core.configs import configuration_keys
 from ..evaluation.crossval import BASELINE
 from ..evaluation.metrics import METRICS
 from ..projection.grid import training_frame
+from .limits import BASELINE_MARGIN, PLAUSIBLE_FACTOR, RELIABLE_SMAPE
 
 __all__ = [
     "BASELINE_MARGIN",
@@ -34,18 +35,6 @@ __all__ = [
     "select_model",
     "set_aside",
 ]
-
-#: Extrapolation SMAPE (percent) above which no model is presented as a winner.
-RELIABLE_SMAPE = 50.0
-
-#: A model whose extrapolation SMAPE is within this factor of the selected one's is
-#: a plausible alternative: its interval joins the selected model's.
-PLAUSIBLE_FACTOR = 2.0
-
-#: Share by which a time-only law must beat the naive baseline's extrapolation SMAPE
-#: to be trusted over it (a law's extra assumptions have to earn their keep), and by
-#: which the baseline must beat the traffic-informed model to be trusted over that.
-BASELINE_MARGIN = 0.1
 
 _HIGHER_IS_BETTER = {"r2", "within_10", "within_30", "coverage"}
 

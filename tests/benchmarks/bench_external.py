@@ -25,20 +25,24 @@ Every series (one callpath / collective / parameter value over the process count
 is trained on its smaller process counts and predicts the largest one (``holdout
 1``) or the two largest (``holdout 2``). Methods, on the same split:
 
-- ``scaleprobe``: :func:`scaleprobe.models.fit_ensemble` with its defaults; its
-  selected model, or, when it selects none (it says the data cannot tell), its model
-  with the lowest extrapolation SMAPE; such series are counted as ``refused``;
+- ``scaleprobe``: :func:`scaleprobe.models.profiles.fit_profile` on every series of
+  the data set at once (one Dask graph), the law of each series and its 90 %
+  interval; series it refuses are counted as ``refused`` (their best law is still
+  scored), series on the naive trend as a fallback are counted apart;
 - ``extrap``: Extra-P's default modeler (``extrap --text``, mean of repetitions),
   run from its own environment (``--extrap``, default ``extrap`` on PATH); skipped
   with a note when it is not installed;
-- ``baseline``: the naive power law through the two largest training points.
+- ``baseline``: the naive power law through the two largest training means.
 
 Series whose values are not all positive, or that take less than 1 % of the
 application's root time (the filter of Extra-P's case studies), are left out.
 
 Prints, per data set and holdout, for each method: the number of series, the
-median, 90th percentile and largest |relative error| in percent at the held-out
-counts, and the number of series off by more than 60 % at any held-out count.
+median and largest |relative error| in percent at the held-out counts, the number
+of series off by more than 60 % at any held-out count; for scaleprobe the refused
+share, the coverage of its intervals, their median upper/lower, the median interval
+score (Gneiting and Raftery 2007) over the measurement; the wall time of
+scaleprobe's fit and of Extra-P's command.
 """
 
 from __future__ import annotations
@@ -54,7 +58,6 @@ import sys
 import tempfile
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,34 +225,49 @@ def _dataset(series, counts):
     )
 
 
-def scaleprobe_predict(series, holdout):
-    """Predictions at the held-out counts of fit_ensemble's choice and the baseline."""
-    from scaleprobe.models import fit_ensemble, make_features
+def _naive(series, train, test):
+    """The naive trend: the power law through the two largest training means."""
+    (p1, y1), (p2, y2) = [(float(p), float(np.mean(v))) for p, v in train[-2:]]
+    slope = math.log(y2 / y1) / math.log(p2 / p1)
+    return {int(p): y2 * (float(p) / p2) ** slope for p in test}
 
-    train = series.ranks[:-holdout]
-    test = series.ranks[-holdout:]
+
+def scaleprobe_predict(series_list, holdout, name):
+    """Every series of a data set fitted at once by :func:`fit_profile` (one Dask
+    graph) on its smaller counts; per series, the prediction, the 90 % interval and
+    the verdict at its held-out counts, with the naive trend beside it."""
+    from scaleprobe.models.profiles import ProfileTable, fit_profile
+
+    rows = [
+        (float(p), s.name, "time", run, float(value))
+        for s in series_list
+        for p, values in zip(s.ranks[:-holdout], s.values[:-holdout], strict=True)
+        for run, value in enumerate(values)
+    ]
+    table = ProfileTable.from_rows(["p"], rows, source={"path": name}, ranks="p")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = fit_ensemble(_dataset(series, train), target="time")
-        name, refused = fit.selected, fit.selected is None
-        if name is None:
-            table = fit.score_table("extrapolation")
-            name = str(table["model"].iloc[0]) if len(table) else "baseline"
-        X, _ = make_features(_dataset(series, test), target="time")
-        X = X.drop_duplicates("ranks").reset_index(drop=True)
-        chosen = np.asarray(fit.models[name].predict(X), dtype=float)
-        baseline = np.asarray(fit.models["baseline"].predict(X), dtype=float)
-        # The interval a user is shown: the projection's (one rank per "node").
-        projection = fit.project(name, nodes=X["ranks"].to_numpy(), ppn=1)
-        lower = projection["time_lower"].values.ravel()
-        upper = projection["time_upper"].values.ravel()
-    return {
-        "scaleprobe": dict(zip(X["ranks"], chosen, strict=True)),
-        "baseline": dict(zip(X["ranks"], baseline, strict=True)),
-        "interval": dict(zip(X["ranks"], zip(lower, upper, strict=True), strict=True)),
-        "refused": refused,
-        "model": name,
-    }
+        fit = fit_profile(table)
+    out = []
+    for s in series_list:
+        model = fit.model(s.name)
+        test = np.asarray(s.ranks[-holdout:], dtype=float)
+        lower, upper = model.interval(test)
+        keys = [int(p) for p in test]
+        train = list(zip(s.ranks[:-holdout], s.values[:-holdout], strict=True))
+        out.append(
+            {
+                "scaleprobe": dict(zip(keys, model.predict(test), strict=True)),
+                "baseline": _naive(s, train, test),
+                "interval": dict(
+                    zip(keys, zip(lower, upper, strict=True), strict=True)
+                ),
+                "refused": model.status == "refused",
+                "fallback": model.status == "fallback",
+                "model": model.law.label,
+            }
+        )
+    return out
 
 
 def _extrap_text(series_list, holdout, path):
@@ -319,16 +337,21 @@ def _errors(series, predictions):
     return errors
 
 
-def _coverage(series, intervals):
-    """Share of held-out counts whose mean measurement the interval holds, and the
-    median upper/lower ratio."""
-    held, ratios = [], []
+def _interval_terms(series, intervals, alpha=0.1):
+    """Per held-out count: whether the interval holds the mean measurement, its
+    width (upper/lower) and its interval score relative to the measurement
+    (Gneiting and Raftery 2007: width plus 2/alpha times the miss)."""
+    held, ratios, scores = [], [], []
     for r, v in zip(series.ranks, series.values, strict=True):
         if int(r) in intervals:
             low, high = intervals[int(r)]
-            held.append(low <= np.mean(v) <= high)
-            ratios.append(high / low)
-    return held, ratios
+            y = float(np.mean(v))
+            held.append(low <= y <= high)
+            with np.errstate(divide="ignore"):
+                ratios.append(high / low if low > 0 else np.inf)
+            miss = max(low - y, 0.0) + max(y - high, 0.0)
+            scores.append(((high - low) + 2.0 / alpha * miss) / y)
+    return held, ratios, scores
 
 
 def _summary(errors_by_series):
@@ -337,10 +360,67 @@ def _summary(errors_by_series):
     return {
         "series": len(errors_by_series),
         "median": float(np.median(flat)),
-        "p90": float(np.percentile(flat, 90)),
-        "max": float(np.max(flat)),
+        "worst": float(np.max(flat)),
         f"off>{OFF:g}%": int(np.sum(worst > OFF)),
     }
+
+
+def _timed(function, *args):
+    start = time.perf_counter()
+    out = function(*args)
+    return out, time.perf_counter() - start
+
+
+def _split(name, usable, holdout, executable):
+    """The rows of one data set and split: one per method, and per series."""
+    ours, seconds = _timed(scaleprobe_predict, usable, holdout, name)
+    theirs, extrap_seconds = (
+        _timed(extrap_predict, usable, holdout, executable)
+        if executable
+        else (None, None)
+    )
+    methods = {"scaleprobe": [], "baseline": [], "extrap": []}
+    details = []
+    for i, s in enumerate(usable):
+        row = {"dataset": name, "holdout": holdout, "series": s.name}
+        row.update(model=ours[i]["model"], refused=ours[i]["refused"])
+        for method in ("scaleprobe", "baseline"):
+            errors = _errors(s, ours[i][method])
+            methods[method].append(errors)
+            row[method] = max(errors, key=abs)
+        if theirs is not None and theirs[i] is not None:
+            errors = _errors(s, theirs[i])
+            methods["extrap"].append(errors)
+            row["extrap"] = max(errors, key=abs)
+        details.append(row)
+    held, ratios, scores = [], [], []
+    for i, s in enumerate(usable):
+        terms = _interval_terms(s, ours[i]["interval"])
+        held, ratios, scores = held + terms[0], ratios + terms[1], scores + terms[2]
+    refused = sum(o["refused"] for o in ours)
+    extra = {
+        "scaleprobe": {
+            "refused": refused / len(usable),
+            "coverage": float(np.mean(held)),
+            "width": float(np.median(ratios)),
+            "score": float(np.median(scores)),
+            "seconds": seconds,
+        },
+        "extrap": {"seconds": extrap_seconds},
+    }
+    table = [
+        {"method": method, **_summary(errors), **extra.get(method, {})}
+        for method, errors in methods.items()
+        if errors
+    ]
+    fallback = sum(o["fallback"] for o in ours)
+    print(
+        f"\n{name}: train on {usable[0].ranks[:-holdout].tolist()}..., predict "
+        f"the {holdout} largest ({usable[0].ranks[-holdout:].tolist()}); "
+        f"{refused} of {len(usable)} series refused, {fallback} on the naive "
+        "trend as a fallback"
+    )
+    return table, details
 
 
 def run(args):
@@ -357,58 +437,26 @@ def run(args):
             if not usable:
                 print(f"skip {name} holdout {holdout}: fewer than 3 training counts")
                 continue
-            start = time.perf_counter()
-            with ProcessPoolExecutor(args.jobs) as pool:
-                ours = list(
-                    pool.map(scaleprobe_predict, usable, [holdout] * len(usable))
-                )
-            seconds = time.perf_counter() - start
-            theirs = extrap_predict(usable, holdout, executable) if executable else None
-            methods = {"scaleprobe": [], "baseline": [], "extrap": []}
-            for i, s in enumerate(usable):
-                row = {"dataset": name, "holdout": holdout, "series": s.name}
-                row["model"] = ours[i]["model"]
-                row["refused"] = ours[i]["refused"]
-                for method in ("scaleprobe", "baseline"):
-                    errors = _errors(s, ours[i][method])
-                    methods[method].append(errors)
-                    row[method] = max(errors, key=abs)
-                if theirs is not None and theirs[i] is not None:
-                    errors = _errors(s, theirs[i])
-                    methods["extrap"].append(errors)
-                    row["extrap"] = max(errors, key=abs)
-                details.append(row)
-            covered, ratios = [], []
-            for i, s in enumerate(usable):
-                held, ratio = _coverage(s, ours[i]["interval"])
-                covered += held
-                ratios += ratio
-            refused = sum(o["refused"] for o in ours)
-            print(
-                f"\n{name}: train on {usable[0].ranks[:-holdout].tolist()}..., predict "
-                f"the {holdout} largest ({usable[0].ranks[-holdout:].tolist()}); "
-                f"scaleprobe selected nothing for {refused} of {len(usable)} series; "
-                f"{seconds:.0f} s for the scaleprobe fits"
-            )
-            table = []
-            for method, errors in methods.items():
-                if errors:
-                    table.append({"method": method, **_summary(errors)})
-                    rows.append({"dataset": name, "holdout": holdout, **table[-1]})
-            print(
-                pd.DataFrame(table).to_string(
-                    index=False, float_format=lambda v: f"{v:.1f}"
-                )
-            )
-            print(
-                f"scaleprobe's 90 % interval holds {np.mean(covered):.0%} of the "
-                f"held-out measurements (median upper/lower {np.median(ratios):.2g})"
-            )
-            rows[-len(table)]["coverage"] = float(np.mean(covered))
+            table, more = _split(name, usable, holdout, executable)
+            details += more
+            rows += [{"dataset": name, "holdout": holdout, **r} for r in table]
+            frame = pd.DataFrame(table)
+            print(frame.to_string(index=False, na_rep="-", float_format=_format))
+    print(
+        "\nmedian/worst: |relative error| (%) at the held-out counts; refused: "
+        "share of series; coverage: share of held-out counts inside scaleprobe's "
+        "90 % interval; width: its median upper/lower; score: median interval "
+        "score over the measurement; seconds: wall time of the fit (extrap: "
+        "its command, start-up included)"
+    )
     if args.csv:
         pd.DataFrame(details).to_csv(args.csv, index=False)
         print(f"\nper-series errors (percent, worst held-out count): {args.csv}")
     return rows
+
+
+def _format(value):
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def cali_to_jsonl(files, output):
@@ -452,7 +500,7 @@ def main(argv=None):
         "--dataset", nargs="+", choices=sorted(DATASETS), default=list(DATASETS)
     )
     parser.add_argument("--holdout", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--jobs", type=int, default=1, help="parallel fits")
+    parser.add_argument("--jobs", type=int, default=1, help="ignored (one graph)")
     parser.add_argument("--csv", help="write per-series errors to this CSV")
     args = parser.parse_args(argv)
     if args.from_cali:

@@ -242,3 +242,17 @@ def test_a_size_axis_no_refit_can_make_is_none():
     assert calibrate_axis(law, X, y, "points") is None  # ... but not without 4e4
     with pytest.raises(KeyError):
         calibrate_axis(law, X, y, "clusters")  # a column the data do not have
+
+
+def test_no_bound_of_a_time_is_below_zero():
+    from sklearn.linear_model import LinearRegression
+
+    # a straight line through falling times crosses zero beyond 20 nodes
+    X = pd.DataFrame({"nodes": [2.0, 4.0, 8.0, 16.0]})
+    line = LinearRegression().fit(X, 10.0 - 0.5 * X["nodes"])
+    far = pd.DataFrame({"nodes": [32.0, 64.0, 1024.0]})
+    assert np.all(line.predict(far) < 0)
+    interval = PredictionInterval(0.9, 0.2, 16.0, 12, 2.0, method="conformal")
+    lower, upper = interval.bounds(line, far)
+    assert np.all(lower == 0.0)
+    assert np.all(upper >= lower)

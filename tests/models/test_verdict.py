@@ -123,3 +123,79 @@ def test_a_model_that_is_no_performance_model_is_refused():
     X = _frame([2, 4, 8])
     with pytest.raises(TypeError, match="'lr' \\(LinearRegression\\) is not a Perf"):
         fit_ensemble((X, np.ones(len(X))), models={"lr": LinearRegression()})
+
+
+def _scores(smape_by_fold):
+    """Scores of the extrapolation cross-validation: ``{model: [fold 0, fold 1]}``
+    SMAPE (fold 0 holds out the largest count)."""
+    import xarray as xr
+
+    names = list(smape_by_fold)
+    values = np.array([[[smape_by_fold[n]]] for n in names], dtype=float)
+    return xr.Dataset(
+        {"smape": (("model", "cv", "group", "fold"), values)},
+        coords={
+            "model": names,
+            "cv": ["extrapolation"],
+            "group": ["all"],
+            "fold": [0, 1],
+        },
+    )
+
+
+def _judge(smape_by_fold):
+    from scaleprobe.models import PowerLawBaseline
+
+    X = _frame([2, 4, 8, 16, 32])
+    y = _times(X, lambda X: 10 / X["nodes"] + 1)
+    models = {
+        "pmnf": ScalingLaw(form="base").fit(X, y),
+        "baseline": PowerLawBaseline().fit(X, y),
+    }
+    training = {"column": "nodes", "feature_ranges": {"nodes": [2, 32]}, "ppn": [1]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        verdict = choose_model(
+            models,
+            _scores(smape_by_fold),
+            X,
+            y,
+            training=training,
+            splitters=default_cv("nodes"),
+        )
+    return verdict, caught
+
+
+def test_a_law_within_the_limit_is_not_refused_for_an_unreliable_baseline():
+    # the notes once said pmnf did not beat the baseline by 10 %, and the verdict
+    # then refused everything for the baseline's 52.5 %
+    verdict, _ = _judge({"pmnf": [40.0, 57.8], "baseline": [50.0, 55.0]})
+    assert verdict.trusted == "pmnf"
+    assert verdict.scores == {"pmnf": pytest.approx(48.9), "baseline": 52.5}
+    refused = dict(verdict.refused)
+    assert refused["baseline"] == (
+        "SMAPE 52.5 % on extrapolation to held-out node counts is above the 50 % limit"
+    )
+    assert not any("does not beat" in line for line in verdict.lines())
+
+
+def test_the_naive_trend_that_held_its_own_check_is_a_labelled_fallback():
+    verdict, caught = _judge({"pmnf": [70.0, 90.0], "baseline": [6.0, 170.0]})
+    assert verdict.trusted == "baseline"
+    assert verdict.fallback
+    assert "held its own held-out check (SMAPE 6.0 %" in verdict.reason
+    assert "(best: pmnf, 80 %" in verdict.reason  # the best of all, as scored
+    assert render_verdict(verdict).startswith("trusted: baseline (fallback")
+    assert Verdict.from_dict(verdict.to_dict()).fallback
+    assert not [w for w in caught if "no model extrapolates" in str(w.message)]
+
+
+def test_nothing_is_trusted_when_the_trend_missed_its_own_check_too():
+    verdict, caught = _judge({"pmnf": [70.0, 90.0], "baseline": [60.0, 150.0]})
+    assert verdict.trusted is None
+    assert not verdict.fallback
+    assert "(best: pmnf, 80 %" in verdict.reason
+    assert "missed its own check by 60 %" in verdict.reason
+    for name, why in verdict.refused:  # every note agrees: each is above the limit
+        assert "above the 50 % limit" in why, (name, why)
+    assert any("no model extrapolates" in str(w.message) for w in caught)

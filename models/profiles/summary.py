@@ -1,0 +1,377 @@
+"""What a profile's fit says: one summary per kind of finding, the ranked tables and
+the advice on which measurement would tell more.
+
+A fit of hundreds of series must not print a warning per series: :func:`findings`
+gathers what the fit found into one line per kind ("6 of 70 series are refused"),
+each with the series it concerns, which ``--verbose`` lists; :func:`emit` issues
+them as one warning each. :func:`rank` sorts the series of a projection by what
+matters at the target count: those that will dominate, those that grow fastest,
+those the data cannot tell (with :func:`advice`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.warnings import (
+    InsufficientDataWarning,
+    RegimeChangeWarning,
+    UnreliableModelWarning,
+    warn,
+)
+from .result import CANNOT_TELL, geometric_middle
+
+__all__ = [
+    "Finding",
+    "advice",
+    "emit",
+    "findings",
+    "rank",
+    "render_fit",
+    "render_ranking",
+]
+
+# Run-to-run spread (log sd) above which more repetitions are the advice.
+_NOISY = 0.1
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One kind of finding of a fit, with every series it concerns.
+
+    Attributes
+    ----------
+    category : type
+        The warning class it is issued as (None: a note, not a warning).
+    summary : str
+        One line: what, and on how many series.
+    series : tuple of str
+        ``name: detail`` per series, listed with ``--verbose``.
+    """
+
+    category: type | None
+    summary: str
+    series: tuple = field(default_factory=tuple)
+
+
+def findings(fit):
+    """Every kind of finding of a profile's fit, one :class:`Finding` each.
+
+    Parameters
+    ----------
+    fit : ProfileFit
+
+    Returns
+    -------
+    list of Finding
+    """
+    total = len(fit.models) + sum(len(v) for v in fit.skipped.values())
+    found = []
+    for status, category, what in (
+        (
+            "refused",
+            UnreliableModelWarning,
+            "refused: no law held its held-out "
+            "check and the naive trend missed its own (their laws are kept, to project "
+            "by name)",
+        ),
+        (
+            "fallback",
+            None,
+            "project the naive trend as a fallback: it held its own "
+            "held-out check where no law did",
+        ),
+    ):
+        chosen = [m for m in fit.models if m.status == status]
+        if chosen:
+            found.append(
+                Finding(
+                    category,
+                    f"{len(chosen)} of {total} series {what}",
+                    tuple(f"{m.name}: {m.reason}" for m in chosen),
+                )
+            )
+    jumped = [m for m in fit.models if m.jumps]
+    if jumped:
+        found.append(
+            Finding(
+                RegimeChangeWarning,
+                f"{len(jumped)} of {total} series jump between two counts (a change "
+                "of regime: an algorithm or protocol switch, a working set leaving a "
+                "cache); their laws use the counts after the last jump",
+                tuple(f"{m.name}: {_jumps(m)}" for m in jumped),
+            )
+        )
+    short = [m for m in fit.models if m.x.size < 3]
+    if short:
+        found.append(
+            Finding(
+                InsufficientDataWarning,
+                f"{len(short)} of {total} series have fewer than three counts: no law "
+                "can be checked on a held-out count",
+                tuple(m.name for m in short),
+            )
+        )
+    for reason, names in fit.skipped.items():
+        found.append(
+            Finding(
+                InsufficientDataWarning,
+                f"{len(names)} of {total} series are left out: {reason}",
+                tuple(names),
+            )
+        )
+    if fit.models and not fit.calibration.get("residuals"):
+        factor = fit.calibration.get("kappa", 0)
+        found.append(
+            Finding(
+                InsufficientDataWarning,
+                "no series has enough counts to calibrate the intervals on held-out "
+                f"counts (four are needed): they take {factor:g} times the plausible "
+                "laws' spread",
+            )
+        )
+    return found
+
+
+def _jumps(model):
+    return "; ".join(
+        f"{j['before']:g} -> {j['after']:g} ({j['factor']:.3g}x off the slope before)"
+        for j in model.jumps
+    )
+
+
+def emit(fit):
+    """Issue each finding of a fit that is a warning, once.
+
+    Parameters
+    ----------
+    fit : ProfileFit
+    """
+    for finding in findings(fit):
+        if finding.category is not None:
+            warn(finding.summary, finding.category, stacklevel=2)
+
+
+def advice(model, target):
+    """Which measurement would tell the value of a series at ``target``.
+
+    Parameters
+    ----------
+    model : SeriesModel
+    target : float
+        The count projected to.
+
+    Returns
+    -------
+    str
+        More repetitions when run-to-run noise dominates, else a count between the
+        largest measured and the target (where the plausible laws part).
+    """
+    largest = float(model.x[-1])
+    if model.noise > _NOISY or (model.count[-1] < 2 and model.status == "refused"):
+        runs = int(model.count[-1])
+        return (
+            f"repeat the runs at the largest counts (now {runs} at {largest:g}): "
+            f"their spread ({model.noise:.0%}) hides the trend"
+            if model.noise > _NOISY
+            else f"measure at {geometric_middle(largest, max(target, 2 * largest)):g} "
+            f"and repeat the runs (now {runs} at {largest:g})"
+        )
+    return (
+        f"measure at {geometric_middle(largest, max(target, 2 * largest)):g}: the "
+        "plausible laws part there"
+    )
+
+
+def rank(projection, *, top=10):
+    """The series of a projection sorted by what matters at its last count.
+
+    Parameters
+    ----------
+    projection : ProfileProjection
+    top : int, default=10
+        Rows per table.
+
+    Returns
+    -------
+    dict of str to list of dict
+        ``dominant`` (largest predicted values, per metric), ``fastest`` (largest
+        growth over the largest measured count), ``cannot_tell`` (interval wider
+        than :data:`~scaleprobe.models.profiles.result.CANNOT_TELL`, or refused,
+        with the advice).
+    """
+    target = float(projection.at[-1])
+    rows = []
+    wide = projection.cannot_tell()[:, -1]
+    growth = projection.growth()
+    for i, model in enumerate(projection.models):
+        rows.append(
+            {
+                "series": model.name,
+                "metric": model.metric,
+                "predicted": float(projection.predicted[i, -1]),
+                "lower": float(projection.lower[i, -1]),
+                "upper": float(projection.upper[i, -1]),
+                "growth": float(growth[i]),
+                "status": model.status,
+                "law": model.law.label,
+                "unclear": bool(wide[i]) or model.status == "refused",
+                "advice": advice(model, target),
+            }
+        )
+    dominant = []
+    for metric in dict.fromkeys(r["metric"] for r in rows):
+        own = [r for r in rows if r["metric"] == metric]
+        dominant += sorted(own, key=lambda r: -_finite(r["predicted"]))[:top]
+    fastest = sorted(rows, key=lambda r: -_finite(r["growth"]))[:top]
+    unclear = [r for r in rows if r["unclear"]]
+    unclear = sorted(unclear, key=lambda r: -_finite(r["predicted"]))
+    return {"dominant": dominant, "fastest": fastest, "cannot_tell": unclear}
+
+
+def _finite(value):
+    return value if np.isfinite(value) else -np.inf
+
+
+def _table(rows, columns):
+    """A plain text table of ``rows`` with the given ``(key, header, format)``."""
+    cells = [[header for _, header, _ in columns]]
+    for row in rows:
+        cells.append([fmt(row[key]) for key, _, fmt in columns])
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
+    lines = []
+    for cell in cells:
+        parts = [
+            text.ljust(width) if i == 0 else text.rjust(width)
+            for i, (text, width) in enumerate(zip(cell, widths, strict=True))
+        ]
+        lines.append("  ".join(parts).rstrip())
+    return lines
+
+
+def _name(width=48):
+    return lambda text: text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_ranking(projection, *, top=10, verbose=False):
+    """The ranked tables ``project`` prints.
+
+    Parameters
+    ----------
+    projection : ProfileProjection
+    top : int, default=10
+    verbose : bool, default=False
+        Every series, not the first ``top`` of each table.
+
+    Returns
+    -------
+    str
+    """
+    count = len(projection.models) if verbose else top
+    ranked = rank(projection, top=count)
+    at = projection.at[-1]
+    axis = projection.axis
+    number = "{:.4g}".format
+    value = [
+        ("series", "series", _name()),
+        ("predicted", "predicted", number),
+        ("lower", "lower", number),
+        ("upper", "upper", number),
+        ("growth", "growth", lambda v: f"{v:.3g}x"),
+        ("status", "status", str),
+    ]
+    lines = [
+        f"at {at:g} {axis} ({projection.level:.0%} intervals; growth over the "
+        "largest measured count):",
+        "",
+        "will dominate:",
+    ]
+    lines += ["  " + line for line in _table(ranked["dominant"], value)]
+    lines += ["", "grow fastest:"]
+    lines += ["  " + line for line in _table(ranked["fastest"], value)]
+    unclear = ranked["cannot_tell"]
+    if not unclear:
+        lines += ["", f"the data tell every series (intervals within {CANNOT_TELL:g}x)"]
+        return "\n".join(lines)
+    lines += [
+        "",
+        f"the data cannot tell ({len(unclear)} series: interval wider than "
+        f"{CANNOT_TELL:g}x, or refused):",
+    ]
+    shown = unclear if verbose else unclear[:top]
+    lines += [
+        "  " + line
+        for line in _table(
+            shown, [("series", "series", _name()), ("advice", "what would tell", str)]
+        )
+    ]
+    if len(unclear) > len(shown):
+        lines.append(f"  ... {len(unclear) - len(shown)} more (--verbose lists them)")
+    return "\n".join(lines)
+
+
+def render_fit(fit, *, top=20, verbose=False):
+    """The text ``scaleprobe fit`` prints for a profile.
+
+    Parameters
+    ----------
+    fit : ProfileFit
+    top : int, default=20
+        Series listed (the largest at the largest count), unless ``verbose``.
+    verbose : bool, default=False
+        Every series, and every series each finding concerns.
+
+    Returns
+    -------
+    str
+    """
+    counts = fit.counts()
+    path = fit.source.get("path", "")
+    lines = [
+        f"{path}: {len(fit.models)} series over {fit.axis} "
+        f"({fit.source.get('format', '')}), fitted in {fit.seconds:.2f} s",
+        "verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()),
+        f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
+        f"the plausible laws' spread, from {fit.calibration.get('residuals', 0)} "
+        "held-out errors over the profile",
+    ]
+    order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
+    shown = order if verbose else order[:top]
+    rows = [
+        {
+            "series": m.name,
+            "largest": float(m.centre[-1]),
+            "law": m.law.describe(m.coef, variable=_variable(fit)),
+            "status": m.status,
+            "check": "-" if m.check is None else f"{m.check:.3g} %",
+        }
+        for m in shown
+    ]
+    lines += ["", f"series (largest at the largest {fit.axis} count first):"]
+    lines += [
+        "  " + line
+        for line in _table(
+            rows,
+            [
+                ("series", "series", _name()),
+                ("largest", f"at {order[0].x[-1]:g}" if order else "", "{:.4g}".format),
+                ("status", "status", str),
+                ("check", "held-out SMAPE", str),
+                ("law", "law", str),
+            ],
+        )
+    ]
+    if len(order) > len(shown):
+        lines.append(f"  ... {len(order) - len(shown)} more (--verbose lists them)")
+    for finding in findings(fit):
+        lines.append(("warning: " if finding.category else "note: ") + finding.summary)
+        if verbose:
+            lines += [f"  {item}" for item in finding.series]
+    lines += [f"note: {note}" for note in fit.notes]
+    return "\n".join(lines)
+
+
+def _variable(fit):
+    return {"ranks": "p", "nodes": "n"}.get(fit.kind, fit.axis)
