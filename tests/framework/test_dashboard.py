@@ -3,13 +3,16 @@
 The browser tests run a real emulated Graph500 sweep on the session's Dask cluster
 and read the page in headless Chromium while it runs and after it ended: the DOM
 (the grid, the banner, and what the Bokeh document's data sources hold, which the
-page writes on the plot's container) and screenshots.
+page writes on the plot's container) and screenshots. The same store is then
+served by ``scaleprobe dashboard``.
 """
 
 import json
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -485,3 +488,97 @@ def test_the_page_shows_the_values_of_show(watched):
     assert box["run"] == 0
     assert box["value"] == pytest.approx(float(one["time"].median("trial")), rel=1e-12)
     assert box["value"] != pytest.approx(float(one["run_time"]), rel=1e-3)
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+@needs_chromium
+def test_the_dashboard_command_serves_a_finished_store(watched, tmp_path):
+    command = [
+        sys.executable,
+        "-m",
+        "scaleprobe.framework.cli",
+        "dashboard",
+        str(watched["path"]),
+        "--port",
+        "0",
+    ]
+    server = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = server.stdout.readline()
+        match = re.search(
+            r"at (http://127\.0\.0\.1:\d+/scaleprobe) \(Ctrl-C stops\)", line
+        )
+        assert match, line + server.stderr.read()
+        link = match.group(1)
+        grid = _grid(link, "watched")
+        assert grid["progress"]["finished"]
+        assert grid["medians"] == watched["after_data"]["medians"]
+        assert grid["source"] == f"results store {watched['path']}"
+        html = _dom(link, tmp_path / "profile")
+        assert "Finished: 12 points, 0 failed" in html
+        state = _plot_state(html)
+        assert (state["glyphs"], state["bands"], state["node-counts"]) == (
+            "12",
+            "2",
+            "3",
+        )
+        pixels = _screenshot(link, tmp_path / "profile-shot", tmp_path / "store.png")
+        _assert_series_drawn(pixels)
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    assert "sweep page stopped" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["dashboard", "{tmp}/missing.zarr"], "no results store at"),
+        (["dashboard", "{tmp}/x.zarr", "--port", "http"], "must be a port number"),
+        (["dashboard", "{tmp}/models.json", "--port", "0"], "models.json"),
+    ],
+)
+def test_dashboard_bad_input_is_one_line(argv, message, tmp_path):
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    (tmp_path / "models.json").write_text('{"format": "scaleprobe-models"}')
+    done = subprocess.run(
+        [sys.executable, "-m", "scaleprobe.framework.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert message in lines[-1]
+    assert "Traceback" not in done.stderr
+
+
+def test_dashboard_port_in_use_is_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scaleprobe.framework.cli",
+                "dashboard",
+                str(tmp_path),
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert f"cannot listen on port {port}" in line
+    assert "choose another with --port" in line
