@@ -183,7 +183,7 @@ def _network_line(projection):
         text = f"network: {network_label(target)} (the measured one)"
     else:
         text = (
-            f"projected to another network: {network_label(target)} "
+            f"projected to another network: {network_label(target)}\n"
             f"(measured on {network_label(trained)})"
         )
     if "scale" in projection.coords:
@@ -396,7 +396,7 @@ def _measured_points(ax, measured, colours, other_network):
         ]
         label = MEASURED_LABEL if first else "_nolegend_"
         if other_network:
-            label = f"{MEASURED_LABEL}, on {other_network}" if first else label
+            label = f"{MEASURED_LABEL},\non {other_network}" if first else label
             colour = "black"
         bars = ax.errorbar(
             group["nodes"],

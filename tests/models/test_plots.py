@@ -120,6 +120,15 @@ def test_a_projection_to_another_network_looks_different_and_says_so(traffic_fit
     )
     away_time = line.get_ydata()
     assert not np.allclose(away_time, home["time_predicted"].sel(bandwidth=100))
+    # the long network names are wrapped: the title and legend fit in the figure
+    figure = plot_projection(away)
+    figure.canvas.draw()
+    width = figure.bbox.width
+    (title_text,) = [t for t in figure.texts if t.get_text() == title]
+    for artist in (title_text, figure.axes[0].get_legend()):
+        box = artist.get_window_extent()
+        assert box.x0 >= 0, (box, width)
+        assert box.x1 <= width, (box, width)
 
 
 def test_project_plot_from_a_model_file_draws_the_measurements(
