@@ -178,13 +178,35 @@ def sweep_figure(labels: list[str], metric: str, units: str, nodes=()) -> dict:
         The figure for ``Bokeh.embed.embed_item``.
     """
     from bokeh.embed import json_item
-    from bokeh.models import (
-        BoxAnnotation,
-        ColumnDataSource,
-        FixedTicker,
-        HoverTool,
-        PrintfTickFormatter,
+    from bokeh.models import HoverTool
+
+    plot = _empty_figure(metric, units, nodes)
+    glyphs = [
+        _add_series(plot, i, label, PALETTE[i % len(PALETTE)])
+        for i, label in enumerate(labels)
+    ]
+    plot.add_tools(
+        HoverTool(
+            renderers=glyphs,
+            tooltips=[
+                ("nodes", "@nodes"),
+                ("run", "@run"),
+                (_axis_label(metric, units), "@value{0.0000}"),
+            ],
+        )
     )
+    legend = plot.legend[0]
+    plot.center.remove(legend)  # beside the plot, where it hides no point
+    plot.add_layout(legend, "right")
+    legend.label_text_font_size = "8pt"
+    legend.click_policy = "hide"
+    return json_item(plot)
+
+
+def _empty_figure(metric, units, nodes):
+    """The figure with its log axes, their labels and ticks, and the hidden box
+    of the extrapolated node counts."""
+    from bokeh.models import BoxAnnotation, FixedTicker, PrintfTickFormatter
     from bokeh.plotting import figure
 
     plot = figure(
@@ -211,69 +233,51 @@ def sweep_figure(labels: list[str], metric: str, units: str, nodes=()) -> dict:
             name="extrapolated",
         )
     )
-    glyphs = []
-    for i, label in enumerate(labels):
-        colour = PALETTE[i % len(PALETTE)]
-        band = ColumnDataSource(
-            {"nodes": [], "lower": [], "upper": []}, name=f"band-{i}"
-        )
-        plot.varea(
-            "nodes",
-            "lower",
-            "upper",
-            source=band,
-            fill_color=colour,
-            fill_alpha=0.15,
-            legend_label=f"{label}: projection, 90 % band",
-        )
-        projected = ColumnDataSource(
-            {"nodes": [], "predicted": []}, name=f"projection-{i}"
-        )
-        plot.line(
-            "nodes",
-            "predicted",
-            source=projected,
-            color=colour,
-            line_dash="dashed",
-            legend_label=f"{label}: projection, 90 % band",
-        )
-        median = ColumnDataSource({"nodes": [], "value": []}, name=f"median-{i}")
-        plot.line(
-            "nodes",
-            "value",
-            source=median,
-            color=colour,
-            line_width=2,
-            legend_label=f"{label}: median",
-        )
-        points = ColumnDataSource(
-            {"nodes": [], "value": [], "run": []}, name=f"points-{i}"
-        )
-        glyphs.append(
-            plot.scatter(
-                "nodes",
-                "value",
-                source=points,
-                size=8,
-                color=colour,
-                line_color="black",
-                legend_label=f"{label}: runs",
-                name=f"glyphs-{i}",
-            )
-        )
-    plot.add_tools(
-        HoverTool(
-            renderers=glyphs,
-            tooltips=[
-                ("nodes", "@nodes"),
-                ("run", "@run"),
-                (_axis_label(metric, units), "@value{0.0000}"),
-            ],
-        )
+    return plot
+
+
+def _add_series(plot, i, label, colour):
+    """Series ``i``'s named sources and glyphs (band, projection, median line,
+    points); returns the points' renderer."""
+    from bokeh.models import ColumnDataSource
+
+    band = ColumnDataSource({"nodes": [], "lower": [], "upper": []}, name=f"band-{i}")
+    projected_label = f"{label}: projection, 90 % band"
+    plot.varea(
+        "nodes",
+        "lower",
+        "upper",
+        source=band,
+        fill_color=colour,
+        fill_alpha=0.15,
+        legend_label=projected_label,
     )
-    legend = plot.legend[0]
-    plot.center.remove(legend)  # beside the plot, where it hides no point
-    plot.add_layout(legend, "right")
-    legend.label_text_font_size = "8pt"
-    legend.click_policy = "hide"
-    return json_item(plot)
+    projected = ColumnDataSource({"nodes": [], "predicted": []}, name=f"projection-{i}")
+    plot.line(
+        "nodes",
+        "predicted",
+        source=projected,
+        color=colour,
+        line_dash="dashed",
+        legend_label=projected_label,
+    )
+    median = ColumnDataSource({"nodes": [], "value": []}, name=f"median-{i}")
+    plot.line(
+        "nodes",
+        "value",
+        source=median,
+        color=colour,
+        line_width=2,
+        legend_label=f"{label}: median",
+    )
+    points = ColumnDataSource({"nodes": [], "value": [], "run": []}, name=f"points-{i}")
+    return plot.scatter(
+        "nodes",
+        "value",
+        source=points,
+        size=8,
+        color=colour,
+        line_color="black",
+        legend_label=f"{label}: runs",
+        name=f"glyphs-{i}",
+    )
