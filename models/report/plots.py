@@ -259,22 +259,12 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
             colours,
             network_label(trained_link) if other_network else None,
         )
-    nodes = data["nodes"].values.astype(float)
-    largest = _largest_measured(projection, shown)
-    for ax in [ax_time] + ([ax_teps] if ax_teps is not None else []):
-        if largest is not None and nodes.max() > largest:
-            ax.axvspan(
-                largest,
-                nodes.max(),
-                **EXTRAPOLATED,
-                gid="extrapolated",
-                label=f"extrapolated: beyond {count_label(largest)}",
-            )
-        every = (
-            [nodes, shown["nodes"].to_numpy(float)] if shown is not None else [nodes]
-        )
-        nodes_axis(ax, np.concatenate(every))
-        ax.grid(True, which="major", alpha=0.3)
+    _node_axes(
+        [ax_time] + ([ax_teps] if ax_teps is not None else []),
+        data["nodes"].values.astype(float),
+        shown,
+        _largest_measured(projection, shown),
+    )
     level = projection.attrs.get("interval_level")
     extra = []
     if banded and level is not None:
@@ -298,6 +288,25 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
         _legend(ax_teps, [])
     fig.suptitle(f"{title}\n{_network_line(projection)}", fontsize=11)
     return fig
+
+
+def _node_axes(axes, nodes, shown, largest):
+    """Each axis' node ticks and grid, and the span beyond the largest measured
+    node count (none when nothing is extrapolated)."""
+    for ax in axes:
+        if largest is not None and nodes.max() > largest:
+            ax.axvspan(
+                largest,
+                nodes.max(),
+                **EXTRAPOLATED,
+                gid="extrapolated",
+                label=f"extrapolated: beyond {count_label(largest)}",
+            )
+        every = (
+            [nodes, shown["nodes"].to_numpy(float)] if shown is not None else [nodes]
+        )
+        nodes_axis(ax, np.concatenate(every))
+        ax.grid(True, which="major", alpha=0.3)
 
 
 def _legend(ax, extra):
