@@ -28,7 +28,7 @@ from . import config
 from ._hostload import HOST_LOAD_LIMIT
 from ._warnings import OversubscriptionWarning
 from .cluster import ClusterError
-from .dashboard import TOPIC, attach_sweep_page
+from .dashboard import TOPIC, attach_sweep_page, done_event, plan_event
 from .jobqueue import node_resources
 from .launch import launch_point
 from .planning import Point, oversubscription, plan
@@ -114,35 +114,16 @@ def _run_point(
     return result
 
 
-def _metric(result: dict, name: str = "time"):
-    value = ((result.get("record") or {}).get("metrics") or {}).get(name)
-    return value if isinstance(value, (int, float)) else None
-
-
-def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress) -> None:
+def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress, store) -> None:
     """Put the sweep on the dashboard's sweep page and print the page's address."""
     link = attach_sweep_page(client)
     if progress and link:
         print(f"scaleprobe: sweep page at {link}", file=sys.stderr, flush=True)
     pending = {point.key for point in todo}
-    client.log_event(
-        TOPIC,
-        {
-            "kind": "plan",
-            "sweep": sweep,
-            "name": spec.name,
-            "metric": "time",
-            "dims": {k: list(v) for k, v in spec.sweep.items()},
-            "points": [
-                {
-                    "key": p.key,
-                    "coords": p.coords,
-                    "status": "pending" if p.key in pending else "stored",
-                }
-                for p in plan(spec)
-            ],
-        },
-    )
+    points = [(p.key, p.coords) for p in plan(spec)]
+    dims = {k: list(v) for k, v in spec.sweep.items()}
+    stored = store.results() if len(pending) < len(points) else []
+    client.log_event(TOPIC, plan_event(sweep, spec.name, dims, points, pending, stored))
 
 
 def _lost(point: Point, exc: BaseException) -> dict:
@@ -321,7 +302,7 @@ def execute(
     except ValueError as exc:
         raise SpecError(f"spec key 'sweep.nodes': {exc}") from None
     _warn_oversubscription(client, spec, settings, todo)
-    _show_plan(client, spec, name, todo, progress.enabled)
+    _show_plan(client, spec, name, todo, progress.enabled, store)
     futures = _submit(client, spec, settings, todo, name, sweep_id, network, resources)
     try:
         dropped, why = _collect(client, futures, store, progress, name)
@@ -379,17 +360,7 @@ def _collect(client, futures: dict, store, progress, name: str) -> tuple[int, st
             why = why or result.get("error", "")
             continue
         store.write_point(result)
-        _log(
-            client,
-            {
-                "kind": "done",
-                "sweep": name,
-                "key": point.key,
-                "status": result["status"],
-                "value": _metric(result),
-                "time": time.time(),
-            },
-        )
+        _log(client, done_event(name, point.key, result, time.time()))
         progress.update(result["status"], point.label(), result.get("error", ""))
         if count % every == 0:
             store.consolidate()

@@ -7,6 +7,8 @@ import contextlib
 import sys
 import warnings
 
+from . import _cli_dashboard
+
 __all__ = ["main"]
 
 BAD_INPUT = 2
@@ -217,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan(sub)
     _add_show(sub)
     _add_demo(sub)
+    _cli_dashboard.register(sub)
     try:
         from ._cli_models import register
     except ImportError:  # the models commands are optional at this layer

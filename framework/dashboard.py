@@ -1,11 +1,18 @@
-"""A sweep page on the Dask dashboard: every point of a sweep, coloured by status.
+"""A sweep page on the Dask dashboard: every point of a sweep, a plot, the progress.
 
 :class:`SweepPage` is a scheduler plugin. Registered on a cluster, it serves
-``/scaleprobe`` (the page) and ``/scaleprobe/data.json`` (what the page shows) from
-the scheduler's own dashboard server, next to ``/status``. It learns about sweeps
-from events on the topic :data:`TOPIC`: the runner logs the plan and each finished
-point from the client, and the task that runs a point logs when its launch starts. The
-page polls the data every second, so it follows a running sweep live.
+``/scaleprobe`` (the page), ``/scaleprobe/data.json`` (what the page shows) and
+``/scaleprobe/plot.json`` (a sweep's Bokeh plot) from the scheduler's own dashboard
+server, next to ``/status``. It learns about sweeps from events on the topic
+:data:`TOPIC`: the runner logs the plan and each finished point from the client, and
+the task that runs a point logs when its launch starts. The page polls the data
+every second, so it follows a running sweep live: the grid of points by status, the
+measured time against nodes per bandwidth (BokehJS, as Dask's dashboard uses), the
+live projection with its band once a series has three node counts, done / failed /
+time left, the error of each failed point and a banner when the sweep is finished.
+
+:func:`serve_store` serves the same page for a results store, after its sweep ended
+(``scaleprobe dashboard STORE``).
 
 >>> from distributed import Client                     # doctest: +SKIP
 >>> link = attach_sweep_page(Client())                  # doctest: +SKIP
@@ -15,19 +22,39 @@ page polls the data every second, so it follows a running sweep live.
 
 from __future__ import annotations
 
-import itertools
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from distributed.comm import get_address_host
 from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado import web
 
+from ._sweep_html import PAGE
+from ._sweep_state import (
+    STATUSES,
+    apply_event,
+    done_event,
+    plan_event,
+    point_values,
+    series_data,
+    state_from_store,
+    sweep_grid,
+    sweep_view,
+)
+
 __all__ = [
+    "STATUSES",
     "TOPIC",
     "SweepPage",
     "attach_sweep_page",
     "dashboard_root",
+    "done_event",
+    "plan_event",
+    "point_values",
+    "serve_store",
     "sweep_grid",
     "sweep_page_link",
 ]
@@ -35,240 +62,8 @@ __all__ = [
 #: Event topic of sweep progress.
 TOPIC = "scaleprobe-sweep"
 ROUTE = "/scaleprobe"
-
-
-#: Point statuses the page colours; ``stored`` points were finished by an earlier run.
-STATUSES = ("pending", "running", "ok", "failed", "timeout", "invalid", "stored")
-COLUMN_DIM = "bandwidth"
-CELL_DIM = "run"
-
-
-def _label(dims: list[str], values: tuple) -> str:
-    return " ".join(f"{d}={v}" for d, v in zip(dims, values, strict=True)) or "all"
-
-
-def _pick(dims: list[str], values: tuple, shown: list[str]) -> tuple:
-    return tuple(v for d, v in zip(dims, values, strict=True) if d in shown)
-
-
-def _place_points(points: dict, rows, columns, row_dims, column_dim, now):
-    """Each point into its cell, runs in order; counts by status; launches running."""
-    row_index = {values: i for i, values in enumerate(rows)}
-    column_index = {value: j for j, value in enumerate(columns)}
-    cells = [[[] for _ in columns] for _ in rows]
-    counts = dict.fromkeys(STATUSES, 0)
-    running = []
-    for key, point in points.items():
-        coords = point["coords"]
-        status = point["status"]
-        counts[status] = counts.get(status, 0) + 1
-        i = row_index.get(tuple(coords.get(d) for d in row_dims))
-        j = column_index.get(coords.get(column_dim) if column_dim else None)
-        if i is None or j is None:
-            continue
-        cells[i][j].append(
-            {
-                "key": key,
-                "status": status,
-                "value": point.get("value"),
-                "run": coords.get(CELL_DIM),
-            }
-        )
-        if status == "running" and point.get("started") is not None:
-            label = " ".join(f"{d}={v}" for d, v in coords.items())
-            elapsed = round(max(0.0, now - point["started"]), 1)
-            running.append({"key": key, "label": label, "elapsed": elapsed})
-    for row in cells:
-        for cell in row:
-            cell.sort(key=lambda p: (p["run"] is None, p["run"]))
-    return cells, counts, running
-
-
-def sweep_grid(sweep_id: str, state: dict, now: float) -> dict:
-    """Return the grid of one sweep: rows x ``bandwidth`` columns, runs inside a cell.
-
-    Parameters
-    ----------
-    sweep_id : str
-        The sweep's identifier.
-    state : dict
-        ``name``, ``metric``, ``dims`` (dim to values, in spec order) and ``points``
-        (key to ``coords``, ``status``, ``value``, ``started``).
-    now : float
-        Current time, epoch seconds.
-
-    Returns
-    -------
-    dict
-        ``id``, ``name``, ``metric``, ``total``, ``counts`` (points per status),
-        ``row_dims`` and ``rows`` (labels of the combinations of every dim but
-        ``bandwidth`` and ``run``; dims with one value are left out of the labels),
-        ``column_dim`` and ``columns``, ``cells`` (``cells[row][column]`` is a list of
-        ``{"key", "status", "value", "run"}`` ordered by run) and ``running``
-        (``{"key", "label", "elapsed"}`` of each launch under way).
-
-    Examples
-    --------
-    >>> state = {"name": "pp", "metric": "time",
-    ...          "dims": {"nodes": [1, 2], "bandwidth": [100, 10], "run": [0]},
-    ...          "points": {"a": {"coords": {"nodes": 2, "bandwidth": 10, "run": 0},
-    ...                           "status": "running", "value": None, "started": 5.0}}}
-    >>> grid = sweep_grid("s", state, now=7.5)
-    >>> grid["rows"], grid["columns"], grid["running"]
-    (['nodes=1', 'nodes=2'], [100, 10], [{'key': 'a', 'label': 'nodes=2 bandwidth=10 \
-run=0', 'elapsed': 2.5}])
-    """
-    dims = state["dims"]
-    column_dim = COLUMN_DIM if COLUMN_DIM in dims else None
-    row_dims = [d for d in dims if d not in (COLUMN_DIM, CELL_DIM)]
-    shown = [d for d in row_dims if len(dims[d]) > 1]
-    rows = list(itertools.product(*(dims[d] for d in row_dims)))
-    columns = list(dims[column_dim]) if column_dim else [None]
-    cells, counts, running = _place_points(
-        state["points"], rows, columns, row_dims, column_dim, now
-    )
-    return {
-        "id": sweep_id,
-        "name": state["name"],
-        "metric": state.get("metric"),
-        "total": len(state["points"]),
-        "counts": counts,
-        "row_dims": shown,
-        "rows": [_label(shown, _pick(row_dims, r, shown)) for r in rows],
-        "column_dim": column_dim,
-        "columns": columns,
-        "cells": cells,
-        "running": running,
-    }
-
-
-# ---------------------------------------------------------------- the page
-
-#: The sweep page: one self-contained HTML document that polls ``data.json``.
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>scaleprobe sweeps</title>
-<style>
-body { font-family: Helvetica, Arial, sans-serif; margin: 1em 2em; color: #222; }
-h1 { font-size: 1.4em; margin-bottom: 0.2em; }
-h2 { font-size: 1.15em; margin: 1.2em 0 0.3em; }
-a { color: #1f77b4; }
-table { border-collapse: collapse; margin-top: 0.4em; }
-th, td { border: 1px solid #ccc; padding: 4px 6px; font-size: 0.85em; }
-th { background: #f4f4f4; font-weight: normal; }
-td.row { text-align: right; white-space: nowrap; background: #fafafa; }
-.box { display: inline-block; min-width: 4.2em; margin: 1px; padding: 3px 4px;
-       border-radius: 3px; text-align: center; font-size: 0.8em; color: #111; }
-.pending { background: #dddddd; } .running { background: #f0ad4e; }
-.ok { background: #7bc67b; } .failed { background: #e06666; color: #fff; }
-.timeout { background: #9b59b6; color: #fff; } .invalid { background: #e69138; }
-.stored { background: #a9cce3; }
-.legend .box { min-width: 6em; }
-.running-list { margin: 0.3em 0; font-size: 0.9em; }
-#updated { color: #777; font-size: 0.8em; }
-</style>
-</head>
-<body>
-<h1>scaleprobe sweeps</h1>
-<div><a href="status">Dask status</a> &middot;
-<span id="updated">waiting for data</span></div>
-<div id="sweeps"><p>No sweep has run on this cluster yet.</p></div>
-<script>
-"use strict";
-const STATUSES = ["pending", "running", "ok", "failed", "timeout", "invalid", "stored"];
-function text(tag, content, cls) {
-  const node = document.createElement(tag);
-  if (content !== undefined) node.textContent = content;
-  if (cls) node.className = cls;
-  return node;
-}
-function number(value) {
-  if (value === null || value === undefined) return "";
-  if (typeof value !== "number") return String(value);
-  return Math.abs(value) >= 1e4 || (value !== 0 && Math.abs(value) < 1e-3)
-    ? value.toExponential(2) : value.toPrecision(3);
-}
-function box(point, metric) {
-  const label = point.status === "running" ? "running"
-    : (point.value !== null && point.value !== undefined ? number(point.value)
-       : point.status);
-  const node = text("span", label, "box " + point.status);
-  node.dataset.status = point.status;
-  node.dataset.key = point.key;
-  node.title = "run " + point.run + ": " + point.status
-    + (point.value !== null && point.value !== undefined
-       ? ", " + metric + " = " + point.value : "");
-  return node;
-}
-function sweep(grid) {
-  const section = text("section");
-  section.className = "sweep";
-  section.dataset.sweep = grid.id;
-  section.appendChild(text("h2", grid.name + " (" + grid.total + " points)"));
-  const legend = text("div", undefined, "legend");
-  for (const status of STATUSES) {
-    if (grid.counts[status]) {
-      legend.appendChild(text("span", status + " " + grid.counts[status],
-                              "box " + status));
-    }
-  }
-  section.appendChild(legend);
-  const running = text("div", undefined, "running-list");
-  running.id = "running-" + grid.id;
-  running.textContent = grid.running.length
-    ? "running: " + grid.running.map(r => r.label + " for " + r.elapsed.toFixed(1)
-      + " s").join("; ")
-    : "no launch running";
-  section.appendChild(running);
-  const table = text("table");
-  const head = text("tr");
-  head.appendChild(text("th", grid.row_dims.join(" ") || ""));
-  for (const column of grid.columns) {
-    head.appendChild(text("th", grid.column_dim
-      ? grid.column_dim + " " + column + (grid.column_dim === "bandwidth" ? " %" : "")
-      : (grid.metric || "")));
-  }
-  table.appendChild(head);
-  grid.rows.forEach((row, i) => {
-    const tr = text("tr");
-    tr.appendChild(text("td", row, "row"));
-    grid.cells[i].forEach(cell => {
-      const td = text("td");
-      for (const point of cell) td.appendChild(box(point, grid.metric));
-      tr.appendChild(td);
-    });
-    table.appendChild(tr);
-  });
-  section.appendChild(table);
-  if (grid.metric) {
-    section.appendChild(text("div", "values: latest " + grid.metric + " of each point",
-                             "running-list"));
-  }
-  return section;
-}
-async function refresh() {
-  try {
-    const base = window.location.pathname.replace(/\\/$/, "");
-    const response = await fetch(base + "/data.json", {cache: "no-store"});
-    const data = await response.json();
-    const target = document.getElementById("sweeps");
-    if (data.sweeps.length) {
-      target.replaceChildren(...data.sweeps.map(sweep));
-    }
-    document.getElementById("updated").textContent =
-      "updated " + new Date(data.time * 1000).toLocaleTimeString();
-  } catch (error) {
-    document.getElementById("updated").textContent = "no connection: " + error;
-  }
-}
-refresh();
-setInterval(refresh, 1000);
-</script>
-</body>
-</html>
-"""
+#: Where BokehJS lives in the installed bokeh package.
+BOKEH_STATIC = Path(__import__("bokeh").__file__).parent / "server" / "static"
 
 
 class _PageHandler(web.RequestHandler):
@@ -287,6 +82,39 @@ class _DataHandler(web.RequestHandler):
         self.write(json.dumps(self.page.data()))
 
 
+class _PlotHandler(web.RequestHandler):
+    def initialize(self, page):
+        self.page = page
+
+    def get(self):
+        item = self.page.plot(self.get_argument("sweep", ""))
+        if item is None:
+            raise web.HTTPError(404, "no such sweep")
+        self.set_header("Content-Type", "application/json")
+        self.write(json.dumps(item))
+
+
+def routes(page, prefix: str = ROUTE) -> list:
+    """The page's routes (page, data, plot, BokehJS) for a tornado application.
+
+    Parameters
+    ----------
+    page : SweepPage
+        Whose sweeps the routes serve.
+    prefix : str, default="/scaleprobe"
+
+    Returns
+    -------
+    list of tuple
+    """
+    return [
+        (prefix, _PageHandler),
+        (prefix + "/data.json", _DataHandler, {"page": page}),
+        (prefix + "/plot.json", _PlotHandler, {"page": page}),
+        (prefix + "/static/(.*)", web.StaticFileHandler, {"path": str(BOKEH_STATIC)}),
+    ]
+
+
 class SweepPage(SchedulerPlugin):
     """Scheduler plugin that keeps the state of sweeps and serves their page.
 
@@ -296,12 +124,18 @@ class SweepPage(SchedulerPlugin):
       [{"key", "coords", "status"}]}`` -- the points of a sweep (``status`` ``pending``,
       or ``stored`` for points an earlier run finished);
     - ``{"kind": "start", "key", "time"}`` -- a point's launch began;
-    - ``{"kind": "done", "key", "status", "value", "time"}`` -- it ended.
+    - ``{"kind": "done", "key", "status", "values", "units", "error", "time"}`` --
+      it ended (:func:`done_event`; a single ``value`` is taken too).
+
+    The live projection of a sweep is refitted in a thread of its own, off the
+    scheduler's event loop, whenever new values arrived and no fit is under way.
 
     Attributes
     ----------
     sweeps : dict
         State per sweep identifier, newest last.
+    dask : bool
+        Whether the page is served by a Dask dashboard (it links to ``/status``).
     """
 
     name = "scaleprobe-sweep-page"
@@ -309,78 +143,138 @@ class SweepPage(SchedulerPlugin):
 
     def __init__(self):
         self.sweeps: dict = {}
+        self.dask = True
+        self._figures: dict = {}
+        self._fitting: dict = {}  # sweep id -> True while a fit runs, or "again"
+        self._executor = None
+        self._lock = None
 
     async def start(self, scheduler) -> None:
         """Mount the page's routes on the scheduler's dashboard server, if any."""
         application = getattr(scheduler, "http_application", None)
         if application is not None:
-            application.add_handlers(
-                ".*$",
-                [
-                    (ROUTE, _PageHandler),
-                    (ROUTE + "/data.json", _DataHandler, {"page": self}),
-                ],
-            )
+            application.add_handlers(".*$", routes(self))
+
+    async def close(self) -> None:
+        """Stop the projection thread (a fit under way is left to end)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
 
     def log_event(self, topic: str, msg) -> None:
         """Apply a sweep event (other topics are ignored)."""
         if topic == TOPIC and isinstance(msg, dict):
             self.apply(msg)
 
-    def apply(self, msg: dict) -> None:
-        """Apply one event to the state (see the class docstring for the kinds)."""
-        kind, sweep = msg.get("kind"), msg.get("sweep")
-        if kind == "plan":
-            self.sweeps.pop(sweep, None)  # a resumed sweep starts a new page
-            self.sweeps[sweep] = {
-                "name": str(msg.get("name", sweep)),
-                "metric": msg.get("metric"),
-                "dims": dict(msg["dims"]),
-                "points": {
-                    p["key"]: {
-                        "coords": p["coords"],
-                        "status": p.get("status", "pending"),
-                        "value": None,
-                        "started": None,
-                    }
-                    for p in msg["points"]
-                },
-            }
-            return
+    def apply(self, msg: dict, now: float | None = None) -> None:
+        """Apply one event to the state (see the class docstring for the kinds).
+
+        Parameters
+        ----------
+        msg : dict
+        now : float, optional
+            The current time (epoch seconds): when a plan arrived.
+        """
+        apply_event(self.sweeps, msg, time.time() if now is None else now)
+        sweep = msg.get("sweep")
+        if msg.get("kind") == "plan":
+            self._figures.pop(sweep, None)
+            if sweep in self.sweeps and series_data(self.sweeps[sweep]):
+                self._refit(sweep)  # a resumed sweep: what earlier runs stored
+        elif msg.get("kind") == "done" and sweep in self.sweeps:
+            self._refit(sweep)
+
+    def load_store(self, ds, metric: str = "time", source: str = "") -> str:
+        """Show a results store's sweep, its projection fitted at once.
+
+        Parameters
+        ----------
+        ds : xarray.Dataset
+        metric : str, default="time"
+        source : str, default=""
+            Where the results were read, as the page names it.
+
+        Returns
+        -------
+        str
+            The sweep's identifier on the page.
+        """
+        sweep = f"store-{ds.attrs.get('title', 'results')}"
+        self.sweeps[sweep] = state_from_store(ds, metric)
+        self.sweeps[sweep]["source"] = source
+        self.sweeps[sweep]["projection"] = _projection(self.sweeps[sweep])
+        return sweep
+
+    def _refit(self, sweep: str) -> None:
+        """Fit the sweep's live projection in the page's thread, or ask the fit
+        under way to run once more when it ends."""
+        if self._lock is None:
+            self._lock = threading.Lock()
+            self._executor = ThreadPoolExecutor(1, "scaleprobe-projection")
+        with self._lock:
+            if self._fitting.get(sweep):
+                self._fitting[sweep] = "again"
+                return
+            self._fitting[sweep] = True
+        self._executor.submit(self._fit, sweep, self.sweeps[sweep])
+
+    def _fit(self, sweep: str, state: dict) -> None:
+        try:
+            state["projection"] = _projection(state)
+        finally:
+            with self._lock:
+                again = self._fitting.pop(sweep, None) == "again"
+            if again and self.sweeps.get(sweep) is state:
+                self._refit(sweep)
+
+    def plot(self, sweep: str) -> dict | None:
+        """The Bokeh figure of a sweep (``json_item``), or None for no such sweep."""
         state = self.sweeps.get(sweep)
-        point = state["points"].get(msg.get("key")) if state else None
-        if point is None:
-            return
-        if kind == "start":
-            point.update(status="running", started=float(msg["time"]))
-        elif kind == "done":
-            status = msg.get("status")
-            point.update(
-                status=status if status in STATUSES else "failed",
-                value=msg.get("value"),
-                finished=float(msg.get("time", 0.0)),
+        if state is None:
+            return None
+        if sweep not in self._figures:
+            from ._sweep_plot import sweep_figure
+
+            labels = [s["label"] for s in series_data(state)]
+            self._figures[sweep] = sweep_figure(
+                labels,
+                state.get("metric") or "time",
+                state.get("units") or "s",
+                nodes=state["dims"].get("nodes", ()),
             )
+        return self._figures[sweep]
 
     def data(self, now: float | None = None) -> dict:
-        """Return what the page shows: one grid per sweep, newest first.
+        """Return what the page shows: one view per sweep, newest first.
 
         Parameters
         ----------
         now : float, optional
-            The current time (epoch seconds), for the elapsed time of running launches.
+            The current time (epoch seconds), for the elapsed time of running
+            launches and the time left.
 
         Returns
         -------
         dict
-            ``{"time": now, "sweeps": [grid, ...]}``; see
-            :func:`sweep_grid` for a grid.
+            ``{"time": now, "dask": bool, "sweeps": [view, ...]}``; see
+            :func:`~scaleprobe.framework._sweep_state.sweep_view` for a view.
         """
         now = time.time() if now is None else now
-        grids = [
-            sweep_grid(sweep_id, state, now)
-            for sweep_id, state in reversed(self.sweeps.items())
+        views = [
+            sweep_view(sweep_id, state, now)
+            for sweep_id, state in reversed(list(self.sweeps.items()))
         ]
-        return {"time": now, "sweeps": grids}
+        return {"time": now, "dask": self.dask, "sweeps": views}
+
+
+def _projection(state: dict) -> dict | None:
+    """The live projection of a sweep's series (None without a ``nodes`` axis)."""
+    series = series_data(state)
+    nodes = state["dims"].get("nodes")
+    if not series or not nodes:
+        return None
+    from ._sweep_plot import live_projection
+
+    return live_projection(series, max(float(n) for n in nodes))
 
 
 def dashboard_root(client) -> str | None:
@@ -442,3 +336,58 @@ def attach_sweep_page(client) -> str | None:
     """
     client.register_plugin(SweepPage())
     return sweep_page_link(client)
+
+
+def serve_store(path, *, port: int = 8787, host: str = "127.0.0.1", announce=None):
+    """Serve the sweep page of a results store until interrupted (Ctrl-C).
+
+    The page is the one a running sweep shows, read from the store: every point
+    with its status, values and error, the plot with the projection, and whether
+    the sweep finished.
+
+    Parameters
+    ----------
+    path : str or Path
+        A results store (``.zarr`` or ``.nc``).
+    port : int, default=8787
+        Port to listen on (0: any free port).
+    host : str, default="127.0.0.1"
+        Address to listen on (loopback: forward the port to see it elsewhere).
+    announce : callable, optional
+        Called with the page's address once the server listens.
+
+    Raises
+    ------
+    OSError
+        When the port cannot be bound (e.g. it is in use).
+    KeyboardInterrupt
+        When interrupted: the server has stopped.
+    """
+    import asyncio
+
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_sockets
+
+    from .store import open_results
+
+    sockets = bind_sockets(port, address=host)  # a port in use: before any work
+    page = SweepPage()
+    page.dask = False
+    page.load_store(open_results(path), source=f"results store {path}")
+    application = web.Application(
+        [*routes(page), (r"/", web.RedirectHandler, {"url": ROUTE})]
+    )
+
+    async def serve():
+        server = HTTPServer(application)
+        server.add_sockets(sockets)
+        bound = sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        if announce is not None:
+            announce(f"http://{shown}:{bound}{ROUTE}")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            server.stop()
+
+    asyncio.run(serve())

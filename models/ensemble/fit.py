@@ -25,6 +25,7 @@ from ..core.features import (
     measurement_sets,
 )
 from ..core.interface import PerformanceModel
+from ..core.measured import measured_table
 from ..core.warnings import (
     DegenerateFitWarning,
     InsufficientDataWarning,
@@ -212,6 +213,7 @@ def fit_ensemble(
     )
     fitted, degenerate = _fit_all(models, column, (X, y), (X_all, y_all))
     training = _training_metadata(X, y, X_all, column, target, link, dataset, s0)
+    training["measured"] = measured_table(X_all, y_all)  # for the figures
     verdict = choose_model(
         fitted,
         scores,

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from ..core.configs import reduce_configurations
-from ..core.features import make_features
+from ..core.features import make_features, measurement_sets
 from ..core.interface import describe_model
+from ..core.measured import measured_summary
 from ..core.warnings import quiet
 from ..ensemble.fit import fit_ensemble
 from ..selection.choose import render_verdict
+from .labels import count_label
 from .plots import (
     plot_bandwidth_demand,
     plot_extrapolation_error,
@@ -26,6 +29,24 @@ from .plots import (
 )
 
 __all__ = ["projection_nodes", "write_report"]
+
+#: What each figure shows, under it.
+CAPTIONS = {
+    "projection": "The projection with its interval (shaded) at every measured "
+    "bandwidth, the latency floor and the naive baseline; points are the "
+    "measurements (median over runs and trials, bar from the lowest to the highest "
+    "run); the grey span is extrapolated beyond the largest measured node count.",
+    "measured_vs_predicted": "In-sample: the measured configurations against the "
+    "model fitted on them. Held out: the largest node count against the model "
+    "refitted without it, the extrapolation a projection makes.",
+    "bandwidth_impact": "Completion-time increment over the available bandwidth and "
+    "the bandwidth a node count needs to stay within an increment; shaded: below "
+    "the smallest measured bandwidth or beyond the largest measured node count "
+    "(extrapolated); dashed: node counts that were not measured.",
+    "extrapolation_error": "Mean error of every model per cross-validation "
+    "(extrapolation: trained on the smaller node counts, tested on the larger); "
+    "the trusted model is outlined, the naive baseline is the bar to beat.",
+}
 
 
 def projection_nodes(largest, project_to=None, smallest=1):
@@ -61,12 +82,6 @@ def _table(frame, fmt):
         "| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False)
     ]
     return "\n".join([header, rule, *rows])
-
-
-def _measured(X, y, target):
-    configs = reduce_configurations(X, y)
-    table = configs.frame.rename(columns={"y": target})
-    return table
 
 
 def write_report(
@@ -131,10 +146,13 @@ def write_report(
             level=level,
             ppn=ppn,
         )
-        X, y = make_features(dataset, target=target, s0=s0, ppn=ppn)
-        measured = _measured(X, y, target)
-        figures, sections = _projection_parts(fit, measured, X, project_to)
-    figures["extrapolation_error"] = plot_extrapolation_error(fit.scores)
+        X, y = make_features(
+            dataset, target=target, s0=s0, ppn=ppn, **measurement_sets(dataset)
+        )
+        figures, sections = _projection_parts(fit, (X, y), project_to)
+    figures["extrapolation_error"] = plot_extrapolation_error(
+        fit.scores, trusted=fit.selected
+    )
     sections = [*_fit_sections(fit, fmt), *sections]
     _write(path, fmt, _facts(fit, X, caught), sections, figures)
     if verdict_to is not None:
@@ -204,86 +222,146 @@ def _preformatted(text, fmt):
     return "```text\n" + text + "\n```"
 
 
-def _projection_parts(fit, measured, X, project_to):
-    figures, sections = {}, []
+def _projection_parts(fit, data, project_to):
+    """The projection's figures (projection, measured vs predicted, bandwidth
+    impact) and its sections (the table, where the data cannot tell)."""
+    X, y = data
     column = fit.training["column"]
+    if column == "ranks" and not fit.training.get("ppn"):
+        return {}, [
+            (
+                "Projection",
+                "the data hold rank counts without a ppn: give ppn to project to nodes",
+            )
+        ]
     name = fit.selected or "baseline"
-    model = fit.models[name]
-    largest = float(X[column].max())
-    nodes = projection_nodes(largest, project_to, smallest=float(X[column].min()))
+    where = _where(fit, X, project_to)
+    projection = fit.project(name, **where).squeeze(list(where["params"]), drop=False)
+    with quiet():  # a reference line in a figure, not a projection anyone trusts
+        baseline = fit.project(
+            "baseline", **{**where, "bandwidth": where["bandwidth"][:1]}
+        ).squeeze(list(where["params"]), drop=False)
+    title = (
+        f"{name}: projection"
+        if fit.selected
+        else "no trusted model: naive baseline shown"
+    )
+    figures = {
+        "projection": plot_projection(
+            projection,
+            measured=measured_summary(X, y),
+            ideal=baseline,
+            title=title,
+        ),
+        "measured_vs_predicted": _measured_vs_predicted(fit, name, X, y),
+    }
+    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1 and fit.selected:
+        figures["bandwidth_impact"] = _bandwidth_impact(fit, name, X, where)
+    return figures, _projection_sections(fit, name, projection, where)
+
+
+def _where(fit, X, project_to):
+    """Where the report projects: powers of two beyond the measured node counts, at
+    every measured bandwidth (largest first), the largest scale and the largest
+    value of each application parameter."""
+    column = fit.training["column"]
+    nodes = projection_nodes(
+        float(X[column].max()), project_to, smallest=float(X[column].min())
+    )
     bandwidths = (
         sorted({float(b) for b in X["bandwidth"].unique()}, reverse=True)
         if ("bandwidth" in X.columns)
         else [100.0]
     )
     scale = float(X["scale"].max()) if "scale" in X.columns else None
-    if column == "ranks" and not fit.training.get("ppn"):
-        return figures, [
-            (
-                "Projection",
-                "the data hold rank counts without a ppn: give ppn to project to nodes",
-            )
-        ]
-    # Application parameters (a swept size...): the largest measured value of each.
     params = {k: v[-1:] for k, v in (fit.training.get("parameters") or {}).items()}
-    projection = fit.project(
-        name, nodes=nodes, bandwidth=bandwidths, scale=scale, params=params
-    ).squeeze(list(params), drop=False)
-    with quiet():  # a reference line in a figure, not a projection anyone trusts
-        baseline = fit.project(
-            "baseline",
-            nodes=nodes,
-            bandwidth=bandwidths[:1],
-            scale=scale,
-            params=params,
-        ).squeeze(list(params), drop=False)
-    shown = measured
-    if scale is not None and "scale" in shown:
-        shown = shown[shown["scale"] == scale]
-    for key, values in params.items():
-        if key in shown:
-            shown = shown[shown[key] == values[0]]
-    title = (
-        f"{name}: projection"
-        if fit.selected
-        else ("no trusted model: naive baseline shown")
-    )
-    figures["projection"] = plot_projection(
-        projection, measured=shown, ideal=baseline, title=title
-    )
+    return {"nodes": nodes, "bandwidth": bandwidths, "scale": scale, "params": params}
+
+
+def _measured_vs_predicted(fit, name, X, y):
+    """In-sample configurations against the model fitted on all data, and the
+    largest node count against the model refitted without it (held out)."""
+    column = fit.training["column"]
+    model = fit.models[name]
+    low, high = (model.fitted_ranges_ or {}).get(column, (-np.inf, np.inf))
+    inside = X[column].between(low, high).to_numpy()
+    configs = reduce_configurations(X[inside], y[inside]).frame
     target = fit.training["target"]
-    figures["measured_vs_predicted"] = plot_measured_vs_predicted(
-        measured[target].to_numpy(),
-        model.predict(measured),
-        color_by=measured[column],
+    held_out, held_label = _held_out(model, X[inside], y[inside], column)
+    return plot_measured_vs_predicted(
+        configs["y"].to_numpy(),
+        model.predict(configs),
+        color_by=configs[column],
+        label=f"{column} (count)",
+        held_out=held_out,
+        held_out_label=held_label,
         title=f"{name}: measured vs predicted",
+        quantity=target,
+        units=fit.training.get("units", {}).get(target, "s"),
     )
-    if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1 and fit.selected:
-        figures["bandwidth_impact"] = plot_bandwidth_demand(
-            model,
-            nodes=sorted({*map(int, np.unique(X["nodes"])), int(largest) * 8})[:6],
-            scale=scale,
-            ppn=fit.training["ppn"][0] if fit.training.get("ppn") else None,
-            params={k: v[0] for k, v in params.items()},
-            title=f"{name}: bandwidth impact",
-        )
-    at = projection.sel(bandwidth=bandwidths[0])
+
+
+def _held_out(model, X, y, column):
+    """The largest measured count predicted by ``model`` refitted without it (the
+    extrapolation a projection makes), or None with fewer than three counts."""
+    counts = np.unique(X[column])
+    if counts.size < 3:
+        return None, ""
+    train = (X[column] < counts[-1]).to_numpy()
+    try:
+        with quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refitted = clone(model).fit(X[train].reset_index(drop=True), y[train])
+            configs = reduce_configurations(X[~train], y[~train]).frame
+            predicted = refitted.predict(configs)
+    except ValueError:  # the smaller counts do not identify the model
+        return None, ""
+    label = (
+        f"{count_label(counts[-1], column[:-1])}, predicted by the model refitted "
+        f"on {counts[0]:g} to {count_label(counts[-2], column[:-1])}"
+    )
+    return (configs["y"].to_numpy(), predicted), label
+
+
+def _bandwidth_impact(fit, name, X, where):
+    """CTI and bandwidth demand of the trusted model (Fig. 3 of Medya et al. 2017)."""
+    counts = sorted({int(n) for n in np.unique(X["nodes"])})
+    return plot_bandwidth_demand(
+        fit.models[name],
+        nodes=sorted({*counts, counts[-1] * 8})[:6],
+        scale=where["scale"],
+        ppn=fit.training["ppn"][0] if fit.training.get("ppn") else None,
+        params={k: v[0] for k, v in where["params"].items()},
+        title=f"{name}: bandwidth impact",
+        measured_range={
+            "bandwidth": (float(X["bandwidth"].min()), float(X["bandwidth"].max())),
+            "nodes": (float(counts[0]), float(counts[-1])),
+        },
+    )
+
+
+def _projection_sections(fit, name, projection, where):
+    """The projection table at the largest bandwidth, and where the data cannot
+    tell."""
+    target = fit.training["target"]
+    bandwidth = where["bandwidth"][0]
+    at = projection.sel(bandwidth=bandwidth)
     if "scale" in at.dims:
         at = at.isel(scale=0)
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in at]
     table = at[columns].to_dataframe().reset_index()
     table = table[["nodes", *columns]]
-    heading = f"Projection of {name} at {bandwidths[0]:g} % bandwidth"
-    if scale is not None:
-        heading += f", scale {scale:g}"
-    for key, values in params.items():
+    heading = f"Projection of {name} at {bandwidth:g} % bandwidth"
+    if where["scale"] is not None:
+        heading += f", scale {where['scale']:g}"
+    for key, values in where["params"].items():
         heading += f", {key} {values[0]:g}"
-    sections.append((heading, table))
+    sections = [(heading, table)]
     horizon = fit.cannot_tell_message(projection)
     if horizon:
         sections.append(("Where the data cannot tell", horizon))
-    return figures, sections
+    return sections
 
 
 def _render(fmt, facts, sections, images, path):
@@ -293,7 +371,8 @@ def _render(fmt, facts, sections, images, path):
         for title, body in sections:
             parts += [f"## {title}", "", body, ""]
         parts += ["## Figures", ""]
-        parts += [f"![{n}]({path.stem}_{n}.png)" for n in images]
+        for n in images:
+            parts += [f"![{n}]({path.stem}_{n}.png)", "", f"*{CAPTIONS.get(n, n)}*", ""]
         return "\n".join(parts) + "\n"
     body = ["<h1>scaleprobe model report</h1>", "<ul>"]
     body += [f"<li>{html.escape(f).replace('`', '')}</li>" for f in facts] + ["</ul>"]
@@ -302,9 +381,10 @@ def _render(fmt, facts, sections, images, path):
     body.append("<h2>Figures</h2>")
     for name, data in images.items():
         encoded = base64.b64encode(data).decode("ascii")
+        caption = f"{name.replace('_', ' ')}: {CAPTIONS.get(name, '')}"
         body.append(
             f'<figure><img alt="{name}" src="data:image/png;base64,{encoded}">'
-            f"<figcaption>{name.replace('_', ' ')}</figcaption></figure>"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
     style = (
         "body{font-family:sans-serif;max-width:1100px;margin:auto}"
