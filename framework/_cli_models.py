@@ -28,6 +28,7 @@ from ._cli_inputs import (
     parse_values,
 )
 from ._cli_model_args import common_arguments, reported_warnings
+from ._progress import FitProgress
 
 __all__ = ["parse_cv", "parse_values", "register"]
 
@@ -128,7 +129,7 @@ def _fit(args) -> int:
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
     cv = parse_cv(args.cv, column) if args.cv else None
-    with reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client, FitProgress():
         fit = fit_ensemble(
             dataset,
             models=models,
@@ -281,7 +282,7 @@ def _report(args) -> int:
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
-    with reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client, FitProgress():
         path = write_report(
             dataset,
             args.output,
