@@ -40,6 +40,7 @@ from ..fim.rbasp import RBASP
 from ..laws.baseline import PowerLawBaseline
 from ..laws.pmnf import PMNFSearch
 from ..laws.scaling_law import PRESETS, ScalingLaw
+from ..projection.grid import measured_spread
 from ..selection.choose import choose_model
 from ..traffic.model import TrafficModel
 from .result import EnsembleFit
@@ -212,6 +213,7 @@ def fit_ensemble(
     )
     fitted, degenerate = _fit_all(models, column, (X, y), (X_all, y_all))
     training = _training_metadata(X, y, X_all, column, target, link, dataset, s0)
+    training["measured"] = measured_spread(X_all, y_all, training["parameters"])
     verdict = choose_model(
         fitted,
         scores,

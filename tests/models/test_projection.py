@@ -276,3 +276,55 @@ def test_the_projection_says_where_the_data_cannot_tell():
     assert fit.cannot_tell_message(gap).startswith(
         "at 64, 1024 nodes, the 90% interval spans more than 10x"
     )
+
+
+def test_an_interval_is_never_narrower_than_the_measured_runs():
+    from scaleprobe.models.projection.grid import widen_to_measured
+
+    proj = xr.Dataset(
+        {
+            "time_lower": (("nodes", "bandwidth"), [[1.0, 2.0], [3.0, 4.0]]),
+            "time_upper": (("nodes", "bandwidth"), [[1.0, 2.0], [3.0, 4.0]]),
+        },
+        coords={"nodes": [1, 64], "bandwidth": [100.0, 25.0]},
+        attrs={"target": "time", "ppn": 1.0, "link_bandwidth": 1.25e8},
+    )
+    training = {
+        "link": {"link_bandwidth": 1.25e8, "latency": 5e-6},
+        "measured": {
+            "keys": ["nodes", "ppn", "bandwidth"],
+            # 1 node at 100 %: runs of 0.9 and 1.2 around a zero-width interval
+            "rows": [[1.0, 1.0, 100.0, 0.9, 1.2], [1.0, 2.0, 25.0, 0.1, 9.0]],
+        },
+    }
+    out = widen_to_measured(proj.copy(deep=True), training)
+    np.testing.assert_array_equal(out["time_lower"], [[0.9, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(out["time_upper"], [[1.2, 2.0], [3.0, 4.0]])
+    # another network: the measurements say nothing about it
+    other = proj.copy(deep=True).assign_attrs(link_bandwidth=1.25e10)
+    np.testing.assert_array_equal(
+        widen_to_measured(other, training)["time_lower"], proj["time_lower"]
+    )
+
+
+@pytest.mark.slow  # fits a whole ensemble
+def test_the_interval_at_a_measured_point_contains_its_measured_medians(traffic):
+    # runs of one configuration spread by more than the model's interval there
+    noisy = traffic.copy(deep=True)
+    rng = np.random.default_rng(3)
+    noisy["time"] = noisy["time"] * (1 + 0.05 * rng.standard_normal(noisy.time.shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_ensemble(noisy)
+        nodes = [int(n) for n in noisy.nodes.values]
+        proj = fit.project(nodes=nodes, bandwidth=list(noisy.bandwidth.values))
+    runs = noisy.time.median([d for d in ("trial",) if d in noisy.time.dims])
+    lower = proj.time_lower.squeeze(drop=True)
+    upper = proj.time_upper.squeeze(drop=True)
+    for n in nodes:
+        for bw in noisy.bandwidth.values:
+            measured = runs.sel(nodes=n, bandwidth=bw).values.ravel()
+            low = float(lower.sel(nodes=n, bandwidth=bw))
+            high = float(upper.sel(nodes=n, bandwidth=bw))
+            assert low <= measured.min(), (n, bw)
+            assert measured.max() <= high, (n, bw)
