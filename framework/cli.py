@@ -126,7 +126,10 @@ def _show(args) -> int:
 def _demo(args) -> int:
     from .demo import run_demo
 
-    print(run_demo(args.directory, workers=args.workers))
+    with contextlib.ExitStack() as stack:
+        if not args.debug:
+            stack.enter_context(_quiet_dask_logs())
+        print(run_demo(args.directory, workers=args.workers))
     return 0
 
 
