@@ -197,6 +197,20 @@ def fit(
     return fitted
 
 
+def _link(link_bandwidth, latency):
+    """The target network, read by the one unit parser (units required)."""
+    from ._cli_inputs import parse_quantity
+    from .units import parse_bandwidth, parse_duration
+
+    link = {
+        "link_bandwidth": parse_quantity(
+            link_bandwidth, "link_bandwidth", parse_bandwidth
+        ),
+        "latency": parse_quantity(latency, "latency", parse_duration),
+    }
+    return {k: v for k, v in link.items() if v is not None} or None
+
+
 def project(
     fitted,
     *,
@@ -248,21 +262,9 @@ def project(
     """
     from scaleprobe.models import load_models
 
-    from ._cli_inputs import (
-        check_model_file,
-        parse_percentages,
-        parse_quantity,
-        parse_values,
-    )
-    from .units import parse_bandwidth, parse_duration
+    from ._cli_inputs import check_model_file, parse_percentages, parse_values
 
-    link = {
-        "link_bandwidth": parse_quantity(
-            link_bandwidth, "link_bandwidth", parse_bandwidth
-        ),
-        "latency": parse_quantity(latency, "latency", parse_duration),
-    }
-    link = {k: v for k, v in link.items() if v is not None} or None
+    link = _link(link_bandwidth, latency)
     if isinstance(nodes, str):
         nodes = parse_values(nodes, integer=True, option="nodes")
     if isinstance(bandwidth, str):

@@ -24,9 +24,7 @@ True
 'scaleprobe.framework.api'
 """
 
-__all__ = ["__version__", "fit", "open", "project", "report", "run"]
-
-_CALLS = ("fit", "open", "project", "report", "run")
+__all__ = ["fit", "open", "project", "report", "run"]
 
 
 def __getattr__(name):
@@ -34,7 +32,7 @@ def __getattr__(name):
         from importlib.metadata import version
 
         return version("scaleprobe")
-    if name in _CALLS:
+    if name in __all__:
         from importlib import import_module
 
         value = getattr(import_module("scaleprobe.framework.api"), name)
@@ -44,4 +42,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(__all__)
+    return sorted([*__all__, "__version__"])

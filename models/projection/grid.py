@@ -381,15 +381,14 @@ def project(
         Application parameters (sweep keys such as ``points``); default: the
         trained values (:func:`resolve_params`).
     name : str, default=None
-        The model's name in its ensemble: every warning of the projection starts
-        with it.
+        The model's name in its ensemble, which starts every warning.
 
     Returns
     -------
     xarray.Dataset
-        ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
-        scale), ``_computation`` / ``_communication`` / ``_terms`` (when the model
-        splits its prediction), ``_floor`` (with a floor model).
+        ``<target>_predicted``, ``_lower``, ``_upper`` (at a measured configuration
+        never narrower than its runs), ``teps_predicted`` (with a scale), parts
+        and terms (when the model splits its prediction), ``_floor``.
 
     Warns
     -----
@@ -397,11 +396,6 @@ def project(
         Scale, bandwidth, ppn or an application parameter outside the training's.
     PhysicalLimitWarning
         A prediction below the latency floor.
-
-    Notes
-    -----
-    At a measured configuration (on the training's network) the interval is never
-    narrower than the spread of the measured runs there (:func:`widen_to_measured`).
 
     Examples
     --------

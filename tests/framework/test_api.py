@@ -16,15 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_public_surface_is_small_and_curated():
-    assert scaleprobe.__all__ == [
-        "__version__",
-        "fit",
-        "open",
-        "project",
-        "report",
-        "run",
-    ]
-    assert dir(scaleprobe) == sorted(scaleprobe.__all__)
+    calls = ["fit", "open", "project", "report", "run"]
+    assert scaleprobe.__all__ == calls
+    assert dir(scaleprobe) == ["__version__", *calls]
     framework = scaleprobe.framework
     public = [name for name in dir(framework) if not name.startswith("_")]
     assert public == sorted(framework.__all__)

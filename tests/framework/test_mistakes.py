@@ -166,9 +166,7 @@ def test_show_lists_failed_points_with_their_error_and_log(
     out = capsys.readouterr().out.splitlines()
     start = out.index("points that did not succeed (2):")
     logs = sorted(
-        f"demo.logs/{r['key']}.log"
-        for r in store.results()
-        if r["status"] == "failed"
+        f"demo.logs/{r['key']}.log" for r in store.results() if r["status"] == "failed"
     )
     lines = out[start + 1 : start + 3]
     assert lines[0].startswith(

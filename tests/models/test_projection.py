@@ -328,3 +328,19 @@ def test_the_interval_at_a_measured_point_contains_its_measured_medians(traffic)
             high = float(upper.sel(nodes=n, bandwidth=bw))
             assert low <= measured.min(), (n, bw)
             assert measured.max() <= high, (n, bw)
+
+
+def test_every_warning_of_a_projection_names_its_model():
+    naive = ScalingLaw.from_coefficients(["1/p"], [1.0], over="nodes")
+    training = {
+        "ppn": [1],
+        "s0": 25,
+        "feature_ranges": {"nodes": [1.0, 8.0], "bandwidth": [25.0, 100.0]},
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        project(naive, nodes=[64], bandwidth=[10], training=training, name="refined")
+    messages = [str(item.message) for item in caught]
+    assert messages
+    assert all(message.startswith("refined: ") for message in messages), messages
+    assert any("outside the trained range" in message for message in messages)
