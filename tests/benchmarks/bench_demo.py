@@ -74,8 +74,8 @@ def main() -> None:
     try:
         demo, done = _time([_scaleprobe(), "demo", "--directory", folder])
         span = _launch_span(folder)
-        written = [line.split()[-1] for line in done.stdout.splitlines()]
-        written = [path for path in written if path.endswith((".html", ".png"))]
+        last = [line.split()[-1] for line in done.stdout.splitlines() if line.split()]
+        written = [path for path in last if path.endswith((".html", ".png"))]
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
