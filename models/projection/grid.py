@@ -217,7 +217,7 @@ def measured_spread(X, y, parameters=()):
     Parameters
     ----------
     X : pandas.DataFrame
-        Features of every measurement (``nodes``, ``ppn``, ``bandwidth``,
+        Features of every measurement (``nodes`` or ``ranks``, ``ppn``, ``bandwidth``,
         ``scale``, application parameters, ``run``).
     y : array-like
         The target, one value per row of ``X``.
@@ -237,7 +237,10 @@ def measured_spread(X, y, parameters=()):
     >>> measured_spread(X, [1.0, 3.0, 4.0, 6.0, 2.0, 2.5])
     {'keys': ['nodes'], 'rows': [[1.0, 2.0, 5.0], [2.0, 2.0, 2.5]]}
     """
-    keys = [k for k in ("nodes", "ppn", "bandwidth", "scale", *parameters) if k in X]
+    count = "nodes" if "nodes" in X or "ranks" not in X else "ranks"
+    keys = [k for k in (count, "ppn", "bandwidth", "scale", *parameters) if k in X]
+    if not keys:  # no configuration to tell the measurements apart
+        return {"keys": [], "rows": []}
     frame = X[keys].copy()
     frame["value"] = np.asarray(y, dtype=float)
     frame = frame[np.isfinite(frame["value"])]

@@ -344,3 +344,31 @@ def test_every_warning_of_a_projection_names_its_model():
     assert messages
     assert all(message.startswith("refined: ") for message in messages), messages
     assert any("outside the trained range" in message for message in messages)
+
+
+def test_measurements_counted_in_ranks_keep_their_spread():
+    from scaleprobe.models.projection.grid import measured_spread, widen_to_measured
+
+    # measurements read from a file count processes as ranks, not nodes
+    X = pd.DataFrame({"ranks": [2, 2, 4, 4], "run": [0, 1, 0, 1]})
+    measured = measured_spread(X, [1.0, 1.4, 0.6, 0.5])
+    assert measured == {"keys": ["ranks"], "rows": [[2.0, 1.0, 1.4], [4.0, 0.5, 0.6]]}
+    proj = xr.Dataset(
+        {
+            "time_lower": ("ranks", [1.2, 0.55, 0.3]),
+            "time_upper": ("ranks", [1.2, 0.55, 0.3]),
+        },
+        coords={"ranks": [2, 4, 8]},
+        attrs={"target": "time"},
+    )
+    out = widen_to_measured(proj, {"measured": measured})
+    np.testing.assert_array_equal(out["time_lower"], [1.0, 0.5, 0.3])
+    np.testing.assert_array_equal(out["time_upper"], [1.4, 0.6, 0.3])
+    # a sweep's features have both: its projections are over nodes
+    both = X.assign(nodes=[1, 1, 2, 2])
+    assert measured_spread(both, [1.0, 1.4, 0.6, 0.5])["keys"] == ["nodes"]
+    # nothing tells the measurements apart: no spread, and no error
+    assert measured_spread(pd.DataFrame({"run": [0, 1]}), [1.0, 2.0]) == {
+        "keys": [],
+        "rows": [],
+    }
