@@ -21,7 +21,9 @@ Where each part lives:
   :mod:`~scaleprobe.framework.netns`: emulated nodes as network namespaces;
 - :mod:`~scaleprobe.framework.settings`, :mod:`~scaleprobe.framework.config`,
   :mod:`~scaleprobe.framework.units`: settings and quantities;
-  :mod:`~scaleprobe.framework.cli`: the ``scaleprobe`` command.
+  :mod:`~scaleprobe.framework.cli`: the ``scaleprobe`` command;
+  :mod:`~scaleprobe.framework.api`: the calls of :mod:`scaleprobe` for scripts and
+  notebooks (run, open, fit, project, report).
 
 Names are imported on first use (:pep:`562`), so importing a light submodule such as
 :mod:`scaleprobe.framework.units` does not pull in Dask's distributed scheduler or
@@ -33,9 +35,7 @@ Examples
 >>> ds = run_sweep("pingpong.yaml")                             # doctest: +SKIP
 """
 
-from __future__ import annotations
-
-import importlib
+import importlib as _importlib
 
 #: Public name -> submodule that defines it.
 _EXPORTS = {
@@ -71,10 +71,12 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    # the public names only: not the helpers of this module, nor the submodules
+    # that importing a name bound here
+    return list(__all__)

@@ -16,11 +16,16 @@ from ._cli_comm import (
 from ._cli_inputs import (
     BAD_INPUT,
     FAILURE,
+    OUTPUT_SUFFIXES,
     BadInputError,
+    check_figure_path,
+    check_model_file,
+    check_output_path,
     load_results,
     parse_cv,
+    parse_percentages,
+    parse_quantity,
     parse_values,
-    writable,
 )
 from ._cli_model_args import common_arguments, reported_warnings
 from ._cli_profiles import (
@@ -31,8 +36,25 @@ from ._cli_profiles import (
     takes_profile,
     takes_profile_models,
 )
+from ._progress import FitProgress
 
 __all__ = ["parse_cv", "parse_values", "register"]
+
+
+def _check_model_names(names):
+    """Refuse an unknown ``--model`` before any data are read."""
+    import difflib
+
+    from scaleprobe.models import PRESETS
+
+    allowed = sorted({*PRESETS, "pmnf", "traffic", "fim", "rbasp", MODEL})
+    for name in names or ():
+        if name not in allowed:
+            close = difflib.get_close_matches(name, allowed, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise BadInputError(
+                f"unknown model {name!r}; {hint}allowed: {', '.join(allowed)}"
+            )
 
 
 def _ensemble(names, X, s0):
@@ -43,12 +65,7 @@ def _ensemble(names, X, s0):
         return ensemble
     from scaleprobe.models import PRESETS, ScalingLaw
 
-    allowed = sorted({*PRESETS, "pmnf", "traffic", "fim", "rbasp"})
-    unknown = [n for n in names if n not in allowed]
-    if unknown:
-        raise BadInputError(
-            f"unknown model {unknown[0]!r}; allowed: {', '.join(allowed)}"
-        )
+    _check_model_names(names)
     over = "ranks" if "ranks" in X.columns else "nodes"
     chosen = {}
     for name in names:
@@ -65,6 +82,7 @@ def _ensemble(names, X, s0):
                 "traffic": "the traffic model needs critical-path records of an "
                 "emulated sweep",
                 "fim": "FiM needs the records of an iterative.* or npb.* kernel",
+                MODEL: f"fit it on its own: scaleprobe fit RESULTS --model {MODEL}",
             }
             raise BadInputError(
                 f"model {name!r} does not apply to these data ({needs[name]})"
@@ -113,14 +131,15 @@ def _fit(args) -> int:
         return fit_profile_command(args, _client, reported_warnings)
     from scaleprobe.models import fit_ensemble, save_models
 
-    writable(args.output, "--output")
+    check_output_path(args.output, "--output", OUTPUT_SUFFIXES["fit --output"])
+    _check_model_names(args.model)
     if args.model and MODEL in args.model:
         return fit_predictor(args, load_results(args.results, args))
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0)
     cv = parse_cv(args.cv, column) if args.cv else None
-    with reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client, FitProgress():
         fit = fit_ensemble(
             dataset,
             models=models,
@@ -140,17 +159,16 @@ def _fit(args) -> int:
 
 
 def _link(args):
-    from .units import UnitError, parse_bandwidth, parse_duration
+    """The target network of ``project``: the unit parser, units required."""
+    from .units import parse_bandwidth, parse_duration
 
-    link = {}
-    try:
-        if args.link_bandwidth is not None:
-            link["link_bandwidth"] = parse_bandwidth(args.link_bandwidth)
-        if args.latency is not None:
-            link["latency"] = parse_duration(args.latency)
-    except UnitError as error:
-        raise BadInputError(str(error)) from None
-    return link or None
+    link = {
+        "link_bandwidth": parse_quantity(
+            args.link_bandwidth, "--link-bandwidth", parse_bandwidth
+        ),
+        "latency": parse_quantity(args.latency, "--latency", parse_duration),
+    }
+    return {key: value for key, value in link.items() if value is not None} or None
 
 
 def _params(items, training):
@@ -166,38 +184,48 @@ def _params(items, training):
                 f"--param {name}: the models were not trained over {name!r}; their "
                 f"application parameters: {', '.join(trained) or 'none'}"
             )
-        params[name] = parse_values(text)
+        params[name] = parse_values(text, option=f"--param {name}")
     return params
 
 
+def _project_inputs(args):
+    """Every argument of ``project`` parsed and checked, before the model file is
+    read or anything is computed."""
+    check_model_file(args.model_file)
+    check_output_path(args.output, "--output", OUTPUT_SUFFIXES["project --output"])
+    check_figure_path(args.plot)
+    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
+    if not counts:
+        raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
+    return {
+        "nodes": parse_values(counts, integer=True, option="--nodes"),
+        "bandwidth": parse_percentages(args.bandwidth),
+        "scale": None
+        if args.scale is None
+        else parse_values(args.scale, option="--scale"),
+        "link": _link(args),
+    }
+
+
 def _project(args) -> int:
-    if not Path(args.model_file).exists():
-        raise BadInputError(f"no model file at {args.model_file}")
+    check_model_file(args.model_file)
     if takes_profile_models(args):  # a profile's models: every series, ranked
         return project_profile_command(args)
     from scaleprobe.models import load_models
 
-    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
-    if not counts:
-        raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
-    writable(args.output, "--output")
-    writable(args.plot, "--plot")
+    inputs = _project_inputs(args)
     fit = load_models(args.model_file)
     name = _projected_name(args, fit)
-    nodes = parse_values(counts, integer=True)
     if name == MODEL:
-        return project_phase(args, fit, name, nodes)
+        return project_phase(args, fit, name, inputs["nodes"])
     with reported_warnings():
         result = fit.project(
             # the trusted model unless one was named: it may then hand a size it
             # cannot reach to the next plausible model (which the output names)
             name if name != fit.selected or args.name else None,
             params=_params(args.param, fit.training),
-            nodes=nodes,
-            bandwidth=parse_values(args.bandwidth),
-            scale=None if args.scale is None else parse_values(args.scale),
             ppn=args.ppn,
-            link=_link(args),
+            **inputs,
         )
     _print_projection(fit, result)
     _write_projection(args, result)
@@ -248,6 +276,9 @@ def _write_projection(args, result):
         output = Path(args.output)
         if output.suffix == ".zarr":
             result.to_zarr(output, mode="w")
+        elif output.suffix == ".csv":
+            table = result.drop_dims("term", errors="ignore").to_dataframe()
+            table.to_csv(output)
         else:
             result.to_netcdf(output)
         print(f"projection: {output}")
@@ -264,11 +295,12 @@ def _report(args) -> int:
         return report_profile_command(args, _client, reported_warnings)
     from scaleprobe.models.report.document import write_report
 
-    writable(args.output, "--output")
+    check_output_path(args.output, "--output", OUTPUT_SUFFIXES["report --output"])
+    _check_model_names(args.model)
     dataset, X = _features(args)
     column = "nodes" if "nodes" in X.columns else "ranks"
     models = _ensemble(args.model, X, args.s0) if args.model else None
-    with reported_warnings(), _client(args) as client:
+    with reported_warnings(), _client(args) as client, FitProgress():
         path = write_report(
             dataset,
             args.output,

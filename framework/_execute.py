@@ -9,7 +9,8 @@ closes) and releases the client's tasks; the worker then marks a running task
 so the launch it waits on is killed within a poll interval, and a task that was
 still waiting for the launch slot does not launch at all.
 
-:class:`Progress` reports on standard error what the sweep measured so far.
+:class:`~scaleprobe.framework._progress.Progress` reports on standard error what the
+sweep measured so far.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from distributed import Client, Semaphore, as_completed
 
 from . import config
 from ._hostload import HOST_LOAD_LIMIT
+from ._progress import Progress
 from ._warnings import OversubscriptionWarning
 from .cluster import ClusterError
 from .dashboard import TOPIC, attach_sweep_page, done_event, plan_event
@@ -361,7 +363,8 @@ def _collect(client, futures: dict, store, progress, name: str) -> tuple[int, st
             continue
         store.write_point(result)
         _log(client, done_event(name, point.key, result, time.time()))
-        progress.update(result["status"], point.label(), result.get("error", ""))
+        log = os.path.join(store.logs_dir, f"{point.key}.log")
+        progress.update(result["status"], point.label(), result.get("error", ""), log)
         if count % every == 0:
             store.consolidate()
     return dropped, why
@@ -371,69 +374,3 @@ def _log(client: Client, event: dict) -> None:
     """Tell the sweep page; a cluster that went away must not stop the sweep."""
     with contextlib.suppress(Exception):  # the page is a view, the store the record
         client.log_event(TOPIC, event)
-
-
-class Progress:
-    """Report sweep progress on standard error.
-
-    On a terminal one line is redrawn; otherwise one line is printed per point.
-
-    Parameters
-    ----------
-    total : int
-        Points in the campaign.
-    already : int
-        Points already stored when this run started.
-    enabled : bool
-        Print nothing when False.
-    """
-
-    def __init__(self, total: int, already: int = 0, enabled: bool = True, stream=None):
-        self.total, self.done, self.failed = total, already, 0
-        self.new = 0
-        self.enabled = enabled
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = time.monotonic()
-        if enabled and already:
-            print(
-                f"scaleprobe: resuming, {already} of {total} points already stored",
-                file=self.stream,
-                flush=True,
-            )
-
-    def line(self) -> str:
-        """Return the current progress line."""
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        rate = (time.monotonic() - self.start) / self.new if self.new else 0.0
-        remaining = self.total - self.done
-        eta = f", about {rate * remaining:.0f} s left" if self.new and remaining else ""
-        return (
-            f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} done, "
-            f"{self.failed} failed, {remaining} remaining{eta}"
-        )
-
-    def update(self, status: str, label: str, error: str = "") -> None:
-        """Count one finished point."""
-        self.done += 1
-        self.new += 1
-        self.failed += status != "ok"
-        if not self.enabled:
-            return
-        if self.tty:
-            print("\r" + self.line(), end="", file=self.stream, flush=True)
-            if status != "ok":
-                print(
-                    f"\n  {status}: {label}: {error[:200]}",
-                    file=self.stream,
-                    flush=True,
-                )
-        else:
-            note = f" ({status}: {error[:200]})" if status != "ok" else ""
-            print(f"{self.line()} | {label}{note}", file=self.stream, flush=True)
-
-    def close(self) -> None:
-        """Finish the bar."""
-        if self.enabled and self.tty:
-            print(file=self.stream, flush=True)

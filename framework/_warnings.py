@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["DamagedPointWarning", "OversubscriptionWarning", "SweepWarning"]
+__all__ = [
+    "DamagedPointWarning",
+    "FailedPointsWarning",
+    "OversubscriptionWarning",
+    "SweepWarning",
+]
 
 
 class SweepWarning(UserWarning):
@@ -22,4 +27,12 @@ class OversubscriptionWarning(SweepWarning):
     In throttle modes ``none`` and ``netns`` time is wall-clock time: ranks that share
     a core wait for each other and the measurement says more about the host than about
     the program. (Mode ``emulated`` charges CPU time and keeps host-wide core slots.)
+    """
+
+
+class FailedPointsWarning(SweepWarning):
+    """Points of a sweep failed, timed out or were invalid: stored, and named.
+
+    Their errors and launch logs are listed by ``scaleprobe show``; ``retry`` measures
+    them again.
     """

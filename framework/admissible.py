@@ -22,6 +22,7 @@ Grammar::
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
@@ -74,6 +75,23 @@ BUILTIN_RULES: dict[str, str] = {
 
 VARIABLES = ("nodes", "ppn", "ranks")
 _CONSTANTS = {"True": True, "False": False}
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
+
+
+def _did_you_mean(name: str, choices) -> str:
+    """``"did you mean 'x'? "`` for the closest of ``choices``, or nothing."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _unknown_rule(name: str) -> RuleError:
+    """The error of a rule written as one name that no named rule has."""
+    return RuleError(
+        f"unknown rule {name!r}; {_did_you_mean(name, BUILTIN_RULES)}named rules: "
+        f"{', '.join(BUILTIN_RULES)}; or write an expression over "
+        f"{', '.join(VARIABLES)}, e.g. 'is_power_of_two(nodes)'"
+    )
+
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
@@ -245,17 +263,20 @@ class _Parser:
             constant = _CONSTANTS[value]
             return lambda env: constant
         if value not in VARIABLES:
+            hint = _did_you_mean(value, VARIABLES)
             raise RuleError(
-                f"unknown name {value!r} in rule {self.text!r}; allowed variables: "
-                f"{', '.join(VARIABLES)}; helpers: {', '.join(sorted(HELPERS))}"
+                f"unknown name {value!r} in rule {self.text!r}; {hint}allowed "
+                f"variables: {', '.join(VARIABLES)}; helpers: "
+                f"{', '.join(sorted(HELPERS))}; named rules (alone): "
+                f"{', '.join(BUILTIN_RULES)}"
             )
         return lambda env: env[value]
 
     def call(self, name: str):
         if name not in HELPERS:
             raise RuleError(
-                f"unknown function {name!r} in rule {self.text!r}; allowed: "
-                f"{', '.join(sorted(HELPERS))}"
+                f"unknown function {name!r} in rule {self.text!r}; "
+                f"{_did_you_mean(name, HELPERS)}allowed: {', '.join(sorted(HELPERS))}"
             )
         self.take("(")
         args = []
@@ -305,12 +326,20 @@ def compile_rule(rule: str | None) -> Callable[..., bool]:
     (True, False)
     >>> compile_rule("two_p_squared")(nodes=9, ppn=2, ranks=18)
     True
-    """
+    >>> compile_rule("power_of_2")
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework.admissible.RuleError: unknown rule 'power_of_2'; did you mean 'power_of_two'? named rules: any, power_of_two, square, two_p_squared; or write an expression over nodes, ppn, ranks, e.g. 'is_power_of_two(nodes)'
+    """  # noqa: E501
     if rule is None:
         rule = "any"
     if not isinstance(rule, str) or not rule.strip():
         raise RuleError(f"a rule must be a non-empty string, got {rule!r}")
-    text = BUILTIN_RULES.get(rule.strip(), rule)
+    name = rule.strip()
+    known = (*BUILTIN_RULES, *VARIABLES, *_CONSTANTS)
+    if _IDENTIFIER.match(name) and name not in known:
+        raise _unknown_rule(name)
+    text = BUILTIN_RULES.get(name, rule)
     tree = _Parser(text).parse()
 
     def predicate(*, nodes, ppn, ranks) -> bool:

@@ -55,7 +55,7 @@ def _run(args) -> int:
 
 
 def _run_sweep(args, stack) -> int:
-    from ._summary import summarize
+    from ._summary import failure_line, summarize
     from .cluster import cluster_client
     from .runner import prepare_sweep
     from .spec import load_spec
@@ -91,7 +91,10 @@ def _run_sweep(args, stack) -> int:
                     ds = sweep.run(client)
             else:
                 ds = sweep.run(workers=args.workers)
-    print(summarize(ds))
+    print(summarize(ds, path=sweep.store.path))
+    failed = failure_line(ds, sweep.store.path)
+    if failed:
+        print(f"scaleprobe: {failed}", file=sys.stderr)
     return 0
 
 
@@ -110,30 +113,25 @@ def _plan(args) -> int:
 
 
 def _show(args) -> int:
-    from ._summary import summarize
+    from ._summary import metric_error, summarize
     from .store import open_results
 
     ds = open_results(args.path)
-    if args.metric is not None and args.metric not in ds.data_vars:
-        import difflib
-
-        names = sorted(str(v) for v in ds.data_vars if v != "status")
-        close = difflib.get_close_matches(args.metric, names, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        print(
-            f"scaleprobe: error: {args.path} has no metric {args.metric!r}; {hint}"
-            f"metrics: {', '.join(names) or 'none'}",
-            file=sys.stderr,
-        )
+    problem = None if args.metric is None else metric_error(ds, args.metric, args.path)
+    if problem is not None:
+        print(f"scaleprobe: error: {problem}", file=sys.stderr)
         return BAD_INPUT
-    print(summarize(ds, metric=args.metric))
+    print(summarize(ds, metric=args.metric, path=args.path))
     return 0
 
 
 def _demo(args) -> int:
     from .demo import run_demo
 
-    print(run_demo(args.directory, workers=args.workers))
+    with contextlib.ExitStack() as stack:
+        if not args.debug:
+            stack.enter_context(_quiet_dask_logs())
+        print(run_demo(args.directory, workers=args.workers))
     return 0
 
 

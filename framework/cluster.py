@@ -208,7 +208,10 @@ def _started_client(backend, workers, dashboard_address):
             threads_per_worker=config.get("cluster.threads-per-worker"),
             dashboard_address=dashboard_address
             or config.get("cluster.dashboard-address"),
-            processes=True,
+            # Threads by default: a worker process would be spawned by importing
+            # the caller's script again (a script without a __main__ guard would
+            # start its sweep twice). Launches are child processes either way.
+            processes=bool(config.get("cluster.processes")),
         ) as cluster,
         Client(cluster) as client,
     ):

@@ -907,6 +907,31 @@ class ResultStore:
         """Return the status of every (valid) stored point, by key."""
         return {r["key"]: r["status"] for r in self.results()}
 
+    def failures(self) -> list[dict]:
+        """Every stored point that did not succeed, with its error and its log.
+
+        Returns
+        -------
+        list of dict
+            ``coords``, ``status`` (failed, timeout, invalid), ``error`` (the whole
+            text) and ``log`` (the launch log's path, as it can be opened from the
+            current directory), ordered by coordinates.
+        """
+        out = []
+        for result in self.results():
+            if result["status"] == "ok":
+                continue
+            log = os.path.join(self.logs_dir, f"{result['key']}.log")
+            out.append(
+                {
+                    "coords": result["coords"],
+                    "status": result["status"],
+                    "error": result.get("error") or "",
+                    "log": _shown_path(log) if os.path.exists(log) else None,
+                }
+            )
+        return sorted(out, key=lambda failure: _coords_order(failure["coords"]))
+
     def _retire(self, key: str) -> list:
         """The history of a point about to be measured again, old log renamed."""
         path = os.path.join(self.points_dir, f"{key}.json")
@@ -1017,6 +1042,21 @@ class ResultStore:
             raise io_error(cause, "consolidated Dataset", self.path) from None
         remove_path(old)
         return ds
+
+
+def _coords_order(coords: dict) -> tuple:
+    """A sort key of a point's coordinates: numbers by value, before strings."""
+    return tuple(
+        (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+        for value in coords.values()
+    )
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the current directory when below it, else absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative
 
 
 def _os_error(exc: BaseException) -> OSError | None:

@@ -2,7 +2,11 @@
 
 Spec files and command lines write quantities the way people do (``10 Gbit/s``,
 ``1.25 GB/s``, ``5 us``, ``1 MiB``); everything inside scaleprobe is SI base units:
-bytes per second, seconds and bytes.
+bytes per second, seconds and bytes. These parsers are the only ones: the spec, the
+command line and the Python API read every quantity through them. What a person
+writes (a spec's throttle, ``--link-bandwidth``, ``--latency``) is parsed with
+``require_unit=True``: ``100`` alone is refused (100 B/s and 100 Gbit/s are a factor
+of eight billion apart), while numbers that crossed a process boundary are SI already.
 
 This module is the lowest layer of scaleprobe: it imports only the standard library,
 so kernels running in every MPI rank use it as well as the framework (which re-exports
@@ -59,13 +63,19 @@ def _split(text: str | float | int, what: str) -> tuple[float, str]:
     return float(match.group(1)), match.group(2)
 
 
+def _bare(text, value: float, unit: str, example_unit: str, require_unit: bool):
+    """Refuse a bare number (other than 0) where a person must write the unit."""
+    if require_unit and unit == "" and value != 0 and not isinstance(text, bool):
+        raise UnitError(f"{text} needs a unit, e.g. '{value:g} {example_unit}'")
+
+
 def _positive(value: float, text, what: str) -> float:
     if not value > 0:
         raise UnitError(f"a {what} must be positive, got {text!r}")
     return value
 
 
-def parse_bandwidth(text: str | float | int) -> float:
+def parse_bandwidth(text: str | float | int, *, require_unit: bool = False) -> float:
     """Parse a bandwidth into bytes per second.
 
     Parameters
@@ -73,6 +83,8 @@ def parse_bandwidth(text: str | float | int) -> float:
     text : str or float
         A number (bytes/s) or a string such as ``"10 Gbit/s"``, ``"1.25 GB/s"``,
         ``"100 Mbps"``, ``"512 MiB/s"``. ``bit``/``b`` means bits, ``B`` bytes.
+    require_unit : bool, default=False
+        Refuse a bare number: what a person writes must say its unit.
 
     Returns
     -------
@@ -90,8 +102,14 @@ def parse_bandwidth(text: str | float | int) -> float:
     1250000000.0
     >>> parse_bandwidth("1.25 GB/s")
     1250000000.0
+    >>> parse_bandwidth("100", require_unit=True)
+    Traceback (most recent call last):
+    ...
+    scaleprobe.kernels.units.UnitError: 100 needs a unit, e.g. '100 Gbit/s'
     """
     value, unit = _split(text, "bandwidth")
+    # a byte rate of 10**4 or more was meant as bytes/s: suggest a usual figure
+    _bare(text, value if value < 1e4 else 10, unit, "Gbit/s", require_unit)
     allowed = "e.g. '10 Gbit/s', '1.25 GB/s', '100 Mbps', '512 MiB/s'"
     if unit == "":
         return _positive(value, text, "bandwidth")
@@ -103,13 +121,19 @@ def parse_bandwidth(text: str | float | int) -> float:
     return _positive(value * factor, text, "bandwidth")
 
 
-def parse_duration(text: str | float | int) -> float:
+def parse_duration(
+    text: str | float | int, *, require_unit: bool = False, example_unit: str = "us"
+) -> float:
     """Parse a duration into seconds.
 
     Parameters
     ----------
     text : str or float
         A number (seconds) or a string such as ``"5 us"``, ``"1.5 ms"``, ``"2 min"``.
+    require_unit : bool, default=False
+        Refuse a bare number other than 0 (a zero latency needs no unit).
+    example_unit : str, default="us"
+        The unit the refusal suggests (``us`` for a latency, ``s`` for a timeout).
 
     Returns
     -------
@@ -120,8 +144,13 @@ def parse_duration(text: str | float | int) -> float:
     --------
     >>> parse_duration("5 us")
     5e-06
+    >>> parse_duration("1", require_unit=True)
+    Traceback (most recent call last):
+    ...
+    scaleprobe.kernels.units.UnitError: 1 needs a unit, e.g. '1 us'
     """
     value, unit = _split(text, "duration")
+    _bare(text, value, unit, example_unit, require_unit)
     if unit not in _DURATION:
         raise UnitError(
             f"unknown duration unit in {text!r}; allowed units: s, ms, us, ns, min, h"

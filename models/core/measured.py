@@ -60,7 +60,7 @@ def measured_summary(X, y):
     frame["_y"] = np.asarray(y, dtype=float).ravel()
     frame["_run"] = X["run"].to_numpy() if "run" in X.columns else np.arange(len(X))
     frame = frame[np.isfinite(frame["_y"])]
-    if frame.empty:
+    if frame.empty or not keys:  # nothing measured, or nothing tells them apart
         return pd.DataFrame(columns=[*keys, *MEASURED_STATISTICS])
     grouped = frame.groupby(keys, dropna=False, sort=True)
     table = grouped["_y"].median().rename("median").to_frame()

@@ -213,7 +213,7 @@ def fit_ensemble(
     )
     fitted, degenerate = _fit_all(models, column, (X, y), (X_all, y_all))
     training = _training_metadata(X, y, X_all, column, target, link, dataset, s0)
-    training["measured"] = measured_table(X_all, y_all)  # for the figures
+    training["measured"] = measured_table(X_all, y_all)  # figures, interval floor
     verdict = choose_model(
         fitted,
         scores,

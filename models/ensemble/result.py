@@ -16,6 +16,7 @@ from ..projection.grid import (
     project,
     training_frame,
     wide_nodes,
+    widen_to_measured,
 )
 from ..selection.choose import Verdict, render_verdict
 from ..selection.rules import floor_model
@@ -167,6 +168,7 @@ class EnsembleFit:
         default = name == self.selected or "trusted_model" in out.attrs
         if default and self.intervals.get(name) is not None:
             join_alternatives(self, out, name, nodes, params=params, **where)
+            widen_to_measured(out, self.training)  # after the floor lifted it
         wide = wide_nodes(out)
         if wide.size:
             out.attrs["cannot_tell_from"] = float(wide[0])
@@ -203,6 +205,7 @@ class EnsembleFit:
             floor_model=self.floor_model(),
             target=self.training.get("target", "time"),
             params=params,
+            name=name,
         )
 
     def _size_laws(self, name):

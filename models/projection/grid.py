@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,17 +13,20 @@ import xarray as xr
 
 from ..core.features import prediction_frame
 from ..core.interface import frame_defaults_of
+from ..core.measured import measured_frame
 from ..core.warnings import ExtrapolationWarning, PhysicalLimitWarning, warn
 from .derived import EDGEFACTOR, teps
 
 __all__ = [
     "CANNOT_TELL_RATIO",
     "cannot_tell_from",
+    "measured_spread",
     "project",
     "resolve_params",
     "resolve_ppn",
     "training_frame",
     "wide_nodes",
+    "widen_to_measured",
 ]
 
 _COORD_ATTRS = {
@@ -202,6 +207,111 @@ def _target_link(link, training, model):
     return merged, None
 
 
+def measured_spread(training):
+    """The spread of the measurements at every measured configuration of a fit.
+
+    Read from the measured table a fit keeps (:func:`~scaleprobe.models.core.measured.
+    measured_table`): each run is one measurement (its trials reduced to their
+    median); the spread at a configuration is the lowest and the highest of its runs,
+    over the coordinates a projection has (the process count, ``ppn``, ``bandwidth``,
+    ``scale`` and the application parameters it projects over).
+
+    Parameters
+    ----------
+    training : dict or None
+        Training metadata with ``measured`` and ``parameters``.
+
+    Returns
+    -------
+    keys : list of str
+        The coordinates.
+    rows : list of list of float
+        Each configuration's key values, then its lowest and highest run.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scaleprobe.models.core.measured import measured_table
+    >>> X = pd.DataFrame({"nodes": [1, 1, 1, 1, 2, 2], "run": [0, 0, 1, 1, 0, 1]})
+    >>> measured_spread({"measured": measured_table(X, [1, 3, 4, 6, 2, 2.5])})
+    (['nodes'], [[1.0, 2.0, 5.0], [2.0, 2.0, 2.5]])
+    """
+    frame = measured_frame(training)
+    if frame is None:
+        return [], []
+    count = "nodes" if "nodes" in frame or "ranks" not in frame else "ranks"
+    parameters = list((training or {}).get("parameters") or ())
+    keys = [k for k in (count, "ppn", "bandwidth", "scale", *parameters) if k in frame]
+    if not keys:  # no configuration to tell the measurements apart
+        return [], []
+    spread = frame.groupby(keys).agg(low=("low", "min"), high=("high", "max"))
+    rows = spread.reset_index()[[*keys, "low", "high"]].astype(float)
+    return keys, rows.to_numpy().tolist()
+
+
+def _same_network(projection, training) -> bool:
+    """Whether a projection is to the network the measurements were made on."""
+    trained = (training or {}).get("link") or {}
+    for key in ("link_bandwidth", "latency"):
+        given = projection.attrs.get(key)
+        if given is None or key not in trained or not np.isfinite(given):
+            continue
+        if not np.isclose(given, trained[key]):
+            return False
+    return True
+
+
+def widen_to_measured(projection, training):
+    """Widen a projection's interval at measured configurations to their spread.
+
+    An interval of a model is calibrated on its errors, not on the run-to-run
+    spread: at a measured configuration it could exclude every measurement there.
+    The interval is never narrower than the measured runs (at the training's
+    network and ppn; nothing changes elsewhere).
+
+    Parameters
+    ----------
+    projection : xarray.Dataset
+        Output of :func:`project` (changed in place).
+    training : dict or None
+        Training metadata with ``measured`` (the fit's measured table).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``projection``.
+    """
+    keys, rows = measured_spread(training)
+    target = projection.attrs.get("target", "time")
+    lower = projection.get(f"{target}_lower")
+    if not rows or lower is None or not _same_network(projection, training):
+        return projection
+    upper = projection[f"{target}_upper"]
+    ppn = projection.attrs.get("ppn")
+    if training.get("column") == "ranks" and not training.get("ppn"):
+        keys = ["nodes" if key == "ranks" else key for key in keys]  # see ranks_only
+    for row in rows:
+        where = dict(zip(keys, row[:-2], strict=True))
+        if "ppn" in where and ppn is not None and not np.isclose(where.pop("ppn"), ppn):
+            continue
+        where.pop("ppn", None)
+        index = {}
+        for key, value in where.items():
+            if key not in projection.coords:
+                break
+            hits = np.flatnonzero(np.isclose(projection[key].values, value))
+            if not hits.size:
+                break
+            index[key] = hits
+        else:
+            low, high = row[-2:]
+            cell = lower[index]
+            lower[index] = np.where(np.isnan(cell), cell, np.fmin(cell, low))
+            cell = upper[index]
+            upper[index] = np.where(np.isnan(cell), cell, np.fmax(cell, high))
+    return projection
+
+
 @dataclass(frozen=True)
 class _Grid:
     """Where a projection predicts: the frame, its coordinates and their shape."""
@@ -240,6 +350,7 @@ def project(
     edgefactor=EDGEFACTOR,
     target="time",
     params=None,
+    name=None,
 ):
     """Predict over a grid of new coordinates, with intervals, parts and limits.
 
@@ -269,13 +380,15 @@ def project(
     params : dict of str to float or array-like, default=None
         Application parameters (sweep keys such as ``points``); default: the
         trained values (:func:`resolve_params`).
+    name : str, default=None
+        The model's name in its ensemble, which starts every warning.
 
     Returns
     -------
     xarray.Dataset
-        ``<target>_predicted``, ``_lower``, ``_upper``, ``teps_predicted`` (with a
-        scale), ``_computation`` / ``_communication`` / ``_terms`` (when the model
-        splits its prediction), ``_floor`` (with a floor model).
+        ``<target>_predicted``, ``_lower``, ``_upper`` (at a measured configuration
+        never narrower than its runs), ``teps_predicted`` (with a scale), parts
+        and terms (when the model splits its prediction), ``_floor``.
 
     Warns
     -----
@@ -291,7 +404,40 @@ def project(
     >>> project(m, nodes=[4, 64], bandwidth=[100, 50], scale=28)["time_predicted"].dims
     ('nodes', 'bandwidth', 'scale')
     """
-    where = {"nodes": nodes, "bandwidth": bandwidth, "scale": scale, "ppn": ppn}
+    with _named_warnings(name):
+        return _project(
+            model,
+            {"nodes": nodes, "bandwidth": bandwidth, "scale": scale, "ppn": ppn},
+            interval=interval,
+            link=link,
+            training=training,
+            floor_model=floor_model,
+            edgefactor=edgefactor,
+            target=target,
+            params=params,
+        )
+
+
+@contextlib.contextmanager
+def _named_warnings(name):
+    """Issue the warnings of the block again, each starting with the model's name."""
+    if name is None:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for item in caught:
+        text = str(item.message)
+        if not text.startswith(f"{name}:"):
+            text = f"{name}: {text}"
+        warnings.warn_explicit(text, item.category, item.filename, item.lineno)
+
+
+def _project(
+    model, where, *, interval, link, training, floor_model, edgefactor, target, params
+):
+    """:func:`project`, its warnings not yet named."""
     grid = _grid(model, training, link=link, params=params, **where)
     predicted = np.asarray(model.predict(grid.frame), dtype=float)
     named = (target, (training or {}).get("units", {}).get(target, "s"))
@@ -303,7 +449,8 @@ def project(
         data_vars.update(_floor(floor_model, grid, predicted, named))
     attrs = {"model": type(model).__name__, "ppn": grid.ppn, "edgefactor": edgefactor}
     attrs.update(_attrs(grid.link, interval, training, target))
-    return _dataset(data_vars, coords, attrs, grid.params, training)
+    out = _dataset(data_vars, coords, attrs, grid.params, training)
+    return widen_to_measured(out, training)
 
 
 def _grid(model, training, *, nodes, bandwidth, scale, ppn, link, params):

@@ -97,6 +97,7 @@ def write_report(
     project_to=None,
     ppn=None,
     verdict_to=None,
+    fit=None,
 ):
     """Fit the ensemble on a results Dataset and write an HTML or Markdown report.
 
@@ -125,6 +126,9 @@ def write_report(
     verdict_to : file-like, default=None
         Also print the verdict there, as :func:`~scaleprobe.models.render_verdict`
         renders it (the command line passes standard output).
+    fit : EnsembleFit, default=None
+        The ensemble already fitted on ``dataset`` (with these options): not fitted
+        again.
 
     Returns
     -------
@@ -136,7 +140,7 @@ def write_report(
         raise ValueError(f"report path must end in .html or .md; got {path.name!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = fit_ensemble(
+        fit = fit or fit_ensemble(
             dataset,
             models=models,
             cv=cv,

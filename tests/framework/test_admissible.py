@@ -60,3 +60,33 @@ def test_two_p_squared_matches_the_constraint_of_medya_et_al_2017():
 def test_bad_rules_are_refused_without_running_code(rule, fragment):
     with pytest.raises(RuleError, match=re.escape(fragment)):
         compile_rule(rule)
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (
+            "power_of_2",
+            "unknown rule 'power_of_2'; did you mean 'power_of_two'? named rules: any, "
+            "power_of_two, square, two_p_squared; or write an expression over nodes, "
+            "ppn, ranks, e.g. 'is_power_of_two(nodes)'",
+        ),
+        ("sqaure", "unknown rule 'sqaure'; did you mean 'square'? named rules: any,"),
+        ("everything", "unknown rule 'everything'; named rules: any, power_of_two,"),
+    ],
+)
+def test_a_misspelt_named_rule_suggests_the_named_rules(rule, expected):
+    with pytest.raises(RuleError) as caught:
+        compile_rule(rule)
+    assert str(caught.value).startswith(expected)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_misspelt_name_in_an_expression_suggests_the_variable():
+    with pytest.raises(RuleError, match=r"unknown name 'rank' .* did you mean 'ranks'"):
+        compile_rule("rank <= 8")
+    with pytest.raises(RuleError, match="did you mean 'is_square'"):
+        compile_rule("is_sqare(ranks)")
+    # the named rules and the variables alone still work
+    assert compile_rule("square")(nodes=4, ppn=1, ranks=4)
+    assert compile_rule("True")(nodes=3, ppn=1, ranks=3)

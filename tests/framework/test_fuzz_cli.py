@@ -163,6 +163,17 @@ _option = st.one_of(
         st.sampled_from(["--workers", "--retry", "--metric", "--nodes", "--target"]),
         st.sampled_from(["0", "-1", "two", "failed,timeout", "ok", "time", "4:8", ""]),
     ),
+    # the mistakes of a new user: values without units, ranges that go down,
+    # fractions of a node, text as a metric, a figure format not written
+    st.tuples(
+        st.sampled_from(
+            ["--link-bandwidth", "--latency", "--nodes", "--bandwidth", "--metric"]
+        ),
+        st.sampled_from(
+            ["100", "1", "100 Gbit/s", "1 us", "64:16", "2.5", "150", "status"]
+        ),
+    ),
+    st.tuples(st.just("--plot"), st.sampled_from(["x.jpg", "x.png", "OUT"])),
     st.tuples(
         st.sampled_from(["--new-campaign", "--dask-mpi", "--help-me", "--version"])
     ),

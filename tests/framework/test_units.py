@@ -68,3 +68,26 @@ def test_size(text, expected):
 def test_errors_name_the_input(parser, text, fragment):
     with pytest.raises(UnitError, match=fragment):
         parser(text)
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "message"),
+    [
+        (parse_bandwidth, "100", "100 needs a unit, e.g. '100 Gbit/s'"),
+        (parse_bandwidth, 1.25e8, "125000000.0 needs a unit, e.g. '10 Gbit/s'"),
+        (parse_duration, "1", "1 needs a unit, e.g. '1 us'"),
+        (parse_duration, 0.5, "0.5 needs a unit, e.g. '0.5 us'"),
+    ],
+)
+def test_a_bare_number_is_refused_where_a_unit_is_required(parser, text, message):
+    with pytest.raises(UnitError) as caught:
+        parser(text, require_unit=True)
+    assert str(caught.value) == message
+    # the same number is SI where it crossed a process boundary
+    assert parser(text) == float(text)
+
+
+def test_a_required_unit_is_read_by_the_same_parser():
+    assert parse_bandwidth("100 Gbit/s", require_unit=True) == 1.25e10
+    assert parse_duration("1 us", require_unit=True) == 1e-6
+    assert parse_duration(0, require_unit=True) == 0.0  # a zero latency needs none

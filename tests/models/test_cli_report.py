@@ -235,3 +235,43 @@ def test_plots_write_png_and_svg(results, tmp_path):
     assert (tmp_path / "proj.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match=r"\.png or \.svg"):
         save_figure(figures["bw.png"], tmp_path / "x.pdf")
+
+
+@pytest.mark.slow  # fits the ensemble
+@pytest.mark.parametrize(
+    ("option", "value", "attr", "expected"),
+    [
+        ("--link-bandwidth", "100 Gbit/s", "link_bandwidth", 1.25e10),
+        ("--link-bandwidth", "1.25 GB/s", "link_bandwidth", 1.25e9),
+        ("--latency", "1 us", "latency", 1e-6),
+        ("--latency", "0.5 ms", "latency", 5e-4),
+    ],
+)
+def test_project_takes_each_dimensioned_option_with_its_unit(
+    traffic_models, tmp_path, capsys, option, value, attr, expected
+):
+    output = tmp_path / "p.nc"
+    argv = ["project", str(traffic_models), "--nodes", "64", option, value]
+    assert _run([*argv, "--output", str(output)]) == 0
+    capsys.readouterr()
+    with xr.open_dataset(output) as ds:
+        assert ds.attrs[attr] == pytest.approx(expected)
+    # the same number without its unit is refused in one line, exit 2
+    bare = value.split()[0]
+    assert _run(["project", str(traffic_models), "--nodes", "64", option, bare]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"scaleprobe: error: {option} {bare} needs a unit, e.g. '{bare} "
+        f"{'Gbit/s' if option == '--link-bandwidth' else 'us'}'"
+    )
+
+
+@pytest.fixture(scope="module")
+def traffic_models(tmp_path_factory):
+    """A model file fitted on synthetic critical-path records."""
+    from conftest import synthetic_traffic
+    from scaleprobe.models import fit_ensemble, save_models
+
+    fit = fit_ensemble(synthetic_traffic())
+    assert fit.selected == "traffic"  # the model that prices another network
+    return save_models(tmp_path_factory.mktemp("traffic") / "models.json", fit)

@@ -276,3 +276,124 @@ def test_the_projection_says_where_the_data_cannot_tell():
     assert fit.cannot_tell_message(gap).startswith(
         "at 64, 1024 nodes, the 90% interval spans more than 10x"
     )
+
+
+def test_an_interval_is_never_narrower_than_the_measured_runs():
+    from scaleprobe.models.projection.grid import widen_to_measured
+
+    proj = xr.Dataset(
+        {
+            "time_lower": (("nodes", "bandwidth"), [[1.0, 2.0], [3.0, 4.0]]),
+            "time_upper": (("nodes", "bandwidth"), [[1.0, 2.0], [3.0, 4.0]]),
+        },
+        coords={"nodes": [1, 64], "bandwidth": [100.0, 25.0]},
+        attrs={"target": "time", "ppn": 1.0, "link_bandwidth": 1.25e8},
+    )
+    training = {
+        "link": {"link_bandwidth": 1.25e8, "latency": 5e-6},
+        # 1 node at 100 %: runs of 0.9 and 1.2 around a zero-width interval
+        "measured": {
+            "nodes": [1, 1],
+            "ppn": [1, 2],
+            "bandwidth": [100.0, 25.0],
+            "median": [1.0, 4.0],
+            "low": [0.9, 0.1],
+            "high": [1.2, 9.0],
+            "runs": [2, 2],
+        },
+    }
+    out = widen_to_measured(proj.copy(deep=True), training)
+    np.testing.assert_array_equal(out["time_lower"], [[0.9, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(out["time_upper"], [[1.2, 2.0], [3.0, 4.0]])
+    # another network: the measurements say nothing about it
+    other = proj.copy(deep=True).assign_attrs(link_bandwidth=1.25e10)
+    np.testing.assert_array_equal(
+        widen_to_measured(other, training)["time_lower"], proj["time_lower"]
+    )
+
+
+@pytest.mark.slow  # fits a whole ensemble
+def test_the_interval_at_a_measured_point_contains_its_measured_medians(traffic):
+    # runs of one configuration spread by more than the model's interval there
+    noisy = traffic.copy(deep=True)
+    rng = np.random.default_rng(3)
+    noisy["time"] = noisy["time"] * (1 + 0.05 * rng.standard_normal(noisy.time.shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_ensemble(noisy)
+        nodes = [int(n) for n in noisy.nodes.values]
+        proj = fit.project(nodes=nodes, bandwidth=list(noisy.bandwidth.values))
+    runs = noisy.time.median([d for d in ("trial",) if d in noisy.time.dims])
+    lower = proj.time_lower.squeeze(drop=True)
+    upper = proj.time_upper.squeeze(drop=True)
+    for n in nodes:
+        for bw in noisy.bandwidth.values:
+            measured = runs.sel(nodes=n, bandwidth=bw).values.ravel()
+            low = float(lower.sel(nodes=n, bandwidth=bw))
+            high = float(upper.sel(nodes=n, bandwidth=bw))
+            assert low <= measured.min(), (n, bw)
+            assert measured.max() <= high, (n, bw)
+
+
+def test_every_warning_of_a_projection_names_its_model():
+    naive = ScalingLaw.from_coefficients(["1/p"], [1.0], over="nodes")
+    training = {
+        "ppn": [1],
+        "s0": 25,
+        "feature_ranges": {"nodes": [1.0, 8.0], "bandwidth": [25.0, 100.0]},
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        project(naive, nodes=[64], bandwidth=[10], training=training, name="refined")
+    messages = [str(item.message) for item in caught]
+    assert messages
+    assert all(message.startswith("refined: ") for message in messages), messages
+    assert any("outside the trained range" in message for message in messages)
+
+
+def test_measurements_counted_in_ranks_keep_their_spread():
+    from scaleprobe.models.core.measured import measured_table
+    from scaleprobe.models.projection.grid import measured_spread, widen_to_measured
+
+    # measurements read from a file count processes as ranks, not nodes
+    X = pd.DataFrame({"ranks": [2, 2, 4, 4], "run": [0, 1, 0, 1]})
+    training = {"measured": measured_table(X, [1.0, 1.4, 0.6, 0.5])}
+    assert measured_spread(training) == (["ranks"], [[2.0, 1.0, 1.4], [4.0, 0.5, 0.6]])
+    proj = xr.Dataset(
+        {
+            "time_lower": ("ranks", [1.2, 0.55, 0.3]),
+            "time_upper": ("ranks", [1.2, 0.55, 0.3]),
+        },
+        coords={"ranks": [2, 4, 8]},
+        attrs={"target": "time"},
+    )
+    out = widen_to_measured(proj, training)
+    np.testing.assert_array_equal(out["time_lower"], [1.0, 0.5, 0.3])
+    np.testing.assert_array_equal(out["time_upper"], [1.4, 0.6, 0.3])
+    # a sweep's features have both: its projections are over nodes
+    both = X.assign(nodes=[1, 1, 2, 2])
+    both = {"measured": measured_table(both, [1.0, 1.4, 0.6, 0.5])}
+    assert measured_spread(both)[0] == ["nodes"]
+    # nothing tells the measurements apart: no spread, and no error
+    alone = {"measured": measured_table(pd.DataFrame({"run": [0, 1]}), [1.0, 2.0])}
+    assert measured_spread(alone) == ([], [])
+
+
+def test_a_model_of_ranks_alone_is_widened_at_its_measured_ranks():
+    from scaleprobe.models.core.measured import measured_table
+    from scaleprobe.models.projection.grid import widen_to_measured
+
+    # a ranks-only fit projects over "nodes" and is labelled "ranks" afterwards
+    X = pd.DataFrame({"ranks": [2, 2, 4, 4], "run": [0, 1, 0, 1]})
+    training = {
+        "column": "ranks",
+        "measured": measured_table(X, [1.0, 1.4, 0.6, 0.5]),
+    }
+    proj = xr.Dataset(
+        {"time_lower": ("nodes", [1.2, 0.55]), "time_upper": ("nodes", [1.2, 0.55])},
+        coords={"nodes": [2, 4]},
+        attrs={"target": "time"},
+    )
+    out = widen_to_measured(proj, training)
+    np.testing.assert_array_equal(out["time_lower"], [1.0, 0.5])
+    np.testing.assert_array_equal(out["time_upper"], [1.4, 0.6])
