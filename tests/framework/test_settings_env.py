@@ -106,3 +106,41 @@ def test_the_packaged_defaults_hold_without_the_environment():
         check=True,
     )  # fmt: skip
     assert json.loads(done.stdout)["keys"] == settings
+
+
+JOB_SCRIPT = """
+from scaleprobe.framework.jobqueue import slurm_options
+from dask_jobqueue import SLURMCluster
+options = slurm_options()
+with SLURMCluster(**options) as cluster:
+    print(cluster.job_script())
+"""
+
+
+@pytest.mark.parametrize("style", ["snake", "kebab"])
+def test_slurm_jobs_take_their_shape_and_lifetime_from_the_environment(style):
+    """``--cluster slurm`` with the shape set as variables: the job script it submits
+    (rendered by a real SLURMCluster, nothing submitted)."""
+    env = _clean_environment()
+    values = {
+        "cluster.slurm.ntasks-per-node": 2,
+        "cluster.slurm.nodes-per-job": 3,
+        "cluster.slurm.lifetime-margin": 120,
+        "cluster.slurm.lifetime-stagger": 30,
+        "cluster.dashboard-address": ":0",
+    }
+    for key, value in values.items():
+        env[_variable(key, style)] = str(value)
+    env["DASK_JOBQUEUE__SLURM__WALLTIME"] = "01:00:00"
+    done = subprocess.run(
+        [sys.executable, "-c", JOB_SCRIPT],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    script = done.stdout
+    assert "#SBATCH --nodes=3" in script
+    assert "#SBATCH --ntasks-per-node=2" in script
+    assert "#SBATCH -t 01:00:00" in script
+    # 3600 s less the margin and the stagger: retired between 3390 and 3450 s
+    assert "--lifetime 3450s --lifetime-stagger 30s" in script
+    assert "--resources scaleprobe-nodes=3" in script
