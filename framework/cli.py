@@ -72,6 +72,7 @@ def _run_sweep(args, stack) -> int:
         with (
             cluster_client(dask_mpi=True) as client,
             prepare_sweep(spec, **options) as sweep,
+            _dask_log(args, sweep.store.path),
         ):
             ds = sweep.run(client)
     else:
@@ -79,18 +80,33 @@ def _run_sweep(args, stack) -> int:
         with prepare_sweep(spec, **options) as sweep:
             if not sweep.todo:
                 ds = sweep.run()
-            elif args.address or args.scheduler_file:
-                with cluster_client(
-                    address=args.address, scheduler_file=args.scheduler_file
-                ) as client:
-                    ds = sweep.run(client)
-            elif args.cluster:
-                with cluster_client(backend=args.cluster) as client:
-                    ds = sweep.run(client)
             else:
-                ds = sweep.run(workers=args.workers)
+                with _dask_log(args, sweep.store.path):
+                    ds = _measure(args, sweep)
     print(summarize(ds))
     return 0
+
+
+def _measure(args, sweep):
+    """Run a prepared sweep on the cluster the arguments ask for."""
+    from .cluster import cluster_client
+
+    if args.address or args.scheduler_file:
+        with cluster_client(
+            address=args.address, scheduler_file=args.scheduler_file
+        ) as client:
+            return sweep.run(client)
+    if args.cluster:
+        with cluster_client(backend=args.cluster) as client:
+            return sweep.run(client)
+    return sweep.run(workers=args.workers)
+
+
+def _dask_log(args, output):
+    """Dask's log lines to the file beside the store at ``output`` (not ``--debug``)."""
+    from ._logs import dask_logs_to, store_log
+
+    return dask_logs_to(None if args.debug else store_log(output))
 
 
 def _plan(args) -> int:
@@ -129,9 +145,11 @@ def _show(args) -> int:
 
 
 def _demo(args) -> int:
-    from .demo import run_demo
+    from .demo import demo_output, run_demo
 
-    print(run_demo(args.directory, workers=args.workers))
+    with _dask_log(args, demo_output(args.directory)):
+        text = run_demo(args.directory, workers=args.workers)
+    print(text)
     return 0
 
 
@@ -314,22 +332,22 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
+        0 on success, 2 on bad input (a one-line error is printed), 1 on failure,
+        128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
+        interrupted it (one line: run the same command again to resume).
     """
     args = build_parser().parse_args(argv)
-    with warnings.catch_warnings():
+    from ._interrupt import signals_interrupt
+
+    with warnings.catch_warnings(), signals_interrupt():
         from ._warnings import SweepWarning
 
         warnings.simplefilter("always", SweepWarning)
         warnings.showwarning = _one_line_warning
         try:
             return args.handler(args)
-        except KeyboardInterrupt:
-            print(
-                "scaleprobe: interrupted; run the same command again to resume",
-                file=sys.stderr,
-            )
-            return FAILURE
+        except KeyboardInterrupt as exc:
+            return _interrupted(exc)
         except Exception as exc:
             code = _exit_code(exc)
             if code is not None:
@@ -337,6 +355,28 @@ def main(argv=None) -> int:
             if args.debug:
                 raise
             return _error(exc, FAILURE, f"failed: {type(exc).__name__}: ")
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say which signal interrupted the command, in one line; return 128 + signal.
+
+    SIGINT (Ctrl-C), SIGTERM (``scancel``, a job's time limit, ``timeout``) and
+    SIGHUP (a closed terminal) all end a run cleanly; the same command resumes it.
+    """
+    import signal
+
+    from ._interrupt import Interrupted
+
+    if not isinstance(exc, Interrupted):
+        exc = Interrupted(signal.SIGINT)
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        print(
+            f"scaleprobe: interrupted by {exc.name}; run the same command again "
+            "to resume",
+            file=sys.stderr,
+            flush=True,
+        )
+    return exc.exit_code
 
 
 def _exit_code(exc: Exception) -> int | None:

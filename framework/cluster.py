@@ -38,6 +38,8 @@ import traceback
 from typing import TYPE_CHECKING
 
 from . import config
+from ._interrupt import terminal_signals_blocked
+from ._logs import worker_options
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -202,17 +204,22 @@ def _started_client(backend, workers, dashboard_address):
         with slurm_cluster() as cluster, Client(cluster) as client:
             yield client
         return
-    with (
-        LocalCluster(
-            n_workers=check_workers(config.resolve(workers, "cluster.workers")),
-            threads_per_worker=config.get("cluster.threads-per-worker"),
-            dashboard_address=dashboard_address
-            or config.get("cluster.dashboard-address"),
-            processes=True,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
+    workers = check_workers(config.resolve(workers, "cluster.workers"))
+    with contextlib.ExitStack() as stack:
+        # The worker processes do not get the terminal's Ctrl-C: the run closes
+        # them (a signal that comes meanwhile is raised once the cluster is held).
+        with terminal_signals_blocked():
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=config.get("cluster.threads-per-worker"),
+                    dashboard_address=dashboard_address
+                    or config.get("cluster.dashboard-address"),
+                    processes=True,
+                    **worker_options(),
+                )
+            )
+        yield stack.enter_context(Client(cluster))
 
 
 def _announce(client: Client, announce: bool) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from .spec import load_spec
 
-__all__ = ["DEMO_SPEC", "run_demo"]
+__all__ = ["DEMO_SPEC", "demo_output", "run_demo"]
 
 DEMO_SPEC = os.path.join(os.path.dirname(__file__), "demo.yaml")
 PROJECT_TO = (16, 32, 64, 128, 256, 512, 1024)
@@ -64,6 +64,17 @@ def _projection(ds, scale: float) -> str:
     return "\n".join(lines)
 
 
+def demo_output(directory: str) -> str:
+    """The store the demo in ``directory`` writes: ``<directory>/demo.zarr``.
+
+    Examples
+    --------
+    >>> demo_output("/tmp/scaleprobe-demo")
+    '/tmp/scaleprobe-demo/demo.zarr'
+    """
+    return os.path.join(os.path.abspath(directory), "demo.zarr")
+
+
 def run_demo(directory: str, *, workers=None) -> str:
     """Run the demo campaign in ``directory`` and describe its results.
 
@@ -95,7 +106,7 @@ def run_demo(directory: str, *, workers=None) -> str:
     from ._summary import summarize
     from .runner import run_sweep
 
-    output = os.path.join(directory, "demo.zarr")
+    output = demo_output(directory)
     spec = load_spec(spec_path)
     print(
         f"scaleprobe demo: {spec.name}: {len(spec.sweep['nodes'])} node counts x "

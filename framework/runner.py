@@ -139,6 +139,7 @@ class Sweep:
         )
         if todo:
             with contextlib.ExitStack() as stack:
+                stack.callback(reporter.close)  # an interrupted bar ends its line
                 network = None
                 if spec.throttle.mode == "netns":
                     from .netns import namespace_network
@@ -152,7 +153,8 @@ class Sweep:
                         cluster_client(workers=workers, announce=self.progress)
                     )
                 execute(client, spec, self.settings, store, todo, reporter, network)
-        reporter.close()
+        else:
+            reporter.close()
         ds = store.consolidate()
         warn_slot_timeouts(ds)
         warn_host_load(ds)
