@@ -333,6 +333,7 @@ def main(argv=None) -> int:
     -------
     int
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure,
+        75 when points were left unmeasured by the infrastructure (run it again),
         128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
         interrupted it (one line: run the same command again to resume).
     """
@@ -384,11 +385,13 @@ def _exit_code(exc: Exception) -> int | None:
 
     Bad input (a spec, a setting, a rule, a unit, a missing file, a store that
     cannot be used as asked) is 2; a store that could not be written or a cluster
-    that failed is 1. The error classes are imported here, after the command ran:
-    their modules are light, and ``--help`` never gets here.
+    that failed is 1; a sweep that left points unmeasured (its workers or their
+    batch allocations went away) is 75, ``EX_TEMPFAIL``: the same command again.
+    The error classes are imported here, after the command ran: their modules are
+    light, and ``--help`` never gets here.
     """
     from .admissible import RuleError
-    from .cluster import ClusterError
+    from .cluster import UNMEASURED_EXIT, ClusterError, UnmeasuredError
     from .settings import SettingsError
     from .spec import SpecError
     from .store import StoreError, StoreIOError
@@ -400,6 +403,8 @@ def _exit_code(exc: Exception) -> int | None:
         return BAD_INPUT
     if isinstance(exc, StoreError):
         return FAILURE if isinstance(exc, StoreIOError) else BAD_INPUT
+    if isinstance(exc, UnmeasuredError):
+        return UNMEASURED_EXIT
     if isinstance(exc, ClusterError):
         return BAD_INPUT if isinstance(exc, ValueError) else FAILURE
     return None

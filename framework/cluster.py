@@ -45,8 +45,10 @@ if TYPE_CHECKING:
     from distributed import Client
 
 __all__ = [
+    "UNMEASURED_EXIT",
     "ClusterError",
     "ClusterSizeError",
+    "UnmeasuredError",
     "boot",
     "check_workers",
     "cluster_client",
@@ -70,6 +72,20 @@ class ClusterError(RuntimeError):
 
 class ClusterSizeError(ClusterError, ValueError):
     """The MPI job is too small to hold a ``dask-mpi`` cluster (a user mistake)."""
+
+
+class UnmeasuredError(ClusterError):
+    """A sweep ended with points left unmeasured by the infrastructure.
+
+    Its workers or their batch allocations went away (or the cluster had none for
+    ``scaleprobe.cluster.worker-wait`` seconds); every finished point is stored and
+    none of the others is stored as failed. The command exits with
+    :data:`UNMEASURED_EXIT` (75, ``EX_TEMPFAIL``): run it again.
+    """
+
+
+#: Exit code of a run that left points unmeasured (``EX_TEMPFAIL``: try again).
+UNMEASURED_EXIT = 75
 
 
 @contextlib.contextmanager

@@ -130,6 +130,13 @@ class Sweep:
         Returns
         -------
         xarray.Dataset
+
+        Raises
+        ------
+        UnmeasuredError
+            Points were left unmeasured by the infrastructure (workers or their
+            batch allocations gone); every finished point is stored, the same
+            command measures the rest.
         """
         from ._execute import Progress, execute, warn_host_load, warn_slot_timeouts
 
@@ -152,10 +159,16 @@ class Sweep:
                     client = stack.enter_context(
                         cluster_client(workers=workers, announce=self.progress)
                     )
-                execute(client, spec, self.settings, store, todo, reporter, network)
+                unmeasured = execute(
+                    client, spec, self.settings, store, todo, reporter, network
+                )
         else:
             reporter.close()
         ds = store.consolidate()
+        if todo and unmeasured.count:
+            from .cluster import UnmeasuredError
+
+            raise UnmeasuredError(unmeasured.message())
         warn_slot_timeouts(ds)
         warn_host_load(ds)
         if self.progress:
