@@ -27,10 +27,11 @@ from distributed import Client, Semaphore, as_completed
 from . import config
 from ._allocation import allocation_failure
 from ._hostload import HOST_LOAD_LIMIT
+from ._linkprobe import probe_link
 from ._warnings import OversubscriptionWarning
 from .dashboard import TOPIC, attach_sweep_page
 from .jobqueue import keep_jobs, node_resources
-from .launch import launch_point
+from .launch import launch_point, point_link
 from .planning import Point, oversubscription, plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError
@@ -124,9 +125,11 @@ def _run_point(
                 "time": time.time(),
             },
         )
+        link = _probe(spec, point, network)
         result = launch_point(
             spec, point, network, settings=settings, keep_running=wanted
         )
+        result.update(link)
     failure = None if result.get("stopped") else allocation_failure(result)
     if failure is not None:
         if failure.ended:  # no more launches here: the job's worker retires
@@ -141,6 +144,19 @@ def _run_point(
         }
     result["worker"] = worker.address
     return result
+
+
+def _probe(spec: Spec, point: Point, network) -> dict:
+    """In throttle mode ``netns``: shape the point's links and probe what they carry.
+
+    Returns the entries ``link_shaped_rate`` and ``link_rate`` of the point's result
+    (none in other modes).
+    """
+    if network is None or spec.throttle.mode != "netns":
+        return {}
+    rate = point_link(spec, point).effective_bandwidth
+    network.shape(min(network.nodes, max(2, int(point.coords["nodes"]))), rate)
+    return {"link_shaped_rate": rate, "link_rate": probe_link(network, rate)}
 
 
 def _metric(result: dict, name: str = "time"):

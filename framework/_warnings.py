@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["DamagedPointWarning", "OversubscriptionWarning", "SweepWarning"]
+__all__ = [
+    "DamagedPointWarning",
+    "LinkShortfallWarning",
+    "OversubscriptionWarning",
+    "SweepWarning",
+]
 
 
 class SweepWarning(UserWarning):
@@ -22,4 +27,13 @@ class OversubscriptionWarning(SweepWarning):
     In throttle modes ``none`` and ``netns`` time is wall-clock time: ranks that share
     a core wait for each other and the measurement says more about the host than about
     the program. (Mode ``emulated`` charges CPU time and keeps host-wide core slots.)
+    """
+
+
+class LinkShortfallWarning(SweepWarning):
+    """Points of throttle mode ``netns`` ran over a link slower than it was shaped.
+
+    Each such point records the payload rate a short probe achieved over its link
+    just before the launch (``link_rate``) beside the shaped rate
+    (``link_shaped_rate``); on a busy host the kernel cannot forward the shaped rate.
     """

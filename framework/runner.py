@@ -139,6 +139,7 @@ class Sweep:
             command measures the rest.
         """
         from ._execute import Progress, execute, warn_host_load, warn_slot_timeouts
+        from ._linkprobe import warn_link_shortfall
 
         spec, store, todo = self.spec, self.store, self.todo
         reporter = Progress(
@@ -171,6 +172,7 @@ class Sweep:
             raise UnmeasuredError(unmeasured.message())
         warn_slot_timeouts(ds)
         warn_host_load(ds)
+        warn_link_shortfall(ds)
         if self.progress:
             print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
         return ds

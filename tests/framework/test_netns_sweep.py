@@ -3,11 +3,16 @@
 import contextlib
 import os
 import sys
+import warnings
 
 import pytest
 from scaleprobe.framework import netns as netns_module
 from scaleprobe.framework import run_sweep
-from scaleprobe.framework._warnings import OversubscriptionWarning
+from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
+from scaleprobe.framework._warnings import (
+    LinkShortfallWarning,
+    OversubscriptionWarning,
+)
 from scaleprobe.framework.netns import netns_unavailable
 
 UNAVAILABLE = netns_unavailable()
@@ -59,17 +64,35 @@ def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
         "timeout": 120,
         "output": str(tmp_path / "pp.zarr"),
     }
-    ds = run_sweep(spec, client, progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = run_sweep(spec, client, progress=False)
     _assert_removed(networks)
     assert (ds.status.values == "ok").all(), ds.error.values
     achieved = ds.achieved_bandwidth.squeeze(drop=True)
     slow = float(achieved.sel(bandwidth=4))
-    # A shaped link delivers about its rate (OVER_RATE); a loaded host may deliver less.
-    assert 0.5 * 0.04 * LINK < slow < OVER_RATE * 0.04 * LINK
     assert float(achieved.sel(bandwidth=40)) > 3 * slow
     assert ds.attrs["throttle_mode"] == "netns"
     assert "no tc netem" in ds.attrs["netns_latency"]
     assert "FI_PROVIDER=tcp" in ds.attrs["netns_shaping"]
+    # each point stores the rate its link was shaped to and what a probe achieved
+    shaped = ds.link_shaped_rate.squeeze(drop=True)
+    assert shaped.attrs["units"] == ds.link_rate.attrs["units"] == "bytes/s"
+    assert shaped.sel(bandwidth=4) == pytest.approx(0.04 * LINK)
+    assert shaped.sel(bandwidth=40) == pytest.approx(0.4 * LINK)
+    probed = ds.link_rate.squeeze(drop=True) / shaped
+    short = [w for w in caught if issubclass(w.category, LinkShortfallWarning)]
+    expected = int(bool((probed < 0.95).any()))  # one line per sweep
+    assert len(short) == expected, [str(w.message) for w in short]
+    load = float(ds.host_load.max())
+    if not load <= HOST_LOAD_LIMIT:
+        pytest.skip(
+            f"host busy: other work kept {load:.2f} cores busy during the launches "
+            f"(above {HOST_LOAD_LIMIT}); the +-10 % link check needs a quiet host"
+        )
+    # On a quiet host a shaped link delivers its rate, within 10 %.
+    assert 0.9 * 0.04 * LINK < slow < 1.1 * 0.04 * LINK
+    assert ((probed > 0.9) & (probed < 1.1)).all(), probed.values
 
 
 def test_external_programs_are_shaped_and_failures_leave_nothing(
