@@ -562,8 +562,8 @@ class _Collector:
             first = (str(exc).strip().splitlines() or ["cancelled"])[0]
             self.unmeasured.add(f"the Dask cluster dropped them: {first}")
             return
-        except KilledWorker as exc:  # its workers died under it: not measured
-            self.unmeasured.add(f"their workers died: {str(exc)[:200]}")
+        except KilledWorker:  # its workers died under it: not measured
+            self.again(point, "the workers that ran it died")
             return
         except Exception as exc:  # a bug of the task must not stop the sweep
             result = _lost(point, exc)
