@@ -94,23 +94,31 @@ def probe_link(network, payload_rate: float, seconds: float = PROBE_SECONDS):
     size = int(min(max(payload_rate * seconds, low), high))
     inside = ["ip", "netns", "exec"]
     try:
-        with subprocess.Popen(
+        receiver = subprocess.Popen(
             [*inside, network.namespaces[1], sys.executable, "-c", _RECEIVER,
              str(size)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        ) as receiver:  # fmt: skip
-            port = receiver.stdout.readline().strip()
-            subprocess.run(
-                [*inside, network.namespaces[0], sys.executable, "-c", _SENDER,
-                 _address(1), port, str(size)],
-                check=True, timeout=60, capture_output=True,
-            )  # fmt: skip
-            received, elapsed = receiver.communicate(timeout=60)[0].split()
+        )  # fmt: skip
+    except OSError:
+        return None
+    try:
+        port = receiver.stdout.readline().strip()
+        subprocess.run(
+            [*inside, network.namespaces[0], sys.executable, "-c", _SENDER,
+             _address(1), port, str(size)],
+            check=True, timeout=60, capture_output=True,
+        )  # fmt: skip
+        received, elapsed = map(float, receiver.communicate(timeout=60)[0].split())
     except (OSError, ValueError, subprocess.SubprocessError):
         return None
-    if receiver.returncode != 0 or float(elapsed) <= 0:
+    finally:  # a probe that failed leaves no receiver waiting
+        if receiver.poll() is None:
+            receiver.kill()
+            receiver.wait()
+        receiver.stdout.close()
+    if receiver.returncode != 0 or elapsed <= 0:
         return None
-    return float(received) / float(elapsed)
+    return received / elapsed
 
 
 def warn_link_shortfall(ds, limit: float = SHORTFALL) -> None:
