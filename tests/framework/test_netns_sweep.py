@@ -95,7 +95,10 @@ def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
     expected = int(bool((probed < 0.95).any()))  # one line per sweep
     assert len(short) == expected, [str(w.message) for w in short]
     load = float(ds.host_load.max())
-    if not load <= HOST_LOAD_LIMIT:
+    if load != load:  # NaN: launches under a second cannot tell
+        pytest.skip("the host's load during the launches is unknown (each took under "
+                    "a second); the +-10 % link check needs a quiet host")  # fmt: skip
+    if load > HOST_LOAD_LIMIT:
         pytest.skip(
             f"host busy: other work kept {load:.2f} cores busy during the launches "
             f"(above {HOST_LOAD_LIMIT}); the +-10 % link check needs a quiet host"
