@@ -40,6 +40,8 @@ import importlib as _importlib
 #: Public name -> submodule that defines it.
 _EXPORTS = {
     "DamagedPointWarning": "_warnings",
+    "FailedPointsWarning": "_warnings",
+    "LinkShortfallWarning": "_warnings",
     "OversubscriptionWarning": "_warnings",
     "Point": "planning",
     "ResultStore": "store",

@@ -24,6 +24,11 @@ DEFAULT_ATTRS = {
     "teps": ("edges/s", "traversed edges per second"),
     "launch_time": ("s", "wall time of the whole launch, start-up included"),
     "host_load": ("1", "cores other work kept busy on the launch's host, on average"),
+    "link_rate": (
+        "bytes/s",
+        "payload rate the point's link carried in a probe just before the launch",
+    ),
+    "link_shaped_rate": ("bytes/s", "payload rate the point's link was shaped to"),
     "returncode": ("1", "exit code of the launch"),
     "status": ("", "point status: ok, failed, timeout, invalid (empty: not run)"),
     "error": ("", "error text of a failed, timed-out or invalid point"),
@@ -152,8 +157,9 @@ def assemble(campaign: dict, results: list[dict]) -> xr.Dataset:
         cell = builder.index(result["coords"])
         for key in ("status", "error", "launch_time", "returncode"):
             builder.add(key, cell, result.get(key))
-        if "host_load" in result:  # results stored before it was measured lack it
-            builder.add("host_load", cell, result["host_load"])
+        for key in ("host_load", "link_rate", "link_shaped_rate"):
+            if key in result:  # results stored before it was measured lack it
+                builder.add(key, cell, result[key])
         record = result.get("record") or {}
         for name, value in (record.get("metrics") or {}).items():
             if isinstance(value, (list, dict)):

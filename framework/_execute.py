@@ -26,25 +26,30 @@ from concurrent.futures import CancelledError
 from distributed import Client, Semaphore, as_completed
 
 from . import config
+from ._allocation import allocation_failure
 from ._hostload import HOST_LOAD_LIMIT
+from ._linkprobe import probe_link
 from ._progress import Progress
 from ._warnings import OversubscriptionWarning
-from .cluster import ClusterError
 from .dashboard import TOPIC, attach_sweep_page, done_event, plan_event
-from .jobqueue import node_resources
-from .launch import launch_point
+from .jobqueue import keep_jobs, node_resources
+from .launch import launch_point, point_link
 from .planning import Point, oversubscription, plan
 from .settings import LaunchSettings
 from .spec import Spec, SpecError
 from .store import ResultStore
 
 __all__ = [
+    "INFRASTRUCTURE_ATTEMPTS",
     "LAUNCH_SEMAPHORE",
     "Progress",
+    "Unmeasured",
+    "WorkerWatch",
     "execute",
     "task_wanted",
     "warn_host_load",
     "warn_slot_timeouts",
+    "worker_wait",
 ]
 
 
@@ -54,6 +59,13 @@ LAUNCH_SEMAPHORE = "scaleprobe-launch"
 
 #: Worker-side states of a task whose result someone still waits for.
 _WANTED = ("executing", "long-running")
+#: Launches of one point the infrastructure may end (its worker went away, its batch
+#: allocation ended) before the run leaves the point unmeasured.
+INFRASTRUCTURE_ATTEMPTS = 3
+#: Seconds between two looks at the cluster while a sweep waits for its points.
+POLL = 0.2
+#: Seconds between two requests that a job cluster keep its jobs.
+KEEP_JOBS_EVERY = 5.0
 
 
 def task_wanted():
@@ -93,14 +105,20 @@ def _run_point(
     sweep: str,
     network=None,
 ) -> dict:
-    """The Dask task: wait for the cluster's launch slot, then run the point."""
+    """The Dask task: wait for the cluster's launch slot, then run the point.
+
+    A result with ``stopped`` set was not measured: the worker went away or the
+    point's batch allocation ended (then the worker retires: it cannot launch any
+    more). The client measures such a point again.
+    """
     from distributed import get_worker
 
     wanted = task_wanted()
+    worker = get_worker()
     with Semaphore(max_leases=spec.max_concurrent_launches, name=LAUNCH_SEMAPHORE):
         if not wanted():  # the sweep went away while this task waited for the slot
             return {"key": point.key, "status": "failed", "stopped": True}
-        get_worker().log_event(
+        worker.log_event(
             TOPIC,
             {
                 "kind": "start",
@@ -109,11 +127,38 @@ def _run_point(
                 "time": time.time(),
             },
         )
+        link = _probe(spec, point, network)
         result = launch_point(
             spec, point, network, settings=settings, keep_running=wanted
         )
-    result["worker"] = get_worker().address
+        result.update(link)
+    failure = None if result.get("stopped") else allocation_failure(result)
+    if failure is not None:
+        if failure.ended:  # no more launches here: the job's worker retires
+            worker.loop.add_callback(
+                worker.close_gracefully, reason=f"scaleprobe: {failure.reason}"
+            )
+        result = {
+            "key": point.key,
+            "status": result["status"],
+            "stopped": True,
+            "error": f"the batch allocation ended the launch: {failure.reason}",
+        }
+    result["worker"] = worker.address
     return result
+
+
+def _probe(spec: Spec, point: Point, network) -> dict:
+    """In throttle mode ``netns``: shape the point's links and probe what they carry.
+
+    Returns the entries ``link_shaped_rate`` and ``link_rate`` of the point's result
+    (none in other modes).
+    """
+    if network is None or spec.throttle.mode != "netns":
+        return {}
+    rate = point_link(spec, point).effective_bandwidth
+    network.shape(min(network.nodes, max(2, int(point.coords["nodes"]))), rate)
+    return {"link_shaped_rate": rate, "link_rate": probe_link(network, rate)}
 
 
 def _show_plan(client: Client, spec: Spec, sweep: str, todo, progress, store) -> None:
@@ -265,6 +310,98 @@ def warn_host_load(ds, limit=HOST_LOAD_LIMIT) -> None:
     )
 
 
+def worker_wait(value=None) -> float:
+    """Seconds a sweep waits with no Dask worker before it stops.
+
+    Parameters
+    ----------
+    value : float, optional
+        Explicit seconds; the setting ``scaleprobe.cluster.worker-wait`` when None.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    SettingsError
+        The value is not a positive number.
+    """
+    from .settings import SettingsError
+
+    value = config.resolve(value, "cluster.worker-wait")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise SettingsError(
+            "setting 'scaleprobe.cluster.worker-wait': a positive number of seconds, "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+class WorkerWatch:
+    """Tell when a cluster has had no worker for ``limit`` seconds.
+
+    Parameters
+    ----------
+    limit : float
+        Seconds without a worker that end the wait.
+    clock : callable, default=time.monotonic
+        The time source.
+
+    Examples
+    --------
+    >>> now = [0.0]
+    >>> watch = WorkerWatch(10, clock=lambda: now[0])
+    >>> watch.expired(workers=0), watch.expired(workers=2)
+    (False, False)
+    >>> now[0] = 5; watch.expired(0)
+    False
+    >>> now[0] = 14; watch.expired(0)
+    False
+    >>> now[0] = 15; watch.expired(0)
+    True
+    """
+
+    def __init__(self, limit: float, clock=time.monotonic):
+        self.limit, self.clock = limit, clock
+        self.since: float | None = None
+
+    def expired(self, workers: int) -> bool:
+        """Note how many workers the cluster has; True once none for ``limit`` s."""
+        if workers:
+            self.since = None
+            return False
+        now = self.clock()
+        if self.since is None:
+            self.since = now
+        return now - self.since >= self.limit
+
+
+class Unmeasured:
+    """Points a sweep leaves unmeasured, and why (the first reason).
+
+    Attributes
+    ----------
+    count : int
+    why : str
+    """
+
+    def __init__(self):
+        self.count, self.why = 0, ""
+
+    def add(self, why: str) -> None:
+        """Count one point."""
+        self.count += 1
+        self.why = self.why or why
+
+    def message(self) -> str:
+        """One line: how many, why, and what to do."""
+        return (
+            f"{self.count} point(s) left unmeasured ({self.why}); every finished "
+            "point is stored: run the same command again to measure the rest"
+        )
+
+
 def execute(
     client: Client,
     spec: Spec,
@@ -273,8 +410,14 @@ def execute(
     todo: list[Point],
     progress: Progress,
     network=None,
-) -> None:
+) -> Unmeasured:
     """Submit every point of ``todo`` and store each result as it arrives.
+
+    A point whose launch the infrastructure ended (its worker went away, its batch
+    allocation ended) is never stored: it is submitted again, at most
+    :data:`INFRASTRUCTURE_ATTEMPTS` times, then left unmeasured. When the cluster
+    has had no worker for ``scaleprobe.cluster.worker-wait`` seconds the sweep stops
+    waiting and leaves the rest unmeasured.
 
     Parameters
     ----------
@@ -292,12 +435,18 @@ def execute(
         The progress reporter.
     network : NamespaceNetwork, optional
         The namespace network in throttle mode ``netns``.
+
+    Returns
+    -------
+    Unmeasured
+        The points left unmeasured (none when every point was stored).
     """
     where = os.path.abspath(store.path)
     name = f"scaleprobe-sweep-{where}"
     # Task keys name the sweep too: two sweeps of the same points on one cluster are
     # two measurements, not one task Dask would compute once for both.
     sweep_id = hashlib.sha1(where.encode()).hexdigest()[:10]
+    watch = WorkerWatch(worker_wait())
     _claim_launch_slots(client, spec)
     try:
         resources = node_resources(client, spec)
@@ -305,69 +454,114 @@ def execute(
         raise SpecError(f"spec key 'sweep.nodes': {exc}") from None
     _warn_oversubscription(client, spec, settings, todo)
     _show_plan(client, spec, name, todo, progress.enabled, store)
-    futures = _submit(client, spec, settings, todo, name, sweep_id, network, resources)
+
+    def submit(point, priority, attempt=0):
+        again = f"-again{attempt}" if attempt else ""
+        return client.submit(
+            _run_point, spec, point, settings, name, network,
+            key=f"scaleprobe-point-{sweep_id}-{point.key}{again}",
+            pure=False, priority=priority,
+            resources=resources(point) if resources else None,
+        )  # fmt: skip
+
+    futures = {submit(p, len(todo) - i): p for i, p in enumerate(todo)}
+    collector = _Collector(client, futures, store, progress, name, submit)
     try:
-        dropped, why = _collect(client, futures, store, progress, name)
+        collector.run(watch)
     except BaseException:
         client.cancel(list(futures))
         raise
-    if dropped:
-        raise ClusterError(
-            f"the Dask cluster dropped {dropped} unfinished point(s) ({why}); "
-            "every finished point is stored: run the same command again to measure "
-            "the rest"
-        )
+    return collector.unmeasured
 
 
-def _submit(client, spec, settings, todo, name, sweep_id, network, resources) -> dict:
-    """One task per point, the first of the run order first; future -> point."""
-    futures = {}
-    for rank, point in enumerate(todo):
-        future = client.submit(
-            _run_point,
-            spec,
-            point,
-            settings,
-            name,
-            network,
-            key=f"scaleprobe-point-{sweep_id}-{point.key}",
-            pure=False,
-            priority=len(todo) - rank,
-            resources=resources(point) if resources else None,
-        )
-        futures[future] = point
-    return futures
+def _workers(client: Client) -> int:
+    """Workers the cluster has now (the sweep goes on when the cluster cannot say)."""
+    try:
+        return len(client.scheduler_info(n_workers=-1)["workers"])
+    except Exception:  # an unanswered question is not a missing worker
+        return 1
 
 
-def _collect(client, futures: dict, store, progress, name: str) -> tuple[int, str]:
-    """Store each result as it arrives; return the points dropped and why.
+class _Collector:
+    """Stores each result as it arrives; submits again what was not measured.
 
     ``futures`` loses each future as it is done, so that a caller interrupted
     meanwhile cancels only what is left.
     """
-    every = max(1, int(config.get("store.consolidate-every")))
-    dropped, why = 0, ""
-    for count, future in enumerate(as_completed(list(futures)), start=1):
-        point = futures.pop(future)
+
+    def __init__(self, client, futures: dict, store, progress, name: str, submit):
+        self.client, self.futures, self.store = client, futures, store
+        self.progress, self.name, self.submit = progress, name, submit
+        self.every = max(1, int(config.get("store.consolidate-every")))
+        self.attempts: dict[str, int] = {}
+        self.unmeasured = Unmeasured()
+        self.stored = 0
+        self.pending = as_completed(list(futures))
+
+    def run(self, watch: WorkerWatch) -> None:
+        """Collect until every point is stored or given up."""
+        kept = time.monotonic()
+        while not self.pending.is_empty():
+            batch = self.pending.next_batch(block=False)
+            for future in batch:
+                self.take(future)
+            if batch:
+                continue
+            if watch.expired(_workers(self.client)):
+                self.give_up(f"no Dask worker for {watch.limit:g} s")
+                return
+            if time.monotonic() - kept >= KEEP_JOBS_EVERY:
+                with contextlib.suppress(Exception):  # a job system that fails
+                    keep_jobs(self.client)  # to answer leaves it to the watch
+                kept = time.monotonic()
+            time.sleep(POLL)
+
+    def give_up(self, why: str) -> None:
+        """Leave every point still waiting unmeasured."""
+        self.client.cancel(list(self.futures))
+        for _ in self.futures:
+            self.unmeasured.add(why)
+        self.futures.clear()
+
+    def again(self, point, why: str) -> None:
+        """Measure ``point`` again, or leave it unmeasured after enough attempts."""
+        attempt = self.attempts.get(point.key, 0) + 1
+        self.attempts[point.key] = attempt
+        if attempt >= INFRASTRUCTURE_ATTEMPTS:
+            self.unmeasured.add(why)
+            return
+        future = self.submit(point, 10**9, attempt)  # before any other point
+        self.futures[future] = point
+        self.pending.add(future)
+
+    def take(self, future) -> None:
+        """Store one finished future's result, or see to its point again."""
+        from distributed import KilledWorker
+
+        point = self.futures.pop(future)
         try:
             result = future.result()
         except CancelledError as exc:  # the cluster gave it up: not measured
-            dropped += 1
-            why = why or (str(exc).strip().splitlines() or ["cancelled"])[0]
-            continue
-        except Exception as exc:  # a lost worker must not stop the sweep
+            first = (str(exc).strip().splitlines() or ["cancelled"])[0]
+            self.unmeasured.add(f"the Dask cluster dropped them: {first}")
+            return
+        except KilledWorker:  # its workers died under it: not measured
+            self.again(point, "the workers that ran it died")
+            return
+        except Exception as exc:  # a bug of the task must not stop the sweep
             result = _lost(point, exc)
-        if result.get("stopped"):  # its launch was killed with its worker
-            dropped += 1
-            why = why or result.get("error", "")
-            continue
-        store.write_point(result)
-        _log(client, done_event(name, point.key, result, time.time()))
-        log = os.path.join(store.logs_dir, f"{point.key}.log")
-        progress.update(result["status"], point.label(), result.get("error", ""), log)
-        if count % every == 0:
-            store.consolidate()
-    return dropped, why
+        if result.get("stopped"):  # its worker or allocation went away
+            self.again(point, result.get("error") or "its worker went away")
+            return
+        self.store.write_point(result)
+        _log(self.client, done_event(self.name, point.key, result, time.time()))
+        log = os.path.join(self.store.logs_dir, f"{point.key}.log")
+        self.progress.update(
+            result["status"], point.label(), result.get("error", ""), log
+        )
+        self.stored += 1
+        if self.stored % self.every == 0:
+            self.store.consolidate()
 
 
 def _log(client: Client, event: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "DamagedPointWarning",
     "FailedPointsWarning",
+    "LinkShortfallWarning",
     "OversubscriptionWarning",
     "SweepWarning",
 ]
@@ -35,4 +36,13 @@ class FailedPointsWarning(SweepWarning):
 
     Their errors and launch logs are listed by ``scaleprobe show``; ``retry`` measures
     them again.
+    """
+
+
+class LinkShortfallWarning(SweepWarning):
+    """Points of throttle mode ``netns`` ran over a link slower than it was shaped.
+
+    Each such point records the payload rate a short probe achieved over its link
+    just before the launch (``link_rate``) beside the shaped rate
+    (``link_shaped_rate``); on a busy host the kernel cannot forward the shaped rate.
     """

@@ -74,6 +74,7 @@ def _run_sweep(args, stack) -> int:
         with (
             cluster_client(dask_mpi=True) as client,
             prepare_sweep(spec, **options) as sweep,
+            _dask_log(args, sweep.store.path),
         ):
             ds = sweep.run(client)
     else:
@@ -81,21 +82,36 @@ def _run_sweep(args, stack) -> int:
         with prepare_sweep(spec, **options) as sweep:
             if not sweep.todo:
                 ds = sweep.run()
-            elif args.address or args.scheduler_file:
-                with cluster_client(
-                    address=args.address, scheduler_file=args.scheduler_file
-                ) as client:
-                    ds = sweep.run(client)
-            elif args.cluster:
-                with cluster_client(backend=args.cluster) as client:
-                    ds = sweep.run(client)
             else:
-                ds = sweep.run(workers=args.workers)
+                with _dask_log(args, sweep.store.path):
+                    ds = _measure(args, sweep)
     print(summarize(ds, path=sweep.store.path))
     failed = failure_line(ds, sweep.store.path)
     if failed:
         print(f"scaleprobe: {failed}", file=sys.stderr)
     return 0
+
+
+def _measure(args, sweep):
+    """Run a prepared sweep on the cluster the arguments ask for."""
+    from .cluster import cluster_client
+
+    if args.address or args.scheduler_file:
+        with cluster_client(
+            address=args.address, scheduler_file=args.scheduler_file
+        ) as client:
+            return sweep.run(client)
+    if args.cluster:
+        with cluster_client(backend=args.cluster) as client:
+            return sweep.run(client)
+    return sweep.run(workers=args.workers)
+
+
+def _dask_log(args, output):
+    """Dask's log lines to the file beside the store at ``output`` (not ``--debug``)."""
+    from ._logs import dask_logs_to, store_log
+
+    return dask_logs_to(None if args.debug else store_log(output))
 
 
 def _plan(args) -> int:
@@ -126,12 +142,11 @@ def _show(args) -> int:
 
 
 def _demo(args) -> int:
-    from .demo import run_demo
+    from .demo import demo_output, run_demo
 
-    with contextlib.ExitStack() as stack:
-        if not args.debug:
-            stack.enter_context(_quiet_dask_logs())
-        print(run_demo(args.directory, workers=args.workers))
+    with _dask_log(args, demo_output(args.directory)):
+        text = run_demo(args.directory, workers=args.workers)
+    print(text)
     return 0
 
 
@@ -315,22 +330,23 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on bad input (a one-line error is printed), 1 on failure.
+        0 on success, 2 on bad input (a one-line error is printed), 1 on failure,
+        75 when points were left unmeasured by the infrastructure (run it again),
+        128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
+        interrupted it (one line: run the same command again to resume).
     """
     args = build_parser().parse_args(argv)
-    with warnings.catch_warnings():
+    from ._interrupt import signals_interrupt
+
+    with warnings.catch_warnings(), signals_interrupt():
         from ._warnings import SweepWarning
 
         warnings.simplefilter("always", SweepWarning)
         warnings.showwarning = _one_line_warning
         try:
             return args.handler(args)
-        except KeyboardInterrupt:
-            print(
-                "scaleprobe: interrupted; run the same command again to resume",
-                file=sys.stderr,
-            )
-            return FAILURE
+        except KeyboardInterrupt as exc:
+            return _interrupted(exc)
         except Exception as exc:
             code = _exit_code(exc)
             if code is not None:
@@ -340,16 +356,40 @@ def main(argv=None) -> int:
             return _error(exc, FAILURE, f"failed: {type(exc).__name__}: ")
 
 
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say which signal interrupted the command, in one line; return 128 + signal.
+
+    SIGINT (Ctrl-C), SIGTERM (``scancel``, a job's time limit, ``timeout``) and
+    SIGHUP (a closed terminal) all end a run cleanly; the same command resumes it.
+    """
+    import signal
+
+    from ._interrupt import Interrupted
+
+    if not isinstance(exc, Interrupted):
+        exc = Interrupted(signal.SIGINT)
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        print(
+            f"scaleprobe: interrupted by {exc.name}; run the same command again "
+            "to resume",
+            file=sys.stderr,
+            flush=True,
+        )
+    return exc.exit_code
+
+
 def _exit_code(exc: Exception) -> int | None:
     """The exit code of an error the command explains in one line, else None.
 
     Bad input (a spec, a setting, a rule, a unit, a missing file, a store that
     cannot be used as asked) is 2; a store that could not be written or a cluster
-    that failed is 1. The error classes are imported here, after the command ran:
-    their modules are light, and ``--help`` never gets here.
+    that failed is 1; a sweep that left points unmeasured (its workers or their
+    batch allocations went away) is 75, ``EX_TEMPFAIL``: the same command again.
+    The error classes are imported here, after the command ran: their modules are
+    light, and ``--help`` never gets here.
     """
     from .admissible import RuleError
-    from .cluster import ClusterError
+    from .cluster import UNMEASURED_EXIT, ClusterError, UnmeasuredError
     from .settings import SettingsError
     from .spec import SpecError
     from .store import StoreError, StoreIOError
@@ -361,6 +401,8 @@ def _exit_code(exc: Exception) -> int | None:
         return BAD_INPUT
     if isinstance(exc, StoreError):
         return FAILURE if isinstance(exc, StoreIOError) else BAD_INPUT
+    if isinstance(exc, UnmeasuredError):
+        return UNMEASURED_EXIT
     if isinstance(exc, ClusterError):
         return BAD_INPUT if isinstance(exc, ValueError) else FAILURE
     return None

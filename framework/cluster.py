@@ -38,13 +38,17 @@ import traceback
 from typing import TYPE_CHECKING
 
 from . import config
+from ._interrupt import terminal_signals_blocked
+from ._logs import worker_options
 
 if TYPE_CHECKING:
     from distributed import Client
 
 __all__ = [
+    "UNMEASURED_EXIT",
     "ClusterError",
     "ClusterSizeError",
+    "UnmeasuredError",
     "boot",
     "check_workers",
     "cluster_client",
@@ -68,6 +72,20 @@ class ClusterError(RuntimeError):
 
 class ClusterSizeError(ClusterError, ValueError):
     """The MPI job is too small to hold a ``dask-mpi`` cluster (a user mistake)."""
+
+
+class UnmeasuredError(ClusterError):
+    """A sweep ended with points left unmeasured by the infrastructure.
+
+    Its workers or their batch allocations went away (or the cluster had none for
+    ``scaleprobe.cluster.worker-wait`` seconds); every finished point is stored and
+    none of the others is stored as failed. The command exits with
+    :data:`UNMEASURED_EXIT` (75, ``EX_TEMPFAIL``): run it again.
+    """
+
+
+#: Exit code of a run that left points unmeasured (``EX_TEMPFAIL``: try again).
+UNMEASURED_EXIT = 75
 
 
 @contextlib.contextmanager
@@ -202,20 +220,28 @@ def _started_client(backend, workers, dashboard_address):
         with slurm_cluster() as cluster, Client(cluster) as client:
             yield client
         return
-    with (
-        LocalCluster(
-            n_workers=check_workers(config.resolve(workers, "cluster.workers")),
-            threads_per_worker=config.get("cluster.threads-per-worker"),
-            dashboard_address=dashboard_address
-            or config.get("cluster.dashboard-address"),
-            # Threads by default: a worker process would be spawned by importing
-            # the caller's script again (a script without a __main__ guard would
-            # start its sweep twice). Launches are child processes either way.
-            processes=bool(config.get("cluster.processes")),
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
+    workers = check_workers(config.resolve(workers, "cluster.workers"))
+    # Threads by default: a worker process would be spawned by importing the
+    # caller's script again (a script without a __main__ guard would start its
+    # sweep twice). Launches are child processes either way.
+    processes = bool(config.get("cluster.processes"))
+    with contextlib.ExitStack() as stack:
+        # Worker processes do not get the terminal's Ctrl-C: the run closes them
+        # (a signal that comes meanwhile is raised once the cluster is held).
+        with terminal_signals_blocked():
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=config.get("cluster.threads-per-worker"),
+                    dashboard_address=dashboard_address
+                    or config.get("cluster.dashboard-address"),
+                    processes=processes,
+                    # a worker process sends its log lines to the run's file; a
+                    # thread logs through this process's handlers already
+                    **(worker_options() if processes else {}),
+                )
+            )
+        yield stack.enter_context(Client(cluster))
 
 
 def _announce(client: Client, announce: bool) -> None:

@@ -3,6 +3,12 @@
 Defaults live in the packaged ``scaleprobe.yaml``; users override them in any Dask
 config file (``~/.config/dask/scaleprobe.yaml``), in ``DASK_SCALEPROBE__...``
 environment variables, or with ``dask.config.set({"scaleprobe.launch.timeout": 60})``.
+
+Every setting is read through :func:`get`, which accepts ``-`` and ``_`` alike, as Dask
+does: an environment variable cannot hold a ``-`` in a shell, so
+``DASK_SCALEPROBE__CLUSTER__SLURM__NTASKS_PER_NODE=2`` arrives as the key
+``ntasks_per_node``. A section read whole (``get("cluster.slurm")``) comes back with
+kebab-case keys whichever way each was written.
 """
 
 from __future__ import annotations
@@ -28,18 +34,31 @@ _defaults["scaleprobe"]["throttle"] = {
 dask.config.update_defaults(_defaults)
 
 
+def _kebab(value):
+    """``value`` with every mapping key below it in kebab-case (``a_b`` -> ``a-b``)."""
+    if isinstance(value, dict):
+        return {
+            (k.replace("_", "-") if isinstance(k, str) else k): _kebab(v)
+            for k, v in value.items()
+        }
+    return value
+
+
 def get(key: str):
-    """Return the setting ``scaleprobe.<key>``.
+    """Return the setting ``scaleprobe.<key>``, ``-`` and ``_`` alike.
 
     Parameters
     ----------
     key : str
-        Dotted kebab-case key below ``scaleprobe``, e.g. ``"launch.timeout"``.
+        Dotted key below ``scaleprobe``, e.g. ``"launch.timeout"``; each part may be
+        written with ``-`` or ``_``.
 
     Returns
     -------
     object
-        The configured value.
+        The configured value; a section (a mapping) with its keys in kebab-case,
+        also those set as ``DASK_SCALEPROBE__...`` environment variables, which
+        Dask keeps as written (``ntasks_per_node``).
 
     Examples
     --------
@@ -47,8 +66,13 @@ def get(key: str):
     1
     >>> get("throttle.latency")
     '5 us'
+    >>> import dask
+    >>> with dask.config.set({"scaleprobe.cluster.slurm.ntasks_per_node": 4}):
+    ...     section, leaf = get("cluster.slurm"), get("cluster.slurm.ntasks_per_node")
+    >>> section["ntasks-per-node"], leaf
+    (4, 4)
     """
-    return dask.config.get(f"scaleprobe.{key}")
+    return _kebab(dask.config.get(f"scaleprobe.{key}"))
 
 
 def default(key: str):
@@ -59,7 +83,7 @@ def default(key: str):
     Parameters
     ----------
     key : str
-        Dotted kebab-case key below ``scaleprobe``, e.g. ``"launch.timeout"``.
+        Dotted key below ``scaleprobe``, e.g. ``"launch.timeout"`` (``-`` or ``_``).
 
     Returns
     -------
@@ -74,7 +98,7 @@ def default(key: str):
     """
     value = _defaults["scaleprobe"]
     for part in key.split("."):
-        value = value[part]
+        value = value[part.replace("_", "-")]
     return value
 
 

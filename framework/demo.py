@@ -11,7 +11,7 @@ import warnings
 
 from .spec import load_spec
 
-__all__ = ["DEMO_SPEC", "run_demo"]
+__all__ = ["DEMO_SPEC", "demo_output", "run_demo"]
 
 DEMO_SPEC = os.path.join(os.path.dirname(__file__), "demo.yaml")
 PROJECT_TO = (16, 32, 64, 128, 256, 512, 1024)
@@ -144,6 +144,17 @@ def _write_spec(directory: str) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def demo_output(directory: str) -> str:
+    """The store the demo in ``directory`` writes: ``<directory>/demo.zarr``.
+
+    Examples
+    --------
+    >>> demo_output("/tmp/scaleprobe-demo")
+    '/tmp/scaleprobe-demo/demo.zarr'
+    """
+    return os.path.join(os.path.abspath(directory), "demo.zarr")
 
 
 def run_demo(directory: str, *, workers=None) -> str:

@@ -131,8 +131,16 @@ class Sweep:
         Returns
         -------
         xarray.Dataset
+
+        Raises
+        ------
+        UnmeasuredError
+            Points were left unmeasured by the infrastructure (workers or their
+            batch allocations gone); every finished point is stored, the same
+            command measures the rest.
         """
         from ._execute import Progress, execute, warn_host_load, warn_slot_timeouts
+        from ._linkprobe import warn_link_shortfall
 
         spec, store, todo = self.spec, self.store, self.todo
         reporter = Progress(
@@ -140,6 +148,7 @@ class Sweep:
         )
         if todo:
             with contextlib.ExitStack() as stack:
+                stack.callback(reporter.close)  # an interrupted bar ends its line
                 network = None
                 if spec.throttle.mode == "netns":
                     from .netns import namespace_network
@@ -152,11 +161,19 @@ class Sweep:
                     client = stack.enter_context(
                         cluster_client(workers=workers, announce=self.progress)
                     )
-                execute(client, spec, self.settings, store, todo, reporter, network)
-        reporter.close()
+                unmeasured = execute(
+                    client, spec, self.settings, store, todo, reporter, network
+                )
+        else:
+            reporter.close()
         ds = store.consolidate()
+        if todo and unmeasured.count:
+            from .cluster import UnmeasuredError
+
+            raise UnmeasuredError(unmeasured.message())
         warn_slot_timeouts(ds)
         warn_host_load(ds)
+        warn_link_shortfall(ds)
         if self.progress:
             print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
         return ds

@@ -11,17 +11,28 @@ command a user would type after each:
    nanny): ``kill -9`` of the worker running a launch, then of the scheduler;
 4. a stored point file truncated;
 5. the disk of the output (a small tmpfs) filled while the sweep runs;
-6. resume; then ``--retry failed,timeout``.
+6. resume; then ``--retry failed,timeout``;
+7. SIGTERM and SIGHUP of ``scaleprobe run`` in the middle of the sweep (what
+   ``scancel``, a job's time limit, ``timeout`` and a closed terminal send; run after
+   step 3);
+8. with ``--slurm`` (a private SLURM controller, as the tests start one: Debian's
+   ``slurmctld``, ``slurmd``, ``munge``, root), a second campaign of the same program
+   run with ``--cluster slurm``: worker jobs of two minutes that reach the end of
+   their walltime (their workers retire before it), then ``scancel`` of the worker job
+   while a point runs in its allocation.
 
 The program logs every launch's start and end, and holds an ``flock`` while it runs:
 a launch that finds it taken ran at the same time as another one (a contaminated
 measurement). At the end the table counts points lost (planned but not stored ok),
-duplicated (more than one ``ok`` record for one point), re-measured (launches beyond
-one per point) and overlapping launches, plus launches still alive after each kill.
+duplicated (more than one ``ok`` record for one point), failed by the infrastructure
+(a ``failed`` or ``timeout`` record, current or in a point's history, of a point whose
+program did not crash or hang by design), re-measured (launches beyond one per point)
+and overlapping launches, plus launches still alive after each kill.
 
 Needs root for the tmpfs (without it the full-disk fault is skipped and says so).
 
 Usage: python tests/benchmarks/bench_faults.py [--runs 12] [--work 0.3] [--keep]
+       [--slurm]
 """
 
 from __future__ import annotations
@@ -49,7 +60,7 @@ import fcntl, json, os, sys, time
 plan_file, log_file, work = sys.argv[1], sys.argv[2], float(sys.argv[3])
 coords = json.loads(os.environ["SCALEPROBE_POINT"])
 key = f"n{coords['nodes']}r{coords['run']}"
-if int(os.environ.get("PMI_RANK", "0")) != 0:
+if int(os.environ.get("PMI_RANK", os.environ.get("SLURM_PROCID", "0"))) != 0:
     time.sleep(work)
     sys.exit(0)
 busy = open(log_file + ".busy", "a")
@@ -113,22 +124,27 @@ def _last_line(text: str) -> str:
     lines = [
         line
         for line in text.splitlines()
-        if line.startswith("scaleprobe: error") or line.startswith("scaleprobe: failed")
+        if line.startswith(("scaleprobe: error", "scaleprobe: failed"))
+        or "unmeasured" in line
     ]
     return lines[-1] if lines else "-"
 
 
 class Bench:
-    def __init__(self, folder: str, runs: int, work: float, disk: str | None):
+    def __init__(
+        self, folder, runs: int, work: float, disk=None, inject=True, nodes=(1, 2)
+    ):
         self.folder, self.disk = folder, disk
         self.log = os.path.join(folder, "launches.log")
         self.marker = os.path.join(folder, "program.py")
         with open(self.marker, "w") as f:
             f.write(PROGRAM)
-        self.points = [f"n{n}r{r}" for n in (1, 2) for r in range(runs)]
-        self.faults = {self.points[1]: "crash", self.points[runs + 2]: "hang"}
-        self.faults[self.points[runs + 5]] = "crash"
-        self.faults[self.points[4]] = "hang"
+        self.points = [f"n{n}r{r}" for n in nodes for r in range(runs)]
+        self.faults = {}
+        if inject:
+            self.faults = {self.points[1]: "crash", self.points[runs + 2]: "hang"}
+            self.faults[self.points[runs + 5]] = "crash"
+            self.faults[self.points[4]] = "hang"
         plan = os.path.join(folder, "faults.json")
         with open(plan, "w") as f:
             json.dump(self.faults, f)
@@ -150,9 +166,9 @@ class Bench:
                         "log": self.log,
                         "work": work,
                     },
-                    "sweep": {"nodes": [1, 2], "run": runs},
+                    "sweep": {"nodes": list(nodes), "run": runs},
                     "throttle": {"mode": "none"},
-                    "timeout": 4,
+                    "timeout": max(4, 3 * work),
                     "output": output,
                 },
                 f,
@@ -172,6 +188,7 @@ class Bench:
             stderr=subprocess.PIPE,
             text=True,
             env=self.env,
+            cwd=self.folder,
         )
 
     def row(self, fault, injected, code, message, alive="-"):
@@ -199,6 +216,18 @@ class Bench:
         self.row(
             "kill -9 of scaleprobe run", 1, -9, f"{self.stored()} points stored", gone
         )
+
+    def signal_the_run(self, signum: int):
+        """SIGTERM or SIGHUP to ``scaleprobe run`` while launches run."""
+        run = self.start("--workers", "2")
+        count = self.stored()
+        _wait_for(lambda: self.stored() >= count + 2, 300)
+        os.kill(run.pid, signum)
+        code, err = self.finish(run, timeout=120)
+        gone = _wait_gone(self.marker)
+        lines = [line for line in err.splitlines() if "interrupted" in line]
+        name = signal.Signals(signum).name
+        self.row(f"{name} of scaleprobe run", 1, code, (lines or ["-"])[-1][:90], gone)
 
     def external_cluster(self):
         scheduler_file = os.path.join(self.folder, "scheduler.json")
@@ -346,16 +375,115 @@ class Bench:
             for r in results.values()
         ]
         starts = _starts(self.log)
+        infrastructure = sum(
+            h["status"] != "ok" and _key(r) not in self.faults
+            for r in results.values()
+            for h in [r, *r.get("history", [])]
+        )
         return {
             "points": len(self.points),
             "stored ok": len(ok),
             "lost": len(self.points) - len(ok),
             "duplicated": sum(n > 1 for n in records),
+            "failed by the infrastructure": infrastructure,
             "launches": len(starts),
             "re-measured": len(starts) - len(self.points),
             "overlapping launches": sum(int(s[4]) for s in starts),
             "faults in the program": len(self.faults),
         }
+
+
+def _jobs(slurm, name: str) -> dict[str, str]:
+    """Job id -> state of every SLURM job named ``name``, ended ones too."""
+    out = slurm.run("scontrol", "show", "job", "-o").stdout
+    jobs = {}
+    for line in out.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if fields.get("JobName") == name:
+            jobs[fields["JobId"]] = fields["JobState"]
+    return jobs
+
+
+def _steps(slurm, job: str) -> list[str]:
+    """The job's running steps other than its batch script."""
+    out = slurm.run("squeue", "-h", "-s", "-j", job, "-o", "%i").stdout.split()
+    return [step for step in out if not step.endswith((".batch", ".extern"))]
+
+
+def _slurm_campaign(slurm, folder, name, runs, work, walltime, **settings) -> Bench:
+    """A campaign of the program, no faults of its own, run by ``--cluster slurm``."""
+    os.makedirs(folder)
+    bench = Bench(folder, runs, work, inject=False, nodes=(1,))
+    bench.env.update(
+        SLURM_CONF=slurm.conf,
+        DASK_JOBQUEUE__SLURM__WALLTIME=walltime,
+        DASK_JOBQUEUE__SLURM__NAME=name,
+        DASK_JOBQUEUE__SLURM__LOG_DIRECTORY=os.path.join(folder, "worker-logs"),
+        DASK_SCALEPROBE__CLUSTER__DASHBOARD_ADDRESS=":0",
+        DASK_SCALEPROBE__CLUSTER__WORKER_WAIT="240",
+        DASK_DISTRIBUTED__DEPLOY__LOST_WORKER_TIMEOUT="2s",
+    )
+    bench.env.update({f"DASK_SCALEPROBE__{k}": str(v) for k, v in settings.items()})
+    return bench
+
+
+def walltime_end(slurm, folder: str) -> Bench:
+    """Two-minute worker jobs, a campaign longer than one job's worker lives."""
+    name = f"bf-walltime-{os.getpid()}"
+    bench = _slurm_campaign(
+        slurm, os.path.join(folder, "walltime"), name, 16, 5.0, "00:02:00",
+        CLUSTER__SLURM__LIFETIME_MARGIN=45, CLUSTER__SLURM__LIFETIME_STAGGER=5,
+    )  # fmt: skip
+    code, err = bench.finish(bench.start("--cluster", "slurm"), timeout=900)
+    jobs = _jobs(slurm, name)
+    states = ", ".join(sorted(jobs.values()))
+    bench.row(
+        "walltime end of worker jobs", len(jobs), code,
+        f"{_last_line(err)} | jobs: {states}", _wait_gone(bench.marker),
+    )  # fmt: skip
+    return bench
+
+
+def allocation_end(slurm, folder: str) -> Bench:
+    """``scancel`` of the only worker job while a point runs in its allocation."""
+    name = f"bf-scancel-{os.getpid()}"
+    bench = _slurm_campaign(
+        slurm, os.path.join(folder, "scancel"), name, 6, 3.0, "00:10:00"
+    )
+    run = bench.start("--cluster", "slurm")
+    _wait_for(lambda: bench.stored() >= 2, 300)
+    job = next(iter(_jobs(slurm, name)), None)
+    in_flight = job is not None and _wait_for(lambda: _steps(slurm, job), 60)
+    if job is not None:
+        slurm.run("scancel", job)
+    code, err = bench.finish(run, timeout=600)
+    bench.row(
+        "allocation end (scancel mid-launch)", int(in_flight), code,
+        f"{_last_line(err)} | jobs: {len(_jobs(slurm, name))}",
+        _wait_gone(bench.marker),
+    )  # fmt: skip
+    return bench
+
+
+def slurm_faults(folder: str) -> list[Bench] | str:
+    """The batch system's faults, on a private SLURM controller (or why not)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "deployments"))
+    from _slurm_cluster import SlurmCluster, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        return reason
+    slurm = SlurmCluster(os.path.join(folder, "slurm"), cpus=8)
+    slurm.start()
+    try:
+        return [walltime_end(slurm, folder), allocation_end(slurm, folder)]
+    finally:
+        slurm.stop()
+
+
+def _key(result: dict) -> str:
+    """The program's name of a stored point."""
+    return f"n{result['coords']['nodes']}r{result['coords']['run']}"
 
 
 def _mount(folder: str, size: str) -> str | None:
@@ -376,6 +504,9 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=float, default=0.3, help="seconds per launch")
     parser.add_argument("--disk", default="4m", help="size of the output's tmpfs")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--slurm", action="store_true", help="also a private SLURM's walltime ends"
+    )
     args = parser.parse_args(argv)
     folder = tempfile.mkdtemp(prefix="bench-faults-")
     disk = _mount(folder, args.disk)
@@ -384,11 +515,16 @@ def main(argv=None) -> int:
     try:
         bench.kill_the_run()
         bench.external_cluster()
+        bench.signal_the_run(signal.SIGTERM)
+        bench.signal_the_run(signal.SIGHUP)
         bench.corrupt_a_point()
         bench.fill_the_disk()
         bench.resume()
         bench.resume("--retry", "failed,timeout", label="resume --retry failed,timeout")
         verdict = bench.verdict()
+        batch = slurm_faults(folder) if args.slurm else "not asked for (--slurm)"
+        if not isinstance(batch, str):  # read before the folder goes
+            batch = [(campaign.rows[0], campaign.verdict()) for campaign in batch]
     finally:
         if disk:
             subprocess.run(["umount", "-l", disk], check=False)
@@ -419,8 +555,21 @@ def main(argv=None) -> int:
         print(f"{fault:<34}{injected!s:>9}  {code!s:>5}  {alive:>20}  {message}")
     print()
     for name, value in verdict.items():
-        print(f"{name:<24}{value:>6}")
-    return 0 if verdict["lost"] == 0 and verdict["duplicated"] == 0 else 1
+        print(f"{name:<30}{value:>6}")
+    verdicts = [verdict]
+    print(
+        f"\nbatch system (--cluster slurm): {batch if isinstance(batch, str) else ''}"
+    )
+    for campaign in [] if isinstance(batch, str) else batch:
+        (fault, injected, code, message, gone), found = campaign
+        verdicts.append(found)
+        alive = "still alive" if gone is None else f"gone in {gone:.1f} s"
+        print(
+            f"{fault:<36}{injected!s:>4} job(s)  exit {code!s:>4}  {alive}  {message}"
+        )
+        print("    " + ", ".join(f"{k} {v}" for k, v in found.items()))
+    bad = ("lost", "duplicated", "failed by the infrastructure")
+    return 0 if all(v[k] == 0 for v in verdicts for k in bad) else 1
 
 
 if __name__ == "__main__":

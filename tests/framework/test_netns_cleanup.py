@@ -1,8 +1,9 @@
 """Netns sweeps leave no namespace, veth, bridge, qdisc or rank behind.
 
-After a normal run, a run whose launches fail or hang, and a ``kill -9`` of the sweep
-in the middle of a launch (removed by the next netns sweep), through the CLI a user
-types.
+After a normal run, a run whose launches fail or hang, a ``kill -9`` of the sweep in
+the middle of a launch (removed by the next netns sweep), and SIGINT, SIGTERM or
+SIGHUP in the middle of a launch (removed by the run itself, which says so in one
+line), through the CLI a user types.
 """
 
 import os
@@ -180,3 +181,79 @@ def test_a_sweep_killed_mid_launch_is_cleaned_by_the_next_sweep(tmp_path):
     assert _traces(tag) == []
     assert not any(_alive(pid) for pid in ranks)
     assert sorted(p.name for p in state.iterdir()) == [".lock"]
+
+
+#: Starts the command with the three signals at their defaults, as a shell in a
+#: terminal does, whatever this test's own process ignores (CI runners may run it
+#: with SIGINT ignored, which a child would inherit).
+DEFAULT_SIGNALS = (
+    "import os, signal, sys\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+    "    signal.signal(s, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_a_signal_mid_launch_removes_everything_and_says_so_in_one_line(
+    tmp_path, signum
+):
+    """Ctrl-C (SIGINT to the terminal's process group), ``scancel`` or a time limit
+    (SIGTERM to the run) and a closed terminal (SIGHUP to the group) mid-launch."""
+    state = tmp_path / "state"
+    slow = _write(
+        tmp_path,
+        "slow",
+        kernel="commbench.pingpong",
+        params={"iterations": 200, "msg_bytes": 1048576},
+        sweep={"nodes": [2], "bandwidth": [4]},
+        throttle={"mode": "netns", "link_bandwidth": "1 Gbit/s"},
+        timeout=600,
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-c", DEFAULT_SIGNALS, SCALEPROBE, "run", str(slow),
+         "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=_environment(state),
+    )  # fmt: skip
+    ranks, tags = [], []
+    try:
+        deadline = time.time() + 180
+        while not ranks and run.poll() is None and time.time() < deadline:
+            tags = _tags(state)
+            ranks = _ranks_inside(f"{tags[0]}-n1") if tags else []
+            time.sleep(0.05)
+        assert ranks, "the sweep never started its ranks in the second namespace"
+        if signum == signal.SIGTERM:
+            os.kill(run.pid, signum)
+        else:
+            os.killpg(run.pid, signum)
+        _, stderr = run.communicate(timeout=180)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    name = signal.Signals(signum).name
+    assert run.returncode == 128 + signum, stderr
+    lines = stderr.strip().splitlines()
+    assert lines[-1] == (
+        f"scaleprobe: interrupted by {name}; run the same command again to resume"
+    ), stderr
+    # before it only what the run printed while it measured: no Dask log line, no
+    # traceback of the run or of its worker processes
+    for line in lines[:-1]:
+        assert line.startswith(("scaleprobe: Dask dashboard", "scaleprobe: sweep page",
+                                "scaleprobe: warning: ")), stderr  # fmt: skip
+    (tag,) = tags
+    assert _traces(tag) == []  # no namespace, veth, bridge or qdisc
+    assert sorted(p.name for p in state.iterdir()) == [".lock"]
+    assert not any(_alive(pid) for pid in ranks)
+    log = tmp_path / "slow.logs" / "dask.log"
+    assert log.read_text().startswith("---- "), "Dask's log lines go to the store"

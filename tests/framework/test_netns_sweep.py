@@ -3,12 +3,17 @@
 import contextlib
 import os
 import sys
+import warnings
 
 import pytest
 from _system import missing
 from scaleprobe.framework import netns as netns_module
 from scaleprobe.framework import run_sweep
-from scaleprobe.framework._warnings import OversubscriptionWarning
+from scaleprobe.framework._hostload import HOST_LOAD_LIMIT
+from scaleprobe.framework._warnings import (
+    LinkShortfallWarning,
+    OversubscriptionWarning,
+)
 from scaleprobe.framework.netns import netns_unavailable
 
 UNAVAILABLE = netns_unavailable()
@@ -45,6 +50,19 @@ def networks(monkeypatch):
     return opened
 
 
+def _sweep(spec, client):
+    """Run ``spec``: the Dataset, and the sweep's warnings that a link fell short (a
+    busy host carries less than the shaped rate, and the sweep says so once)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = run_sweep(spec, client, progress=False)
+    short = [w for w in caught if issubclass(w.category, LinkShortfallWarning)]
+    for w in caught:  # the others as they came
+        if w not in short:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return ds, short
+
+
 def _assert_removed(networks):
     assert len(networks) == 1
     assert networks[0].leftovers() == []
@@ -60,17 +78,35 @@ def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
         "timeout": 120,
         "output": str(tmp_path / "pp.zarr"),
     }
-    ds = run_sweep(spec, client, progress=False)
+    ds, short = _sweep(spec, client)
     _assert_removed(networks)
     assert (ds.status.values == "ok").all(), ds.error.values
     achieved = ds.achieved_bandwidth.squeeze(drop=True)
     slow = float(achieved.sel(bandwidth=4))
-    # A shaped link delivers about its rate (OVER_RATE); a loaded host may deliver less.
-    assert 0.5 * 0.04 * LINK < slow < OVER_RATE * 0.04 * LINK
     assert float(achieved.sel(bandwidth=40)) > 3 * slow
     assert ds.attrs["throttle_mode"] == "netns"
     assert "no tc netem" in ds.attrs["netns_latency"]
     assert "FI_PROVIDER=tcp" in ds.attrs["netns_shaping"]
+    # each point stores the rate its link was shaped to and what a probe achieved
+    shaped = ds.link_shaped_rate.squeeze(drop=True)
+    assert shaped.attrs["units"] == ds.link_rate.attrs["units"] == "bytes/s"
+    assert shaped.sel(bandwidth=4) == pytest.approx(0.04 * LINK)
+    assert shaped.sel(bandwidth=40) == pytest.approx(0.4 * LINK)
+    probed = ds.link_rate.squeeze(drop=True) / shaped
+    expected = int(bool((probed < 0.95).any()))  # one line per sweep
+    assert len(short) == expected, [str(w.message) for w in short]
+    load = float(ds.host_load.max())
+    if load != load:  # NaN: launches under a second cannot tell
+        pytest.skip("the host's load during the launches is unknown (each took under "
+                    "a second); the +-10 % link check needs a quiet host")  # fmt: skip
+    if load > HOST_LOAD_LIMIT:
+        pytest.skip(
+            f"host busy: other work kept {load:.2f} cores busy during the launches "
+            f"(above {HOST_LOAD_LIMIT}); the +-10 % link check needs a quiet host"
+        )
+    # On a quiet host a shaped link delivers its rate, within 10 %.
+    assert 0.9 * 0.04 * LINK < slow < 1.1 * 0.04 * LINK
+    assert ((probed > 0.9) & (probed < 1.1)).all(), probed.values
 
 
 def test_external_programs_are_shaped_and_failures_leave_nothing(
@@ -90,7 +126,7 @@ def test_external_programs_are_shaped_and_failures_leave_nothing(
         "timeout": 120,
         "output": str(tmp_path / "ext.zarr"),
     }
-    ds = run_sweep(spec, client, progress=False)
+    ds, _ = _sweep(spec, client)
     _assert_removed(networks)
     status = ds.status.squeeze(drop=True)
     assert str(status.sel(program="pingpong").values) == "ok"
@@ -111,7 +147,7 @@ def test_graph500_over_four_namespaces(tmp_path, client, networks):
         "output": str(tmp_path / "g500.zarr"),
     }
     with _sharing_cores(8):  # 4 nodes x 2 ranks
-        ds = run_sweep(spec, client, progress=False)
+        ds, _ = _sweep(spec, client)
     _assert_removed(networks)
     assert networks[0].nodes == 4
     assert (ds.status.values == "ok").all(), ds.error.values
@@ -144,7 +180,7 @@ def test_graph500_reference_binary_under_netns(tmp_path, client, networks):
         "output": str(tmp_path / "ref.zarr"),
     }
     with _sharing_cores(4):
-        ds = run_sweep(spec, client, progress=False)
+        ds, _ = _sweep(spec, client)
     _assert_removed(networks)
     assert (ds.status.values == "ok").all(), ds.error.values
     ranks = ds.num_mpi_processes.squeeze(drop=True)

@@ -292,11 +292,73 @@ def test_a_dead_scheduler_stores_nothing_unfinished_and_says_to_run_again(tmp_pa
     finally:
         _stop(cluster)
     lines = [line for line in err.splitlines() if line.startswith("scaleprobe: error")]
-    assert client.returncode == 1, err
+    assert client.returncode == 75, err  # EX_TEMPFAIL: points left unmeasured
     assert len(lines) == 1, err
-    assert "dropped" in lines[0], err
+    assert "left unmeasured (the Dask cluster dropped them" in lines[0], err
     assert "run the same command again" in lines[0], err
     assert "Traceback" not in err
     results = store.results()
     assert 1 <= len(results) < 6
     assert all(r["status"] == "ok" for r in results)  # none stored as failed
+
+
+def _worker(scheduler_file, env):
+    return subprocess.Popen(
+        [os.path.join(BIN, "dask"), "worker", "--scheduler-file", str(scheduler_file),
+         "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_cluster_left_without_workers_ends_the_run_with_what_is_unmeasured(
+    tmp_path,
+):
+    """kill -9 of the only worker mid-launch: its point is not stored as failed, the
+    run does not hang, it ends after scaleprobe.cluster.worker-wait with one line
+    and exit 75; with a worker again, the same command measures the rest."""
+    env = dict(child_environment(), DASK_SCALEPROBE__CLUSTER__WORKER_WAIT="8")
+    scheduler_file, cluster = _external_cluster(tmp_path, env)
+    marker = "--sleep 0.8123"
+    raw = _spec(tmp_path, params={"sleep": 0.8123}, sweep={"nodes": [1], "run": 6})
+    store = ResultStore(raw["output"])
+    command = [SCALEPROBE, "run", str(_write(tmp_path, raw)), "--scheduler-file",
+               str(scheduler_file)]  # fmt: skip
+    try:
+        run = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env=env,
+        )  # fmt: skip
+        deadline = time.time() + 180
+        while len(store.done_keys()) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        while not _launches(marker) and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(store.done_keys()) >= 2, "no point finished before the deadline"
+        cluster[1].send_signal(signal.SIGKILL)  # the only worker, mid-launch
+        cluster[1].wait()
+        killed = time.time()
+        _, err = run.communicate(timeout=180)
+        waited = time.time() - killed
+        stored = len(store.done_keys())
+        assert run.returncode == 75, err
+        lines = [line for line in err.splitlines() if "scaleprobe: error" in line]
+        assert len(lines) == 1, err
+        assert lines[0].startswith(
+            f"scaleprobe: error: {6 - stored} point(s) left unmeasured (no Dask "
+            "worker for 8 s)"
+        ), err
+        assert lines[0].endswith("run the same command again to measure the rest")
+        assert "Traceback" not in err
+        assert waited >= 8, "the run must wait worker-wait seconds for a worker"
+        assert all(r["status"] == "ok" for r in store.results())  # none failed
+        cluster.append(_worker(scheduler_file, env))
+        again = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=300
+        )
+        assert again.returncode == 0, again.stderr
+    finally:
+        _stop(cluster)
+    results = store.results()
+    assert len(results) == 6
+    assert all(r["status"] == "ok" and "history" not in r for r in results)
