@@ -173,6 +173,26 @@ def _shape(nodes_per_job, ntasks_per_node) -> tuple[int, int]:
     return nodes, tasks
 
 
+def _dask_jobqueue():
+    """Import dask-jobqueue, keeping this process's Ctrl-C handler.
+
+    Importing it replaces the SIGINT handler with one that exits at once (its
+    ``runner`` module does so for the processes it starts), which would turn a
+    user's Ctrl-C into an exit without the clean-up of an interrupted run.
+    """
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        import dask_jobqueue
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return dask_jobqueue
+
+
 def slurm_options(
     *, nodes_per_job=None, ntasks_per_node=None, **jobqueue_options
 ) -> dict:
@@ -203,8 +223,7 @@ def slurm_options(
         A shape or lifetime setting, or the walltime, is invalid, or the walltime
         leaves no time for a worker.
     """
-    import dask_jobqueue  # noqa: F401 - its jobqueue.slurm defaults (walltime...)
-
+    _dask_jobqueue()  # its jobqueue.slurm defaults (walltime...)
     settings = config.get("cluster.slurm")
     nodes, tasks = _shape(nodes_per_job, ntasks_per_node)
     options = dict(jobqueue_options)
@@ -266,8 +285,7 @@ def slurm_cluster(
     SettingsError
         A setting is invalid (see :func:`slurm_options`).
     """
-    from dask_jobqueue import SLURMCluster
-
+    SLURMCluster = _dask_jobqueue().SLURMCluster
     jobs = _positive("jobs", config.get("cluster.slurm.jobs") if jobs is None else jobs)
     options = slurm_options(
         nodes_per_job=nodes_per_job, ntasks_per_node=ntasks_per_node,

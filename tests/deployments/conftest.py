@@ -3,12 +3,15 @@
 import shutil
 import subprocess
 
-# dask-jobqueue registers its config defaults when first imported: imported here,
-# they are in the config every test starts with (tests/conftest.py restores it)
-import dask_jobqueue  # noqa: F401
 import pytest
 from _slurm_cluster import SlurmCluster, unavailable
 from _system import missing
+from scaleprobe.framework.jobqueue import _dask_jobqueue
+
+# dask-jobqueue registers its config defaults when first imported: imported here,
+# they are in the config every test starts with (tests/conftest.py restores it);
+# imported so that the test process keeps its Ctrl-C handler
+_dask_jobqueue()
 
 #: The private SLURM: nodes of CPUs each (16 CPUs on a 2-core host: SLURM
 #: allocates CPUs it is told of, and the tests' ranks are light).

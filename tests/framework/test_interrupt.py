@@ -45,13 +45,31 @@ def _signal_then_clean_up(signum, cleaned: list) -> None:
 )
 def test_each_signal_interrupts_once_and_later_ones_wait_for_the_clean_up(signum):
     cleaned = []
+    before = signal.getsignal(signal.SIGINT)
     with signals_interrupt(), pytest.raises(Interrupted) as info:
         _signal_then_clean_up(signum, cleaned)
     assert cleaned == [True]
     assert info.value.signum == signum
     assert info.value.exit_code == 128 + signum
     assert isinstance(info.value, KeyboardInterrupt)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before  # restored
+
+
+def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler():
+    # dask-jobqueue replaces SIGINT's handler with an immediate exit when imported
+    code = (
+        "import signal\n"
+        "from scaleprobe.framework.jobqueue import slurm_options\n"
+        "slurm_options(walltime='01:00:00')\n"
+        "import sys\n"
+        "assert 'dask_jobqueue' in sys.modules\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
 
 
 def _signal_while_starting(reached: list) -> None:
