@@ -134,7 +134,17 @@ def _levels(column):
     return np.asarray(unique, dtype=object)
 
 
-def _digest(path):
+def file_digest(path):
+    """The SHA-256 of a file's bytes, in hexadecimal, read a mebibyte at a time.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str
+    """
     sha = hashlib.sha256()
     with open(path, "rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
@@ -209,7 +219,7 @@ def build_dataset(table, path, *, ranks=None, nodes=None, units=None):
         {
             "source": os.path.abspath(os.fspath(path)),
             "format": table.format,
-            "source_sha256": _digest(path),
+            "source_sha256": file_digest(path),
             "process_parameter": name,
         }
     )

@@ -17,11 +17,11 @@ parameter.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from ..io.common import file_error
+from ..io.table import file_digest
 from .caliper import caliper_run, json_kind, json_run, load_json
 from .cube import cube_files, cube_run, folder_parameters
 from .table import ProfileTable
@@ -147,7 +147,11 @@ def read_profile(
         from ..io.extrap import extrap_rows
 
         names, rows, fmt = extrap_rows(path, "extrap-json" if fmt == "json" else fmt)
-        source = {"path": str(path.resolve()), "format": fmt, "sha256": _digest(path)}
+        source = {
+            "path": str(path.resolve()),
+            "format": fmt,
+            "sha256": file_digest(path),
+        }
         table = ProfileTable.from_rows(names, rows, source=source, **axis)
     return _finish(table, units, metrics, ppn)
 
@@ -187,12 +191,10 @@ def _finish(table, units, metrics, ppn):
     return table
 
 
-def _digest(path):
-    sha = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
+def _source(path, fmt):
+    """Where a profile came from: its absolute path, format and SHA-256."""
+    path = Path(path)
+    return {"path": str(path.resolve()), "format": fmt, "sha256": file_digest(path)}
 
 
 def _run_files(path, fmt):
@@ -345,7 +347,11 @@ def _table(path, fmt, axis, parameters):
                 rows.append(
                     (*points[i], callpath, metric, int(frame["run"].iloc[i]), value)
                 )
-    source = {"path": str(Path(path).resolve()), "format": fmt, "sha256": _digest(path)}
+    source = {
+        "path": str(Path(path).resolve()),
+        "format": fmt,
+        "sha256": file_digest(path),
+    }
     out = ProfileTable.from_rows(
         table.parameters, rows, source=source, units=table.units, **axis
     )
