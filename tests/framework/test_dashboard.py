@@ -342,6 +342,14 @@ def _screenshot(url, profile, path):
     return matplotlib.image.imread(str(path))[..., :3]
 
 
+def _section(html, name):
+    """The part of the page that shows sweep ``name`` (the module's cluster has run
+    other sweeps before, whose sections come first)."""
+    parts = [part for part in html.split("<section") if f"<h2>{name} (" in part]
+    assert len(parts) == 1, f"{len(parts)} sections of sweep {name!r} on the page"
+    return parts[0]
+
+
 def _plot_state(html):
     """What the page says its Bokeh document holds, from the plot's container."""
     match = re.search(r'<div class="plot"[^>]*>', html)
@@ -447,14 +455,16 @@ def test_a_browser_shows_a_running_sweep(watched):
 def test_the_plot_has_a_glyph_per_finished_point_and_a_band_from_three_counts(
     watched,
 ):
-    during = _plot_state(watched["during_dom"])
-    ok_boxes = watched["during_dom"].count('data-status="ok"')
+    during_dom = _section(watched["during_dom"], "watched")
+    during = _plot_state(during_dom)
+    ok_boxes = during_dom.count('data-status="ok"')
     # one glyph per finished point, read back from the Bokeh document's sources
     assert int(during["glyphs"]) == ok_boxes >= 1
     assert int(during["node-counts"]) < 3  # the third node count lands last...
     assert during["bands"] == "0"  # ...and no projection is drawn before it
-    after = _plot_state(watched["after_dom"])
-    assert int(after["glyphs"]) == 12 == watched["after_dom"].count('data-status="ok"')
+    after_dom = _section(watched["after_dom"], "watched")
+    after = _plot_state(after_dom)
+    assert int(after["glyphs"]) == 12 == after_dom.count('data-status="ok"')
     assert after["node-counts"] == "3"
     assert after["bands"] == "2"  # one band per bandwidth, once three counts are in
     assert "Finished: 12 points, 0 failed" in watched["after_dom"]
