@@ -72,7 +72,7 @@ def test_pingpong_bandwidth_follows_the_shaped_link(tmp_path, client, networks):
     spec = {
         "name": "netns-pingpong",
         "kernel": "commbench.pingpong",
-        "params": {"iterations": 5, "msg_bytes": 262144},
+        "params": {"iterations": 40, "msg_bytes": 262144},
         "sweep": {"nodes": [2], "bandwidth": [4, 40]},
         "throttle": {"mode": "netns", "link_bandwidth": "1 Gbit/s"},
         "timeout": 120,
