@@ -122,12 +122,12 @@ def _outputs(fit, ds, proj, directory: str) -> list[str]:
             )
         runs = ds["time"].median([d for d in ("run", "trial") if d in ds["time"].dims])
         measured = runs.to_dataframe(name="time").reset_index()
-        title = f"{name} projection, {_network(fit)}, 1 rank per node"
+        title = f"{name} projection, 1 rank per node"  # the network: a line below
         figure = plot_projection(whole, measured=measured, title=title)
         written.append(
             str(save_figure(figure, os.path.join(directory, "projection.png")))
         )
-    figure = plot_extrapolation_error(fit.scores)
+    figure = plot_extrapolation_error(fit.scores, trusted=fit.selected)
     written.append(
         str(save_figure(figure, os.path.join(directory, "extrapolation_error.png")))
     )
