@@ -500,12 +500,14 @@ class Solver:
     solve : callable
         ``solve(u, rhs, axis, constants)``: the implicit solve along an axis, in
         place (BT's block-tridiagonal one, SP's pentadiagonal one).
+    line_bytes : int, default=0
+        Bytes the solve holds per grid point (its Jacobians, systems...).
     """
 
-    def __init__(self, n, dt, slabs, exchange, solve):
+    def __init__(self, n, dt, slabs, exchange, solve, line_bytes=0):
         self.constants = Constants(n, dt)
         self.slabs, self.exchange = slabs, exchange
-        self.solve = solve
+        self.solve, self.line_bytes = solve, line_bytes
         s = slabs
         self.forcing = forcing_field(n, self.constants)[s.lo : s.hi].copy()
         self.reset()
@@ -527,9 +529,8 @@ class Solver:
         """Bytes of the arrays a step reads and writes (the largest solve's too)."""
         arrays = (self.u_z, self.u_y, self.forcing, self.rhs_z, self.rhs_y)
         held = sum(a.nbytes for a in arrays) + 2 * self.z_terms.nbytes
-        # the widest solve: u's lines, F and N, three blocks and the augmented system
         points = self.slabs.mine * self.slabs.n * self.slabs.n
-        return int(held + 8 * points * (5 + 2 * 25 + 3 * 25 + 2 * 30))
+        return int(held + points * self.line_bytes)
 
     def compute_rhs(self) -> None:
         """``rhs = dt (forcing + R(u))`` inside the grid, 0 on its faces."""
@@ -636,7 +637,7 @@ def _timed_steps(comm, args, solver, niter):
     return profile.result(), elapsed, path
 
 
-def run_kernel(comm, args, *, label, classes, solve, operations):
+def run_kernel(comm, args, *, label, classes, solve, operations, line_bytes=0):
     """Run BT or SP under MPI and verify it as NPB does (collective).
 
     Parameters
@@ -652,6 +653,8 @@ def run_kernel(comm, args, *, label, classes, solve, operations):
         The implicit solve along an axis (:class:`Solver`).
     operations : callable
         ``operations(n, niter, seconds) -> Mop/s`` (NPB's count).
+    line_bytes : int, default=0
+        Bytes the solve holds per grid point (:class:`Solver`).
 
     Returns
     -------
@@ -663,7 +666,7 @@ def run_kernel(comm, args, *, label, classes, solve, operations):
     n, niter, dt, residual_reference, error_reference = classes[args["class"]]
     setup = comm.sync()
     slabs = Slabs(n, comm.size, comm.rank)
-    solver = Solver(n, dt, slabs, comm.Alltoallv, solve)
+    solver = Solver(n, dt, slabs, comm.Alltoallv, solve, line_bytes)
     setup_time = comm.elapsed_since(setup)
     timing, elapsed, path = _timed_steps(comm, args, solver, niter)
     solver.exchange = comm.Alltoallv
