@@ -148,60 +148,71 @@ def _coordinates(n):
     return np.arange(n, dtype=np.float64) * (1.0 / (n - 1))
 
 
-def exact_field(n: int) -> np.ndarray:
-    """The exact solution on the whole grid, ``[k, j, i, m]``.
+def exact_field(n: int, ks=slice(None), js=slice(None)) -> np.ndarray:
+    """The exact solution on planes of the grid, ``[k, j, i, m]``.
 
     Parameters
     ----------
     n : int
+    ks, js : slice, default=all
+        The planes ``k`` and ``j`` (every ``i``).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(n, n, n, 5)``.
+        Shape ``(len k, len j, n, 5)``.
     """
     x = _coordinates(n)
-    return exact_solution(x[None, None, :], x[None, :, None], x[:, None, None])
+    return exact_solution(x[None, None, :], x[js][None, :, None], x[ks][:, None, None])
 
 
-def initial_field(n: int) -> np.ndarray:
+def initial_field(n: int, ks=slice(None), js=slice(None)) -> np.ndarray:
     """NPB's initial field: the faces' exact values blended into the interior.
 
     Parameters
     ----------
     n : int
+    ks, js : slice, default=all
+        The planes ``k`` and ``j`` (every ``i``).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(n, n, n, 5)``; equal to the exact solution on the six faces.
+        Shape ``(len k, len j, n, 5)``; equal to the exact solution on the six faces.
 
     Examples
     --------
     >>> u = initial_field(6)
     >>> bool(np.allclose(u[0], exact_field(6)[0]))
     True
+    >>> bool(np.array_equal(initial_field(6, slice(2, 4))[1], u[3]))
+    True
     """
     x = _coordinates(n)
-    xi, eta, zeta = (
-        x[None, None, :, None],
-        x[None, :, None, None],
-        x[:, None, None, None],
-    )
-    k, j, i = np.meshgrid(x, x, x, indexing="ij")
+    kg, jg = np.arange(n)[ks], np.arange(n)[js]
+    k, j, i = np.meshgrid(x[ks], x[js], x, indexing="ij")
     faces = [
-        (exact_solution(0.0, j, k), exact_solution(1.0, j, k), xi),
-        (exact_solution(i, 0.0, k), exact_solution(i, 1.0, k), eta),
-        (exact_solution(i, j, 0.0), exact_solution(i, j, 1.0), zeta),
+        (exact_solution(0.0, j, k), exact_solution(1.0, j, k), i),
+        (exact_solution(i, 0.0, k), exact_solution(i, 1.0, k), j),
+        (exact_solution(i, j, 0.0), exact_solution(i, j, 1.0), k),
     ]
-    px, py, pz = (w * high + (1.0 - w) * low for low, high, w in faces)
+    px, py, pz = (
+        w[..., None] * high + (1.0 - w[..., None]) * low for low, high, w in faces
+    )
+    del faces
     u = px + py + pz - px * py - px * pz - py * pz + px * py * pz
     u[:, :, 0] = exact_solution(0.0, j[:, :, 0], k[:, :, 0])
     u[:, :, -1] = exact_solution(1.0, j[:, :, -1], k[:, :, -1])
-    u[:, 0] = exact_solution(i[:, 0], 0.0, k[:, 0])
-    u[:, -1] = exact_solution(i[:, -1], 1.0, k[:, -1])
-    u[0] = exact_solution(i[0], j[0], 0.0)
-    u[-1] = exact_solution(i[-1], j[-1], 1.0)
+    for at, value in (
+        (np.flatnonzero(jg == 0), 0.0),
+        (np.flatnonzero(jg == n - 1), 1.0),
+    ):
+        u[:, at] = exact_solution(i[:, at], value, k[:, at])
+    for at, value in (
+        (np.flatnonzero(kg == 0), 0.0),
+        (np.flatnonzero(kg == n - 1), 1.0),
+    ):
+        u[at] = exact_solution(i[at], j[at], value)
     return u
 
 
@@ -298,27 +309,41 @@ def add_axis_terms(u, parts, axis: int, constants: Constants, out) -> None:
     _dissipate(u, out, DSSP)
 
 
-def forcing_field(n: int, constants: Constants) -> np.ndarray:
-    """NPB's forcing (``exact_rhs``): ``-R`` of the exact solution inside, 0 on the
-    faces.
+def forcing_field(n: int, constants: Constants, lo: int = 0, hi=None) -> np.ndarray:
+    """NPB's forcing (``exact_rhs``) on planes ``k`` in ``[lo, hi)``: ``-R`` of the
+    exact solution inside the grid, 0 on its faces.
+
+    The z terms are computed on blocks of whole z lines as wide as the slab, so that
+    a rank never holds the whole grid.
 
     Parameters
     ----------
     n : int
     constants : Constants
+    lo, hi : int, default=the whole grid
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(n, n, n, 5)``.
+        Shape ``(hi - lo, n, n, 5)``.
     """
-    exact = exact_field(n)
+    hi = n if hi is None else hi
+    exact = exact_field(n, slice(lo, hi))
     parts = derived(exact)
     terms = np.zeros_like(exact)
-    for axis in (2, 1, 0):
+    for axis in (2, 1):
         add_axis_terms(exact, parts, axis, constants, terms)
-    forcing = np.zeros_like(exact)
-    forcing[1:-1, 1:-1, 1:-1] = -terms[1:-1, 1:-1, 1:-1]
+    del exact, parts
+    width = max(hi - lo, 1)
+    for first in range(0, n, width):
+        rows = slice(first, min(n, first + width))
+        block = exact_field(n, slice(None), rows)
+        z_terms = np.zeros_like(block)
+        add_axis_terms(block, derived(block), 0, constants, z_terms)
+        terms[:, rows] += z_terms[lo:hi]
+    inner = slice(max(lo, 1) - lo, min(hi, n - 1) - lo)
+    forcing = np.zeros_like(terms)
+    forcing[inner, 1:-1, 1:-1] = -terms[inner, 1:-1, 1:-1]
     return forcing
 
 
@@ -509,7 +534,7 @@ class Solver:
         self.slabs, self.exchange = slabs, exchange
         self.solve, self.line_bytes = solve, line_bytes
         s = slabs
-        self.forcing = forcing_field(n, self.constants)[s.lo : s.hi].copy()
+        self.forcing = forcing_field(n, self.constants, s.lo, s.hi)
         self.reset()
         self.rhs_z = np.zeros(s.z_shape())
         self.rhs_y = np.zeros(s.y_shape())
@@ -521,9 +546,9 @@ class Solver:
     def reset(self) -> None:
         """Set the field to NPB's initial field."""
         s = self.slabs
-        field = initial_field(s.n)
-        self.u_z = field[s.lo : s.hi].copy()
-        self.u_y = np.ascontiguousarray(field[:, s.lo : s.hi])
+        mine = slice(s.lo, s.hi)
+        self.u_z = initial_field(s.n, ks=mine)
+        self.u_y = initial_field(s.n, js=mine)
 
     def nbytes(self) -> int:
         """Bytes of the arrays a step reads and writes (the largest solve's too)."""

@@ -92,6 +92,28 @@ def test_exact_solution_is_a_steady_state_of_the_right_hand_side():
     assert np.abs(_adi.forcing_field(n, solver.constants)).max() > 1.0
 
 
+def test_a_slab_builds_its_own_planes_of_the_fields():
+    # a rank computes the initial field and the forcing of its planes only; they
+    # are the whole grid's planes
+    n = 12
+    constants = _adi.Constants(n, 0.01)
+    whole_forcing = _adi.forcing_field(n, constants)
+    whole_field = _adi.initial_field(n)
+    for lo, hi in [(0, 3), (3, 6), (9, 12), (5, 6)]:
+        np.testing.assert_allclose(
+            _adi.forcing_field(n, constants, lo, hi),
+            whole_forcing[lo:hi],
+            rtol=1e-13,
+            atol=1e-13 * np.abs(whole_forcing).max(),
+        )
+        np.testing.assert_array_equal(
+            _adi.initial_field(n, ks=slice(lo, hi)), whole_field[lo:hi]
+        )
+        np.testing.assert_array_equal(
+            _adi.initial_field(n, js=slice(lo, hi)), whole_field[:, lo:hi]
+        )
+
+
 def test_slab_exchange_moves_every_plane_to_its_owner():
     n, size = 7, 3
     grid = np.arange(n**3 * 5, dtype=np.float64).reshape(n, n, n, 5)
