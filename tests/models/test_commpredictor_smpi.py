@@ -49,13 +49,13 @@ def programs(tmp_path_factory):
     return folder, binaries
 
 
-def _run(folder, binary, hosts, arguments):
+def _run(folder, binary, hosts, arguments, config=()):
     hostfile = folder / "hosts"
     hostfile.write_text("".join(f"node-{h}\n" for h in hosts))
     done = subprocess.run(
         ["smpirun", "-np", str(len(hosts)), "-platform", str(PLATFORM),
          "-hostfile", str(hostfile), "--cfg=smpi/simulate-computation:no",
-         "--log=root.thres:critical", str(binary), *map(str, arguments)],
+         "--log=root.thres:critical", *config, str(binary), *map(str, arguments)],
         capture_output=True, text=True, timeout=300, check=False, cwd=folder,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -99,3 +99,38 @@ def test_the_fat_tree_leaf_uplinks_are_oversubscribed_four_to_one(programs, tmp_
         )
         times[where] = float(words["exchange_time"][0])
     assert 3.0 < times["across"] / times["leaf"] < 5.0, times
+
+
+IDEAL = [
+    "--cfg=smpi/bw-factor:0:1",
+    "--cfg=smpi/lat-factor:0:1",
+    "--cfg=network/bandwidth-factor:1",
+    "--cfg=network/latency-factor:1",
+    "--cfg=network/weight-S:0",
+    "--cfg=network/crosstraffic:0",
+]
+
+
+@pytest.mark.parametrize("size", [1024, 1 << 20])
+def test_aligned_starts_give_the_ideal_link_time(programs, tmp_path, size):
+    """Two hosts of one leaf: two links of 1 us and 10 Gbit/s between them.
+
+    With SMPI's corrections off and the exchanges started at one instant, a pair's
+    exchange takes latency + bytes / bandwidth (SimGrid adds 22 ns); after a plain
+    barrier the later rank's start is added for its partner.
+    """
+    folder, binaries = programs
+    partners = tmp_path / "partners.txt"
+    partners.write_text("2 1\n1\n0\n")
+    times = {}
+    for start in ("aligned", "barrier"):
+        words = _run(
+            folder,
+            binaries["random_pingpong"],
+            [0, 1],
+            [partners, size, 3, 1, *(["aligned"] if start == "aligned" else [])],
+            config=IDEAL,
+        )
+        times[start] = float(words["exchange_time"][0])
+    assert times["aligned"] == pytest.approx(2e-6 + size / 1.25e9, rel=0.01)
+    assert times["barrier"] > times["aligned"] + 0.5e-6
