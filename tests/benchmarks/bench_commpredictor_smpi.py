@@ -17,7 +17,8 @@ Traces (made here, kept in ``--workdir``, resumed; not committed):
   (``smpi_stencil.c``: the kernels' process grid, blocks and faces, Irecv/Isend/
   Waitall after a barrier, third-quartile iteration, largest over ranks) on 64
   nodes, 4x the largest trained node count, domains 64^3 to 512^3, 1-4 ranks per
-  node, compact and random allocations on the 256 hosts.
+  node, compact and random allocations on the 256 hosts (``--test-nodes`` for
+  another node count).
 
 Both C programs are compiled with ``smpicc`` and run with ``smpirun``. The training
 traces and the pattern metrics of their runs (computed from the same seeded
@@ -95,7 +96,7 @@ def train_points(quick):
     return [(*point, seed) for seed, point in enumerate(grid)]
 
 
-def test_points(quick):
+def phase_points(quick, nodes=TEST_NODES):
     """(stencil, nodes, ppn, domain, allocation, seed) of every test phase."""
     ppns = (1, 4) if quick else (1, 2, 4)
     domains = (128, 512) if quick else (64, 128, 256, 512)
@@ -103,7 +104,7 @@ def test_points(quick):
         ("jacobi3d", "advection3d"), ppns, domains, ("compact", "random")
     )
     return [
-        (kernel, TEST_NODES, ppn, domain, allocation, 1000 + seed)
+        (kernel, nodes, ppn, domain, allocation, 1000 + seed)
         for seed, (kernel, ppn, domain, allocation) in enumerate(grid)
     ]
 
@@ -382,9 +383,9 @@ def evaluate(points, records, models, X, y, workdir):
         predictions[name] = np.asarray(f(rows), dtype=float)
     kernel = np.array([p[0] for p in points])
     print(
-        f"\n{len(points)} stencil phases at {TEST_NODES} nodes (4x the largest "
-        "trained), predicted through the CLI; programs' messages and bytes equal "
-        "the described patterns"
+        f"\n{len(points)} stencil phases at {points[0][1]} nodes (the largest "
+        "trained: 16), predicted through the CLI; programs' messages and bytes "
+        "equal the described patterns"
     )
     table(predictions, observed, area, kernel)
     for name in ("jacobi3d", "advection3d"):
@@ -423,6 +424,12 @@ def main():
     )
     parser.add_argument("--quick", action="store_true", help="fewer points")
     parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument(
+        "--test-nodes",
+        type=int,
+        default=TEST_NODES,
+        help=f"nodes of the test phases (default {TEST_NODES}, 4x the largest trained)",
+    )
     args = parser.parse_args()
     if shutil.which("smpicc") is None or shutil.which("smpirun") is None:
         raise SystemExit(
@@ -448,7 +455,7 @@ def main():
             f"{time.monotonic() - start:.0f} s"
         )
         models = fit_models(results, scratch)
-        points = test_points(args.quick)
+        points = phase_points(args.quick, args.test_nodes)
         records = traces(
             "test",
             points,
