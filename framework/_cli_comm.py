@@ -2,10 +2,12 @@
 
 ``fit`` trains :class:`~scaleprobe.models.CommunicationPredictor` on a benchmark's
 results (the pattern metrics of every point and its ``exchange_time``), scores it on
-held-out node counts like every model and saves it in a model file. Besides the
-paper's 13 metrics it offers the term selection ``NTmax``, the busiest node's
-inter-node bytes (:data:`~scaleprobe.kernels.comm.pattern.EXTRA_METRICS`), when every
-successful point recorded it (results of an older benchmark may not). ``project`` reads
+held-out node counts like every model and saves it in a model file. ``--metrics``
+chooses what the term selection sees: ``paper``, the paper's 13 metrics alone;
+``paper+ntmax``, those and ``NTmax``, the busiest node's inter-node bytes
+(:data:`~scaleprobe.kernels.comm.pattern.EXTRA_METRICS`), refused when a successful
+point lacks it; ``auto`` (the default), ``NTmax`` when every successful point
+recorded it (results of an older benchmark may not). ``project`` reads
 that file and predicts the communication time of a described phase — a stencil of a
 given domain, or a pattern file — at the node counts, ranks per node and allocation
 given on the command line, ahead of execution.
@@ -16,9 +18,57 @@ from __future__ import annotations
 from ._cli_inputs import BadInputError, parse_cv
 from ._cli_model_args import reported_warnings
 
-__all__ = ["add_pattern_arguments", "fit_predictor", "phase_model", "project_phase"]
+__all__ = [
+    "METRIC_SETS",
+    "add_fit_arguments",
+    "add_pattern_arguments",
+    "check_metrics_flag",
+    "fit_predictor",
+    "phase_model",
+    "project_phase",
+]
 
 MODEL = "commpredictor"
+
+#: Choices of ``fit --metrics``: the metrics the predictor's terms come from.
+METRIC_SETS = ("auto", "paper", "paper+ntmax")
+
+
+def add_fit_arguments(parser) -> None:
+    """Add the ``fit`` flag of the communication predictor, ``--metrics``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    parser.add_argument(
+        "--metrics",
+        choices=METRIC_SETS,
+        help="with --model commpredictor: 'paper', the 13 metrics of Papadopoulou "
+        "et al. 2015 alone; 'paper+ntmax', those and the busiest node's bytes NTmax "
+        "(every point must have recorded it); 'auto' (default), NTmax when every "
+        "point recorded it",
+    )
+
+
+def check_metrics_flag(args) -> None:
+    """Refuse ``--metrics`` for a fit that is not the communication predictor's.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Of ``scaleprobe fit``.
+
+    Raises
+    ------
+    BadInputError
+        ``--metrics`` given without ``--model commpredictor``.
+    """
+    if getattr(args, "metrics", None) and MODEL not in (args.model or ()):
+        raise BadInputError(
+            f"--metrics {args.metrics} chooses the communication predictor's "
+            f"metrics: use it with --model {MODEL}"
+        )
 
 
 def add_pattern_arguments(parser) -> None:
@@ -92,11 +142,10 @@ def fit_predictor(args, dataset):
     Raises
     ------
     BadInputError
-        Another model named beside it, or results without the pattern metrics.
+        Another model named beside it, results without the pattern metrics, or
+        ``--metrics paper+ntmax`` on results without ``NTmax``.
     """
-    from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
     from scaleprobe.models import CommunicationPredictor, fit_ensemble, save_models
-    from scaleprobe.models.commpredictor.patterns import benchmark_frame
 
     if args.model != [MODEL]:
         raise BadInputError(
@@ -106,26 +155,7 @@ def fit_predictor(args, dataset):
     target = args.target
     if target == "time" and "exchange_time" in dataset.data_vars:
         target = "exchange_time"  # the benchmark's phase time, not the whole run
-    try:
-        X, y = benchmark_frame(dataset, target)
-    except ValueError as error:
-        raise BadInputError(str(error)) from None
-    extra = [name for name in EXTRA_METRICS if name in dataset.data_vars]
-    if extra:
-        wider, _ = benchmark_frame(dataset, target, columns=[*METRICS, *extra])
-        if len(wider) == len(X):  # every measurement recorded them
-            X = wider
-    lacking = [name for name in EXTRA_METRICS if name not in X]
-    print(
-        f"{MODEL}: {len(y)} measurements of {target!r}, nodes "
-        f"{sorted(int(n) for n in X['N'].unique())}"
-        + (
-            f"; {', '.join(lacking)} not recorded by every one: the paper's "
-            f"{len(METRICS)} metrics only"
-            if lacking
-            else ""
-        )
-    )
+    X, y = _training_rows(dataset, target, getattr(args, "metrics", None) or "auto")
     with reported_warnings():
         fit = fit_ensemble(
             (X.assign(nodes=X["N"]), y),
@@ -138,6 +168,42 @@ def fit_predictor(args, dataset):
         save_models(args.output, fit)
         print(f"models: {args.output}")
     return 0
+
+
+def _training_rows(dataset, target, metrics):
+    """The metrics ``--metrics`` chooses and the target of every successful point."""
+    from scaleprobe.kernels.comm.pattern import EXTRA_METRICS, METRICS
+    from scaleprobe.models.commpredictor.patterns import benchmark_frame
+
+    try:
+        X, y = benchmark_frame(dataset, target)
+    except ValueError as error:
+        raise BadInputError(str(error)) from None
+    extra = [name for name in EXTRA_METRICS if name in dataset.data_vars]
+    if metrics != "paper" and extra:
+        wider, _ = benchmark_frame(dataset, target, columns=[*METRICS, *extra])
+        if len(wider) == len(X):  # every measurement recorded them
+            X = wider
+    lacking = [name for name in EXTRA_METRICS if name not in X]
+    if metrics == "paper+ntmax" and lacking:
+        raise BadInputError(
+            f"--metrics paper+ntmax needs {', '.join(lacking)} recorded by every "
+            "successful point; these results lack it: use --metrics paper (or auto)"
+        )
+    if metrics == "paper":
+        note = f"--metrics paper: the paper's {len(METRICS)} metrics only"
+    elif lacking:
+        note = (
+            f"{', '.join(lacking)} not recorded by every one: the paper's "
+            f"{len(METRICS)} metrics only"
+        )
+    else:
+        note = f"the paper's {len(METRICS)} metrics and {', '.join(EXTRA_METRICS)}"
+    print(
+        f"{MODEL}: {len(y)} measurements of {target!r}, nodes "
+        f"{sorted(int(n) for n in X['N'].unique())}; {note}"
+    )
+    return X, y
 
 
 def _description(args):

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from ._cli_comm import (
     MODEL,
+    add_fit_arguments,
     add_pattern_arguments,
+    check_metrics_flag,
     fit_predictor,
     phase_model,
     project_phase,
@@ -133,6 +135,7 @@ def _fit(args) -> int:
 
     check_output_path(args.output, "--output", OUTPUT_SUFFIXES["fit --output"])
     _check_model_names(args.model)
+    check_metrics_flag(args)
     if args.model and MODEL in args.model:
         return fit_predictor(args, load_results(args.results, args))
     dataset, X = _features(args)
@@ -368,6 +371,7 @@ def _add_fit(subparsers):
     common_arguments(fit)
     fit.add_argument("--groupby", help="feature to evaluate separately (e.g. scale)")
     fit.add_argument("--output", help="model file to write (JSON)")
+    add_fit_arguments(fit)
     add_profile_arguments(fit, "fit")
     fit.set_defaults(handler=_guarded(_fit))
 

@@ -1,23 +1,43 @@
 /* The random non-blocking ping-pong of commbench.random_pingpong, in C for SMPI.
  *
- * Usage: random_pingpong PARTNERS_FILE MSG_BYTES ITERATIONS WARMUP
+ * Usage: random_pingpong PARTNERS_FILE MSG_BYTES ITERATIONS WARMUP [aligned]
  *
  * PARTNERS_FILE holds "ranks messages" on its first line, then one line per rank
  * with its partner for each message index (-1: the rank sits that index out), as
  * scaleprobe.kernels.commbench.random_pingpong.random_partners draws them. Every
  * iteration starts with a barrier; each rank posts an Irecv from and an Isend to
- * each partner and waits for all of them. Each rank keeps the largest of its
+ * each partner and waits for all of them. Ranks leave a barrier at different times
+ * (up to a latency apart), so a rank's exchange may wait for a late partner; with
+ * "aligned" every rank instead sleeps after the barrier until one common simulated
+ * instant (1 ms after the latest rank left it, as an MPI_Allreduce says), so all
+ * exchanges start together, as the emulator's clock alignment makes them. Each rank keeps the largest of its
  * fastest 75 % of iterations (the third quartile); rank 0 prints the largest over
  * ranks as "exchange_time <seconds>".
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static int compare(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Leave a barrier; with aligned, wait until one instant common to all ranks. */
+static double start_together(int aligned)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!aligned)
+        return MPI_Wtime();
+    double now = MPI_Wtime(), latest;
+    MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double wait = latest + 1e-3 - MPI_Wtime();
+    struct timespec pause = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
+    nanosleep(&pause, NULL);
+    return latest + 1e-3;
 }
 
 int main(int argc, char **argv)
@@ -26,9 +46,11 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 5) {
+    int aligned = argc == 6 && strcmp(argv[5], "aligned") == 0;
+    if (argc != 5 && !aligned) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s PARTNERS MSG_BYTES ITERATIONS WARMUP\n", argv[0]);
+            fprintf(stderr, "usage: %s PARTNERS MSG_BYTES ITERATIONS WARMUP [aligned]\n",
+                    argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     long bytes = atol(argv[2]);
@@ -54,8 +76,7 @@ int main(int argc, char **argv)
     MPI_Request *requests = malloc(sizeof(MPI_Request) * 2 * messages);
     double *times = malloc(sizeof(double) * iterations);
     for (int it = 0; it < warmup + iterations; it++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double start = MPI_Wtime();
+        double start = start_together(aligned);
         int count = 0;
         for (int m = 0; m < messages; m++)
             if (mine[m] >= 0)

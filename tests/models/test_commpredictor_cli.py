@@ -268,3 +268,51 @@ def test_fit_refuses_results_without_the_metrics(make_results, tmp_path, capsys)
     err = capsys.readouterr().err
     assert code == 2
     assert "pattern metrics" in err
+
+
+@pytest.mark.slow  # fits two ensembles
+def test_metrics_switch_fits_the_papers_13_alone_or_with_ntmax(tmp_path, capsys):
+    """The same records with NTmax: --metrics chooses whether the fit may use it."""
+    results = _benchmark(tmp_path, law=_busiest_law, busiest=True)
+    model = str(tmp_path / "comm.json")
+    fit = ["fit", str(results), "--model", "commpredictor", "--output", model]
+    argv = ["project", model, "--stencil", "jacobi3d", "--shape", "96,96,96"]
+    expected = pattern_table(
+        {"pattern": {"stencil": "jacobi3d", "shape": [96] * 3}, "mapping": {"ppn": 2}},
+        [8],
+        columns=[*METRICS, "NTmax"],
+    )
+    truth = _busiest_law(expected).iloc[0]
+    predicted = {}
+    for choice in ("paper", "paper+ntmax"):
+        assert main([*fit, "--metrics", choice]) == 0
+        out = capsys.readouterr().out
+        note = "paper's 13 metrics only" if choice == "paper" else "and NTmax"
+        assert note in out.splitlines()[0], out
+        assert main([*argv, "--nodes", "8", "--ppn", "2"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert ("NTmax" in lines[1].split()) == (choice == "paper+ntmax")
+        predicted[choice] = float(lines[2].split()[-1])
+    assert predicted["paper+ntmax"] == pytest.approx(truth, rel=0.05)
+    assert predicted["paper"] < 0.85 * truth  # the mean node misses the busiest
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--metrics", "paper+ntmax", "--model", "commpredictor"], "lack it"),
+        (["--metrics", "paper", "--model", "traffic"], "use it with --model"),
+        (["--metrics", "all", "--model", "commpredictor"], "invalid choice"),
+    ],
+)
+def test_bad_metrics_choice_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    results = _benchmark(tmp_path)  # records without NTmax
+    try:
+        code = main(["fit", str(results), *argv])
+    except SystemExit as exit_:  # argparse refuses an unknown choice itself
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    if "all" not in argv:
+        assert len(err.strip().splitlines()) == 1
