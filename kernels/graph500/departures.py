@@ -17,6 +17,12 @@ measured (``tests/benchmarks/bench_graph500_variants.py``); they give the same
   of them is, and read ``in_queue`` only where the summary bit is set (the
   "in-queue summary" of Suzumura et al. 2011, which keeps the sparse first levels'
   checks in cache).
+- ``replicated-csc-grouped``: ``replicated-csc`` over the reference's compact CSC:
+  one column pointer per :data:`COLUMN_GROUP` (32) global columns, each row entry
+  holding ``local row << 5 | column mod 32``; a level scans the groups that hold a
+  frontier vertex and keeps the entries whose column is in ``in_queue``. It is
+  derived from the row adjacency at the first search (and kept with the graph), so
+  that search's time includes it: read its median TEPS.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import group_by_destination
-from ._frontier import LevelProfile, expand_rows, row_chunks
+from ._frontier import LevelProfile, expand_rows, gather_rows, row_chunks
 from .bfs_replicated import (
     BETA,
     _global_bitmap,
@@ -35,12 +41,15 @@ from .bfs_replicated import (
 from .bfs_simple import bfs_simple, expand_top_down, settle
 
 __all__ = [
+    "COLUMN_GROUP",
     "DEPARTURES",
     "PAIRS_PER_BUFFER",
     "SUMMARY_WORD",
     "SummarizedBitmap",
+    "bfs_replicated_csc_grouped",
     "bfs_replicated_csr_summary",
     "bfs_simple_isend",
+    "grouped_columns",
     "isend_pairs",
 ]
 
@@ -48,6 +57,8 @@ __all__ = [
 PAIRS_PER_BUFFER = 256
 #: Bits of ``in_queue`` summarised by one bit of the summary bitmap.
 SUMMARY_WORD = 64
+#: Global columns sharing one column pointer in ``replicated-csc-grouped``.
+COLUMN_GROUP = 32
 _TAG = 48
 
 
@@ -250,6 +261,102 @@ def bfs_replicated_csr_summary(
         frontier = newly
 
 
+def grouped_columns(graph):
+    """The compact CSC of one rank's rows: group pointers and packed row entries.
+
+    Parameters
+    ----------
+    graph : Graph1D
+        This rank's share of the graph (its rows; the graph is undirected, so the
+        transposed block is the rows' adjacency read by column).
+
+    Returns
+    -------
+    group_ptr : numpy.ndarray of int64
+        ``ceil(nvertices / 32) + 1`` pointers into ``entries``.
+    entries : numpy.ndarray of int64
+        ``local row << 5 | column mod 32``, sorted by column.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> part = SimpleNamespace(nvertices=64)
+    >>> g = SimpleNamespace(partition=part, indptr=np.array([0, 2, 3]),
+    ...                     indices=np.array([5, 40, 5]))
+    >>> ptr, entries = grouped_columns(g)
+    >>> ptr.tolist(), [(e >> 5, e & 31) for e in entries.tolist()]
+    ([0, 2, 3], [(0, 5), (1, 5), (0, 8)])
+    """
+    cached = getattr(graph, "grouped_csc", None)
+    if cached is not None:
+        return cached
+    import scipy.sparse
+
+    nvertices = graph.partition.nvertices
+    nrows = graph.indptr.size - 1
+    data = np.ones(graph.indices.size, dtype=bool)
+    block = scipy.sparse.csr_matrix(
+        (data, graph.indices, graph.indptr), shape=(nrows, nvertices)
+    ).tocsc()
+    block.sort_indices()
+    columns = np.repeat(np.arange(nvertices, dtype=np.int64), np.diff(block.indptr))
+    entries = (block.indices.astype(np.int64) << 5) | (columns % COLUMN_GROUP)
+    cuts = np.append(np.arange(0, nvertices, COLUMN_GROUP), nvertices)
+    group_ptr = block.indptr[cuts].astype(np.int64)
+    graph.grouped_csc = (group_ptr, entries)  # kept for the next searches
+    return group_ptr, entries
+
+
+def bfs_replicated_csc_grouped(
+    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile
+):
+    """``replicated-csc`` over 32-column groups (``replicated-csc-grouped``).
+
+    Parameters
+    ----------
+    comm : InstrumentedComm
+        The world communicator.
+    graph : Graph1D
+        This rank's share of the graph.
+    root : int
+        The global root vertex.
+    pred : numpy.ndarray of int64
+        Owned parents, all -1 on entry; filled.
+    profile : LevelProfile
+        Receives one entry per level.
+    """
+    group_ptr, entries = grouped_columns(graph)
+    nvertices = graph.partition.nvertices
+    lo, hi = graph.lo, graph.hi
+    mark = np.zeros(hi - lo, dtype=bool)
+    visited = np.zeros(hi - lo, dtype=bool)
+    if lo <= root < hi:
+        pred[root - lo] = root
+        visited[root - lo] = True
+    in_queue = np.zeros(nvertices, dtype=bool)
+    in_queue[root] = True
+    frontier_size = 1
+    profile.begin()
+    while frontier_size:
+        groups = np.flatnonzero(
+            np.add.reduceat(in_queue, np.arange(0, nvertices, COLUMN_GROUP))
+        )
+        found = []
+        for piece in row_chunks(group_ptr, groups):
+            packed, position = gather_rows(group_ptr, entries, piece)
+            column = piece[position] * COLUMN_GROUP + (packed % COLUMN_GROUP)
+            keep = in_queue[column]
+            found.append(settle(pred, visited, packed[keep] >> 5, column[keep]))
+        newly = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+        mark[newly] = True
+        in_queue = _global_bitmap(comm, mark, nvertices)
+        if in_queue is mark:  # one rank: the bitmap is the mask cleared below
+            in_queue = mark.copy()
+        mark[newly] = False
+        profile.end_level(frontier_size)
+        frontier_size = int(np.count_nonzero(in_queue))
+
+
 def _search_summary(comm, config, graph, root, pred, profile):
     bfs_replicated_csr_summary(
         comm,
@@ -265,9 +372,14 @@ def _search_isend(comm, config, graph, root, pred, profile):
     bfs_simple_isend(comm, graph, root, pred, profile)
 
 
+def _search_grouped(comm, config, graph, root, pred, profile):
+    bfs_replicated_csc_grouped(comm, graph, root, pred, profile)
+
+
 #: Variant name to search function ``(comm, config, graph, root, pred, profile)``;
-#: both build the plain 1D graph.
+#: all build the plain 1D graph.
 DEPARTURES = {
     "simple-isend": _search_isend,
     "replicated-csr-summary": _search_summary,
+    "replicated-csc-grouped": _search_grouped,
 }

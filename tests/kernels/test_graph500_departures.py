@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scaleprobe.kernels.graph500.departures import (
+    COLUMN_GROUP,
     DEPARTURES,
     PAIRS_PER_BUFFER,
     SUMMARY_WORD,
     SummarizedBitmap,
+    grouped_columns,
 )
 from scaleprobe.kernels.graph500.runner import VARIANTS
 from scaleprobe.kernels.schema import Record
@@ -29,9 +31,35 @@ def test_summarized_bitmap_reads_as_the_bitmap(size):
 
 
 def test_departures_are_listed_variants():
-    assert set(DEPARTURES) == {"simple-isend", "replicated-csr-summary"}
+    assert set(DEPARTURES) == {
+        "simple-isend",
+        "replicated-csr-summary",
+        "replicated-csc-grouped",
+    }
     assert set(DEPARTURES) <= set(VARIANTS)
     assert PAIRS_PER_BUFFER == 256
+
+
+def test_grouped_columns_decode_to_the_transposed_rows():
+    import scipy.sparse
+    from scaleprobe.kernels.graph500.construction import Graph1D, VertexPartition
+
+    rng = np.random.default_rng(3)
+    nvertices, nrows = 200, 50
+    dense = rng.random((nrows, nvertices)) < 0.05
+    rows = scipy.sparse.csr_matrix(dense)
+    partition = VertexPartition.create(nvertices, 4)
+    graph = Graph1D(
+        partition, 0, nrows, rows.indptr, rows.indices, np.diff(rows.indptr)
+    )
+    group_ptr, entries = grouped_columns(graph)
+    assert group_ptr.size == -(-nvertices // COLUMN_GROUP) + 1
+    decoded = np.zeros_like(dense)
+    for group in range(group_ptr.size - 1):
+        for entry in entries[group_ptr[group] : group_ptr[group + 1]]:
+            decoded[entry >> 5, group * COLUMN_GROUP + (entry & 31)] = True
+    assert np.array_equal(decoded, dense)
+    assert grouped_columns(graph)[1] is entries  # kept with the graph
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +70,8 @@ def records(mpi_run):
         "simple-isend",
         "replicated-csr",
         "replicated-csr-summary",
+        "replicated-csc",
+        "replicated-csc-grouped",
     ):
         done = mpi_run(
             3, "-m", "scaleprobe.kernels.graph500", "--scale", 11, "--nbfs", 4,
@@ -55,7 +85,11 @@ def records(mpi_run):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "plain"),
-    [("simple-isend", "simple"), ("replicated-csr-summary", "replicated-csr")],
+    [
+        ("simple-isend", "simple"),
+        ("replicated-csr-summary", "replicated-csr"),
+        ("replicated-csc-grouped", "replicated-csc"),
+    ],
 )
 def test_departure_validates_and_traverses_the_same_edges(records, variant, plain):
     record = records[variant]
