@@ -27,6 +27,7 @@ from .bfs_2d import bfs_2d
 from .bfs_replicated import bfs_replicated_csc, bfs_replicated_csr
 from .bfs_simple import bfs_simple
 from .construction import build_1d, build_2d
+from .departures import DEPARTURES
 from .generator import edge_range, kronecker_edges
 from .roots import connected_mask, select_roots
 from .stats import format_block, statistics, teps_statistics
@@ -42,7 +43,7 @@ __all__ = [
     "run_graph500",
 ]
 
-VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d")
+VARIANTS = ("simple", "replicated-csr", "replicated-csc", "2d", *DEPARTURES)
 
 #: The parameters of one run (the fields of :class:`Graph500Config`).
 PARAMETERS = (
@@ -143,6 +144,8 @@ def _build(comm, config, source, target):
 
 
 def _search(comm, config, graph, root, pred, profile):
+    if config.variant in DEPARTURES:  # opt-in variants, kernels/graph500/departures.py
+        return DEPARTURES[config.variant](comm, config, graph, root, pred, profile)
     if config.variant == "simple":
         bfs_simple(comm, graph, root, pred, profile)
     elif config.variant == "replicated-csr":

@@ -146,3 +146,33 @@ def test_command_line_errors(arguments, message, capsys):
     with pytest.raises(SystemExit):
         main(arguments)
     assert message in capsys.readouterr().err
+
+
+# Table 3's largest templates (Chen et al. 2018) on a graph small enough to enumerate:
+# one colouring each whose colourful count is not zero (found by trying iterations).
+LARGEST = [("u13", 6, 13776), ("u14", 6, 480), ("u15-1", 11, 288), ("u15-2", 0, 4608)]
+
+
+@pytest.mark.parametrize(("name", "iteration", "maps"), LARGEST)
+def test_largest_templates_colorful_count_equals_enumeration(name, iteration, maps):
+    graph = erdos_renyi(40, 90, seed=11)
+    template = Template.by_name(name)
+    colors = coloring(5, iteration, graph.n_vertices, template.k)
+    enumerated = exact_maps(graph, template, colors)
+    assert enumerated == maps
+    assert colorful_count(graph.adjacency(), template, colors) == enumerated
+    assert enumerated % template.automorphisms() == 0
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in LARGEST])
+def test_largest_templates_in_themselves_and_in_a_complete_graph(name):
+    template = Template.by_name(name)
+    k = template.k
+    tree = Graph.from_edges(k, template.edges)
+    # The maps of a tree into itself are its automorphisms: one embedding.
+    assert exact_maps(tree, template) == template.automorphisms()
+    assert exact_count(tree, template) == 1
+    # Every bijection onto K_k with k distinct colours is a colourful map: k! of them.
+    assert colorful_count(_complete(k).adjacency(), template, np.arange(k)) == (
+        math.factorial(k)
+    )

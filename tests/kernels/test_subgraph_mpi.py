@@ -136,3 +136,28 @@ def test_two_ranks_float32_generator_spec(launch):
     assert "modelled_overlap" not in record["metrics"]
     steps = record["profiles"]["step"]
     assert sorted(steps) == ["comp_time", "wait_time"]
+
+
+@pytest.mark.parametrize("mode", ["alltoall", "pipeline"])
+def test_largest_template_on_two_ranks_matches_one_process(launch, mode):
+    # u15-2 (Chen et al. 2018, Table 3): 15 colours, split tables of up to C(15, 7).
+    graph = erdos_renyi(200, 900, seed=7)
+    expected = count_subgraphs(graph, Template.by_name("u15-2"), iterations=2, seed=2)
+    assert expected.estimate > 0
+    record = launch(
+        2,
+        [
+            "--graph",
+            "er:200:900:7",
+            "--template",
+            "u15-2",
+            "--iterations",
+            "2",
+            "--seed",
+            "2",
+            "--mode",
+            mode,
+        ],
+    )
+    assert record["metrics"]["estimate"] == expected.estimate
+    assert record["metrics"]["k"] == 15

@@ -14,8 +14,14 @@ TABLE_3 = {
     "u10-2": (1047, 5610),
     "u12-1": (4082, 24552),
     "u12-2": (3135, 38016),
+    "u13": (4823, 109603),
+    "u14": (7371, 242515),
+    "u15-1": (12383, 753375),
+    "u15-2": (15773, 617820),
 }
 AUTOMORPHISMS = {"u3-1": 2, "u5-2": 2, "u7-2": 8, "u10-2": 12, "u12-1": 2, "u12-2": 144}
+# Table 3's computation intensity, truncated as the paper prints it (u13: 22.7).
+INTENSITY = {"u12-2": 12, "u13": 22, "u14": 32, "u15-1": 60, "u15-2": 39}
 
 
 @pytest.mark.parametrize(("name", "expected"), sorted(TABLE_3.items()))
@@ -26,6 +32,21 @@ def test_complexity_reproduces_table_3(name, expected):
 @pytest.mark.parametrize(("name", "expected"), sorted(AUTOMORPHISMS.items()))
 def test_automorphisms_of_shipped_templates(name, expected):
     assert Template.by_name(name).automorphisms() == expected
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(INTENSITY.items()))
+def test_computation_intensity_of_table_3(name, expected):
+    memory, computation = Template.by_name(name).complexity()
+    assert math.floor(computation / memory) == expected
+
+
+@pytest.mark.parametrize("name", ["u13", "u14", "u15-1", "u15-2"])
+def test_largest_templates_are_trees_of_their_size(name):
+    template = Template.by_name(name)
+    assert template.k == int(name[1:3])
+    # Post-order split tree: k leaves (single vertices) and k - 1 splits.
+    assert len(template.subtemplates) == 2 * template.k - 1
+    assert template.subtemplates[-1].size == template.k
 
 
 def _brute_force_automorphisms(template):
@@ -101,6 +122,7 @@ def test_from_file_and_package_data(tmp_path):
     assert Template.by_name(str(path)).k == 4
     names = template_names()
     assert {"u3-1", "u5-2", "u7-2", "u10-2", "u12-1", "u12-2"} <= set(names)
+    assert {"u13", "u14", "u15-1", "u15-2"} <= set(names)
 
 
 @pytest.mark.parametrize(
