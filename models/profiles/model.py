@@ -19,6 +19,7 @@ import numpy as np
 
 from ..laws.regime import REGIME_SPREAD
 from ..laws.terms import parse_term
+from .fit import interval_scale
 from .search import Candidate
 
 __all__ = ["STATUSES", "SeriesModel", "candidate_from_dict", "candidate_to_dict"]
@@ -102,6 +103,7 @@ class SeriesModel:
     trend_check: float | None = None
     kappa: float = 1.0
     floor: float = 0.0
+    form: str = "spread"
     jumps: list = field(default_factory=list)
     advice: str = ""
 
@@ -156,8 +158,8 @@ class SeriesModel:
         spread = np.nan_to_num(high_log - low_log)
         distance = self.doublings(x)
         standard = self.noise / np.sqrt(max(float(np.mean(self.count)), 1.0))
-        width = self.kappa * (
-            spread + self.floor * distance + standard * (1 + distance)
+        width = self.kappa * interval_scale(
+            self.form, spread, distance, standard, floor=self.floor
         )
         if self.regime:
             width = width + REGIME_SPREAD * np.log(2.0) * distance
@@ -195,6 +197,7 @@ class SeriesModel:
             "trend_check": self.trend_check,
             "kappa": float(self.kappa),
             "floor": float(self.floor),
+            "form": self.form,
             "jumps": list(self.jumps),
             "advice": self.advice,
         }
@@ -238,5 +241,6 @@ class SeriesModel:
             trend_check=data.get("trend_check"),
             kappa=float(data.get("kappa", 1.0)),
             floor=float(data.get("floor", 0.0)),
+            form=str(data.get("form", "spread")),
             jumps=list(data.get("jumps") or []),
         )
