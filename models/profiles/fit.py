@@ -19,6 +19,7 @@ import numpy as np
 
 from ..laws.regime import find_jumps
 from ..selection.limits import RELIABLE_SMAPE, smape_of_log
+from .model import FLOOR, interval_scale
 from .search import (
     HORIZON,
     Candidate,
@@ -32,7 +33,6 @@ from .search import (
 __all__ = [
     "fit_profile",
     "interval_rate",
-    "interval_scale",
     "judge",
     "search_chunk",
 ]
@@ -45,9 +45,6 @@ _NESTED = 3
 _NOISE_MARGIN = 2.0
 # Alternatives kept for the interval: the extremes at these factors beyond.
 _SPAN = (2.0, 4.0, 16.0, HORIZON)
-#: Spread (log) per doubling beyond the largest count that every interval has at
-#: least, before calibration: laws that agree still do not know the future.
-FLOOR = 0.05
 #: The factor of a profile too short to calibrate (three counts or fewer): the
 #: median factor of the profiles of ``tests/benchmarks/bench_external.py``.
 UNCALIBRATED = 2.0
@@ -206,43 +203,6 @@ def _nested(found, laws, group, margin, order):
     return records, checks
 
 
-def interval_scale(form, spread, distance, standard, *, floor=FLOOR):
-    """The scale (log) of a prediction's uncertainty, which an interval of a
-    profile takes ``kappa`` times either side of its law.
-
-    - ``"combined"`` (every calibrated profile): ``spread + floor d + sqrt(d) +
-      se (1 + d)``, the plausible laws' disagreement there, ``floor`` per doubling
-      ``d`` beyond the largest count, how far the law extrapolates (the error of a
-      rolling origin grows as the square root of the distance when the slope
-      drifts at random) and the standard error of a centre growing with the
-      doublings;
-    - ``"spread"`` (a profile too short to calibrate, and model files written
-      before the distance term): the same without ``sqrt(d)``.
-
-    Parameters
-    ----------
-    form : {"combined", "spread"}
-    spread, distance, standard : float or ndarray
-    floor : float, default=FLOOR
-
-    Returns
-    -------
-    ndarray
-
-    Examples
-    --------
-    >>> round(float(interval_scale("combined", 0.3, 4.0, 0.0)), 3)
-    2.5
-    >>> round(float(interval_scale("spread", 0.3, 4.0, 0.0)), 3)
-    0.5
-    """
-    spread, distance, standard = np.broadcast_arrays(
-        *(np.asarray(v, dtype=float) for v in (spread, distance, standard))
-    )
-    scale = spread + floor * distance + standard * (1.0 + distance)
-    return scale + np.sqrt(distance) if form == "combined" else scale
-
-
 def interval_rate(records, level):
     """The factor every interval of a profile takes on its scale, from the errors
     the choice showed where it extrapolated inside the data.
@@ -250,8 +210,9 @@ def interval_rate(records, level):
     The errors the choice, made on shorter prefixes, showed on the counts after
     them (:func:`_nested`), pooled over the series of the profile (split-conformal
     over its series), are divided by their ``"combined"`` scale
-    (:func:`interval_scale`); the ``level`` conformal quantile of those ratios is
-    the factor. One rule for every profile: nothing is tuned to a data set.
+    (:func:`~scaleprobe.models.profiles.model.interval_scale`); the ``level``
+    conformal quantile of those ratios is the factor. One rule for every profile:
+    nothing is tuned to a data set.
 
     Parameters
     ----------

@@ -206,7 +206,8 @@ def test_a_dask_cluster_fits_the_same_laws(known, client):
 
 
 def test_the_interval_factor_is_the_conformal_quantile_of_the_scaled_errors():
-    from scaleprobe.models.profiles.fit import interval_rate, interval_scale
+    from scaleprobe.models.profiles.fit import interval_rate
+    from scaleprobe.models.profiles.model import interval_scale
 
     # 19 series, one held-out error each, at 1 to 3 doublings: the errors over
     # their scale are 0.01 .. 0.19; the 90 % conformal quantile is the 18th
