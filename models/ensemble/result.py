@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -254,9 +255,39 @@ class EnsembleFit:
         return (
             f"{where}, the {level:.0%} interval spans more than "
             f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
-            f"{self.training.get('target', 'time')} there — measure larger "
-            f"{axis[:-1]} counts to know more"
+            f"{self.training.get('target', 'time')} there — "
+            f"{self.next_measurement(horizon, axis)} to know more"
         )
+
+    def next_measurement(self, horizon, axis="nodes"):
+        """Which measurement would narrow the interval at ``horizon``, in words.
+
+        A count between the largest measured and ``horizon`` (their geometric
+        middle, as a power of two, at least twice the largest): the interval's
+        calibration reaches as far as the counts held out in it; and more
+        repetitions when the measured runs spread by more than 10 %.
+
+        Parameters
+        ----------
+        horizon : float
+            The count from which the data cannot tell.
+        axis : str, default="nodes"
+
+        Returns
+        -------
+        str
+        """
+        references = [iv.reference for iv in self.intervals.values() if iv]
+        if not references:
+            return f"measure larger {axis[:-1]} counts"
+        largest = max(references)
+        middle = (math.log2(largest) + math.log2(max(horizon, largest))) / 2
+        target = max(2.0 ** math.floor(middle + 0.5), 2.0 * largest)
+        text = f"measure at {target:g} {axis} (the largest measured is {largest:g})"
+        spread = self.training.get("run_spread")
+        if spread is not None and np.isfinite(spread) and spread > 0.1:
+            text += f" and repeat the runs (they spread by {spread:.0%})"
+        return text
 
     def score_table(self, cv="extrapolation"):
         """Mean scores per model under ``cv`` (all splitters when absent), baseline

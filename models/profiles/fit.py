@@ -19,6 +19,7 @@ import numpy as np
 
 from ..laws.regime import find_jumps
 from ..selection.limits import RELIABLE_SMAPE, smape_of_log
+from .model import FLOOR, interval_scale
 from .search import (
     HORIZON,
     Candidate,
@@ -29,7 +30,12 @@ from .search import (
     select,
 )
 
-__all__ = ["fit_profile", "interval_rate", "judge", "search_chunk"]
+__all__ = [
+    "fit_profile",
+    "interval_rate",
+    "judge",
+    "search_chunk",
+]
 
 #: Series per task of the graph, at most (and as many tasks as workers, at least).
 CHUNK = 2000
@@ -39,9 +45,6 @@ _NESTED = 3
 _NOISE_MARGIN = 2.0
 # Alternatives kept for the interval: the extremes at these factors beyond.
 _SPAN = (2.0, 4.0, 16.0, HORIZON)
-#: Spread (log) per doubling beyond the largest count that every interval has at
-#: least, before calibration: laws that agree still do not know the future.
-FLOOR = 0.05
 #: The factor of a profile too short to calibrate (three counts or fewer): the
 #: median factor of the profiles of ``tests/benchmarks/bench_external.py``.
 UNCALIBRATED = 2.0
@@ -91,8 +94,8 @@ def search_chunk(items):
         :func:`~scaleprobe.models.profiles.search.default_candidates`, -1 for none),
         ``coef``, ``score`` (mean |log error| held out), ``best`` (the law with the
         best score), the plausible ``alternatives``, ``trend`` (the naive trend's
-        log error on the largest count held out), ``rates`` (nested log errors
-        per doubling) and ``jumps``.
+        log error on the largest count held out), ``rates`` (the nested errors
+        with their scales, :func:`_nested`) and ``jumps``.
     """
     laws = default_candidates()
     order = np.arange(len(laws))
@@ -165,15 +168,16 @@ def _extremes(eligible, far, chosen):
 def _nested(found, laws, group, margin, order):
     """The choice made again on shorter prefixes, judged on the counts after them.
 
-    Returns, per series, the errors (log) of the law chosen on each prefix at the
-    counts after it over the spread of the plausible laws there (what the spread
-    must be multiplied by to hold the truth: the interval's calibration), and the
-    weighted mean |log error| at the next count (the honest check of the choice:
-    laws chosen among many by their fit to the same counts look better than they
-    are).
+    Returns, per series, one record per count after a prefix — ``(|log error|,
+    spread, doublings, standard error)``: how wrong the law chosen on the prefix
+    was there, the spread (log) of the plausible laws there, how far beyond the
+    prefix, and the standard error of a centre — the interval's calibration
+    (:func:`interval_rate`); and the weighted mean |log error| at the next count
+    (the honest check of the choice: laws chosen among many by their fit to the
+    same counts look better than they are).
     """
     m = group.x.size
-    rates = [[] for _ in range(group.size)]
+    records = [[] for _ in range(group.size)]
     total, weight = np.zeros(group.size), np.zeros(group.size)
     standard = group.noise / np.sqrt(group.count.mean(axis=0))
     for rank, length in enumerate(range(m - 1, max(2, m - 1 - _NESTED), -1)):
@@ -186,45 +190,70 @@ def _nested(found, laws, group, margin, order):
             error = errors[chosen[s], s]
             plausible = errors[eligible[:, s], s]
             spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
-            scale = spread + FLOOR * distance + standard[s] * (1.0 + distance)
-            ok = np.isfinite(error) & (scale > 0)
-            rates[s] += (np.abs(error[ok]) / scale[ok]).tolist()
+            ok = np.isfinite(error) & np.isfinite(spread)
+            records[s] += [
+                (abs(float(e)), float(w), float(d), float(standard[s]))
+                for e, w, d in zip(error[ok], spread[ok], distance[ok], strict=True)
+            ]
             if np.isfinite(error[0]):
                 total[s] += 0.5**rank * abs(error[0])
                 weight[s] += 0.5**rank
     with np.errstate(invalid="ignore"):
         checks = np.where(weight > 0, total / weight, np.nan)
-    return rates, checks
+    return records, checks
 
 
-def interval_rate(rates, level):
-    """The factor every interval of a profile takes on its plausible laws' spread.
+def interval_rate(records, level):
+    """The factor every interval of a profile takes on its scale, from the errors
+    the choice showed where it extrapolated inside the data.
 
-    The ``level`` quantile of the errors that the choice, made on shorter
-    prefixes, showed on the counts after them, each over the spread of the
-    plausible laws there (plus :data:`FLOOR` per doubling), pooled over the series
-    of the profile (their number behind it is given too).
+    The errors the choice, made on shorter prefixes, showed on the counts after
+    them (:func:`_nested`), pooled over the series of the profile (split-conformal
+    over its series), are divided by their ``"combined"`` scale
+    (:func:`~scaleprobe.models.profiles.model.interval_scale`); the ``level``
+    conformal quantile of those ratios is the factor. One rule for every profile:
+    nothing is tuned to a data set.
 
     Parameters
     ----------
-    rates : list of float
+    records : list of list of tuple
+        Per series, ``(|log error|, spread, doublings, standard error)`` per
+        held-out count.
     level : float
 
     Returns
     -------
+    form : str
+        ``"combined"``; ``"spread"`` without any error to calibrate on, when the
+        factor is :data:`UNCALIBRATED`.
     factor : float
     count : int
+        Errors behind the factor.
 
     Examples
     --------
-    >>> interval_rate([0.0] * 8 + [0.2, 0.4], 0.9)
-    (0.4, 10)
+    Errors of 0.1 times the scale, where the laws agree (no spread, no noise):
+
+    >>> one = [(0.1 * (d**0.5 + FLOOR * d), 0.0, d, 0.0) for d in (1.0, 2.0, 4.0)]
+    >>> form, factor, count = interval_rate([one] * 4, 0.9)
+    >>> form, round(factor, 3), count
+    ('combined', 0.1, 12)
+    >>> interval_rate([[], []], 0.9)
+    ('spread', 2.0, 0)
     """
-    rates = np.sort(np.asarray(rates, dtype=float))
-    if rates.size == 0:
-        return UNCALIBRATED, 0
-    rank = min(math.ceil((rates.size + 1) * level), rates.size)
-    return float(rates[rank - 1]), int(rates.size)
+    table = np.asarray([r for series in records for r in series], dtype=float)
+    if table.size == 0:
+        return "spread", UNCALIBRATED, 0
+    table = table.reshape(-1, 4)
+    scale = interval_scale("combined", *table[:, 1:].T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(table[:, 0] > 0, table[:, 0] / scale, 0.0)
+    ratio = np.sort(np.nan_to_num(ratio, nan=np.inf, posinf=np.inf))
+    rank = min(math.ceil((ratio.size + 1) * level), ratio.size)
+    factor = float(ratio[rank - 1])
+    if not math.isfinite(factor):
+        return "spread", UNCALIBRATED, int(ratio.size)
+    return "combined", factor, int(ratio.size)
 
 
 def judge(partial, x, centre):
@@ -397,8 +426,8 @@ def _chunks(usable, chunk):
 def _finish(results, usable, level):
     """Pool the nested errors, widen the intervals, judge every series."""
     partials = {p["index"]: p for part in results for p in part}
-    rates = [r for p in partials.values() for r in p["rates"]]
-    kappa, count = interval_rate(rates, level)
+    records = [p["rates"] for p in partials.values()]
+    form, kappa, count = interval_rate(records, level)
     laws = default_candidates()
     models = []
     for index, x, centre, counts, noise in usable:
@@ -429,6 +458,7 @@ def _finish(results, usable, level):
                 "trend_check": _percent(partial["trend"]),
                 "kappa": kappa,
                 "floor": FLOOR,
+                "form": form,
                 "jumps": partial["jumps"] or find_jumps(x, np.log(centre)),
                 "noise": noise,
                 "x": x,
@@ -436,7 +466,12 @@ def _finish(results, usable, level):
                 "count": counts,
             }
         )
-    return models, {"kappa": kappa, "residuals": count, "level": level}
+    return models, {
+        "kappa": kappa,
+        "form": form,
+        "residuals": count,
+        "level": level,
+    }
 
 
 def _percent(log_error):

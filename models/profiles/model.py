@@ -21,10 +21,57 @@ from ..laws.regime import REGIME_SPREAD
 from ..laws.terms import parse_term
 from .search import Candidate
 
-__all__ = ["STATUSES", "SeriesModel", "candidate_from_dict", "candidate_to_dict"]
+__all__ = [
+    "FLOOR",
+    "STATUSES",
+    "SeriesModel",
+    "candidate_from_dict",
+    "candidate_to_dict",
+    "interval_scale",
+]
 
 #: What a series' verdict may be.
 STATUSES = ("trusted", "fallback", "refused")
+#: Spread (log) per doubling beyond the largest count that every interval has at
+#: least, before calibration: laws that agree still do not know the future.
+FLOOR = 0.05
+
+
+def interval_scale(form, spread, distance, standard, *, floor=FLOOR):
+    """The scale (log) of a prediction's uncertainty, which an interval of a
+    profile takes ``kappa`` times either side of its law.
+
+    - ``"combined"`` (every calibrated profile): ``spread + floor d + sqrt(d) +
+      se (1 + d)``, the plausible laws' disagreement there, ``floor`` per doubling
+      ``d`` beyond the largest count, how far the law extrapolates (the error of a
+      rolling origin grows as the square root of the distance when the slope
+      drifts at random) and the standard error of a centre growing with the
+      doublings;
+    - ``"spread"`` (a profile too short to calibrate, and model files written
+      before the distance term): the same without ``sqrt(d)``.
+
+    Parameters
+    ----------
+    form : {"combined", "spread"}
+    spread, distance, standard : float or ndarray
+    floor : float, default=FLOOR
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> round(float(interval_scale("combined", 0.3, 4.0, 0.0)), 3)
+    2.5
+    >>> round(float(interval_scale("spread", 0.3, 4.0, 0.0)), 3)
+    0.5
+    """
+    spread, distance, standard = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (spread, distance, standard))
+    )
+    scale = spread + floor * distance + standard * (1.0 + distance)
+    return scale + np.sqrt(distance) if form == "combined" else scale
 
 
 def candidate_to_dict(law, coef):
@@ -102,6 +149,7 @@ class SeriesModel:
     trend_check: float | None = None
     kappa: float = 1.0
     floor: float = 0.0
+    form: str = "spread"
     jumps: list = field(default_factory=list)
     advice: str = ""
 
@@ -156,8 +204,8 @@ class SeriesModel:
         spread = np.nan_to_num(high_log - low_log)
         distance = self.doublings(x)
         standard = self.noise / np.sqrt(max(float(np.mean(self.count)), 1.0))
-        width = self.kappa * (
-            spread + self.floor * distance + standard * (1 + distance)
+        width = self.kappa * interval_scale(
+            self.form, spread, distance, standard, floor=self.floor
         )
         if self.regime:
             width = width + REGIME_SPREAD * np.log(2.0) * distance
@@ -195,6 +243,7 @@ class SeriesModel:
             "trend_check": self.trend_check,
             "kappa": float(self.kappa),
             "floor": float(self.floor),
+            "form": self.form,
             "jumps": list(self.jumps),
             "advice": self.advice,
         }
@@ -238,5 +287,6 @@ class SeriesModel:
             trend_check=data.get("trend_check"),
             kappa=float(data.get("kappa", 1.0)),
             floor=float(data.get("floor", 0.0)),
+            form=str(data.get("form", "spread")),
             jumps=list(data.get("jumps") or []),
         )

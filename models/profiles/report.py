@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .summary import findings, rank
+from .summary import findings, rank, scale_words
 
 __all__ = ["REPORT_FACTOR", "write_profile_report"]
 
@@ -48,9 +48,9 @@ def _sections(fit, top, verbose):
         f"Source: {fit.source.get('path', '')} ({fit.source.get('format', '')}); "
         f"{len(fit.models)} series over {fit.axis}, fitted in {fit.seconds:.2f} s.",
         "Verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
-        f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times the "
-        f"plausible laws' spread, from {fit.calibration.get('residuals', 0)} held-out "
-        "errors over the profile.",
+        f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times "
+        f"{scale_words(fit.calibration)}, from {fit.calibration.get('residuals', 0)} "
+        "held-out errors over the profile.",
     ]
     notes = [f.summary for f in findings(fit)] + list(fit.notes)
     value = ["series", "predicted", "lower", "upper", "growth", "status"]

@@ -31,6 +31,7 @@ __all__ = [
     "rank",
     "render_fit",
     "render_ranking",
+    "scale_words",
 ]
 
 # Run-to-run spread (log sd) above which more repetitions are the advice.
@@ -54,6 +55,33 @@ class Finding:
     category: type | None
     summary: str
     series: tuple = field(default_factory=tuple)
+
+
+def scale_words(calibration):
+    """What a profile's intervals are a multiple of, in words.
+
+    Parameters
+    ----------
+    calibration : dict
+        :attr:`ProfileFit.calibration`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> scale_words({"form": "combined"})
+    "the plausible laws' spread plus the square root of the doublings beyond the data"
+    >>> scale_words({})
+    "the plausible laws' spread"
+    """
+    if calibration.get("form") == "combined":
+        return (
+            "the plausible laws' spread plus the square root of the doublings beyond "
+            "the data"
+        )
+    return "the plausible laws' spread"
 
 
 def findings(fit):
@@ -334,8 +362,8 @@ def render_fit(fit, *, top=20, verbose=False):
         f"({fit.source.get('format', '')}), fitted in {fit.seconds:.2f} s",
         "verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()),
         f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
-        f"the plausible laws' spread, from {fit.calibration.get('residuals', 0)} "
-        "held-out errors over the profile",
+        f"{scale_words(fit.calibration)}, from "
+        f"{fit.calibration.get('residuals', 0)} held-out errors over the profile",
     ]
     order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
     shown = order if verbose else order[:top]

@@ -5,9 +5,11 @@ simulated on 2..16 nodes (3 runs per node count, log-normal noise), the ensemble
 fitted exactly as ``scaleprobe fit`` does (``fit_ensemble``), and the interval of the
 model it trusts is projected to 32..1024 nodes. The table gives, per law and distance,
 the share of replications whose interval holds the noise-free truth, the median
-upper/lower ratio (how wide the interval is) and the median |error| of the point
-prediction. When nothing is trusted, the ``pmnf`` law is projected by name (what a
-user who asks anyway sees) and the refusal is counted.
+upper/lower ratio (how wide the interval is), the median interval score (Winkler
+1972; Gneiting and Raftery 2007) over the truth, so that coverage is never won by
+width alone, and the median |error| of the point prediction. When nothing is
+trusted, the ``pmnf`` law is projected by name (what a user who asks anyway sees)
+and the refusal is counted.
 
 Run: ``python tests/benchmarks/bench_intervals.py [--replications 40] [--noise 0.05]``
 """
@@ -34,6 +36,25 @@ LAWS = {
 }
 GRIDS = {"2..16 (7 counts)": [2, 3, 4, 6, 8, 12, 16], "2..16 (4 counts)": [2, 4, 8, 16]}
 TARGETS = [32, 128, 1024]
+ALPHA = 0.1  # the projections' intervals are 90 % intervals
+
+
+def interval_score(low, high, truth, alpha):
+    """The interval score (Winkler 1972) of ``[low, high]`` for ``truth``, over it.
+
+    ``(high - low) + (2 / alpha) * (distance of the truth outside the interval)``,
+    divided by the truth: the width, plus a penalty for a miss that grows with it.
+
+    Examples
+    --------
+    >>> round(float(interval_score(0.9, 1.1, 1.0, 0.1)), 4)
+    0.2
+    >>> round(float(interval_score(0.9, 1.1, 1.2, 0.1)), 4)  # (0.2 + 20 * 0.1) / 1.2
+    1.8333
+    """
+    low, high, truth = (np.asarray(v, dtype=float) for v in (low, high, truth))
+    miss = np.maximum(low - truth, 0.0) + np.maximum(truth - high, 0.0)
+    return ((high - low) + 2.0 / alpha * miss) / truth
 
 
 def _one(law, nodes, noise, runs, rng):
@@ -80,15 +101,17 @@ def main(argv=None):
                 continue
             truth = law(np.asarray(TARGETS, dtype=float))
             covered = np.zeros(len(TARGETS))
-            ratios, errors, refused, chosen = [], [], 0, {}
+            ratios, errors, scores, refused, chosen = [], [], [], 0, {}
             for _ in range(args.replications):
                 selected, pred, low, high = _one(law, nodes, args.noise, args.runs, rng)
                 refused += selected is None
                 chosen[selected] = chosen.get(selected, 0) + 1
                 covered += (low <= truth) & (truth <= high)
                 ratios.append(high / low)
+                scores.append(interval_score(low, high, truth, ALPHA))
                 errors.append(np.abs(pred / truth - 1))
             ratios, errors = np.array(ratios), np.array(errors)
+            scores = np.array(scores)
             for i, n in enumerate(TARGETS):
                 rows.append(
                     {
@@ -97,6 +120,7 @@ def main(argv=None):
                         "nodes": n,
                         "coverage": covered[i] / args.replications,
                         "upper/lower": float(np.median(ratios[:, i])),
+                        "score": float(np.median(scores[:, i])),
                         "median |error|": float(np.median(errors[:, i])),
                         "refused": refused / args.replications,
                         "selected": ", ".join(

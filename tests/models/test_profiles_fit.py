@@ -203,3 +203,68 @@ def test_a_dask_cluster_fits_the_same_laws(known, client):
     np.testing.assert_allclose(
         remote.project(at).predicted, known.project(at).predicted, rtol=1e-12
     )
+
+
+def test_the_interval_factor_is_the_conformal_quantile_of_the_scaled_errors():
+    from scaleprobe.models.profiles.fit import interval_rate
+    from scaleprobe.models.profiles.model import interval_scale
+
+    # 19 series, one held-out error each, at 1 to 3 doublings: the errors over
+    # their scale are 0.01 .. 0.19; the 90 % conformal quantile is the 18th
+    rng = np.random.default_rng(3)
+    records = []
+    for i in range(19):
+        spread, distance, standard = rng.uniform(0, 0.2), rng.uniform(1, 3), 0.01
+        scale = float(interval_scale("combined", spread, distance, standard))
+        records.append([(0.01 * (i + 1) * scale, spread, distance, standard)])
+    form, factor, count = interval_rate(rng.permutation(records), 0.9)
+    assert (form, count) == ("combined", 19)
+    assert factor == pytest.approx(0.18)
+    # nothing to calibrate on: the spread form and the stated factor
+    assert interval_rate([[], []], 0.9)[::2] == ("spread", 0)
+
+
+def _drifting(n_series, seed):
+    """Power laws whose log-log slope wanders by 0.15 (sd) from one doubling to the
+    next (log time a random walk about the law): no law of the search is exact,
+    and the error of any law grows as the square root of the distance."""
+    rng = np.random.default_rng(seed)
+    counts = 2.0 ** np.arange(1, 12)  # 2 .. 2048: train to 128, check at 512, 2048
+    laws = {}
+    for s in range(n_series):
+        slopes = rng.uniform(-0.8, 0.3) + 0.15 * rng.standard_normal(10)
+        logs = np.concatenate([[0.0], np.cumsum(slopes * np.log(2.0))])
+        laws[f"s{s}"] = dict(zip(counts, 10.0 * np.exp(logs), strict=True))
+    return counts, laws
+
+
+def test_intervals_calibrated_on_extrapolation_hold_drifting_laws():
+    counts, laws = _drifting(60, seed=5)
+    train, targets = counts[:7], np.array([512.0, 2048.0])  # 4x and 16x beyond
+    rows = [
+        (float(x), name, "time", run, law[x] * math.exp(0.01 * run))
+        for name, law in laws.items()
+        for x in train
+        for run in range(2)
+    ]
+    table = ProfileTable.from_rows(["p"], rows, source={"path": "drift"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(table)
+    assert fit.calibration["form"] == "combined"
+    assert fit.calibration["residuals"] >= 60
+    held, ratios = [], []
+    for model in fit.models:
+        truth = np.array([laws[model.name][t] for t in targets])
+        lower, upper = model.interval(targets)
+        assert np.all(lower >= 0)
+        held.append((lower <= truth) & (truth <= upper))
+        ratios.append(upper / lower)
+    held, ratios = np.array(held), np.array(ratios)
+    # 90 % intervals: at least 80 % of the truths at each distance; they widen
+    # with the distance, as the square root of it, not as the laws part (their
+    # spread alone, scaled, spans a factor of 6 at 4x and 40 at 16x here)
+    assert held.mean(axis=0).min() >= 0.8, held.mean(axis=0)
+    width = np.median(ratios, axis=0)
+    assert width[0] < 4.0, width
+    assert width[0] < width[1] < 8.0, width

@@ -262,6 +262,8 @@ def test_the_projection_says_where_the_data_cannot_tell():
     message = fit.cannot_tell_message(far)
     assert message.startswith(f"from {2**16} nodes on, the 90% interval spans")
     assert "the data cannot tell the time there" in message
+    # which measurement would tell: a count between 8 and 2**16 measured nodes
+    assert "measure at 1024 nodes (the largest measured is 8)" in message
     # an interval that narrows again further out is named where it is wide only
     gap = xr.Dataset(
         {
