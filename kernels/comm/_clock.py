@@ -170,6 +170,43 @@ class RankClock:
             self.delta[0] += burst
             self.delta[1] += burst
 
+    def begin_parallel(self) -> None:
+        """Start a parallel region: charge the computation burst before it."""
+        self.flush()
+
+    def end_parallel(self, seconds: float) -> None:
+        """End a parallel region begun with :meth:`begin_parallel`.
+
+        In emulated mode the region is charged ``seconds`` (its critical path: the
+        longest thread's CPU time, what the region lasts on cores of its own) in
+        place of the process CPU time, which sums every thread's. Other modes time
+        the region on the wall clock, as any computation.
+
+        Parameters
+        ----------
+        seconds : float
+            Computation seconds of the region.
+
+        Examples
+        --------
+        >>> cpu = [0.0]
+        >>> clock = RankClock("emulated", cpu_time=lambda: cpu[0])
+        >>> clock.begin_parallel()
+        >>> cpu[0] += 2.0          # two threads, one second of CPU each
+        >>> clock.end_parallel(1.0)
+        >>> clock.time(), clock.snapshot()["comp_time"]
+        (1.0, 1.0)
+        """
+        if self._depth or not self.emulated:
+            return
+        self._mark = self._read()  # the threads' CPU, summed, is not charged
+        seconds = max(float(seconds), 0.0)
+        self.counts["comp_time"] += seconds
+        self.now += seconds
+        self.path[0] += seconds
+        self.delta[0] += seconds
+        self.delta[1] += seconds
+
     def time(self) -> float:
         """Current time of this rank, seconds since time zero."""
         self.flush()
