@@ -118,7 +118,7 @@ class ThreadTeam:
         out = function(item)
         return out, threading.get_ident(), self._thread_time() - start
 
-    def map(self, function, items) -> list:
+    def map(self, function, items, during=None) -> list:
         """Run ``function`` on every item, on the team's threads; results in order.
 
         With more than one thread and item, the call is one parallel region: the
@@ -131,6 +131,10 @@ class ThreadTeam:
             ``function(item)``; items must be independent (no item reads what
             another writes).
         items : iterable
+        during : callable, optional
+            Run on the calling thread while the threads work (a transfer that
+            overlaps the region: the calling thread is the communication thread);
+            in emulated mode the region then ends at the later of the two.
 
         Returns
         -------
@@ -139,15 +143,26 @@ class ThreadTeam:
         """
         items = list(items)
         if self._pool is None or len(items) < 2:
-            return [function(item) for item in items]
+            out = [function(item) for item in items]
+            if during is not None:
+                during()
+            return out
         if self._clock is not None:
             self._clock.begin_parallel()
-        start = self._thread_time()
-        done = list(self._pool.map(lambda item: self._timed(function, item), items))
+        began = self._thread_time()
+        futures = [self._pool.submit(self._timed, function, item) for item in items]
+        own = self._thread_time() - began
+        if during is not None:
+            during()
+        began = self._thread_time()
+        done = [future.result() for future in futures]
+        # the calling thread's own work in the region (submitting, joining); its
+        # time inside ``during`` is communication, which the communicator charges
+        own += self._thread_time() - began
         busy: dict[int, float] = {}
         for _, worker, seconds in done:
             busy[worker] = busy.get(worker, 0.0) + seconds
-        self.last_region = max(busy.values()) + (self._thread_time() - start)
+        self.last_region = max(busy.values()) + own
         if self._clock is not None:
             self._clock.end_parallel(self.last_region)
         return [out for out, _, _ in done]

@@ -84,7 +84,7 @@ def test_a_wall_clock_rank_times_the_region_on_the_wall():
 def test_a_real_region_charges_about_half_the_cpu_two_threads_burn():
     clock = RankClock("emulated")
     rng = np.random.default_rng(0)
-    arrays = [rng.random(1 << 20) for _ in range(2)]
+    arrays = [rng.random(1 << 19) for _ in range(2)]
 
     def burn(values):
         for _ in range(4):
@@ -99,3 +99,36 @@ def test_a_real_region_charges_about_half_the_cpu_two_threads_burn():
         charged = clock.snapshot()["comp_time"] - charged
     # two equal pieces: the longest thread is about half of the CPU both burnt
     assert 0.3 * burnt < charged < 0.8 * burnt
+
+
+@pytest.mark.parametrize(("region", "end"), [(2.0, 3.0), (5.0, 5.0)])
+def test_a_transfer_during_a_region_overlaps_it(region, end):
+    from scaleprobe.kernels.comm._clock import PATH_KEYS, extend
+
+    process = [0.0]
+    clock = RankClock("emulated", cpu_time=lambda: process[0])
+    clock.begin_parallel()
+    process[0] += 2 * region  # the threads burn CPU meanwhile: not charged
+    clock.enter()  # the calling thread waits 3 s for a transfer
+    clock.leave(extend(clock.stamp(), 3.0, PATH_KEYS.index("bandwidth")))
+    clock.end_parallel(region)
+    assert clock.time() == end  # the later of the transfer and the region
+    assert clock.snapshot()["comp_time"] == region
+    assert clock.snapshot()["comm_time"] == 3.0
+
+
+def test_the_calling_thread_runs_during_while_the_team_works():
+    seen = []
+    gate = threading.Event()
+
+    def work(item):
+        assert gate.wait(30)  # only once the calling thread has run ``during``
+        return item
+
+    def during():
+        seen.append(threading.current_thread() is threading.main_thread())
+        gate.set()
+
+    with ThreadTeam(2) as team:
+        assert team.map(work, [1, 2, 3], during=during) == [1, 2, 3]
+    assert seen == [True]
