@@ -159,9 +159,10 @@ def _search(comm, config, graph, root, pred, profile, team=None):
             pred,
             profile,
             direction_optimizing=config.direction_optimizing,
+            team=team,
         )
     elif config.variant == "replicated-csc":
-        bfs_replicated_csc(comm, graph, root, pred, profile)
+        bfs_replicated_csc(comm, graph, root, pred, profile, team)
     else:
         bfs_2d(
             comm,

@@ -7,6 +7,10 @@ import pytest
 from _graph500_support import bfs_distances, self_comm
 from scaleprobe.kernels.comm.threads import ThreadTeam
 from scaleprobe.kernels.graph500._frontier import LevelProfile
+from scaleprobe.kernels.graph500.bfs_replicated import (
+    bfs_replicated_csc,
+    bfs_replicated_csr,
+)
 from scaleprobe.kernels.graph500.bfs_simple import bfs_simple
 from scaleprobe.kernels.graph500.construction import build_1d
 from scaleprobe.kernels.graph500.generator import kronecker_edges
@@ -26,20 +30,30 @@ def edges():
     return kronecker_edges(SCALE, 16, seed=5)
 
 
-def _search(comm, graph, root, team):
+SEARCHES = {
+    "simple": lambda c, g, r, p, f, t: bfs_simple(c, g, r, p, f, t),
+    "replicated-csr": lambda c, g, r, p, f, t: bfs_replicated_csr(
+        c, g, r, p, f, team=t
+    ),
+    "replicated-csc": lambda c, g, r, p, f, t: bfs_replicated_csc(c, g, r, p, f, t),
+}
+
+
+def _search(comm, graph, root, team, variant="simple"):
     pred = np.full(graph.degree.size, -1, dtype=np.int64)
     profile = LevelProfile(comm)
-    bfs_simple(comm, graph, root, pred, profile, team)
+    SEARCHES[variant](comm, graph, root, pred, profile, team)
     return pred, profile.frontier
 
 
+@pytest.mark.parametrize("variant", sorted(SEARCHES))
 @pytest.mark.parametrize("threads", [2, 3])
-def test_threaded_levels_give_the_single_threaded_tree(comm, edges, threads):
-    graph = build_1d(comm, *edges, SCALE)
+def test_threaded_levels_give_the_single_threaded_tree(comm, edges, threads, variant):
+    graph = build_1d(comm, *edges, SCALE, transpose=variant == "replicated-csc")
     root = int(np.argmax(graph.degree))
-    alone, alone_levels = _search(comm, graph, root, None)
+    alone, alone_levels = _search(comm, graph, root, None, variant)
     with ThreadTeam(threads, comm) as team:
-        pred, levels = _search(comm, graph, root, team)
+        pred, levels = _search(comm, graph, root, team, variant)
         assert team.last_region > 0  # a level did run over the threads
     assert np.array_equal(pred, alone)
     assert levels == alone_levels
@@ -50,13 +64,14 @@ def test_threaded_levels_give_the_single_threaded_tree(comm, edges, threads):
 
 
 @pytest.mark.mpi
-def test_two_ranks_of_two_threads_traverse_what_one_thread_does(mpi_run):
+@pytest.mark.parametrize("variant", sorted(SEARCHES))
+def test_two_ranks_of_two_threads_traverse_what_one_thread_does(mpi_run, variant):
     def run(threads):
         done = mpi_run(
             2,
             "-m",
             "scaleprobe.kernels.graph500",
-            *("--scale", "13", "--nbfs", "3", "--variant", "simple"),
+            *("--scale", "13", "--nbfs", "3", "--variant", variant),
             *("--threads", str(threads)),
         )
         return Record.parse(done.stdout)
