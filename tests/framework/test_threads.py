@@ -104,10 +104,24 @@ def test_a_record_of_other_threads_than_the_points_is_a_mismatch():
 
 @pytest.mark.mpi
 def test_a_sweep_over_threads_lands_a_coordinate_the_ranks_saw(tmp_path, client):
-    spec = _spec(tmp_path, threads=[1, 2])
+    spec = load_spec(
+        {
+            "name": "graph500-threads",
+            "kernel": "graph500",
+            "params": {"scale": 12, "nbfs": 2, "variant": "simple"},
+            "sweep": {"nodes": [2], "threads": [1, 2]},
+            "throttle": {"mode": "emulated", "core_slots": 0},
+            "timeout": 120,
+            "output": str(tmp_path / "g.zarr"),
+        }
+    )
     ds = run_sweep(spec, client, progress=False)
     assert (ds.status.values == "ok").all(), ds.error.values
     assert list(ds.threads.values) == [1, 2]
+    # the same searches at both counts: the threads change the time, not the tree
+    nedge = ds.nedge.squeeze(drop=True)
+    assert (nedge.sel(threads=1) == nedge.sel(threads=2)).all()
+    assert (ds.valid.squeeze(drop=True) == 1).all()
     records = {
         r["coords"]["threads"]: r["record"] for r in ResultStore(spec.output).results()
     }
