@@ -171,6 +171,7 @@ def _search(comm, config, graph, root, pred, profile, team=None):
             pred,
             profile,
             direction_optimizing=config.direction_optimizing,
+            team=team,
         )
 
 

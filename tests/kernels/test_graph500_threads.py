@@ -7,12 +7,13 @@ import pytest
 from _graph500_support import bfs_distances, self_comm
 from scaleprobe.kernels.comm.threads import ThreadTeam
 from scaleprobe.kernels.graph500._frontier import LevelProfile
+from scaleprobe.kernels.graph500.bfs_2d import bfs_2d
 from scaleprobe.kernels.graph500.bfs_replicated import (
     bfs_replicated_csc,
     bfs_replicated_csr,
 )
 from scaleprobe.kernels.graph500.bfs_simple import bfs_simple
-from scaleprobe.kernels.graph500.construction import build_1d
+from scaleprobe.kernels.graph500.construction import build_1d, build_2d
 from scaleprobe.kernels.graph500.generator import kronecker_edges
 from scaleprobe.kernels.graph500.validate import tree_levels, validate_bfs
 from scaleprobe.kernels.schema import Record
@@ -36,6 +37,7 @@ SEARCHES = {
         c, g, r, p, f, team=t
     ),
     "replicated-csc": lambda c, g, r, p, f, t: bfs_replicated_csc(c, g, r, p, f, t),
+    "2d": lambda c, g, r, p, f, t: bfs_2d(c, g, r, p, f, team=t),
 }
 
 
@@ -49,7 +51,10 @@ def _search(comm, graph, root, team, variant="simple"):
 @pytest.mark.parametrize("variant", sorted(SEARCHES))
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threaded_levels_give_the_single_threaded_tree(comm, edges, threads, variant):
-    graph = build_1d(comm, *edges, SCALE, transpose=variant == "replicated-csc")
+    if variant == "2d":
+        graph = build_2d(comm, *edges, SCALE, transpose=True)
+    else:
+        graph = build_1d(comm, *edges, SCALE, transpose=variant == "replicated-csc")
     root = int(np.argmax(graph.degree))
     alone, alone_levels = _search(comm, graph, root, None, variant)
     with ThreadTeam(threads, comm) as team:
