@@ -151,7 +151,7 @@ def below_min_ranks(spec: Spec) -> list[Point]:
     return [p for p in _admitted(spec) if p.ranks < spec.min_ranks]
 
 
-def oversubscription(spec: Spec, points, cores: int) -> str | None:
+def oversubscription(spec: Spec, points, cores: int, threads: int = 1) -> str | None:
     """Say whether wall-clock points would run more threads than a host has cores.
 
     In throttle modes ``none`` and ``netns`` time is wall-clock time, and ranks that
@@ -167,6 +167,9 @@ def oversubscription(spec: Spec, points, cores: int) -> str | None:
         The points that will run on one host.
     cores : int
         Cores of that host.
+    threads : int, default=1
+        Threads of each rank where the sweep does not set them (the setting
+        ``scaleprobe.launch.threads-per-rank``).
 
     Returns
     -------
@@ -188,13 +191,17 @@ def oversubscription(spec: Spec, points, cores: int) -> str | None:
     """  # noqa: E501
     if spec.throttle.mode not in ("none", "netns") or not cores:
         return None
-    over = [p for p in points if p.cores > cores]
+
+    def threads_of(point):
+        return point.threads if "threads" in point.coords else int(threads)
+
+    over = [p for p in points if p.ranks * threads_of(p) > cores]
     if not over:
         return None
-    worst = max(over, key=lambda p: (p.cores, p.ranks))
+    worst = max(over, key=lambda p: (p.ranks * threads_of(p), p.ranks))
     largest = f"{worst.ranks} ranks"
-    if any(p.threads > 1 for p in over):
-        largest += f" x {worst.threads} threads"
+    if any(threads_of(p) > 1 for p in over):
+        largest += f" x {threads_of(worst)} threads"
     count = f"{len(over)} point{'s' if len(over) > 1 else ''}"
     return (
         f"{count} in throttle mode {spec.throttle.mode!r} "

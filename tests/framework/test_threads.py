@@ -87,6 +87,18 @@ def test_the_oversubscription_warning_counts_ranks_times_threads():
     message = oversubscription(spec, plan(spec), cores=2)
     assert message.startswith("1 point in throttle mode 'none' runs up to 2 ranks x 2")
     assert oversubscription(spec, plan(spec), cores=4) is None
+    # unswept, the launch setting's threads per rank count
+    spec = load_spec(
+        {
+            "name": "t",
+            "kernel": "commbench.compute",
+            "sweep": {"nodes": [1], "ppn": [2]},
+            "throttle": {"mode": "none"},
+        }
+    )
+    assert oversubscription(spec, plan(spec), cores=4) is None
+    message = oversubscription(spec, plan(spec), cores=4, threads=3)
+    assert message.startswith("1 point in throttle mode 'none' runs up to 2 ranks x 3")
 
 
 def test_a_record_of_other_threads_than_the_points_is_a_mismatch():
