@@ -3,8 +3,9 @@
 One rank (``MPI.COMM_SELF``), the same work at every thread count, interleaved in
 rounds so that drift and other processes' load hit both counts alike:
 
-- ``graph500``: the ``simple`` BFS (level expansion over the rank's threads,
-  Suzumura et al. 2011) from the same roots of a Kronecker graph;
+- ``graph500`` and ``graph500-csr``: the ``simple`` and the direction-optimizing
+  ``replicated-csr`` BFS (levels over the rank's threads, Suzumura et al. 2011)
+  from the same roots of a Kronecker graph;
 - ``subgraph``: one colouring of the colour-coding count (neighbour sums over
   pieces of balanced neighbour entries, combinations over ranges of vertices;
   Chen et al. 2018) on an Erdos-Renyi graph.
@@ -29,6 +30,7 @@ from mpi4py import MPI
 from scaleprobe.kernels.comm import InstrumentedComm
 from scaleprobe.kernels.comm.threads import ThreadTeam
 from scaleprobe.kernels.graph500._frontier import LevelProfile
+from scaleprobe.kernels.graph500.bfs_replicated import bfs_replicated_csr
 from scaleprobe.kernels.graph500.bfs_simple import bfs_simple
 from scaleprobe.kernels.graph500.construction import build_1d
 from scaleprobe.kernels.graph500.generator import kronecker_edges
@@ -45,18 +47,27 @@ def _comm(mode: str) -> InstrumentedComm:
     return InstrumentedComm(MPI.COMM_SELF, LinkConfig(mode=mode, core_slots=0))
 
 
-def graph500_work(scale: int, searches: int):
+SEARCHES = {
+    "simple": lambda c, g, r, p, f, t: bfs_simple(c, g, r, p, f, t),
+    "replicated-csr": lambda c, g, r, p, f, t: bfs_replicated_csr(
+        c, g, r, p, f, team=t
+    ),
+}
+
+
+def graph500_work(scale: int, searches: int, variant: str = "simple"):
     """A callable ``(comm, team) -> None`` running the BFS from fixed roots."""
     comm = _comm("none")
     edges = kronecker_edges(scale, 16, seed=2)
     graph = build_1d(comm, *edges, scale)
     roots = np.argsort(graph.degree)[::-1][:searches].tolist()
     pred = np.full(graph.degree.size, -1, dtype=np.int64)
+    search = SEARCHES[variant]
 
     def work(comm, team):
         for root in roots:
             pred.fill(-1)
-            bfs_simple(comm, graph, int(root), pred, LevelProfile(comm), team)
+            search(comm, graph, int(root), pred, LevelProfile(comm), team)
 
     return work
 
@@ -109,6 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     kernels = {
         "graph500": graph500_work(args.scale, args.searches),
+        "graph500-csr": graph500_work(args.scale, args.searches, "replicated-csr"),
         "subgraph": subgraph_work(args.vertices, args.edges, args.template),
     }
     times = measure(kernels, args.rounds)
@@ -117,7 +129,7 @@ def main() -> None:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
         f"medians of {args.rounds} rounds"
     )
-    header = f"{'kernel':10} {'clock':9} " + " ".join(
+    header = f"{'kernel':13} {'clock':9} " + " ".join(
         f"{f'{t} thr (s)':>11}" for t in THREADS
     )
     print(header + f" {'speedup':>8}")
@@ -125,7 +137,7 @@ def main() -> None:
         for mode, label in (("none", "wall"), ("emulated", "emulated")):
             medians = [statistics.median(times[kernel, mode, t]) for t in THREADS]
             print(
-                f"{kernel:10} {label:9} "
+                f"{kernel:13} {label:9} "
                 + " ".join(f"{m:11.4f}" for m in medians)
                 + f" {medians[0] / medians[-1]:8.2f}"
             )
