@@ -106,6 +106,13 @@ def _bottom_up(graph, frontier_local, visited_block, seen, scratch, team=None):
     return newly.astype(np.int64) + graph.row_lo, graph.column_global(parents[newly])
 
 
+def _fold(graph, pred, visited, lo: int, vertices, parents):
+    """Send the candidates to their owners in the grid row; settle those received."""
+    destination = (vertices // graph.partition.block) % graph.grid[1]
+    vertices, parents = alltoallv_arrays(graph.row_comm, destination, vertices, parents)
+    return settle(pred, visited, vertices - lo, parents)
+
+
 class _Block:
     """The attributes of a CSR graph that
     :func:`~.bfs_replicated.bottom_up_step` reads."""
@@ -145,7 +152,6 @@ def bfs_2d(
     """
     partition = graph.partition
     block = partition.block
-    ncols = graph.grid[1]
     nvertices = partition.nvertices
     lo, hi = partition.bounds(comm.rank)
     row_lo = graph.row_lo
@@ -187,11 +193,7 @@ def bfs_2d(
             )
         else:
             vertices, parents = _top_down(graph, view, frontier, seen, slot, team)
-        destination = (vertices // block) % ncols
-        vertices, parents = alltoallv_arrays(
-            graph.row_comm, destination, vertices, parents
-        )
-        newly = settle(pred, visited, vertices - lo, parents)
+        newly = _fold(graph, pred, visited, lo, vertices, parents)
         frontier = newly + lo
         frontier_edges_local = float(degree[newly].sum())
         unexplored_local -= frontier_edges_local
