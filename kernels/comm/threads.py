@@ -149,16 +149,12 @@ class ThreadTeam:
             return out
         if self._clock is not None:
             self._clock.begin_parallel()
-        began = self._thread_time()
-        futures = [self._pool.submit(self._timed, function, item) for item in items]
-        own = self._thread_time() - began
-        if during is not None:
-            during()
-        began = self._thread_time()
-        done = [future.result() for future in futures]
-        # the calling thread's own work in the region (submitting, joining); its
-        # time inside ``during`` is communication, which the communicator charges
-        own += self._thread_time() - began
+        try:
+            done, own = self._region(function, items, during)
+        except BaseException:
+            if self._clock is not None:  # the clock charges as before the region
+                self._clock.end_parallel(0.0)
+            raise
         busy: dict[int, float] = {}
         for _, worker, seconds in done:
             busy[worker] = busy.get(worker, 0.0) + seconds
@@ -166,3 +162,17 @@ class ThreadTeam:
         if self._clock is not None:
             self._clock.end_parallel(self.last_region)
         return [out for out, _, _ in done]
+
+    def _region(self, function, items, during):
+        """Run the items on the pool and ``during`` here; the timed results and the
+        calling thread's own CPU seconds in the region (outside ``during``)."""
+        began = self._thread_time()
+        futures = [self._pool.submit(self._timed, function, item) for item in items]
+        own = self._thread_time() - began
+        if during is not None:
+            during()
+        began = self._thread_time()
+        done = [future.result() for future in futures]
+        # submitting and joining are the calling thread's work; its time inside
+        # ``during`` is communication, which the communicator charges
+        return done, own + self._thread_time() - began

@@ -132,3 +132,17 @@ def test_the_calling_thread_runs_during_while_the_team_works():
     with ThreadTeam(2) as team:
         assert team.map(work, [1, 2, 3], during=during) == [1, 2, 3]
     assert seen == [True]
+
+
+def test_a_failed_region_leaves_the_clock_charging_as_before():
+    process = [0.0]
+    clock = RankClock("emulated", cpu_time=lambda: process[0])
+
+    def fail(item):
+        raise ValueError(f"item {item}")
+
+    team = ThreadTeam(2, types.SimpleNamespace(_clock=clock))
+    with team, pytest.raises(ValueError, match="item"):
+        team.map(fail, [1, 2])
+    process[0] += 1.5  # serial computation after the failed region is charged
+    assert clock.time() == 1.5
