@@ -220,7 +220,7 @@ def _warn_oversubscription(client: Client, spec: Spec, settings, todo) -> None:
         cores = min(client.run(os.cpu_count).values())
     except Exception:  # a worker that cannot answer must not stop the sweep
         cores = os.cpu_count()
-    message = oversubscription(spec, todo, cores)
+    message = oversubscription(spec, todo, cores, settings.threads_per_rank)
     if message:
         warnings.warn(message, OversubscriptionWarning, stacklevel=3)
 

@@ -50,6 +50,7 @@ _SET_BY_SPEC = {
     "link_bandwidth": "throttle.link_bandwidth",
     "latency": "throttle.latency",
     "core_slots": "throttle.core_slots",
+    "threads": "sweep.threads",
 }
 
 
@@ -109,7 +110,8 @@ def check_kernel(name: str, params: dict, sweep: dict, fail) -> None:
     parser.error = _raise
     parser.exit = lambda status=0, message=None: _raise(message or "exit")
     valid = _parameters(parser)
-    axes = {k: v for k, v in sweep.items() if k not in ("nodes", "ppn", "bandwidth")}
+    launch = ("nodes", "ppn", "bandwidth", "threads")
+    axes = {k: v for k, v in sweep.items() if k not in launch}
     axes.pop("run", None)
     _refuse_link_flags(params, axes, valid, fail)
     first = {k: v[0] for k, v in axes.items()}

@@ -24,8 +24,14 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from scaleprobe.kernels.registry import kernel_arguments, kernel_module
-from scaleprobe.kernels.schema import RECORD_MARKER, LinkConfig, Record, RecordError
+from scaleprobe.kernels.registry import kernel_arguments, kernel_module, kernel_parser
+from scaleprobe.kernels.schema import (
+    RECORD_MARKER,
+    THREADS_ENV,
+    LinkConfig,
+    Record,
+    RecordError,
+)
 
 from ._hostload import LoadMeter
 from .hosts import hosts_given, launch_hosts, placement_arguments, this_host
@@ -46,6 +52,7 @@ __all__ = [
     "launcher_words",
     "parse_output",
     "point_link",
+    "point_threads",
     "record_mismatch",
     "replay_line",
     "resolve_mpiexec",
@@ -83,7 +90,36 @@ _GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_guard.py")
 def _kernel_arguments(spec: Spec, point: Point) -> list[str]:
     params = dict(spec.params)
     params.update({k: point.coords[k] for k in spec.kernel_axes})
+    if "threads" in point.coords and _takes_threads(spec.kernel):
+        params["threads"] = point.threads
     return kernel_arguments(params)
+
+
+def _takes_threads(kernel: str) -> bool:
+    """Whether a registered kernel takes ``--threads`` (every one the harness runs;
+    a kernel with a parser of its own only where it declares one)."""
+    parser = kernel_parser(kernel)
+    return any("--threads" in action.option_strings for action in parser._actions)
+
+
+def point_threads(point: Point, settings: LaunchSettings) -> int:
+    """Threads of each rank of a launch: the point's ``threads`` where swept, else
+    the setting ``scaleprobe.launch.threads-per-rank``.
+
+    Parameters
+    ----------
+    point : Point
+        The point.
+    settings : LaunchSettings
+        The launch settings.
+
+    Returns
+    -------
+    int
+    """
+    if "threads" in point.coords:
+        return point.threads
+    return settings.threads_per_rank
 
 
 def spec_link(spec: Spec) -> LinkConfig:
@@ -312,7 +348,8 @@ def launch_environment(
 ) -> dict:
     """Return the environment of a launch.
 
-    The :func:`child_environment` with the configured threads per rank, plus
+    The :func:`child_environment` with the point's threads per rank
+    (:func:`point_threads`, also in ``SCALEPROBE_THREADS``), plus
     the point's link (:func:`point_link`, in
     :data:`~scaleprobe.kernels.schema.LINK_ENV`), ``SCALEPROBE_POINT`` (the point's
     coordinates), :data:`OPENMPI_AS_ROOT` where root launches with Open MPI's
@@ -333,7 +370,9 @@ def launch_environment(
         The environment for :class:`subprocess.Popen`.
     """
     settings = settings or LaunchSettings.from_config()
-    env = child_environment(settings.threads_per_rank)
+    threads = point_threads(point, settings)
+    env = child_environment(threads)
+    env[THREADS_ENV] = str(threads)
     env.update(point_link(spec, point).to_env())
     env["SCALEPROBE_POINT"] = json.dumps(point.coords)
     if settings.mpiexec_family == "openmpi" and os.geteuid() == 0:
@@ -422,7 +461,12 @@ def parse_output(spec: Spec, stdout: str) -> Record:
 
 
 def record_mismatch(
-    spec: Spec, point: Point, record: Record, *, real_hosts: bool = False
+    spec: Spec,
+    point: Point,
+    record: Record,
+    *,
+    real_hosts: bool = False,
+    threads: int | None = None,
 ) -> str:
     """Say how what a kernel saw differs from what its point asks, or ``""``.
 
@@ -443,6 +487,9 @@ def record_mismatch(
         Whether the launch placed the point's nodes on real hosts (throttle mode
         ``none`` under ``srun`` or with a host file), so that the record's hosts
         must be ``nodes`` of ``ppn`` ranks each.
+    threads : int, optional
+        Threads per rank the launch asked for (:func:`point_threads`), compared
+        with the record's where given.
 
     Returns
     -------
@@ -463,7 +510,7 @@ def record_mismatch(
     where = {"ranks": point.ranks}
     if real_hosts:
         where.update(nodes=int(point.coords["nodes"]), ppn=int(point.coords["ppn"]))
-    return record.mismatch(link=point_link(spec, point), **where)
+    return record.mismatch(link=point_link(spec, point), threads=threads, **where)
 
 
 def separate_jobs(stdout: str, ranks: int) -> str:
@@ -592,12 +639,20 @@ def _judge(spec: Spec, point: Point, settings, process, stdout, stderr, result):
             f"{exc}; stderr: {_tail(stderr, 500)}" if stderr.strip() else str(exc)
         )
         return
+    threads = point_threads(point, settings)
+    if spec.kernel == "external":  # the program got the threads in its environment
+        record = dataclasses.replace(record, threads=threads)
     result["record"] = record.to_dict()
     result["status"] = record.status
     result["error"] = record.reason if record.status != "ok" else ""
     if record.status == "ok":
         real = _places_real_hosts(spec, settings)
-        mismatch = record_mismatch(spec, point, record, real_hosts=real)
+        asked = (
+            threads
+            if spec.kernel == "external" or _takes_threads(spec.kernel)
+            else None
+        )
+        mismatch = record_mismatch(spec, point, record, real_hosts=real, threads=asked)
         if mismatch:
             result.update(status="invalid", error=mismatch)
 

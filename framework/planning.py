@@ -63,6 +63,17 @@ class Point:
         """Number of MPI ranks: ``nodes * ppn``."""
         return int(self.coords["nodes"]) * int(self.coords["ppn"])
 
+    @property
+    def threads(self) -> int:
+        """Threads of each rank the point asks for (1 where ``threads`` is not swept:
+        the launch's ``scaleprobe.launch.threads-per-rank`` then applies)."""
+        return int(self.coords.get("threads", 1))
+
+    @property
+    def cores(self) -> int:
+        """Cores the point keeps busy: ``ranks * threads``."""
+        return self.ranks * self.threads
+
     def label(self) -> str:
         """Return a short human-readable description, e.g. ``nodes=2 ppn=1 run=0``."""
         return " ".join(f"{k}={v}" for k, v in self.coords.items())
@@ -140,12 +151,13 @@ def below_min_ranks(spec: Spec) -> list[Point]:
     return [p for p in _admitted(spec) if p.ranks < spec.min_ranks]
 
 
-def oversubscription(spec: Spec, points, cores: int) -> str | None:
-    """Say whether wall-clock points would run more ranks than a host has cores.
+def oversubscription(spec: Spec, points, cores: int, threads: int = 1) -> str | None:
+    """Say whether wall-clock points would run more threads than a host has cores.
 
     In throttle modes ``none`` and ``netns`` time is wall-clock time, and ranks that
     share a core wait for each other: the time measures the host, not the program.
-    (Mode ``emulated`` charges CPU time and keeps host-wide core slots.)
+    A point keeps ``ranks * threads`` cores busy (:attr:`Point.cores`). (Mode
+    ``emulated`` charges CPU time and keeps host-wide core slots.)
 
     Parameters
     ----------
@@ -155,6 +167,9 @@ def oversubscription(spec: Spec, points, cores: int) -> str | None:
         The points that will run on one host.
     cores : int
         Cores of that host.
+    threads : int, default=1
+        Threads of each rank where the sweep does not set them (the setting
+        ``scaleprobe.launch.threads-per-rank``).
 
     Returns
     -------
@@ -168,19 +183,31 @@ def oversubscription(spec: Spec, points, cores: int) -> str | None:
     ...                   "sweep": {"nodes": [1, 4]}, "throttle": {"mode": "none"}})
     >>> oversubscription(spec, plan(spec), cores=2).split(";")[0]
     "1 point in throttle mode 'none' runs up to 4 ranks on a host of 2 cores"
-    """
+    >>> spec = load_spec({"name": "p", "kernel": "commbench.compute",
+    ...                   "sweep": {"nodes": [1, 2], "threads": [1, 2]},
+    ...                   "throttle": {"mode": "none"}})
+    >>> oversubscription(spec, plan(spec), cores=2).split(";")[0]
+    "1 point in throttle mode 'none' runs up to 2 ranks x 2 threads on a host of 2 cores"
+    """  # noqa: E501
     if spec.throttle.mode not in ("none", "netns") or not cores:
         return None
-    over = [p for p in points if p.ranks > cores]
+
+    def threads_of(point):
+        return point.threads if "threads" in point.coords else int(threads)
+
+    over = [p for p in points if p.ranks * threads_of(p) > cores]
     if not over:
         return None
-    largest = max(p.ranks for p in over)
+    worst = max(over, key=lambda p: (p.ranks * threads_of(p), p.ranks))
+    largest = f"{worst.ranks} ranks"
+    if any(threads_of(p) > 1 for p in over):
+        largest += f" x {threads_of(worst)} threads"
     count = f"{len(over)} point{'s' if len(over) > 1 else ''}"
     return (
         f"{count} in throttle mode {spec.throttle.mode!r} "
-        f"run{'s' if len(over) == 1 else ''} up to {largest} ranks on a host of "
+        f"run{'s' if len(over) == 1 else ''} up to {largest} on a host of "
         f"{cores} cores; ranks that share a core wait for each other and the "
         "wall-clock times measure the host more than the program: keep nodes x ppn "
-        "at most the cores, place ranks on real nodes (scaleprobe.launch.hostfile, "
-        "srun), or use throttle mode 'emulated'"
+        "x threads at most the cores, place ranks on real nodes "
+        "(scaleprobe.launch.hostfile, srun), or use throttle mode 'emulated'"
     )

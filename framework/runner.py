@@ -444,7 +444,9 @@ def describe_plan(spec_or_path, *, output=None, retry=(), new_campaign=False) ->
             f"{spec.min_ranks} ranks, the least kernel {spec.kernel!r} runs on"
         )
     launches_here = not (settings.hostfile or settings.launcher == "srun")
-    message = oversubscription(spec, todo, os.cpu_count() or 1)
+    message = oversubscription(
+        spec, todo, os.cpu_count() or 1, settings.threads_per_rank
+    )
     if launches_here and message:
         warnings.warn(message, OversubscriptionWarning, stacklevel=2)
     lines += _points_to_measure(spec, todo, settings)

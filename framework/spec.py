@@ -52,6 +52,8 @@ __all__ = [
 THROTTLE_MODES = ("none", "emulated", "netns")
 #: Sweep keys scaleprobe derives itself.
 RESERVED = ("ranks", "trial")
+#: Sweep keys of the launch, not passed to the kernel as parameters.
+LAUNCH_AXES = ("nodes", "ppn", "bandwidth", "threads", "run")
 #: Most points one campaign may have (a typo such as ``run: 1000000000`` would
 #: otherwise plan for hours and exhaust memory).
 MAX_POINTS = 1_000_000
@@ -138,6 +140,14 @@ SPEC_SCHEMA = (
         False,
         "Share of the link bandwidth, percent in (0, 100]; below 100 needs throttle "
         "mode 'emulated' or 'netns'.",
+    ),
+    SpecEntry(
+        "sweep.threads",
+        "list of int",
+        [1],
+        False,
+        "Threads of each rank (OMP_NUM_THREADS, the BLAS variables, SCALEPROBE_THREADS "
+        "and a built-in kernel's --threads); a dimension only where swept.",
     ),
     SpecEntry(
         "sweep.run",
@@ -462,9 +472,7 @@ class Spec:
     @property
     def kernel_axes(self) -> tuple[str, ...]:
         """Sweep keys that are passed to the kernel as parameters."""
-        return tuple(
-            k for k in self.sweep if k not in ("nodes", "ppn", "bandwidth", "run")
-        )
+        return tuple(k for k in self.sweep if k not in LAUNCH_AXES)
 
 
 def _fail(key: str, message: str):
@@ -641,7 +649,7 @@ def _check_axis_values(key: str, values: list) -> list:
             values = [parse_size(v) for v in values]
         except UnitError as exc:
             _fail(f"sweep.{key}", str(exc))
-    if key in ("nodes", "ppn", "run"):
+    if key in ("nodes", "ppn", "threads", "run"):
         for v in values:
             if not _is_int(v) or v < (0 if key == "run" else 1):
                 allowed = (
@@ -695,12 +703,15 @@ def _sweep(raw) -> dict:
                 f"is derived by scaleprobe and cannot be swept ({', '.join(RESERVED)})",
             )
         sweep[key] = _axis(key, value)
-    # Canonical order: nodes, ppn, bandwidth, the kernel's axes as written, run last.
+    # Canonical order: nodes, ppn, bandwidth, threads where swept, the kernel's axes
+    # as written, run last.
     ordered = {
         "nodes": sweep["nodes"],
         "ppn": sweep.get("ppn", tuple(_default("sweep.ppn"))),
         "bandwidth": sweep.get("bandwidth", tuple(_default("sweep.bandwidth"))),
     }
+    if "threads" in sweep:
+        ordered["threads"] = sweep["threads"]
     ordered.update({k: v for k, v in sweep.items() if k not in ordered and k != "run"})
     ordered["run"] = sweep.get("run", tuple(range(_default("sweep.run"))))
     size = 1

@@ -43,7 +43,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from scaleprobe.kernels.schema import SUMMARY_UNITS, Placement, Record, RecordError
+from scaleprobe.kernels.schema import (
+    SUMMARY_UNITS,
+    THREADS_ENV,
+    Placement,
+    Record,
+    RecordError,
+)
 from scaleprobe.kernels.units import UnitError, parse_duration, parse_size
 
 __all__ = [
@@ -56,6 +62,7 @@ __all__ = [
     "declaration_from_parser",
     "observe_placement",
     "run",
+    "thread_count",
 ]
 
 #: Kinds of parameter: what the command line takes and what the work receives.
@@ -534,6 +541,12 @@ class KernelDeclaration:
         )
         for parameter in self.parameters:
             parameter.add_to(parser)
+        if "threads" not in {p.name for p in self.parameters}:
+            parser.add_argument(
+                "--threads",
+                default=os.environ.get(THREADS_ENV, "1"),
+                help=f"threads of each rank (default: ${THREADS_ENV}, else 1)",
+            )
         if self.instrumented:
             from scaleprobe.kernels.comm import add_comm_arguments
 
@@ -750,6 +763,32 @@ def observe_placement(mpi_comm) -> Placement:
     )
 
 
+def thread_count(value) -> int | str:
+    """The threads per rank of ``--threads`` (or ``$SCALEPROBE_THREADS``), checked.
+
+    Parameters
+    ----------
+    value : int or str
+        As given.
+
+    Returns
+    -------
+    int or str
+        The count, or one line saying what was wrong and what is allowed.
+
+    Examples
+    --------
+    >>> thread_count("2"), thread_count(" 3 ")
+    (2, 3)
+    >>> thread_count("0")
+    '--threads (or $SCALEPROBE_THREADS) must be an integer >= 1, got 0'
+    """
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        return f"--threads (or ${THREADS_ENV}) must be an integer >= 1, got {text}"
+    return int(text)
+
+
 def run(declaration: KernelDeclaration, argv=None) -> int:
     """Run a kernel under MPI and print its record on rank 0.
 
@@ -771,6 +810,11 @@ def run(declaration: KernelDeclaration, argv=None) -> int:
     problem = declaration.check_arguments(args)
     if problem:
         _refuse(parser.prog, problem)
+    parameters = args.as_dict()
+    threads = thread_count(getattr(namespace, "threads", 1))
+    if isinstance(threads, str):
+        _refuse(parser.prog, threads)
+    args.threads = threads
     from mpi4py import MPI
 
     world = MPI.COMM_WORLD
@@ -783,7 +827,12 @@ def run(declaration: KernelDeclaration, argv=None) -> int:
         comm = InstrumentedComm.from_arguments(world, namespace)
         link = comm.link_record()
     try:
-        fields = {"link": link, "placement": placement, "parameters": args.as_dict()}
+        fields = {
+            "link": link,
+            "placement": placement,
+            "parameters": parameters,
+            "threads": threads,
+        }
         ppn = link.ppn if link is not None else 1
         reason = declaration.refusal(args, world.Get_size(), ppn)
         if reason:

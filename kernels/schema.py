@@ -54,6 +54,7 @@ __all__ = [
     "RECORD_STATUSES",
     "REPLICATE_COLUMNS",
     "SUMMARY_UNITS",
+    "THREADS_ENV",
     "THROTTLE_MODES",
     "Allocation",
     "LinkConfig",
@@ -78,6 +79,11 @@ ALLOCATION_PLACEMENTS = ("compact", "random")
 
 #: The environment variable that carries a launch's :class:`LinkConfig`.
 LINK_ENV = "SCALEPROBE_LINK"
+
+#: The environment variable that carries a launch's threads per rank (the sweep key
+#: ``threads``); the harness reads it as the default of every kernel's
+#: ``--threads``.
+THREADS_ENV = "SCALEPROBE_THREADS"
 
 #: The emulated link when nothing else is set, as a spec or the Dask configuration
 #: (``scaleprobe.throttle.<key>``) writes it. :class:`LinkConfig` parses its field
@@ -992,6 +998,9 @@ class Record:
     parameters : dict, default={}
         The kernel's parameters as it ran them, defaults included (numbers, text,
         booleans, None or lists of them).
+    threads : int, default=1
+        Threads each rank ran its computation on (the sweep key ``threads``);
+        checked against the point's.
 
     Examples
     --------
@@ -1015,6 +1024,7 @@ class Record:
     link: LinkConfig | None = None
     placement: Placement | None = None
     parameters: dict = dataclasses.field(default_factory=dict)
+    threads: int = 1
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -1035,6 +1045,11 @@ class Record:
         if self.placement is not None and not isinstance(self.placement, Placement):
             raise RecordError("record placement must be a Placement")
         set_(self, "parameters", _check_parameters(_json_safe(self.parameters)))
+        threads = self.threads
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise RecordError(
+                f"record threads must be an integer >= 1, got {threads!r}"
+            )
 
     @classmethod
     def invalid(cls, kernel: str, reason: str, **fields) -> Record:
@@ -1055,7 +1070,9 @@ class Record:
         """
         return cls(metrics={}, kernel=kernel, status="invalid", reason=reason, **fields)
 
-    def mismatch(self, *, link: LinkConfig | None = None, **point) -> str:
+    def mismatch(
+        self, *, link: LinkConfig | None = None, threads: int | None = None, **point
+    ) -> str:
         """Say how what the kernel saw differs from what its point asks, or ``""``.
 
         Parameters
@@ -1063,6 +1080,8 @@ class Record:
         link : LinkConfig, optional
             The link the point asks for; compared with :attr:`link` when both are
             known.
+        threads : int, optional
+            Threads per rank the point asks for; compared with :attr:`threads`.
         **point
             ``ranks`` and, where the point's nodes are real hosts, ``nodes`` and
             ``ppn``: compared with :attr:`placement` when the record has one.
@@ -1077,6 +1096,11 @@ class Record:
             problems.append(link.mismatch(self.link))
         if self.placement is not None and "ranks" in point:
             problems.append(self.placement.mismatch(**point))
+        if threads is not None and self.threads != int(threads):
+            problems.append(
+                f"the program ran {self.threads} thread(s) per rank but the point "
+                f"asks {threads}"
+            )
         return "; ".join(p for p in problems if p)
 
     # ------------------------------------------------------------- serialise
@@ -1100,6 +1124,7 @@ class Record:
                 self.placement.to_dict() if self.placement is not None else None
             ),
             "parameters": self.parameters,
+            "threads": self.threads if self.threads != 1 else None,
         }
         out.update({key: value for key, value in optional.items() if value})
         return out

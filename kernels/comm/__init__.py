@@ -11,7 +11,10 @@ counted like ``"none"``: wall clock, no modelling.
 Virtual time
     Computation between communication calls advances a rank's clock by the process
     CPU time it used (launched kernels run one BLAS/OpenMP thread, so this is the
-    rank's own work; oversubscribed ranks still get honest times). The CPU mark is
+    rank's own work; oversubscribed ranks still get honest times). A rank swept over
+    ``threads`` runs its parallel regions on a
+    :class:`~scaleprobe.kernels.comm.threads.ThreadTeam`, which charges each its
+    longest thread's CPU time instead. The CPU mark is
     reset when a call returns, so CPU burnt polling inside MPI is not charged.
     Communication advances the clock by the link model below.
 

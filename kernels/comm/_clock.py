@@ -97,6 +97,7 @@ class RankClock:
         self.collectives = {}
         self.collective_latency = dict.fromkeys(COLLECTIVE_SCALINGS, 0.0)
         self._depth = 0
+        self._region = None  # start of the open parallel region, if any
         # Replay of point-to-point traffic with contention (see _replay): set by the
         # communicator when its link shares the network between flows.
         self.replaying = False
@@ -157,10 +158,14 @@ class RankClock:
         return self._wall_time() - self.wall_start
 
     def flush(self) -> None:
-        """Charge the computation burst since the last mark."""
+        """Charge the computation burst since the last mark (none in an emulated
+        parallel region: :meth:`end_parallel` charges it)."""
         if self._depth:
             return
         mark = self._read()
+        if self.emulated and self._region is not None:
+            self._mark = mark
+            return
         burst = max(mark - self._mark, 0.0)
         self._mark = mark
         self.counts["comp_time"] += burst
@@ -169,6 +174,54 @@ class RankClock:
             self.path[0] += burst
             self.delta[0] += burst
             self.delta[1] += burst
+
+    def begin_parallel(self) -> None:
+        """Start a parallel region: charge the computation burst before it.
+
+        Until :meth:`end_parallel`, the process CPU time (every thread's) is not
+        charged; communication calls made meanwhile (the region's transfers, on the
+        calling thread) advance the clock as usual.
+        """
+        self.flush()
+        self._region = self.now
+
+    def end_parallel(self, seconds: float) -> None:
+        """End a parallel region begun with :meth:`begin_parallel`.
+
+        In emulated mode the region is charged ``seconds`` (its critical path: the
+        longest thread's CPU time, what the region lasts on cores of its own) in
+        place of the process CPU time, which sums every thread's. The region ran
+        from its start, so communication made during it overlaps it: the clock
+        ends at the later of the two. Other modes time the region on the wall
+        clock, as any computation.
+
+        Parameters
+        ----------
+        seconds : float
+            Computation seconds of the region.
+
+        Examples
+        --------
+        >>> cpu = [0.0]
+        >>> clock = RankClock("emulated", cpu_time=lambda: cpu[0])
+        >>> clock.begin_parallel()
+        >>> cpu[0] += 2.0          # two threads, one second of CPU each
+        >>> clock.end_parallel(1.0)
+        >>> clock.time(), clock.snapshot()["comp_time"]
+        (1.0, 1.0)
+        """
+        start, self._region = self._region, None
+        if not self.emulated or start is None:
+            return
+        self._mark = self._read()  # the threads' CPU, summed, is not charged
+        seconds = max(float(seconds), 0.0)
+        self.counts["comp_time"] += seconds
+        extra = start + seconds - self.now  # beyond what the transfers took
+        if extra > 0:
+            self.now += extra
+            self.path[0] += extra
+            self.delta[0] += extra
+            self.delta[1] += extra
 
     def time(self) -> float:
         """Current time of this rank, seconds since time zero."""

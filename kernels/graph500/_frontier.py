@@ -7,6 +7,17 @@ import numpy as np
 # Largest number of adjacency entries expanded in one vectorized step: bounds the
 # temporaries (about 30 bytes per entry) and keeps them cache friendly.
 CHUNK_EDGES = 1 << 21
+#: A level's expansion is cut into about this many pieces (none smaller than
+#: :data:`MIN_PIECE_EDGES` entries), whatever the threads: the pieces run on a
+#: rank's threads and are settled in order, so the tree is the same for any count.
+PIECES = 16
+MIN_PIECE_EDGES = 1 << 15
+
+
+def piece_budget(indptr: np.ndarray, rows: np.ndarray) -> int:
+    """Entries per piece of a level that expands ``rows`` (see :data:`PIECES`)."""
+    total = int((indptr[rows + 1] - indptr[rows]).sum()) if rows.size else 0
+    return int(min(CHUNK_EDGES, max(MIN_PIECE_EDGES, -(-total // PIECES))))
 
 
 def row_chunks(indptr: np.ndarray, rows: np.ndarray, budget: int = CHUNK_EDGES):

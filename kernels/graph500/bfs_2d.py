@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import allgatherv_array, alltoallv_arrays
-from ._frontier import LevelProfile, expand_rows, row_chunks
-from .bfs_replicated import BETA, bottom_up_step, goes_bottom_up, level_totals
+from ._frontier import LevelProfile, expand_rows, piece_budget, row_chunks
+from .bfs_replicated import BETA, goes_bottom_up, level_totals, threaded_bottom_up
 from .bfs_simple import settle
 
 __all__ = ["bfs_2d"]
@@ -44,12 +44,26 @@ def _gather_bits(comm, owned_bits: np.ndarray, nbits: int) -> np.ndarray:
     return np.unpackbits(full, count=nbits).view(bool)
 
 
-def _top_down(graph, view, frontier, seen, slot):
-    """Local expand + filter of a top-down level: (targets, parents), global ids."""
+def _top_down(graph, view, frontier, seen, slot, team=None):
+    """Local expand + filter of a top-down level: (targets, parents), global ids.
+
+    The level's rows are cut into pieces of about equal adjacency, gathered over
+    the ``team``'s threads (targets already seen when the level began dropped),
+    then filtered one after the other in order: the same candidates for any number
+    of threads.
+    """
     sources = allgatherv_array(graph.col_comm, frontier)
-    targets_out, parents_out = [], []
-    for rows in row_chunks(graph.indptr, graph.column_local(sources)):
+    rows = graph.column_local(sources)
+    pieces = row_chunks(graph.indptr, rows, piece_budget(graph.indptr, rows))
+
+    def gather(rows):
         targets, parents = expand_rows(view, rows, graph.column_global(rows))
+        fresh = ~seen[targets]
+        return targets[fresh], parents[fresh]
+
+    gathered = team.map(gather, pieces) if team is not None else map(gather, pieces)
+    targets_out, parents_out = [], []
+    for targets, parents in gathered:
         fresh = ~seen[targets]
         targets, parents = targets[fresh], parents[fresh]
         # one candidate per target: whichever index a repeated assignment keeps
@@ -65,7 +79,7 @@ def _top_down(graph, view, frontier, seen, slot):
     return np.concatenate(targets_out), np.concatenate(parents_out)
 
 
-def _bottom_up(graph, frontier_local, visited_block, seen, scratch):
+def _bottom_up(graph, frontier_local, visited_block, seen, scratch, team=None):
     """Local step of a bottom-up level: (targets, parents), global ids."""
     block = graph.partition.block
     nrows = graph.grid[0]
@@ -78,16 +92,30 @@ def _bottom_up(graph, frontier_local, visited_block, seen, scratch):
     candidates = np.flatnonzero(~row_visited & (np.diff(graph.t_indptr) > 0))
     parents, found_flags = scratch
     transposed = _Block(graph.t_indptr, graph.t_indices)
-    newly, _ = bottom_up_step(
-        transposed, candidates, np.diff(graph.t_indptr), in_queue, parents, found_flags
+    newly, _ = threaded_bottom_up(
+        transposed,
+        candidates,
+        np.diff(graph.t_indptr),
+        in_queue,
+        parents,
+        found_flags,
+        team,
     )
     found_flags[newly] = False
     seen[newly] = True
     return newly.astype(np.int64) + graph.row_lo, graph.column_global(parents[newly])
 
 
+def _fold(graph, pred, visited, lo: int, vertices, parents):
+    """Send the candidates to their owners in the grid row; settle those received."""
+    destination = (vertices // graph.partition.block) % graph.grid[1]
+    vertices, parents = alltoallv_arrays(graph.row_comm, destination, vertices, parents)
+    return settle(pred, visited, vertices - lo, parents)
+
+
 class _Block:
-    """The attributes of a CSR graph that :func:`bottom_up_step` reads."""
+    """The attributes of a CSR graph that
+    :func:`~.bfs_replicated.bottom_up_step` reads."""
 
     def __init__(self, indptr, indices):
         self.indptr, self.indices = indptr, indices
@@ -101,6 +129,7 @@ def bfs_2d(
     profile: LevelProfile,
     *,
     direction_optimizing: bool = True,
+    team=None,
 ):
     """Breadth-first search on a :class:`Graph2D`; fills the owned ``pred``.
 
@@ -118,10 +147,11 @@ def bfs_2d(
         Receives one entry per level.
     direction_optimizing : bool, default=True
         Run bottom-up levels while the frontier is large (needs ``t_indptr``).
+    team : ThreadTeam, optional
+        The rank's threads, over which every level's local step runs.
     """
     partition = graph.partition
     block = partition.block
-    ncols = graph.grid[1]
     nvertices = partition.nvertices
     lo, hi = partition.bounds(comm.rank)
     row_lo = graph.row_lo
@@ -158,14 +188,12 @@ def bfs_2d(
                 and frontier_size <= previous_size,
             )
         if bottom_up:
-            vertices, parents = _bottom_up(graph, frontier - lo, visited, seen, scratch)
+            vertices, parents = _bottom_up(
+                graph, frontier - lo, visited, seen, scratch, team
+            )
         else:
-            vertices, parents = _top_down(graph, view, frontier, seen, slot)
-        destination = (vertices // block) % ncols
-        vertices, parents = alltoallv_arrays(
-            graph.row_comm, destination, vertices, parents
-        )
-        newly = settle(pred, visited, vertices - lo, parents)
+            vertices, parents = _top_down(graph, view, frontier, seen, slot, team)
+        newly = _fold(graph, pred, visited, lo, vertices, parents)
         frontier = newly + lo
         frontier_edges_local = float(degree[newly].sum())
         unexplored_local -= frontier_edges_local

@@ -22,6 +22,8 @@ built each level by an ``Allgatherv`` of every rank's packed ``out_queue`` bits
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ._exchange import allgatherv_array
@@ -30,6 +32,7 @@ from ._frontier import (
     expand_rows,
     first_in_segment,
     gather_rows,
+    piece_budget,
     row_chunks,
 )
 from .bfs_simple import expand_top_down, settle
@@ -91,6 +94,27 @@ def bottom_up_step(graph, candidates, row_length, in_queue, pred, visited):
     return newly, candidates[~found]
 
 
+def threaded_bottom_up(graph, candidates, row_length, in_queue, pred, visited, team):
+    """:func:`bottom_up_step` over the ``team``'s threads: the sorted ``candidates``
+    cut into consecutive pieces of about equal adjacency, each searched on its own
+    (a vertex's parent is the first neighbour in ``in_queue`` whatever the pieces,
+    and each piece writes only its own vertices)."""
+    if team is None or team.threads < 2 or candidates.size < 2 * team.threads:
+        return bottom_up_step(graph, candidates, row_length, in_queue, pred, visited)
+    from scaleprobe.kernels.comm.threads import balanced_cuts
+
+    cuts = balanced_cuts(row_length[candidates], team.threads).tolist()
+    pieces = [candidates[a:b] for a, b in itertools.pairwise(cuts)]
+    done = team.map(
+        lambda piece: bottom_up_step(graph, piece, row_length, in_queue, pred, visited),
+        [piece for piece in pieces if piece.size],
+    )
+    return (
+        np.concatenate([newly for newly, _ in done]),
+        np.concatenate([still for _, still in done]),
+    )
+
+
 def level_totals(comm, frontier_size, frontier_edges, unexplored_edges) -> np.ndarray:
     """The new frontier's vertices and edges and the edges left unexplored, summed
     over the ranks (the ``Allreduce`` of three numbers that ends every level).
@@ -148,6 +172,7 @@ def bfs_replicated_csr(
     profile: LevelProfile,
     *,
     direction_optimizing: bool = True,
+    team=None,
 ):
     """Replicated-bitmap bottom-up BFS (Algorithm III), direction optimizing by default.
 
@@ -165,6 +190,9 @@ def bfs_replicated_csr(
         Receives one entry per level.
     direction_optimizing : bool, default=True
         Run top-down levels while the frontier is small.
+    team : ThreadTeam, optional
+        The rank's threads, over which every level runs
+        (:func:`threaded_bottom_up`, :func:`~.bfs_simple.expand_top_down`).
     """
     nvertices = graph.partition.nvertices
     lo, hi = graph.lo, graph.hi
@@ -200,12 +228,12 @@ def bfs_replicated_csr(
             mark[frontier] = True
             in_queue = _global_bitmap(comm, mark, nvertices)
             open_vertices = open_vertices[~visited[open_vertices]]
-            newly, open_vertices = bottom_up_step(
-                graph, open_vertices, row_length, in_queue, pred, visited
+            newly, open_vertices = threaded_bottom_up(
+                graph, open_vertices, row_length, in_queue, pred, visited, team
             )
             mark[frontier] = False
         else:
-            newly = expand_top_down(comm, graph, frontier, pred, visited)
+            newly = expand_top_down(comm, graph, frontier, pred, visited, team)
         frontier_edges_local = float(row_length[newly].sum())
         unexplored_local -= frontier_edges_local
         totals = level_totals(comm, newly.size, frontier_edges_local, unexplored_local)
@@ -215,7 +243,9 @@ def bfs_replicated_csr(
         frontier = newly
 
 
-def bfs_replicated_csc(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
+def bfs_replicated_csc(
+    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile, team=None
+):
     """Replicated-bitmap top-down BFS over the transposed adjacency (Algorithm IV).
 
     Parameters
@@ -230,6 +260,9 @@ def bfs_replicated_csc(comm, graph, root: int, pred: np.ndarray, profile: LevelP
         Owned parents, all -1 on entry; filled.
     profile : LevelProfile
         Receives one entry per level.
+    team : ThreadTeam, optional
+        The rank's threads: a level's pieces of the global frontier are gathered
+        over them, then settled in order (the tree does not depend on them).
     """
     if graph.csc_indptr is None:
         raise ValueError("replicated-csc needs a graph built with transpose=True")
@@ -243,11 +276,18 @@ def bfs_replicated_csc(comm, graph, root: int, pred: np.ndarray, profile: LevelP
     frontier = np.array([root], dtype=np.int64)
     profile.begin()
     while frontier.size:
-        found = []
         view = graph.column_view()
-        for rows in row_chunks(graph.csc_indptr, frontier):
+        pieces = row_chunks(
+            graph.csc_indptr, frontier, piece_budget(graph.csc_indptr, frontier)
+        )
+
+        def gather(rows, view=view):
             local, parents = expand_rows(view, rows, rows)
-            found.append(settle(pred, visited, local, parents))
+            fresh = ~visited[local]
+            return local[fresh], parents[fresh]
+
+        gathered = team.map(gather, pieces) if team is not None else map(gather, pieces)
+        found = [settle(pred, visited, *pair) for pair in gathered]
         newly = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         mark[newly] = True
         in_queue = _global_bitmap(comm, mark, nvertices)

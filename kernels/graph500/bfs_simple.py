@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exchange import alltoallv_arrays
-from ._frontier import LevelProfile, expand_rows, row_chunks
+from ._frontier import LevelProfile, expand_rows, piece_budget, row_chunks
 
 __all__ = ["bfs_simple", "expand_top_down", "settle"]
 
@@ -34,8 +34,39 @@ def settle(pred, visited, local, parents):
     return local[pred[local] == parents]
 
 
-def expand_top_down(comm, graph, frontier, pred, visited):
+def _gather_piece(view, rows, visited, lo: int, hi: int, alone: bool):
+    """A piece's (neighbour, parent) pairs; reads the graph and ``visited`` only.
+
+    Returns the owned unvisited pairs (local neighbour indices, global parents),
+    and the pairs of neighbours other ranks own (None for a rank alone). Owned
+    neighbours already visited when the level began are dropped here, so the
+    serial settling that follows sees only the new ones.
+    """
+    if alone:
+        neighbours, parents = expand_rows(view, rows, rows)
+        fresh = ~visited[neighbours]
+        return neighbours[fresh], parents[fresh], None, None
+    neighbours, parents = expand_rows(view, rows, rows + lo)
+    owned = (neighbours >= lo) & (neighbours < hi)
+    local = neighbours[owned] - lo
+    fresh = ~visited[local]
+    # ids travel as 8-byte integers, the id size of the reference (and of the
+    # volume formula of Suzumura et al. 2011)
+    return (
+        local[fresh],
+        parents[owned][fresh],
+        neighbours[~owned].astype(np.int64),
+        parents[~owned],
+    )
+
+
+def expand_top_down(comm, graph, frontier, pred, visited, team=None):
     """One top-down level of the 1D graph; returns the new local frontier.
+
+    The level's rows are cut into pieces of about equal adjacency
+    (:func:`~._frontier.piece_budget`); the pieces are gathered on the rank's
+    threads (``team``), then settled one after the other in order, so the tree does
+    not depend on the number of threads.
 
     Parameters
     ----------
@@ -49,6 +80,8 @@ def expand_top_down(comm, graph, frontier, pred, visited):
         Owned parents (-1 = unvisited); updated.
     visited : numpy.ndarray of bool
         Owned visited flags; updated.
+    team : ThreadTeam, optional
+        The rank's threads; None expands on the calling thread.
 
     Returns
     -------
@@ -56,39 +89,25 @@ def expand_top_down(comm, graph, frontier, pred, visited):
         Local indices of the next frontier.
     """
     lo, hi, block = graph.lo, graph.hi, graph.partition.block
-    outgoing_vertices, outgoing_parents = [], []
-    found = []
     view = graph.row_view()
-    for rows in row_chunks(graph.indptr, frontier):
-        if comm.size == 1:
-            neighbours, parents = expand_rows(view, rows, rows)
-            fresh = ~visited[neighbours]
-            local = neighbours[fresh]
-            parents = parents[fresh]
-            pred[local] = parents
-            visited[local] = True
-            found.append(local[pred[local] == parents])
-            continue
-        neighbours, parents = expand_rows(view, rows, rows + lo)
-        # Owned neighbours are settled here; chunks are independent since each
-        # settle sees the updates of the previous ones.
-        owned = (neighbours >= lo) & (neighbours < hi)
-        found.append(settle(pred, visited, neighbours[owned] - lo, parents[owned]))
-        # ids travel as 8-byte integers, the id size of the reference (and of the
-        # volume formula of Suzumura et al. 2011)
-        outgoing_vertices.append(neighbours[~owned].astype(np.int64))
-        outgoing_parents.append(parents[~owned])
-    if comm.size > 1:
-        vertices = (
-            np.concatenate(outgoing_vertices)
-            if outgoing_vertices
-            else np.empty(0, np.int64)
-        )
-        parents = (
-            np.concatenate(outgoing_parents)
-            if outgoing_parents
-            else np.empty(0, np.int64)
-        )
+    alone = comm.size == 1
+    pieces = list(
+        row_chunks(graph.indptr, frontier, piece_budget(graph.indptr, frontier))
+    )
+
+    def gather(rows):
+        return _gather_piece(view, rows, visited, lo, hi, alone)
+
+    gathered = team.map(gather, pieces) if team is not None else map(gather, pieces)
+    found, outgoing_vertices, outgoing_parents = [], [], []
+    for local, parents, away, away_parents in gathered:
+        found.append(settle(pred, visited, local, parents))
+        if not alone:
+            outgoing_vertices.append(away)
+            outgoing_parents.append(away_parents)
+    if not alone:
+        vertices = _joined(outgoing_vertices)
+        parents = _joined(outgoing_parents)
         vertices, parents = alltoallv_arrays(comm, vertices // block, vertices, parents)
         found.append(settle(pred, visited, vertices - lo, parents))
     if not found:
@@ -96,7 +115,13 @@ def expand_top_down(comm, graph, frontier, pred, visited):
     return found[0] if len(found) == 1 else np.concatenate(found)
 
 
-def bfs_simple(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
+def _joined(arrays) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.empty(0, np.int64)
+
+
+def bfs_simple(
+    comm, graph, root: int, pred: np.ndarray, profile: LevelProfile, team=None
+):
     """Breadth-first search from ``root``; fills the owned ``pred`` (-1 = unreached).
 
     Parameters
@@ -111,6 +136,8 @@ def bfs_simple(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
         Owned parents, all -1 on entry.
     profile : LevelProfile
         Receives one entry per level.
+    team : ThreadTeam, optional
+        The rank's threads, over which each level's expansion runs.
     """
     lo, hi = graph.lo, graph.hi
     visited = np.zeros(hi - lo, dtype=bool)
@@ -123,7 +150,7 @@ def bfs_simple(comm, graph, root: int, pred: np.ndarray, profile: LevelProfile):
     size_now = 1
     profile.begin()
     while size_now:
-        frontier = expand_top_down(comm, graph, frontier, pred, visited)
+        frontier = expand_top_down(comm, graph, frontier, pred, visited, team)
         count = comm.allreduce(int(frontier.size))
         profile.end_level(size_now)
         size_now = count

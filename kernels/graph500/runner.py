@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..comm import SUMMARY_LONG_NAMES
+from ..comm.threads import ThreadTeam
 from ..harness import Measurement, Metric, Parameter
 from ..schema import COLLECTIVE_LATENCY_COLUMNS, CRITICAL_PATH_COLUMNS
 from ._frontier import LevelProfile
@@ -124,9 +125,14 @@ class Graph500Config:
     seed: int = 1
     validate: bool = True
     direction_optimizing: bool = True
+    threads: int = 1
 
     def check(self) -> None:
         """Raise ValueError on parameters outside their declared ranges."""
+        if isinstance(self.threads, bool) or not (
+            isinstance(self.threads, int) and self.threads >= 1
+        ):
+            raise ValueError(f"threads must be an integer >= 1, got {self.threads!r}")
         for parameter in PARAMETERS:
             problem = parameter.problem(getattr(self, parameter.name))
             if problem:
@@ -143,11 +149,11 @@ def _build(comm, config, source, target):
     )
 
 
-def _search(comm, config, graph, root, pred, profile):
+def _search(comm, config, graph, root, pred, profile, team=None):
     if config.variant in DEPARTURES:  # opt-in variants, kernels/graph500/departures.py
         return DEPARTURES[config.variant](comm, config, graph, root, pred, profile)
     if config.variant == "simple":
-        bfs_simple(comm, graph, root, pred, profile)
+        bfs_simple(comm, graph, root, pred, profile, team)
     elif config.variant == "replicated-csr":
         bfs_replicated_csr(
             comm,
@@ -156,9 +162,10 @@ def _search(comm, config, graph, root, pred, profile):
             pred,
             profile,
             direction_optimizing=config.direction_optimizing,
+            team=team,
         )
     elif config.variant == "replicated-csc":
-        bfs_replicated_csc(comm, graph, root, pred, profile)
+        bfs_replicated_csc(comm, graph, root, pred, profile, team)
     else:
         bfs_2d(
             comm,
@@ -167,6 +174,7 @@ def _search(comm, config, graph, root, pred, profile):
             pred,
             profile,
             direction_optimizing=config.direction_optimizing,
+            team=team,
         )
 
 
@@ -196,7 +204,7 @@ def _graph(comm, config):
     return source, target, graph, generation_time, construction_time
 
 
-def _trial(comm, config, graph, root, pred, edges) -> tuple[dict, str]:
+def _trial(comm, config, graph, root, pred, edges, team=None) -> tuple[dict, str]:
     """One timed search from ``root``, its levels, critical path and validation;
     why the validation failed (``""`` if it did not)."""
     pred.fill(-1)
@@ -204,7 +212,7 @@ def _trial(comm, config, graph, root, pred, edges) -> tuple[dict, str]:
     start = comm.sync()
     origin = comm.path()
     rounds = comm.collective_latency()
-    _search(comm, config, graph, root, pred, profile)
+    _search(comm, config, graph, root, pred, profile, team)
     elapsed = comm.elapsed_since(start)
     path = comm.critical_path_since(origin)
     if path:  # emulated: the collectives' share of the latency, by shape
@@ -304,12 +312,14 @@ def run_graph500(comm, config: Graph500Config, *, block_stream=None) -> Measurem
         connected_mask(comm, graph.degree, 1 << config.scale), config.nbfs, config.seed
     )
     pred = np.full(graph.degree.size, -1, dtype=np.int64)
-    if roots.size:  # warm-up search, as the reference does
-        _search(comm, config, graph, int(roots[0]), pred, LevelProfile(comm))
-    searched = [
-        _trial(comm, config, graph, root, pred, (source, target))
-        for root in roots.tolist()
-    ]
+    with ThreadTeam(config.threads, comm) as team:
+        if roots.size:  # warm-up search, as the reference does
+            root = int(roots[0])
+            _search(comm, config, graph, root, pred, LevelProfile(comm), team)
+        searched = [
+            _trial(comm, config, graph, root, pred, (source, target), team)
+            for root in roots.tolist()
+        ]
     trials = [trial for trial, _ in searched]
     reason = next((failure for _, failure in searched if failure), "")
     summary = comm.summary()
@@ -332,7 +342,10 @@ def measure(comm, args) -> Measurement:
     -------
     Measurement
     """
-    config = Graph500Config(**{p.name: getattr(args, p.name) for p in PARAMETERS})
+    config = Graph500Config(
+        **{p.name: getattr(args, p.name) for p in PARAMETERS},
+        threads=getattr(args, "threads", 1),
+    )
     return run_graph500(
         comm, config, block_stream=sys.stdout if args.graph500_output else None
     )

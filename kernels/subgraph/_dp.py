@@ -92,14 +92,46 @@ def leaf_table(colors: np.ndarray, k: int, dtype) -> np.ndarray:
     return table
 
 
+def vertex_ranges(n: int, team) -> list[tuple[int, int]]:
+    """``team.threads`` consecutive ranges of about ``n / threads`` vertices."""
+    threads = 1 if team is None else team.threads
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a]
+
+
+def over_vertices(function, n: int, team) -> np.ndarray:
+    """``function(lo, hi)`` (a table over vertices ``lo:hi``) over the team's
+    threads, one range each, joined along the vertex axis."""
+    ranges = vertex_ranges(n, team)
+    if team is None or len(ranges) < 2:
+        return function(0, n)
+    return np.concatenate(team.map(lambda r: function(*r), ranges), axis=1)
+
+
 def combine(
-    active: np.ndarray, neighbours: np.ndarray, k: int, size: int, active_size: int
+    active: np.ndarray,
+    neighbours: np.ndarray,
+    k: int,
+    size: int,
+    active_size: int,
+    team=None,
 ) -> np.ndarray:
     """Counts of a split sub-template from its active table and the neighbour sums of
     its passive table: ``out[S] = sum over S = S_a + S_p of active[S_a] * nb[S_p]``.
 
-    The vertices are processed in blocks so that the gathered rows stay in cache.
+    The vertices are processed in blocks so that the gathered rows stay in cache;
+    with a ``team`` (:class:`~scaleprobe.kernels.comm.threads.ThreadTeam`) each of
+    its threads takes one range of vertices (every vertex's sum is its own, so the
+    counts do not depend on the threads).
     """
+    if team is not None and team.threads > 1:
+        return over_vertices(
+            lambda lo, hi: combine(
+                active[:, lo:hi], neighbours[:, lo:hi], k, size, active_size
+            ),
+            active.shape[1],
+            team,
+        )
     active_ranks, passive_ranks = split_tables(k, size, active_size)
     n_sets, n_splits = active_ranks.shape
     n = active.shape[1]
@@ -146,12 +178,19 @@ def _drop_color_ranks(k: int, size: int) -> np.ndarray:
 
 
 def combine_root(
-    colors: np.ndarray, neighbours: np.ndarray, k: int, size: int
+    colors: np.ndarray, neighbours: np.ndarray, k: int, size: int, team=None
 ) -> np.ndarray:
     """:func:`combine` when the active part is the root alone: ``out[S, v]`` is
     ``nb[S - {colour(v)}, v]`` if ``colour(v)`` is in ``S``, else 0 — one gather per
-    entry instead of ``size`` multiply-adds.
+    entry instead of ``size`` multiply-adds (over the ``team``'s threads, one range
+    of vertices each).
     """
+    if team is not None and team.threads > 1:
+        return over_vertices(
+            lambda lo, hi: combine_root(colors[lo:hi], neighbours[:, lo:hi], k, size),
+            len(colors),
+            team,
+        )
     lookup = _drop_color_ranks(k, size)
     n = len(colors)
     out = np.empty((lookup.shape[0], n), dtype=neighbours.dtype)
@@ -229,7 +268,9 @@ def _lifetimes(template):
     return computed, last_use, last_sum, final_summed
 
 
-def _subtemplate_tables(template, colors, neighbour_sum, dtype, observer, lifetimes):
+def _subtemplate_tables(
+    template, colors, neighbour_sum, dtype, observer, lifetimes, team=None
+):
     """The tables of the whole template's two parts, and the neighbour sums kept
     for it, computing every sub-template's table in order."""
     k, subs = template.k, template.subtemplates
@@ -253,10 +294,10 @@ def _subtemplate_tables(template, colors, neighbour_sum, dtype, observer, lifeti
         elif last_sum[passive.shape] == index:
             del sums[passive.shape]
         if active.size == 1:
-            tables[sub.shape] = combine_root(colors, neighbours, k, sub.size)
+            tables[sub.shape] = combine_root(colors, neighbours, k, sub.size, team)
         else:
             tables[sub.shape] = combine(
-                tables[active.shape], neighbours, k, sub.size, active.size
+                tables[active.shape], neighbours, k, sub.size, active.size, team
             )
         del neighbours
         if observer is not None:
@@ -274,6 +315,7 @@ def colorful_total(
     dtype=np.float64,
     segments: int = 1,
     observer=None,
+    team=None,
 ):
     """Colourful maps of ``template`` rooted on the given vertices, summed.
 
@@ -293,6 +335,9 @@ def colorful_total(
     observer : object, optional
         Its ``start(index)`` and ``stop(index)`` are called around the work of every
         computed sub-template (for per-sub-template timing).
+    team : ThreadTeam, optional
+        The rank's threads, over which every combination runs (one range of
+        vertices each); the counts are the same for any number of threads.
 
     Returns
     -------
@@ -307,7 +352,7 @@ def colorful_total(
         return float(totals[0]) if segments == 1 else totals
     lifetimes = _lifetimes(template)
     tables, sums = _subtemplate_tables(
-        template, colors, neighbour_sum, np.dtype(dtype), observer, lifetimes
+        template, colors, neighbour_sum, np.dtype(dtype), observer, lifetimes, team
     )
     whole, final_summed = len(subs) - 1, lifetimes[3]
     root_active, root_passive = subs[subs[whole].active], subs[subs[whole].passive]

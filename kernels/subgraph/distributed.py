@@ -34,6 +34,7 @@ import resource
 
 import numpy as np
 from scaleprobe.kernels.comm import transfer_time
+from scaleprobe.kernels.comm.threads import ThreadTeam
 from scaleprobe.kernels.harness import Measurement, Metric
 from scaleprobe.kernels.subgraph._dp import colorful_total, computed_subtemplates
 from scaleprobe.kernels.subgraph.counting import (
@@ -172,8 +173,11 @@ def intensity(template, index: int) -> float:
 class _Exchanger:
     """The neighbour sum of the dynamic programme, with communication and timing."""
 
-    def __init__(self, comm, local: LocalGraph, pipelined: dict, dtype, compress=True):
+    def __init__(
+        self, comm, local: LocalGraph, pipelined: dict, dtype, compress=True, team=None
+    ):
         self.comm = comm
+        self.team = team
         self.compress = compress
         self.local = local
         self.pipelined = pipelined
@@ -203,7 +207,7 @@ class _Exchanger:
 
     def neighbour_sum(self, index: int, table: np.ndarray) -> np.ndarray:
         if self.comm.size == 1:
-            return self.local.local.apply_rows(table)
+            return self.local.local.apply_rows(table, self.team)
         if self.pipelined[index]:
             return self._pipeline(index, table)
         return self._alltoall(index, table)
@@ -231,7 +235,7 @@ class _Exchanger:
         comm, local = self.comm, self.local
         width = table.shape[0]
         others = [q for q in range(comm.size) if q != comm.rank]
-        out = local.local.apply_rows(table)
+        out = local.local.apply_rows(table, self.team)
         send_counts = np.zeros(comm.size, dtype=np.int64)
         recv_counts = np.zeros(comm.size, dtype=np.int64)
         for q in others:
@@ -246,7 +250,7 @@ class _Exchanger:
             self.sub["exchange_bytes"][index], send.nbytes + recv.nbytes
         )
         del send
-        local.all_ghosts.add_to(out, recv)
+        local.all_ghosts.add_to(out, recv, self.team)
         return out
 
     def _pipeline(self, index, table):
@@ -270,16 +274,21 @@ class _Exchanger:
         # Step w + 1 is posted once step w has arrived and before step w is summed,
         # so its transfer runs during that computation while at most one step's
         # buffers wait in memory besides the one being summed.
+        # With threads, the calling thread is the communication thread: it waits
+        # for step w + 1's transfer while the team sums step w (Chen et al. 2018).
+        threaded = self.team is not None and self.team.threads > 1
         pending = post(1)
         before = comm.counters()
-        out = local.local.apply_rows(table)
+        out = local.local.apply_rows(table, self.team)
         previous_comp = comm.counters_since(before)["comp_time"]
         live = 0
+        arrived = 0.0  # wait of a step that arrived during the previous summing
         for step in range(1, size):
             _, source, send, recv, requests, transfer = pending
             before = comm.counters()
-            comm.Waitall(requests)
-            waited = comm.counters_since(before)["comm_time"]
+            if requests:
+                comm.Waitall(requests)
+            waited = comm.counters_since(before)["comm_time"] + arrived
             del send, requests
             pending = None
             upcoming = post(step + 1) if step + 1 < size else None
@@ -288,8 +297,13 @@ class _Exchanger:
                 recv.nbytes
                 + (upcoming[2].nbytes + upcoming[3].nbytes if upcoming else 0),
             )
+            during, arrived = None, 0.0
+            if threaded and upcoming is not None:
+                during = _completer(comm, upcoming[4])
             before = comm.counters()
-            local.ghosts[source].add_to(out, recv)
+            local.ghosts[source].add_to(out, recv, self.team, during)
+            if during is not None:
+                arrived = during.waited
             comp = comm.counters_since(before)["comp_time"]
             del recv
             slot = step - 1
@@ -301,6 +315,20 @@ class _Exchanger:
             pending = upcoming
         self.sub["exchange_bytes"][index] = max(self.sub["exchange_bytes"][index], live)
         return out
+
+
+def _completer(comm, requests):
+    """A callable that completes ``requests`` (emptying the list) and keeps the
+    communication seconds it took in its ``waited``."""
+
+    def complete():
+        before = comm.counters()
+        comm.Waitall(requests)
+        complete.waited = comm.counters_since(before)["comm_time"]
+        requests.clear()
+
+    complete.waited = 0.0
+    return complete
 
 
 def plan_exchanges(template, mode: str, threshold: float) -> dict:
@@ -367,6 +395,7 @@ def run_distributed(
     dtype=np.float64,
     groups: int = 3,
     compress: bool = True,
+    threads: int = 1,
 ) -> Measurement:
     """Count a template on a graph partitioned over ``comm`` and measure it.
 
@@ -391,6 +420,11 @@ def run_distributed(
         Groups of the median-of-means estimate.
     compress : bool, default=True
         Send counts as the narrowest unsigned integer type that holds them exactly.
+    threads : int, default=1
+        Threads of the rank: the neighbour sums (neighbour lists cut into pieces of
+        balanced entries) and the combinations (ranges of vertices) run over them,
+        and a pipelined step's transfer is waited for on the calling thread while
+        they sum the previous step. The counts are the same for any number.
 
     Returns
     -------
@@ -405,7 +439,20 @@ def run_distributed(
     plan = plan_exchanges(template, mode, threshold)
     owner = partition_vertices(graph.n_vertices, comm.size, seed)
     local = LocalGraph.build(graph, owner, comm.rank, comm.size, dtype, task_size, seed)
-    exchanger = _Exchanger(comm, local, plan, np.dtype(dtype), compress)
+    with ThreadTeam(threads, comm) as team:
+        exchanger = _Exchanger(comm, local, plan, np.dtype(dtype), compress, team)
+        run = _iterate(comm, graph, template, local, exchanger, iterations, seed, dtype)
+    run = dataclasses.replace(
+        run,
+        estimate=median_of_means(run.estimates, groups),
+        threshold=threshold,
+        task_size=task_size,
+    )
+    return _measurement(comm, graph, template, local, exchanger, plan, run)
+
+
+def _iterate(comm, graph, template, local, exchanger, iterations, seed, dtype):
+    """The counting iterations (collective); the estimate is left to the caller."""
     scale = estimate_scale(template)
     estimates, times = [], []
     setup_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -415,22 +462,26 @@ def run_distributed(
         began = comm.clock()
         colors = coloring(seed, iteration, graph.n_vertices, template.k)[local.vertices]
         part = colorful_total(
-            template, colors, exchanger.neighbour_sum, dtype, observer=exchanger
+            template,
+            colors,
+            exchanger.neighbour_sum,
+            dtype,
+            observer=exchanger,
+            team=exchanger.team,
         )
         estimates.append(comm.allreduce(part) * scale)
         times.append(comm.clock() - began)
-    run = _Run(
+    return _Run(
         elapsed=comm.elapsed_since(start),
         summary=comm.summary(),
         counted=comm.counters_since(phase),
         setup_rss=setup_rss,
         estimates=np.asarray(estimates),
         times=np.asarray(times),
-        estimate=median_of_means(estimates, groups),
-        threshold=threshold,
-        task_size=task_size,
+        estimate=math.nan,
+        threshold=math.nan,
+        task_size=None,
     )
-    return _measurement(comm, graph, template, local, exchanger, plan, run)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -604,6 +655,7 @@ def count(comm, args) -> Measurement:
         dtype=np.dtype(args.precision),
         groups=args.groups,
         compress=args.compress,
+        threads=getattr(args, "threads", 1),
     )
     ran = {"iterations": iterations, "template": template.name, "graph": graph.name}
     return dataclasses.replace(measured, parameters=ran)

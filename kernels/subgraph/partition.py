@@ -43,6 +43,13 @@ class NeighbourOperator:
     the tasks are summed independently and then added into their vertex (the reduction
     that threads would do with atomic adds).
 
+    **Threads.** Given a :class:`~scaleprobe.kernels.comm.threads.ThreadTeam`, the
+    rows (vertices, or tasks) are cut into one consecutive piece per thread holding
+    about the same number of neighbour entries (:meth:`pieces`), so that every
+    thread sums as many products. A piece of vertices writes its own rows; pieces of
+    tasks are reduced into their vertices and the per-thread partial tables added up
+    (exact for integer counts in float64, so the sums do not depend on the threads).
+
     Parameters
     ----------
     matrix : scipy.sparse.csr_matrix of shape (n_rows, n_columns)
@@ -60,6 +67,7 @@ class NeighbourOperator:
         self.shape = matrix.shape
         self.matrix = matrix
         self.reduce = None
+        self._pieces: dict = {}
         degrees = np.diff(matrix.indptr)
         self.max_task = int(degrees.max()) if len(degrees) else 0
         self.n_tasks = int(np.count_nonzero(degrees))
@@ -92,6 +100,64 @@ class NeighbourOperator:
             self.max_task = int(lengths.max()) if len(lengths) else 0
             self.n_tasks = int(np.count_nonzero(lengths))
 
+    def pieces(self, parts: int) -> list:
+        """The rows cut into ``parts`` pieces of balanced neighbour entries.
+
+        Parameters
+        ----------
+        parts : int
+
+        Returns
+        -------
+        list of tuple
+            ``(lo, hi, rows, reduce)``: the operator's rows ``lo:hi`` and, with
+            tasks, the columns ``lo:hi`` of the task-to-vertex reduction (else
+            None); empty pieces are left out. Cached per ``parts``.
+        """
+        cached = self._pieces
+        if parts not in cached:
+            from scaleprobe.kernels.comm.threads import balanced_cuts
+
+            cuts = balanced_cuts(np.diff(self.matrix.indptr), parts)
+            pieces = []
+            for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+                if hi > lo:
+                    reduce = None
+                    if self.reduce is not None:
+                        reduce = self.reduce[:, lo:hi].tocsr()
+                    pieces.append((lo, hi, self.matrix[lo:hi], reduce))
+            cached[parts] = pieces
+        return cached[parts]
+
+    def _threaded(self, vertex_major: np.ndarray, team, out=None, during=None):
+        """Neighbour sums of a ``(n_columns, c)`` table over the team's threads:
+        ``(n_rows, c)``, or added into the row-major ``out`` when given; ``during``
+        runs on the calling thread meanwhile."""
+        pieces = self.pieces(team.threads)
+
+        def piece(item):
+            lo, hi, rows, reduce = item
+            part = rows @ vertex_major
+            if reduce is not None:
+                return reduce @ part
+            if out is None:
+                return part
+            out[:, lo:hi] += part.T  # rows of its own: no other thread writes them
+            return None
+
+        parts = team.map(piece, pieces, during=during)
+        if self.reduce is None:
+            if out is None:
+                return np.concatenate(parts, axis=0) if parts else None
+            return out
+        total = parts[0]
+        for part in parts[1:]:
+            total += part
+        if out is None:
+            return total
+        out += total.T
+        return out
+
     def apply(self, vertex_major: np.ndarray) -> np.ndarray:
         """Neighbour sums of a ``(n_columns, c)`` table; returns ``(n_rows, c)``."""
         columns = vertex_major.shape[1]
@@ -103,9 +169,17 @@ class NeighbourOperator:
             out = self.reduce @ out
         return out
 
-    def add_to(self, out: np.ndarray, vertex_major: np.ndarray) -> None:
+    def add_to(
+        self, out: np.ndarray, vertex_major: np.ndarray, team=None, during=None
+    ) -> None:
         """Add the neighbour sums of a ``(n_columns, c)`` table into a row-major
-        ``(c, n_rows)`` table, chunk by chunk (no full-size temporary)."""
+        ``(c, n_rows)`` table, chunk by chunk (no full-size temporary), or by
+        pieces over the ``team``'s threads while the calling thread runs
+        ``during`` (the next transfer of a pipeline)."""
+        if team is not None and team.threads > 1 and self.matrix.nnz:
+            wide = vertex_major.astype(out.dtype, order="C")
+            self._threaded(wide, team, out, during)
+            return
         columns = vertex_major.shape[1]
         for lo in range(0, columns, self.chunk):
             hi = min(columns, lo + self.chunk)
@@ -115,10 +189,15 @@ class NeighbourOperator:
             if self.reduce is not None:
                 part = self.reduce @ part
             out[lo:hi] += part.T
+        if during is not None:
+            during()
 
-    def apply_rows(self, table: np.ndarray) -> np.ndarray:
+    def apply_rows(self, table: np.ndarray, team=None) -> np.ndarray:
         """Neighbour sums of a row-major ``(c, n_columns)`` table; returns
-        ``(c, n_rows)``."""
+        ``(c, n_rows)`` (by pieces over the ``team``'s threads when given)."""
+        if team is not None and team.threads > 1 and self.matrix.nnz:
+            summed = self._threaded(np.ascontiguousarray(table.T), team)
+            return np.ascontiguousarray(summed.T)
         rows = table.shape[0]
         out = np.empty((rows, self.shape[0]), dtype=table.dtype)
         for lo in range(0, rows, self.chunk):

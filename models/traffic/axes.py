@@ -5,7 +5,8 @@
 was not measured, but differs from measured ones in one column only (a larger
 ``scale``, more ``points``), is reached along that column: at the requested node
 counts every part is carried from the nearest measured value ``b`` to the size ``x``
-(``2**scale`` for ``scale``, the value itself for an application parameter) by one of
+(``2**scale`` for ``scale``, the work of one thread ``1 / threads`` for ``threads``,
+the value itself for an application parameter) by one of
 two laws through ``b`` and the next value ``a``: a power of the size, or a fixed cost
 plus a cost per unit of size (the line through them)::
 
@@ -42,7 +43,9 @@ __all__ = [
 
 
 def size_of(column, value):
-    """The size a value of ``column`` stands for: ``2**scale`` or the value itself.
+    """The size a value of ``column`` stands for: ``2**scale``, ``1 / threads`` (the
+    share of a rank's work one thread does: the affine law through it is Amdahl's,
+    a serial part plus a part divided by the threads) or the value itself.
 
     Parameters
     ----------
@@ -55,10 +58,12 @@ def size_of(column, value):
 
     Examples
     --------
-    >>> size_of("scale", 10), size_of("points", 4096.0)
-    (1024.0, 4096.0)
+    >>> size_of("scale", 10), size_of("points", 4096.0), size_of("threads", 4)
+    (1024.0, 4096.0, 0.25)
     """
     value = float(value)
+    if column == "threads":
+        return 1.0 / value if value > 0 else 0.0
     return float(np.exp2(value)) if column == "scale" else value
 
 

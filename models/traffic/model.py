@@ -503,14 +503,14 @@ COMPUTATION_LAWS = {"exponents": ("1",), "log_exponents": (0, 1), "falling": ("1
 PARTS = ("computation", "latency", "bandwidth", "intra", "tree", "linear")
 #: Parts counted in latency-bound steps (priced by the link's latency).
 LATENCY_PARTS = ("latency", "tree", "linear")
-_FIRST_GROUP_COLUMNS = ("scale", "ppn")
+_FIRST_GROUP_COLUMNS = ("scale", "ppn", "threads")
 #: Columns that are not group keys: the law's variable, the priced link, the size
 #: ``D`` (another name for ``scale``).
 _NOT_GROUPS = ("nodes", "ranks", "bandwidth", "D")
 
 
 def group_columns(runs):
-    """``scale``, ``ppn``, then every application parameter of the sweep.
+    """``scale``, ``ppn``, ``threads``, then every application parameter of the sweep.
 
     Parameters
     ----------

@@ -151,8 +151,8 @@ def test_runner_reports_an_invalid_search(comm, monkeypatch):
 
     real = runner._search
 
-    def broken(comm, config, graph, root, pred, profile):
-        real(comm, config, graph, root, pred, profile)
+    def broken(comm, config, graph, root, pred, profile, team=None):
+        real(comm, config, graph, root, pred, profile, team)
         pred[pred >= 0] = root  # every reached vertex claims the root as parent
 
     monkeypatch.setattr(runner, "_search", broken)
