@@ -162,6 +162,9 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         receives ``(q - 1)/q`` of the data once), or ``"queue"``, a gather to one
         root followed by the paper's queue broadcast (the root receives and sends
         everything; time linear in ``q``).
+    eager_limit : float, default=65536
+        FiM-Com's eager limit, bytes: a larger message to one receiver waits for
+        the rendezvous handshake (:class:`~scaleprobe.models.FiMCom`).
     wait : {"exponential", "normal", "none"}, default="exponential"
         The wait for the slowest of ``q`` processes (:mod:`scaleprobe.models.
         _fim_wait`), where the frame has the mean rank's computation
@@ -273,6 +276,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         process_law="cv",
         broadcast="tree",
         allgather="ring",
+        eager_limit=65536,
         wait="exponential",
         iterations="stages",
         replications=30,
@@ -287,6 +291,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.process_law = process_law
         self.broadcast = broadcast
         self.allgather = allgather
+        self.eager_limit = eager_limit
         self.wait = wait
         self.iterations = iterations
         self.replications = replications
@@ -401,6 +406,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                 pattern=self._pattern(kind),
                 job_bytes=job_bytes,
                 link_bandwidth=link,
+                eager_limit=getattr(self, "eager_limit", 65536),
                 replications=self.replications,
                 random_state=self.random_state,
             ),
