@@ -182,6 +182,10 @@ def _params(items, training):
         name, sep, text = item.partition("=")
         if not sep or not name:
             raise BadInputError(f"cannot read --param {item!r}: use NAME=VALUES")
+        sizes = _class_sizes(training, name, text)
+        if sizes is not None:  # NPB's class=A: the sizes it stands for
+            params.update(sizes)
+            continue
         if name not in trained:
             raise BadInputError(
                 f"--param {name}: the models were not trained over {name!r}; their "
@@ -189,6 +193,25 @@ def _params(items, training):
             )
         params[name] = parse_values(text, option=f"--param {name}")
     return params
+
+
+def _class_sizes(training, name, text):
+    """``--param class=A`` of an ordered choice of the trained kernel: its sizes
+    (:func:`~scaleprobe.models.core.ordered.class_sizes`), else None."""
+    from scaleprobe.models.core.ordered import class_sizes
+
+    kernel = (training.get("provenance") or {}).get("kernel")
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    try:
+        sizes = class_sizes(kernel, name, values)
+    except ValueError as error:
+        raise BadInputError(str(error)) from None
+    if sizes is not None and len(sizes) > 1 and len(values) > 1:
+        raise BadInputError(
+            f"--param {name}: one class at a time ({kernel}'s classes stand for "
+            f"{', '.join(sizes)} together)"
+        )
+    return sizes
 
 
 def _project_inputs(args):

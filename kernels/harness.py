@@ -111,6 +111,25 @@ _CONVERT = {
 }
 
 
+def _ordered(name, parameter):
+    """``sizes`` checked and frozen: one entry per choice, the same names in each."""
+    table = dict(parameter.sizes)
+    names = {tuple(sorted(dict(v))) for v in table.values()}
+    if parameter.kind != "choice" or set(table) != set(parameter.choices):
+        raise ValueError(
+            f"parameter {name!r}: sizes go with a choice and name every choice "
+            f"({list(parameter.choices)}), got {sorted(table)}"
+        )
+    if len(names) != 1 or not next(iter(names)):
+        raise ValueError(
+            f"parameter {name!r}: every choice's sizes need the same names"
+        )
+    return tuple(
+        (choice, tuple((k, float(v)) for k, v in sorted(dict(table[choice]).items())))
+        for choice in parameter.choices
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Parameter:
     """One parameter of a kernel: its flag, kind, default, unit and allowed range.
@@ -136,6 +155,11 @@ class Parameter:
         Whether the bound itself is outside the range.
     required : bool, default=False
         Whether the flag must be given.
+    sizes : mapping of str to mapping of str to float, default=None
+        Makes a ``choice`` an ordered size: for every choice the problem sizes it
+        stands for, by name (NPB's classes: ``{"S": {"keys": 2**16}, ...}``). The
+        models regress on those sizes instead of the text (:func:`~scaleprobe.
+        models.core.ordered.ordered_sizes`); stored as sorted pairs.
 
     Examples
     --------
@@ -160,6 +184,7 @@ class Parameter:
     exclusive_minimum: bool = False
     exclusive_maximum: bool = False
     required: bool = False
+    sizes: Any = None
 
     def __post_init__(self):
         if not self.name.isidentifier():
@@ -184,6 +209,28 @@ class Parameter:
                 f"with it, got kind {self.kind!r} and choices {list(self.choices)}"
             )
         object.__setattr__(self, "choices", tuple(self.choices))
+        if self.sizes:
+            object.__setattr__(self, "sizes", _ordered(self.name, self))
+
+    def size_of(self, choice) -> dict:
+        """The problem sizes an ordered choice stands for (``sizes``).
+
+        Parameters
+        ----------
+        choice : str
+
+        Returns
+        -------
+        dict of str to float
+            Empty for a parameter without ``sizes`` or a choice outside them.
+
+        Examples
+        --------
+        >>> Parameter("class", "choice", "S", choices=("S", "W"),
+        ...           sizes={"S": {"keys": 16}, "W": {"keys": 64}}).size_of("W")
+        {'keys': 64.0}
+        """
+        return dict(dict(self.sizes or ()).get(choice, ()))
 
     @property
     def flag(self) -> str:

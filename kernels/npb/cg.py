@@ -78,6 +78,18 @@ RCOND = 0.1
 _MINRES_STEPS = 500
 
 
+#: Non-zeros of each class's matrix (:func:`make_matrix`; with ``na`` what a class
+#: stands for as a size: the allgather moves the order, a product reads the
+#: non-zeros).
+NONZEROS = {
+    "S": 78148,
+    "W": 508402,
+    "A": 1853104,
+    "B": 13708072,
+    "C": 36121058,
+}
+
+
 class _Draws:
     """NPB's generator read sequentially, a block of numbers at a time."""
 
@@ -477,7 +489,12 @@ KERNEL = KernelDeclaration(
     description=__doc__,
     parameters=(
         Parameter(
-            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+            "class",
+            "choice",
+            "S",
+            choices=sorted(CLASSES),
+            help="problem class",
+            sizes={c: {"na": CLASSES[c][0], "nnz": NONZEROS[c]} for c in CLASSES},
         ),
         _own(
             "na",

@@ -268,7 +268,12 @@ KERNEL = KernelDeclaration(
     description=__doc__,
     parameters=(
         Parameter(
-            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+            "class",
+            "choice",
+            "S",
+            choices=sorted(CLASSES),
+            help="problem class",
+            sizes={c: {"pairs": 2.0 ** CLASSES[c]} for c in CLASSES},
         ),
         Parameter(
             "m",

@@ -350,7 +350,12 @@ KERNEL = KernelDeclaration(
     description=__doc__,
     parameters=(
         Parameter(
-            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+            "class",
+            "choice",
+            "S",
+            choices=sorted(CLASSES),
+            help="problem class",
+            sizes={c: {"total_keys": 2.0 ** CLASSES[c][0]} for c in CLASSES},
         ),
         Parameter("counters", "bool", True, help="try hardware counters"),
     ),

@@ -21,6 +21,7 @@ from scaleprobe.kernels.schema import (
 )
 
 from .configs import MEASURED_COLUMNS, is_measured
+from .ordered import ordered_sizes
 
 __all__ = [
     "data_size",
@@ -168,7 +169,10 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
     -------
     X : pandas.DataFrame
         Columns ``nodes``, ``ppn``, ``ranks``, ``bandwidth``, ``scale`` and ``D`` when
-        available, then every other sweep key, then the traffic and FiM columns.
+        available, then every other sweep key (an ordered choice of the Dataset's
+        ``kernel``, NPB's ``class``, as the sizes it stands for:
+        :func:`~scaleprobe.models.core.ordered.ordered_sizes`), then the traffic
+        and FiM columns.
     y : pandas.Series
         The target, named after it, aligned with ``X``.
 
@@ -192,6 +196,8 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
         )
     names = [target, *_measurements(dataset, target, traffic, fim)]
     frame = _points(dataset, names)
+    # NPB's classes: the sizes they stand for (scaleprobe.models.core.ordered)
+    frame = ordered_sizes(frame, dataset.attrs.get("kernel"))
     _process_counts(frame, ppn)
     if "scale" in frame.columns:
         frame["D"] = data_size(frame["scale"], s0)

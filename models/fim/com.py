@@ -118,6 +118,11 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         Bytes of one data point.
     link_bandwidth : float, default=1.25e8
         Bandwidth of the link, bytes/s (after any throttle).
+    eager_limit : float, default=65536
+        Largest message (bytes to one receiver in one transfer) sent with the eager
+        protocol; a larger one waits for the rendezvous handshake, two more
+        initialisation delays (Bhimani et al. 2019, Section 4.1.1: 64 KB).
+        ``math.inf``: every message eager.
     bandwidth_range : tuple of float, default=(0.9, 1.0)
         Share of the link a job is sent at: Eq. 13's uniform range.
     replications : int, default=50
@@ -175,6 +180,7 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         pattern="scatter",
         job_bytes=8.0,
         link_bandwidth=1.25e8,
+        eager_limit=65536,
         bandwidth_range=(0.9, 1.0),
         replications=50,
         calibration_replications=8,
@@ -187,6 +193,7 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.pattern = pattern
         self.job_bytes = job_bytes
         self.link_bandwidth = link_bandwidth
+        self.eager_limit = eager_limit
         self.bandwidth_range = bandwidth_range
         self.replications = replications
         self.calibration_replications = calibration_replications
@@ -199,7 +206,7 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     def _check_params(self):
         if self.pattern not in PATTERNS:
             raise ValueError(f"pattern must be one of {PATTERNS}, got {self.pattern!r}")
-        for name in ("job_bytes", "link_bandwidth"):
+        for name in ("job_bytes", "link_bandwidth", "eager_limit"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and value > 0):
                 raise ValueError(f"{name} must be positive, got {value!r}")
@@ -227,7 +234,8 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
 
     def _laws(self, eta, psi, nu):
         low, high = self.zeta_range_
-        return ServiceLaws(low, high, nu, eta, psi)
+        limit = getattr(self, "eager_limit", math.inf)  # models kept before it
+        return ServiceLaws(low, high, nu, eta, psi, float(self.job_bytes), limit)
 
     def _mean(self, rows, laws, replications, max_groups):
         counts = _counts(rows, replications)
@@ -337,6 +345,46 @@ class FiMCom(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             runs = np.concatenate([share[row] for share in shares])
             out[: len(runs), row] = runs
         return out
+
+    def goodness_of_fit(self, X, y, calls=1):
+        """Kolmogorov-Smirnov test of the fitted service laws against measured times.
+
+        FiM-Com's service times (Eq. 13-16) are never observed one by one, only
+        through the collective's time they add up to. For every row, the measured
+        time's place among the simulated ones (the probability integral transform:
+        the share of replications below it) is uniform on (0, 1) when the laws
+        are right; the test is of those places against the uniform law. A measured
+        time that is the mean of ``calls`` calls is placed among the simulated mean
+        of as many independent calls (the replications' spread about their mean
+        divided by ``sqrt(calls)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Measured time of one call, s.
+        calls : int or array-like, default=1
+            Calls each measured time is the mean of.
+
+        Returns
+        -------
+        dict
+            ``statistic`` (Kolmogorov-Smirnov D), ``pvalue`` and ``rows``.
+        """
+        runs = self._replications(X)
+        y = np.asarray(y, dtype=float).ravel()
+        calls = np.broadcast_to(np.maximum(np.asarray(calls, dtype=float), 1), y.shape)
+        mean = np.nanmean(runs, axis=0)
+        means = mean + (runs - mean) / np.sqrt(calls)
+        count = np.sum(~np.isnan(means), axis=0)
+        below = np.sum(means < y, axis=0) + 0.5 * np.sum(means == y, axis=0)
+        places = (below + 0.5) / (count + 1)
+        test = stats.kstest(places, "uniform")
+        return {
+            "statistic": float(test.statistic),
+            "pvalue": float(test.pvalue),
+            "rows": len(y),
+        }
 
     def predict(self, X):
         """Mean simulated time of the collective over the replications, s.

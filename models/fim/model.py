@@ -162,6 +162,9 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         receives ``(q - 1)/q`` of the data once), or ``"queue"``, a gather to one
         root followed by the paper's queue broadcast (the root receives and sends
         everything; time linear in ``q``).
+    eager_limit : float, default=65536
+        FiM-Com's eager limit, bytes: a larger message to one receiver waits for
+        the rendezvous handshake (:class:`~scaleprobe.models.FiMCom`).
     wait : {"exponential", "normal", "none"}, default="exponential"
         The wait for the slowest of ``q`` processes (:mod:`scaleprobe.models.
         _fim_wait`), where the frame has the mean rank's computation
@@ -226,6 +229,10 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         The spread ``s`` of a rank's computation about the mean rank's, per tail
         (``W(q) = 1 + s e(q)``); None when the computation fitted is the slowest
         rank's (``wait="none"``, or no ``comp_time_iterations_mean``).
+    service_checks_ : dict of str to dict
+        Per collective kind, the Kolmogorov-Smirnov test of FiM-Com's fitted
+        service laws against its training rows' measured times
+        (:meth:`~scaleprobe.models.FiMCom.goodness_of_fit`).
     trained_iterations_ : ndarray
         Its distinct training values.
     residuals_ : ndarray
@@ -253,6 +260,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     # Model files written before these were kept lack them.
     memory_ = None
     load_law_ = None
+    service_checks_ = MappingProxyType({})
     count_forms_ = MappingProxyType({})
     trained_counts_ = ()
 
@@ -268,6 +276,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         process_law="cv",
         broadcast="tree",
         allgather="ring",
+        eager_limit=65536,
         wait="exponential",
         iterations="stages",
         replications=30,
@@ -282,6 +291,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.process_law = process_law
         self.broadcast = broadcast
         self.allgather = allgather
+        self.eager_limit = eager_limit
         self.wait = wait
         self.iterations = iterations
         self.replications = replications
@@ -352,6 +362,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.computation_.fit(X, y)
         self.n_features_in_ = self.computation_.n_features_in_
         self.communication_, self.counts_, self.count_forms_ = {}, {}, {}
+        self.service_checks_ = {}
         self.cache_errors_, self.load_law_ = {}, None
         self.residuals_, self.residual_weights_ = log_residuals(self, X, y, X)
 
@@ -383,13 +394,19 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         if "bandwidth" in X.columns:
             link = link * float(np.median(X["bandwidth"])) / 100.0
         self.trained_counts_ = np.unique(q)
-        self.communication_, self.counts_, self.count_forms_ = fit_collectives(
+        (
+            self.communication_,
+            self.counts_,
+            self.count_forms_,
+            self.service_checks_,
+        ) = fit_collectives(
             X,
             (x, q, per),
             lambda kind, job_bytes: FiMCom(
                 pattern=self._pattern(kind),
                 job_bytes=job_bytes,
                 link_bandwidth=link,
+                eager_limit=getattr(self, "eager_limit", 65536),
                 replications=self.replications,
                 random_state=self.random_state,
             ),
@@ -570,9 +587,10 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                 f", the slowest of q ranks the mean rank's x (1 + "
                 f"{wait[self.wait]:.3g} e(q)), e of the {self.wait} tail"
             )
+        checks = getattr(self, "service_checks_", {})
         parts += [
             f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
-            f"{com.psi_:.3g} s)"
+            f"{com.psi_:.3g} s{_check_words(checks.get(kind))})"
             for kind, com in self.communication_.items()
         ]
         return "; ".join(parts)
@@ -581,6 +599,16 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
 # ----------------------------------------------------------------------------
 # FiM's collectives: one FiM-Com per kind a record names, the calls and the data
 # points per call regressed on the application parameters, and their predictions.
+
+
+def _check_words(check):
+    """A kind's goodness of fit in words (empty without one)."""
+    if not check:
+        return ""
+    return (
+        f"; its times against the measured: KS D {check['statistic']:.2f}, p "
+        f"{check['pvalue']:.2g} over {check['rows']} rows"
+    )
 
 
 #: FiM-Com's pattern for each collective kind a record names.
@@ -624,11 +652,12 @@ def fit_collectives(X, sizes, make):
     Returns
     -------
     tuple of dict
-        ``(communication, counts, count_forms)`` as :class:`~scaleprobe.models.FiM`
-        keeps them.
+        ``(communication, counts, count_forms, service_checks)`` as
+        :class:`~scaleprobe.models.FiM` keeps them (the last: each kind's
+        :meth:`~scaleprobe.models.FiMCom.goodness_of_fit` on its training rows).
     """
     x, q, per = sizes
-    communication, counts, count_forms = {}, {}, {}
+    communication, counts, count_forms, checks = {}, {}, {}, {}
     for kind in kinds(X.columns):
         calls = X[f"{kind}_calls"].to_numpy(float)
         per_call = np.divide(
@@ -642,9 +671,9 @@ def fit_collectives(X, sizes, make):
         if f"{kind}_job_bytes" in X.columns:
             job_bytes = float(np.nanmedian(X[f"{kind}_job_bytes"]))
         seconds = X[f"{kind}_time"].to_numpy(float)[called] / calls[called]
-        communication[kind] = make(kind, job_bytes).fit(
-            np.column_stack([per_call[called], q[called]]), seconds
-        )
+        rows = np.column_stack([per_call[called], q[called]])
+        communication[kind] = make(kind, job_bytes).fit(rows, seconds)
+        checks[kind] = communication[kind].goodness_of_fit(rows, seconds, calls[called])
         jobs_basis = _count_basis(x, q, True)
         forms = _count_forms(jobs_basis, per_call)
         prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
@@ -653,7 +682,7 @@ def fit_collectives(X, sizes, make):
             _fit_counts(jobs_basis, per_call, prefer=prefer, forms=forms),
         )
         count_forms[kind] = forms
-    return communication, counts, count_forms
+    return communication, counts, count_forms, checks
 
 
 def predict_collectives(model, x, q, per, level=None):

@@ -147,6 +147,21 @@ def _received(arrivals, work, scale, rng):
 _CELLS = 1 << 21
 
 
+def _initialisation(laws, rng, shape, points):
+    """C's delay of transfers of ``points`` data points each, s.
+
+    Up to ``laws.eager_limit`` bytes a message is sent eagerly: the receiver's
+    activation alone, exponential of mean :math:`\\eta` (Eq. 15). Beyond, the
+    rendezvous protocol first shakes hands (Bhimani et al. 2019, Section 4.1.1): a
+    request to the receiver and its answer, each one more activation, so the delay is
+    the sum of three (gamma of shape 3, mean :math:`3\\eta`).
+    """
+    delay = rng.exponential(laws.eta, shape)
+    if points * laws.job_bytes > laws.eager_limit:
+        delay = delay + rng.gamma(2.0, laws.eta, shape)
+    return delay
+
+
 def _blocks(replications, cells_each):
     """Slices of the replications that keep each block under :data:`_CELLS`."""
     step = max(_CELLS // max(int(cells_each), 1), 1)
@@ -169,7 +184,8 @@ def _scatter(jobs, receivers, laws, rng, max_groups, replications):
         count = block.stop - block.start
         sent = np.pad(_send(sizes, laws, rng, (count,)), ((0, 0), (0, pad)))
         arrivals = sent.reshape(count, rounds, used).transpose(0, 2, 1)
-        arrivals = arrivals + rng.exponential(laws.eta, (count, used, 1))
+        each = -(-len(sizes) // used) * int(sizes.max())  # a receiver's, at most
+        arrivals = arrivals + _initialisation(laws, rng, (count, used, 1), each)
         out[block] = _received(arrivals, work, laws.psi, rng)
     return out
 
@@ -183,7 +199,8 @@ def _broadcast(jobs, receivers, laws, rng, max_groups, replications):
     for block in _blocks(replications, receivers * len(sizes)):
         count = block.stop - block.start
         sent = _send(sizes, laws, rng, (count,))
-        arrivals = sent[:, None, :] + rng.exponential(laws.eta, (count, receivers, 1))
+        delay = _initialisation(laws, rng, (count, receivers, 1), int(sizes.sum()))
+        arrivals = sent[:, None, :] + delay
         out[block] = _received(arrivals, sizes, receivers * laws.psi, rng)
     return out
 
@@ -199,7 +216,7 @@ def _rounds(sizes, transfers, laws, rng, replications):
     for block in _blocks(replications, total * len(sizes)):
         count = block.stop - block.start
         sent = _send(sizes, laws, rng, (count, total))
-        sent += rng.exponential(laws.eta, (count, total, 1))
+        sent += _initialisation(laws, rng, (count, total, 1), int(sizes.sum()))
         ends = _ends(sent, sizes, laws.psi, rng)
         out[block] = np.maximum.reduceat(ends, starts, axis=1).sum(axis=1)
     return out
@@ -248,7 +265,7 @@ def _gather(jobs, senders, laws, rng, max_groups, replications):
     for part, count in parts.items():
         part = np.array(part)
         sent = _send(part, laws, rng, (replications, count))
-        sent += rng.exponential(laws.eta, (replications, count, 1))
+        sent += _initialisation(laws, rng, (replications, count, 1), int(part.sum()))
         arrivals.append(sent.reshape(replications, -1))
         sizes.append(np.tile(part, count))
     arrivals, sizes = np.concatenate(arrivals, axis=1), np.concatenate(sizes)
@@ -408,6 +425,11 @@ class ServiceLaws:
         Mean initialisation delay, s.
     psi : float
         Mean receive time of one job by one receiver, s.
+    job_bytes : float, default=8.0
+        Bytes of one job.
+    eager_limit : float, default=inf
+        Largest message (bytes to one receiver in one transfer) sent eagerly; a
+        larger one waits for the rendezvous handshake: two more activations.
     """
 
     zeta_min: float
@@ -415,6 +437,8 @@ class ServiceLaws:
     metadata_rate: float
     eta: float
     psi: float
+    job_bytes: float = 8.0
+    eager_limit: float = math.inf
 
 
 def fifo_departures(arrivals, services):

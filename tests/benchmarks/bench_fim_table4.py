@@ -58,6 +58,10 @@ training's wait for the slowest rank as a constant.
 Records are kept in ``--records`` (JSON) as they arrive: a rerun reuses them, so the
 report can be printed again without measuring (``--report-only``).
 
+``--cli`` runs the table through scaleprobe's CLI instead (sweeps over NPB's
+classes, ``scaleprobe fit --model fim``, ``scaleprobe project --param class=B``; see
+``fim_cli.py``, whose table of kernels takes one line per NPB kernel).
+
 Run: ``python tests/benchmarks/bench_fim_table4.py --plot fim_table4.png`` (the class
 B points make it long: 16 minutes on 2 idle cores with three training runs).
 """
@@ -67,6 +71,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 import warnings
 
@@ -334,6 +339,10 @@ def _report(kernel, train, test, models):
 
 
 def main():
+    if "--cli" in sys.argv[1:]:  # the same table through scaleprobe's CLI
+        from fim_cli import main as through_the_cli
+
+        return through_the_cli()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS)

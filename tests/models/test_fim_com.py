@@ -261,7 +261,14 @@ def test_the_calibration_does_not_depend_on_the_random_numbers():
     far = np.array([[8e4 * 31 / 32, 32]])
     truth = 31 * (latency + 8e4 / 32 * per_point)
     for seed in range(4):
-        model = FiMCom(pattern="ring_allgather", random_state=seed, replications=10)
+        # a latency and the link alone, no rendezvous handshake beyond 64 KiB (the
+        # blocks of 2e4 points over 2 ranks are 80 KB): every message eager
+        model = FiMCom(
+            pattern="ring_allgather",
+            random_state=seed,
+            replications=10,
+            eager_limit=math.inf,
+        )
         model.fit(X, y)
         assert model.psi_ == pytest.approx(per_point, rel=0.05)
         assert model.predict(far)[0] == pytest.approx(truth, rel=0.05)
@@ -303,3 +310,62 @@ def test_without_communication_nothing_is_calibrated():
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):
         FiMCom(**params).fit([[1, 2], [2, 2]], [1e-5, 2e-5])
+
+
+@pytest.mark.parametrize(
+    ("jobs", "limit", "expected"),
+    [
+        # 8192 jobs of 8 bytes: 64 KiB, eager: sent at 1e6 jobs/s, then one
+        # activation of mean 1 ms
+        (8192, 65536, 8192e-6 + 1e-3),
+        # one job more: rendezvous, the handshake's two more activations
+        (8193, 65536, 8193e-6 + 3e-3),
+        # the same message under a 1 MiB limit: eager again
+        (8193, 2**20, 8193e-6 + 1e-3),
+    ],
+)
+def test_scatter_switches_from_eager_to_rendezvous_at_the_limit(jobs, limit, expected):
+    laws = ServiceLaws(1e6, 1e6, 1e12, 1e-3, 1e-12, job_bytes=8.0, eager_limit=limit)
+    rng = np.random.default_rng(0)
+    times = simulate_many("scatter", jobs, 2, laws, rng, 20000, max_groups=8)
+    # the mean of 20000 delays: 1e-3 / sqrt(20000) = 7e-6 s (eager), 1.2e-5 s (3
+    # activations) standard error; 4e-5 s is more than three of them
+    assert times.mean() == pytest.approx(expected, abs=4e-5)
+
+
+def test_fimcom_prices_the_rendezvous_above_the_eager_limit():
+    # calibrated on eager messages (at most 32 KB), then predicting one message
+    # just below and one just above 64 KiB, with the switch and without it
+    X = np.array([[1, 2], [1, 4], [1000, 2], [1000, 4], [4000, 4]])
+    y = 1e-5 + X[:, 0] * 8 / 1.25e8
+    model = FiMCom(replications=400).fit(X, y)
+    rows = np.array([[8192, 2], [8193, 2]])
+    switched = model.predict(rows)
+    eager = model.set_params(eager_limit=math.inf).predict(rows)
+    # one job more costs 8 bytes of the link eagerly, two activations more beyond
+    assert eager[1] - eager[0] == pytest.approx(8 / 1.25e8, abs=0.2 * model.eta_)
+    assert switched[0] == pytest.approx(eager[0], rel=1e-9)
+    assert switched[1] - eager[1] == pytest.approx(2 * model.eta_, rel=0.25)
+    with pytest.raises(ValueError, match="eager_limit must be positive"):
+        FiMCom(eager_limit=0).fit(X, y)
+
+
+def test_goodness_of_fit_accepts_times_drawn_from_the_laws_and_rejects_others():
+    X = np.array([[1, 2], [1, 4], [1000, 2], [1000, 4], [4000, 4]])
+    y = 1e-5 + X[:, 0] * 8 / 1.25e8
+    model = FiMCom(replications=200).fit(X, y)
+    laws = model._laws(model.eta_, model.psi_, model.metadata_rate_)
+    rows = np.array([[jobs, 3] for jobs in range(500, 540)])
+    rng = np.random.default_rng(99)  # not the model's streams
+    drawn = np.array([simulate_many("scatter", j, q, laws, rng, 1)[0] for j, q in rows])
+    right = model.goodness_of_fit(rows, drawn)
+    assert right["rows"] == 40
+    assert right["pvalue"] > 0.01
+    # three times too slow: every place at the top
+    wrong = model.goodness_of_fit(rows, 3 * drawn)
+    assert wrong["statistic"] > 0.9
+    assert wrong["pvalue"] < 1e-6
+    # a mean of ten calls spreads less: one drawn call is too spread for it
+    assert (
+        model.goodness_of_fit(rows, drawn, calls=10)["statistic"] > right["statistic"]
+    )

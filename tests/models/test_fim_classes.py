@@ -1,0 +1,91 @@
+"""NPB's classes as ordered sizes: a real NPB IS sweep over classes S and W through
+``scaleprobe fit --model fim``, projected to class A by name."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+import pytest
+from scaleprobe.framework import run_sweep
+from scaleprobe.framework._cli_models import register
+from scaleprobe.kernels.harness import Parameter
+from scaleprobe.models import make_features
+from scaleprobe.models.core.ordered import class_sizes, ordered_sizes
+
+
+def _run(argv):
+    parser = argparse.ArgumentParser(prog="scaleprobe")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+def test_npb_classes_stand_for_npbs_problem_sizes():
+    # NPB's tables: IS 2**23 keys in class A, EP 2**28 pairs, CG order 14000
+    assert class_sizes("npb.is", "class", ["A"]) == {"total_keys": [2.0**23]}
+    assert class_sizes("npb.ep", "class", ["S", "B"]) == {"pairs": [2.0**24, 2.0**30]}
+    assert class_sizes("npb.cg", "class", ["A"])["na"] == [14000.0]
+    assert class_sizes("iterative.kmeans", "points", ["4"]) is None
+    with pytest.raises(ValueError, match=r"'Q' is not a class of npb\.is"):
+        class_sizes("npb.is", "class", ["Q"])
+    # CG's class U (sized by its own flags) keeps the text
+    frame = pd.DataFrame({"ranks": [1, 1], "class": ["S", "U"]})
+    assert list(ordered_sizes(frame.copy(), "npb.cg").columns) == ["ranks", "class"]
+    frame = pd.DataFrame({"ranks": [1, 2], "class": ["W", "S"]})
+    sized = ordered_sizes(frame, "npb.cg")
+    assert sized["na"].tolist() == [7000.0, 1400.0]
+    assert sized["nnz"].tolist() == [508402.0, 78148.0]
+
+
+def test_sizes_name_every_choice():
+    with pytest.raises(ValueError, match="name every choice"):
+        Parameter("c", "choice", "S", choices=("S", "W"), sizes={"S": {"n": 1}})
+    with pytest.raises(ValueError, match="the same names"):
+        Parameter(
+            "c", "choice", "S", choices=("S", "W"), sizes={"S": {"n": 1}, "W": {"m": 2}}
+        )
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_fim_fits_is_classes_s_and_w_and_projects_class_a(tmp_path, cluster, capsys):
+    from distributed import Client
+
+    spec = {
+        "name": "is-classes",
+        "kernel": "npb.is",
+        "params": {"counters": False},
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "class": ["S", "W"]},
+        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s"},
+        "timeout": 600,
+        "output": str(tmp_path / "is.zarr"),
+    }
+    with Client(cluster) as client:
+        data = run_sweep(spec, client, progress=False)
+    assert (data.status.values == "ok").all(), data.error.values
+    X, _ = make_features(data, fim=True)
+    assert "class" not in X.columns
+    assert sorted(X["total_keys"].unique()) == [2.0**16, 2.0**20]
+
+    models = tmp_path / "models.json"
+    argv = ["fit", str(tmp_path / "is.zarr"), "--model", "fim", "--output"]
+    assert _run([*argv, str(models)]) == 0
+    assert "fim: computation" in capsys.readouterr().out
+    document = json.loads(models.read_text())
+    assert document["training"]["parameters"] == {"total_keys": [2.0**16, 2.0**20]}
+
+    out = tmp_path / "a.csv"
+    argv = ["project", str(models), "--name", "fim", "--nodes", "2,4"]
+    assert _run([*argv, "--param", "class=A", "--output", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["total_keys"].unique().tolist() == [2.0**23]
+    # class A sorts 8 times class W's keys: FiM's time is above W's measured one
+    measured = X[X["total_keys"] == 2.0**20].groupby("nodes")["comp_time_iterations"]
+    for nodes in (2, 4):
+        row = table[table["nodes"] == nodes]
+        assert float(row["time_predicted"].iloc[0]) > measured.median()[nodes]
+    capsys.readouterr()
+    assert _run([*argv, "--param", "class=Q"]) == 2
+    assert "'Q' is not a class of npb.is" in capsys.readouterr().err
