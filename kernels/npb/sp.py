@@ -370,7 +370,16 @@ KERNEL = KernelDeclaration(
     description=__doc__,
     parameters=(
         Parameter(
-            "class", "choice", "S", choices=sorted(CLASSES), help="problem class"
+            "class",
+            "choice",
+            "S",
+            choices=sorted(CLASSES),
+            help="problem class",
+            # grid points times steps: what the class's work grows with
+            sizes={
+                c: {"cell_steps": float(CLASSES[c][0] ** 3 * CLASSES[c][1])}
+                for c in CLASSES
+            },
         ),
         Parameter("counters", "bool", True, help="try hardware counters"),
     ),

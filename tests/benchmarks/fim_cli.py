@@ -50,6 +50,8 @@ KERNELS = {
     "ep": Entry("npb.ep", ranks_class="S", paper=5.31),
     "is": Entry("npb.is", ranks_class="W", paper=6.75),
     "cg": Entry("npb.cg", ranks_class="S", paper=5.32),
+    "bt": Entry("npb.bt", ranks_class="S", paper=10.95),
+    "sp": Entry("npb.sp", ranks_class="S", paper=1.61),
 }
 
 
