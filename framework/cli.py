@@ -7,7 +7,7 @@ import contextlib
 import sys
 import warnings
 
-from . import _cli_dashboard
+from . import _cli_dashboard, _cli_suggest
 
 __all__ = ["main"]
 
@@ -233,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(sub)
     _add_demo(sub)
     _cli_dashboard.register(sub)
+    _cli_suggest.register(sub)
     try:
         from ._cli_models import register
     except ImportError:  # the models commands are optional at this layer

@@ -87,15 +87,15 @@ def _reason(state, candidate, gain):
             f"disagree by {far:.2g}x {where} (by {near:.2g}x here, {widths:.1f} "
             "noise widths)"
         )
-    noise = f"{100 * (math.exp(state.noise) - 1):.2g} %"
     if len(state.laws) == 1:
         what = f"the one plausible law ({state.laws[0].name})"
     else:
         what = f"the {len(state.laws)} plausible laws"
     kind = "a repeat:" if not candidate.new else "a new count:"
     return (
-        f"{kind} {runs} at {_nodes(candidate.x)} narrows {what} {where} against "
-        f"the run-to-run noise of {noise} for the least cost"
+        f"{kind} {runs} at {_nodes(candidate.x)} pins down the coefficients of "
+        f"{what} against the run-to-run noise ({100 * state.noise:.2g} %): the "
+        f"width {where} shrinks by {100 * (1 - math.exp(-gain)):.2g} %"
     )
 
 
