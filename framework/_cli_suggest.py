@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 __all__ = ["register"]
 
 BAD_INPUT = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of at least 1, got {text!r}"
+        )
+    return value
 
 
 def _hours(seconds):
@@ -85,8 +98,6 @@ def register(subparsers) -> None:
     subparsers : argparse._SubParsersAction
         From ``parser.add_subparsers()``.
     """
-    from .cli import _positive_int
-
     parser = subparsers.add_parser(
         "suggest",
         help="rank the runs that narrow a projection's interval most per cost",
