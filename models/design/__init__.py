@@ -28,6 +28,7 @@ _EXPORTS = {
     "plan_design": "plan",
     "rank_candidates": "plan",
     "separation": "criterion",
+    "target_interval": "criterion",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,7 +28,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Candidate", "Planned", "expected_log_width", "log_width", "separation"]
+from ..profiles.fit import FLOOR
+
+__all__ = [
+    "Candidate",
+    "Planned",
+    "expected_log_width",
+    "log_width",
+    "separation",
+    "target_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,15 @@ class Candidate:
 
 
 def _bounds(state, informations=None):
-    """Lower and upper log bounds ``(laws,)`` of every law's interval at the target."""
+    """Lower and upper log bounds ``(laws,)`` of every law's interval at the target.
+
+    Beyond the largest count measured every interval widens by
+    :data:`~scaleprobe.models.profiles.fit.FLOOR` per doubling: laws that agree
+    still do not know the future. The widening depends on what was measured, not
+    on what is planned: the design cannot tell how much a point would remove of
+    what its laws do not describe, so it is the same for every candidate.
+    """
+    reach = float(np.max(state.x))
     target = np.array([state.target])
     centre = np.array([float(law.log_predict(target)[0]) for law in state.laws])
     var = np.array(
@@ -63,7 +80,24 @@ def _bounds(state, informations=None):
         ]
     )
     half = state.z * state.noise * np.sqrt(np.maximum(var, 0.0))
+    half = half + FLOOR * max(math.log2(state.target / reach), 0.0)
     return centre - half, centre + half
+
+
+def target_interval(state):
+    """The interval at the target now: ``(lower, upper)`` of the union of the
+    plausible laws' intervals, in the metric's units.
+
+    Parameters
+    ----------
+    state : DesignState
+
+    Returns
+    -------
+    tuple of float
+    """
+    lower, upper = _bounds(state)
+    return float(np.exp(lower.min())), float(np.exp(upper.max()))
 
 
 def log_width(state, laws=None, informations=None):
@@ -165,7 +199,7 @@ def expected_log_width(state, planned=()):
     --------
     >>> import numpy as np
     >>> from scaleprobe.models.design import design_state
-    >>> state = design_state([1, 2, 4], [[1.0, 1.02], [0.99, 1.01], [1.0, 1.01]], 64)
+    >>> state = design_state([1, 2, 4], [[1.0, 1.02], [0.99, 1.01], [1.0, 1.01]], 4)
     >>> now = expected_log_width(state)
     >>> later = expected_log_width(state, [Candidate(1.0, repeats=6, new=False)])
     >>> round(later / now, 2)

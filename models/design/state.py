@@ -132,6 +132,20 @@ class DesignState:
         return float(norm.ppf(0.5 + self.level / 2))
 
 
+def _scatter(laws, x, centre, count):
+    """Root mean square log residual of the law closest to the centres (per
+    degree of freedom): the noise of a series measured once per count."""
+    best = math.inf
+    for law in laws:
+        fitted = fit_law(law, x, centre, count)
+        dof = x.size - law.size
+        if fitted is None or dof < 1:
+            continue
+        residual = fitted.log_predict(x) - np.log(centre)
+        best = min(best, math.sqrt(float(np.sum(count * residual**2)) / dof))
+    return best if math.isfinite(best) else NOISE_FLOOR
+
+
 def _held_out(law, x, centre, count, noise, z):
     """Why the law fails its held-out check at the largest count, or None."""
     if x.size < law.size + 1:
@@ -202,12 +216,12 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
     centre = np.array([s.mean() for s in samples])
     count = np.array([float(s.size) for s in samples])
     noise, _ = _noise(samples)
-    if noise is None:  # no repeats: the level law's scatter bounds the noise
-        noise = float(np.std(np.log(centre))) if x.size > 1 else NOISE_FLOOR
+    laws = default_laws() if laws is None else list(laws)
+    if noise is None:  # no repeats: the scatter about the closest law bounds it
+        noise = _scatter(laws, x, centre, count)
     noise = max(noise, NOISE_FLOOR)
     z = float(norm.ppf(0.5 + level / 2))
     reach = np.geomspace(x[0], max(target, x[-1]), 16)
-    laws = default_laws() if laws is None else list(laws)
     plausible, rejected = [], {}
     for law in laws:
         fitted, reason = _judge(law, x, centre, count, noise, z, reach)
