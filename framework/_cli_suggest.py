@@ -132,3 +132,58 @@ def register(subparsers) -> None:
         "--write", metavar="SPEC", help="write the plan as a spec file (YAML)"
     )
     parser.set_defaults(handler=_suggest)
+
+
+def add_until_arguments(run) -> None:
+    """Add ``--until`` and ``--budget`` to ``scaleprobe run``.
+
+    Parameters
+    ----------
+    run : argparse.ArgumentParser
+        The ``run`` subcommand's parser.
+    """
+    run.add_argument(
+        "--until",
+        help="adaptive campaign: after the sweep, measure suggested points until "
+        "'width <= W at nodes=N' (the interval's upper / lower at the target)",
+    )
+    run.add_argument(
+        "--budget",
+        help="with --until: wall time ('2 h') or core-hours ('40 core-h') to spend",
+    )
+
+
+def run_adaptive(args) -> int:
+    """Run ``scaleprobe run SPEC --until ... --budget ...``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    int
+        0, or 2 on bad input.
+    """
+    from .adaptive import run_until
+
+    if not (args.until and args.budget):
+        print(
+            "scaleprobe: error: --until and --budget go together, e.g. --until "
+            "'width <= 1.3 at nodes=1024' --budget '2 h'",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
+    try:
+        campaign = run_until(args.spec, args.until, args.budget, workers=args.workers)
+    except ValueError as error:
+        print(f"scaleprobe: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return BAD_INPUT
+    for number, row in enumerate(campaign.rounds, 1):
+        print(
+            f"round {number}: width {row['width']:.3g}x "
+            f"[{row['lower']:.4g}, {row['upper']:.4g}] after {_hours(row['spent'])}"
+            f", then {row['points']} point(s)"
+        )
+    print(f"scaleprobe: stopped: {campaign.reason}")
+    return 0

@@ -50,6 +50,8 @@ def _quiet_dask_logs():
 
 
 def _run(args) -> int:
+    if args.until or args.budget:
+        return _cli_suggest.run_adaptive(args)
     with contextlib.ExitStack() as stack:
         return _run_sweep(args, stack)
 
@@ -274,6 +276,7 @@ def _add_run(sub) -> None:
         help="start this kind of cluster: local (LocalCluster) or slurm (Dask "
         "workers as SLURM jobs, dask-jobqueue); default: scaleprobe.cluster.backend",
     )
+    _cli_suggest.add_until_arguments(run)
     run.set_defaults(handler=_run)
 
 
