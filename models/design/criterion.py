@@ -61,16 +61,16 @@ class Candidate:
     coords: dict = field(default_factory=dict)
 
 
-def _bounds(state, informations=None):
+def _bounds(state, informations=None, reach=None):
     """Lower and upper log bounds ``(laws,)`` of every law's interval at the target.
 
-    Beyond the largest count measured every interval widens by
-    :data:`~scaleprobe.models.profiles.fit.FLOOR` per doubling: laws that agree
-    still do not know the future. The widening depends on what was measured, not
-    on what is planned: the design cannot tell how much a point would remove of
-    what its laws do not describe, so it is the same for every candidate.
+    Beyond the largest count measured (or planned: ``reach``) the interval of every
+    law with a trend widens by :data:`~scaleprobe.models.profiles.fit.FLOOR` per
+    doubling, as the profile fit's do: laws that agree still do not know how their
+    trend goes on, and a larger count shortens the way to the target. The level
+    law has no trend to carry: its interval is its noise's.
     """
-    reach = float(np.max(state.x))
+    reach = float(np.max(state.x)) if reach is None else float(reach)
     target = np.array([state.target])
     centre = np.array([float(law.log_predict(target)[0]) for law in state.laws])
     var = np.array(
@@ -79,8 +79,9 @@ def _bounds(state, informations=None):
             for i, law in enumerate(state.laws)
         ]
     )
+    trend = np.array([law.law.size > 1 for law in state.laws])
     half = state.z * state.noise * np.sqrt(np.maximum(var, 0.0))
-    half = half + FLOOR * max(math.log2(state.target / reach), 0.0)
+    half = half + trend * FLOOR * max(math.log2(state.target / reach), 0.0)
     return centre - half, centre + half
 
 
@@ -137,13 +138,15 @@ class Planned:
     informations: list
     survive: np.ndarray
     points: tuple = ()
+    reach: float = 0.0
 
     @classmethod
     def start(cls, state):
         """Nothing planned yet."""
         size = len(state.laws)
         infos = [law.information for law in state.laws]
-        return cls(infos, np.ones((size, size), dtype=bool))
+        survive = np.ones((size, size), dtype=bool)
+        return cls(infos, survive, (), float(np.max(state.x)))
 
     def extend(self, state, candidate):
         """The plan with one more point.
@@ -171,11 +174,12 @@ class Planned:
                 strict=True,
             )
         ]
-        return Planned(infos, survive, (*self.points, candidate))
+        points = (*self.points, candidate)
+        return Planned(infos, survive, points, max(self.reach, candidate.x))
 
     def log_width(self, state):
         """Expected log width at the target once the planned points are measured."""
-        lower, upper = _bounds(state, self.informations)
+        lower, upper = _bounds(state, self.informations, self.reach)
         widths = [
             upper[alive].max() - lower[alive].min()
             for alive in self.survive  # one row per law taken as the truth
