@@ -14,11 +14,11 @@ the rounds are kept in ``STEM.adaptive.json`` beside the store.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
 
+from ._adaptive_record import adaptive_record, record_path
 from .runner import run_sweep
 from .spec import load_spec
 from .store import ResultStore, atomic_write
@@ -86,7 +86,7 @@ class AdaptiveCampaign:
 
 
 def _record(store, goal, target, campaign):
-    path = ResultStore(store).stem + ".adaptive.json"
+    path = record_path(store)
     text = json.dumps(
         {"goal": goal, "target": target, "rounds": campaign.rounds}, indent=1
     )
@@ -178,23 +178,3 @@ def _round(suggestion, elapsed):
         "spent": elapsed,
         "points": 0,
     }
-
-
-def adaptive_record(store):
-    """The rounds of a store's adaptive campaign, or None when it had none.
-
-    Parameters
-    ----------
-    store : str
-        The store's path.
-
-    Returns
-    -------
-    dict or None
-        ``goal``, ``target`` and ``rounds`` (see :class:`AdaptiveCampaign`).
-    """
-    path = ResultStore(store).stem + ".adaptive.json"
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
 
 import pytest
 from scaleprobe.framework.adaptive import adaptive_record, parse_until, run_until
@@ -11,6 +16,8 @@ from scaleprobe.framework.cli import main
 from scaleprobe.framework.store import ResultStore
 
 pytestmark = pytest.mark.mpi
+
+CLI = (sys.executable, "-m", "scaleprobe.framework.cli")
 
 
 def _spec(tmp_path):
@@ -68,6 +75,29 @@ def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
     assert len(ResultStore(spec["output"]).results()) == 6
     text = (tmp_path / "compute.adaptive.json").read_text()
     assert json.loads(text)["rounds"][0]["points"] == 0
+    # The store's sweep page shows the interval at the target, round by round.
+    from test_dashboard import _dom
+
+    width = campaign.rounds[0]["width"]
+    server = subprocess.Popen(
+        [*CLI, "dashboard", spec["output"], "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"at (http://127\.0\.0\.1:\d+/scaleprobe) ", line)
+        assert match, line + server.stderr.read()
+        with urllib.request.urlopen(match.group(1) + "/data.json") as response:
+            (grid,) = json.loads(response.read())["sweeps"]
+        assert grid["adaptive"]["rounds"][0]["width"] == width
+        html = _dom(match.group(1), tmp_path / "profile")
+        assert "Interval at nodes=256 by round (goal: width &lt;= 1000)" in html
+        assert f'data-width="{width}"' in html
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=60)
 
 
 @pytest.mark.parametrize(
