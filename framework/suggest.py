@@ -305,7 +305,10 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     if not store.exists():
         raise StoreError(f"{path} is not a scaleprobe store (no campaign.json)")
     campaign = store.campaign()
-    spec = load_spec(campaign["attrs"]["spec"].rstrip("\n") + "\n")
+    text = campaign.get("attrs", {}).get("spec")
+    if not text:
+        raise ValueError(f"{path} does not keep its spec; suggest needs a store of run")
+    spec = load_spec(text.rstrip("\n") + "\n")
     target_nodes, fixed = parse_target(target, campaign["sweep"])
     budget = parse_budget(budget) if isinstance(budget, str) else budget
     samples, runs, cost = _series(store, fixed, metric)
@@ -314,6 +317,8 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
             f"{path}: the slice {fixed or 'of the campaign'} has {metric} at "
             f"{len(samples)} node count(s); a design needs at least 2"
         )
+    if not cost:
+        raise ValueError(f"{path}: no stored point has a wall time to price by")
     counts = sorted(samples)
     state = design_state(counts, [samples[x] for x in counts], target_nodes)
     cost_law = CostLaw.fit(*zip(*cost, strict=True))

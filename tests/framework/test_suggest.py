@@ -121,3 +121,15 @@ def test_targets_and_budgets_parse():
         parse_target("nodes=1024", axes)
     assert parse_budget("90 min").seconds == 5400.0
     assert parse_budget("1.5 core-hours").limits() == {"core_budget": 5400.0}
+
+
+def test_a_store_without_its_spec_is_one_line_and_exit_2(tmp_path, capsys):
+    store = ResultStore(str(tmp_path / "old.zarr"))
+    store.start({"identity": {"kernel": "x"}, "sweep": {"nodes": [1]}, "attrs": {}})
+    code = main(["suggest", store.path, "--target", "nodes=8", "--budget", "1 h"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"scaleprobe: error: {store.path} does not keep its spec; suggest "
+        "needs a store of run"
+    ]
