@@ -147,39 +147,58 @@ def _scatter(laws, x, centre, count):
 
 
 def _held_out(law, x, centre, count, noise, z):
-    """Why the law fails its held-out check at the largest count, or None."""
+    """Why the law fails its held-out check at the largest count (or None), and
+    its miss there (log; None where it cannot be held out)."""
     if x.size < law.size + 1:
-        return None  # too few counts to hold one out: judged on its fit alone
+        return None, None  # too few counts to hold one out: judged on its fit alone
     fitted = fit_law(law, x[:-1], centre[:-1], count[:-1])
     if fitted is None:
-        return "cannot be fitted without the largest count"
+        return "cannot be fitted without the largest count", None
     predicted = fitted.log_predict(x[-1:])[0]
     if not np.isfinite(predicted):
-        return "is not positive at the largest count"
-    error = predicted - math.log(centre[-1])
+        return "is not positive at the largest count", None
+    miss = abs(predicted - math.log(centre[-1]))
     spread = noise * math.sqrt(1.0 / count[-1] + fitted.variance(x[-1:])[0])
-    if abs(error) > z * spread + TOLERANCE:
-        return (
-            f"misses the largest count by {math.exp(abs(error)):.2f}x when fitted "
-            "without it"
+    if miss > z * spread + TOLERANCE:
+        text = (
+            f"misses the largest count by {math.exp(miss):.2f}x when fitted without it"
         )
-    return None
+        return text, miss
+    return None, miss
 
 
 def _judge(law, x, centre, count, noise, z, reach):
-    """The fitted law, or the reason it is not plausible."""
+    """The law fitted on every count (None if it cannot be), why it is not
+    plausible (None if it is), and how far it is off (log: its held-out miss or
+    its rms departure from the counts, the larger)."""
     fitted = fit_law(law, x, centre, count)
     if fitted is None:
-        return None, "cannot be fitted to these counts"
+        return None, "cannot be fitted to these counts", None
     if not np.all(np.isfinite(fitted.log_predict(reach))):
-        return None, "is not positive up to the target"
-    k = law.size
-    if k > 1:
+        return None, "is not positive up to the target", None
+    if law.size > 1:
         errors = noise * np.sqrt(np.diag(np.linalg.pinv(fitted.information)))[1:]
         if np.all(np.abs(fitted.coef[1:]) < TREND_SIGNIFICANCE * errors):
-            return None, "its trend is within the noise"
-    reason = _held_out(law, x, centre, count, noise, z)
-    return (None, reason) if reason else (fitted, None)
+            return fitted, "its trend is within the noise", None
+    reason, miss = _held_out(law, x, centre, count, noise, z)
+    residual = fitted.log_predict(x) - np.log(centre)
+    scatter = math.sqrt(float(np.sum(count * residual**2) / np.sum(count)))
+    if scatter > 2 * noise + TOLERANCE:
+        reason = f"departs from the measured counts by {100 * scatter:.2g} % (rms)"
+    return fitted, reason, max(scatter, miss or 0.0)
+
+
+def _closest(judged, rejected):
+    """When no law passes: the laws at most twice as far off as the closest
+    (their disagreement is the interval)."""
+    misses = [(miss, fitted) for fitted, reason, miss in judged if miss is not None]
+    if not misses:
+        return None
+    best = min(miss for miss, _ in misses)
+    kept = [fitted for miss, fitted in misses if miss <= 2 * best + TOLERANCE]
+    for fitted in kept:
+        rejected[fitted.name] = "kept: no law passed, and it is among the closest"
+    return kept
 
 
 def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
@@ -200,7 +219,9 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
     Returns
     -------
     DesignState
-        The level law is kept when no law passes (the width is then the noise's).
+        When no law passes, the laws at most twice as far off (held out or from
+        the counts) as the closest are kept: their disagreement makes the
+        interval wide; the level law when none could be fitted.
 
     Examples
     --------
@@ -222,13 +243,16 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
     noise = max(noise, NOISE_FLOOR)
     z = float(norm.ppf(0.5 + level / 2))
     reach = np.geomspace(x[0], max(target, x[-1]), 16)
-    plausible, rejected = [], {}
+    plausible, rejected, judged = [], {}, []
     for law in laws:
-        fitted, reason = _judge(law, x, centre, count, noise, z, reach)
-        if fitted is None:
-            rejected[law.name] = reason
-        else:
+        fitted, reason, miss = _judge(law, x, centre, count, noise, z, reach)
+        if reason is None:
             plausible.append(fitted)
+        else:
+            rejected[law.name] = reason
+            judged.append((fitted, reason, miss))
+    if not plausible:
+        plausible = _closest(judged, rejected)
     if not plausible:
         level_law = fit_law(default_laws()[0], x, centre, count)
         plausible, rejected = [level_law], {**rejected, "level": "kept: no law passed"}

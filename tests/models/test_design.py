@@ -144,3 +144,16 @@ def test_no_budget_is_refused():
     state = design_state([1, 2, 4], samples, 64)
     with pytest.raises(ValueError, match="wall_budget or a core_budget"):
         plan_design(state, [Candidate(1.0, new=False)], _flat_cost([1, 2, 4]))
+
+
+def test_when_no_law_fits_the_closest_ones_keep_the_interval_wide():
+    # One node has no communication: a break no law of the family follows.
+    times = {1: 0.008, 2: 0.071, 3: 0.064, 4: 0.060, 6: 0.044, 8: 0.042}
+    counts = list(times)
+    samples = [[t * 0.99, t * 1.01] for t in times.values()]
+    state = design_state(counts, samples, 1024)
+    assert "departs from the measured counts" in state.rejected["level"]
+    assert len(state.laws) >= 2
+    kept = [name for name, why in state.rejected.items() if why.startswith("kept")]
+    assert sorted(kept) == sorted(law.name for law in state.laws)
+    assert math.exp(expected_log_width(state)) > 10  # not the noise's 1.02x
