@@ -197,7 +197,8 @@ def _closest(judged, rejected):
     best = min(miss for miss, _ in misses)
     kept = [fitted for miss, fitted in misses if miss <= 2 * best + TOLERANCE]
     for fitted in kept:
-        rejected[fitted.name] = "kept: no law passed, and it is among the closest"
+        why = rejected[fitted.name]
+        rejected[fitted.name] = f"kept: no law passed; among the closest ({why})"
     return kept
 
 
