@@ -209,6 +209,30 @@ function plotFor(grid) {
   }
   return entry;
 }
+function adaptive(record) {
+  // An adaptive campaign: the interval at its target, round by round.
+  const block = text("div", undefined, "adaptive");
+  block.appendChild(text("h3", "Interval at " + record.target + " by round (goal: "
+    + "width <= " + record.goal + ")"));
+  const table = text("table");
+  const head = text("tr");
+  for (const name of ["round", "width", "lower", "upper", "spent", "points"]) {
+    head.appendChild(text("th", name));
+  }
+  table.appendChild(head);
+  record.rounds.forEach((row, i) => {
+    const tr = text("tr");
+    tr.dataset.width = row.width;
+    for (const cell of [i + 1, row.width.toPrecision(3) + "x",
+        row.lower.toPrecision(4), row.upper.toPrecision(4), duration(row.spent),
+        row.points]) {
+      tr.appendChild(text("td", String(cell)));
+    }
+    table.appendChild(tr);
+  });
+  block.appendChild(table);
+  return block;
+}
 function sweep(grid) {
   const section = text("section");
   section.className = "sweep";
@@ -247,6 +271,7 @@ function sweep(grid) {
   layout.appendChild(left);
   if (grid.plot.series.length) layout.appendChild(plotFor(grid).wrapper);
   section.appendChild(layout);
+  if (grid.adaptive) section.appendChild(adaptive(grid.adaptive));
   if (grid.failures.length) {
     section.appendChild(text("h3", "Failed points"));
     section.appendChild(failures(grid));

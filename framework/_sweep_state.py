@@ -533,13 +533,15 @@ def sweep_view(sweep_id: str, state: dict, now: float) -> dict:
     -------
     dict
         :func:`sweep_grid`'s keys, plus ``source`` (where the state was read, or
-        ''), ``progress`` (``total``, ``done``,
-        ``failed``, ``remaining``, ``left_seconds``, ``elapsed_seconds``,
-        ``finished``, ``live``), ``failures`` (``label``, ``status``, ``error``)
-        and ``plot`` (``series`` without their raw values, ``projection``).
+        ''), ``adaptive`` (an adaptive campaign's rounds, or None), ``progress``
+        (``total``, ``done``, ``failed``, ``remaining``, ``left_seconds``,
+        ``elapsed_seconds``, ``finished``, ``live``), ``failures`` (``label``,
+        ``status``, ``error``) and ``plot`` (``series`` without their raw values,
+        ``projection``).
     """
     grid = sweep_grid(sweep_id, state, now)
     grid["source"] = state.get("source", "")
+    grid["adaptive"] = state.get("adaptive")
     grid["progress"] = _progress(state, grid["counts"], now)
     grid["failures"] = _failures(state)
     series = [{k: v for k, v in s.items() if k != "values"} for s in series_data(state)]

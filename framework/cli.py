@@ -7,7 +7,7 @@ import contextlib
 import sys
 import warnings
 
-from . import _cli_dashboard
+from . import _cli_dashboard, _cli_suggest
 
 __all__ = ["main"]
 
@@ -50,6 +50,8 @@ def _quiet_dask_logs():
 
 
 def _run(args) -> int:
+    if args.until or args.budget:
+        return _cli_suggest.run_adaptive(args)
     with contextlib.ExitStack() as stack:
         return _run_sweep(args, stack)
 
@@ -233,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(sub)
     _add_demo(sub)
     _cli_dashboard.register(sub)
+    _cli_suggest.register(sub)
     try:
         from ._cli_models import register
     except ImportError:  # the models commands are optional at this layer
@@ -273,6 +276,7 @@ def _add_run(sub) -> None:
         help="start this kind of cluster: local (LocalCluster) or slurm (Dask "
         "workers as SLURM jobs, dask-jobqueue); default: scaleprobe.cluster.backend",
     )
+    _cli_suggest.add_until_arguments(run)
     run.set_defaults(handler=_run)
 
 

@@ -368,12 +368,14 @@ def serve_store(path, *, port: int = 8787, host: str = "127.0.0.1", announce=Non
     from tornado.httpserver import HTTPServer
     from tornado.netutil import bind_sockets
 
+    from ._adaptive_record import adaptive_record
     from .store import open_results
 
     sockets = bind_sockets(port, address=host)  # a port in use: before any work
     page = SweepPage()
     page.dask = False
-    page.load_store(open_results(path), source=f"results store {path}")
+    sweep = page.load_store(open_results(path), source=f"results store {path}")
+    page.sweeps[sweep]["adaptive"] = adaptive_record(path)
     application = web.Application(
         [*routes(page), (r"/", web.RedirectHandler, {"url": ROUTE})]
     )

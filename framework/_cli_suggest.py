@@ -1,0 +1,189 @@
+"""``scaleprobe suggest STORE``: what to measure next, and the spec that does it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["register"]
+
+BAD_INPUT = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of at least 1, got {text!r}"
+        )
+    return value
+
+
+def _hours(seconds):
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.2g} min"
+    return f"{seconds:.2g} s"
+
+
+def _print_ranking(suggestion, shown):
+    design, state = suggestion.design, suggestion.state
+    laws = ", ".join(law.name for law in state.laws)
+    print(
+        f"target: {suggestion.metric} at {state.target:g} nodes; interval width "
+        f"now {design.width_now:.3g}x (upper/lower) from {len(state.x)} node counts"
+    )
+    print(f"plausible laws: {laws}; run-to-run noise {100 * state.noise:.2g} % (log)")
+    print("candidates, best narrowing per core-hour first:")
+    for rank, ranked in enumerate(design.ranking[:shown], 1):
+        what = "new" if ranked.candidate.new else "repeat"
+        print(
+            f"{rank:3d}. nodes={ranked.candidate.x:g} ({what}, "
+            f"{_hours(ranked.wall_seconds)} wall, {ranked.core_seconds / 3600:.3g} "
+            f"core-h): {ranked.reason}"
+        )
+
+
+def _suggest(args) -> int:
+    from .suggest import extension_spec, suggest
+
+    try:
+        suggestion = suggest(
+            args.store,
+            args.target,
+            args.budget,
+            metric=args.metric,
+            max_nodes=args.max_nodes,
+        )
+    except ValueError as error:
+        print(f"scaleprobe: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return BAD_INPUT
+    _print_ranking(suggestion, args.show)
+    design = suggestion.design
+    picked = {}
+    for ranked in design.plan:
+        picked[ranked.candidate.x] = picked.get(ranked.candidate.x, 0) + 1
+    runs = ", ".join(f"{n} x nodes={x:g}" for x, n in picked.items()) or "nothing"
+    print(
+        f"plan within {suggestion.budget.text}: {runs}; {len(design.plan)} run(s), "
+        f"{_hours(design.spent_wall)} wall, {design.spent_core / 3600:.3g} core-h; "
+        f"expected width {design.width_planned:.3g}x"
+    )
+    if args.write is None:
+        return 0
+    points, spent = extension_spec(suggestion, args.write)
+    if not points:
+        print("scaleprobe: nothing to write: no point fits the budget")
+        return 0
+    kind = "wall" if suggestion.budget.kind == "wall" else "core-seconds"
+    print(
+        f"spec for these {len(points)} point(s) (predicted {_hours(spent)} "
+        f"{kind}) written to {args.write}:"
+    )
+    for point in points:
+        print(f"  {point.label()}")
+    print(f"measure them with: scaleprobe run {args.write}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``suggest`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``parser.add_subparsers()``.
+    """
+    parser = subparsers.add_parser(
+        "suggest",
+        help="rank the runs that narrow a projection's interval most per cost",
+        description="Rank the points of a stored campaign's grid, and node counts "
+        "outside it that its rules admit, by the expected narrowing of the "
+        "interval at the target per core-hour (more runs at a measured count "
+        "included); print why, plan what the budget affords and write it as a "
+        "spec that resumes the campaign.",
+    )
+    parser.add_argument("store", help="results store of the campaign")
+    parser.add_argument(
+        "--target",
+        required=True,
+        help="where the interval is wanted: 'nodes=1024', with every other swept "
+        "key that has several values ('nodes=1024 bandwidth=25')",
+    )
+    parser.add_argument(
+        "--budget",
+        required=True,
+        help="what the plan may spend: wall time ('2 h') or core-hours ('40 core-h')",
+    )
+    parser.add_argument("--metric", default="time", help="the metric (default: time)")
+    parser.add_argument(
+        "--max-nodes",
+        type=_positive_int,
+        help="largest node count to consider (default: 4 x the grid's largest)",
+    )
+    parser.add_argument(
+        "--show", type=_positive_int, default=10, help="candidates to list (10)"
+    )
+    parser.add_argument(
+        "--write", metavar="SPEC", help="write the plan as a spec file (YAML)"
+    )
+    parser.set_defaults(handler=_suggest)
+
+
+def add_until_arguments(run) -> None:
+    """Add ``--until`` and ``--budget`` to ``scaleprobe run``.
+
+    Parameters
+    ----------
+    run : argparse.ArgumentParser
+        The ``run`` subcommand's parser.
+    """
+    run.add_argument(
+        "--until",
+        help="adaptive campaign: after the sweep, measure suggested points until "
+        "'width <= W at nodes=N' (the interval's upper / lower at the target)",
+    )
+    run.add_argument(
+        "--budget",
+        help="with --until: wall time ('2 h') or core-hours ('40 core-h') to spend",
+    )
+
+
+def run_adaptive(args) -> int:
+    """Run ``scaleprobe run SPEC --until ... --budget ...``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    int
+        0, or 2 on bad input.
+    """
+    from .adaptive import run_until
+
+    if not (args.until and args.budget):
+        print(
+            "scaleprobe: error: --until and --budget go together, e.g. --until "
+            "'width <= 1.3 at nodes=1024' --budget '2 h'",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
+    try:
+        campaign = run_until(args.spec, args.until, args.budget, workers=args.workers)
+    except ValueError as error:
+        print(f"scaleprobe: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return BAD_INPUT
+    for number, row in enumerate(campaign.rounds, 1):
+        print(
+            f"round {number}: width {row['width']:.3g}x "
+            f"[{row['lower']:.4g}, {row['upper']:.4g}] after {_hours(row['spent'])}"
+            f", then {row['points']} point(s)"
+        )
+    print(f"scaleprobe: stopped: {campaign.reason}")
+    return 0

@@ -1,0 +1,180 @@
+"""Adaptive campaigns: measure, refit, pick the next points, until narrow enough.
+
+``scaleprobe run SPEC --until "width <= 1.3 at nodes=1024" --budget "2 h"`` runs
+(or resumes) the spec's sweep, then repeats one round until the interval at the
+target is narrow enough or the budget is spent:
+:func:`~scaleprobe.framework.suggest.suggest` on the store with what is left of the
+budget, the plan written as a spec beside
+the store (``STEM.next.yaml``), and that spec run like any other. Every round is an
+ordinary resumable sweep on the same store: a killed campaign loses nothing, and
+the same command resumes it (its budget counts from the new start). The widths of
+the rounds are kept in ``STEM.adaptive.json`` beside the store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+from ._adaptive_record import adaptive_record, record_path
+from .runner import run_sweep
+from .spec import load_spec
+from .store import ResultStore, atomic_write
+from .suggest import Budget, extension_spec, parse_budget, suggest
+
+__all__ = ["AdaptiveCampaign", "adaptive_record", "parse_until", "run_until"]
+
+_UNTIL = re.compile(
+    r"^\s*width\s*<=\s*(?P<width>[0-9]*\.?[0-9]+)\s+at\s+(?P<target>.+?)\s*$"
+)
+#: Rounds at most: a plan that never narrows the interval must still stop.
+MAX_ROUNDS = 50
+
+
+def parse_until(text):
+    """Parse ``"width <= 1.3 at nodes=1024"`` (other sweep keys may follow).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    width : float
+        The goal: upper / lower of the interval at the target, above 1.
+    target : str
+        What :func:`~scaleprobe.framework.suggest.parse_target` reads.
+
+    Raises
+    ------
+    ValueError
+        One line naming what was typed and what is allowed.
+
+    Examples
+    --------
+    >>> parse_until("width <= 1.3 at nodes=1024 bandwidth=25")
+    (1.3, 'nodes=1024 bandwidth=25')
+    """
+    match = _UNTIL.match(text or "")
+    width = float(match.group("width")) if match else 0.0
+    if not width > 1.0:
+        raise ValueError(
+            f"--until {text!r}: write 'width <= W at nodes=N' with W above 1 (the "
+            "interval's upper / lower), e.g. 'width <= 1.3 at nodes=1024'"
+        )
+    return width, match.group("target")
+
+
+@dataclass
+class AdaptiveCampaign:
+    """What an adaptive campaign did.
+
+    Attributes
+    ----------
+    rounds : list of dict
+        Per round: ``width`` (upper / lower at the target before the round),
+        ``lower``, ``upper``, ``spent`` (wall seconds so far) and ``points``
+        (measured in the round).
+    reason : str
+        Why it stopped.
+    """
+
+    rounds: list = field(default_factory=list)
+    reason: str = ""
+
+
+def _record(store, goal, target, campaign):
+    path = record_path(store)
+    text = json.dumps(
+        {"goal": goal, "target": target, "rounds": campaign.rounds}, indent=1
+    )
+    atomic_write(path, text, "adaptive campaign record")
+
+
+def run_until(
+    spec_or_path, until, budget, client=None, *, workers=None, clock=time.monotonic
+):
+    """Run a sweep, then measure suggested points until the interval is narrow.
+
+    Parameters
+    ----------
+    spec_or_path : str, path-like, dict or Spec
+        The campaign spec (its sweep is run first, resuming what is stored).
+    until : str
+        ``"width <= 1.3 at nodes=1024"`` (:func:`parse_until`).
+    budget : str or Budget
+        Wall time (``"2 h"``) for the whole command, the first sweep included;
+        ``"40 core-h"`` counts the core-seconds the rounds are predicted to cost.
+    client : distributed.Client, optional
+        Where to run; by default one embedded cluster serves every round.
+    workers : int, optional
+        Workers of the embedded cluster.
+    clock : callable, default=time.monotonic
+        Seconds, to measure the wall time spent.
+
+    Returns
+    -------
+    AdaptiveCampaign
+        A round whose points took longer than predicted makes the next rounds
+        plan for that much less of what is left (a wall budget).
+    """
+    goal, target = parse_until(until)
+    budget = parse_budget(budget) if isinstance(budget, str) else budget
+    spec = load_spec(spec_or_path)
+    if client is None:
+        from .cluster import cluster_client
+
+        with cluster_client(workers=workers, announce=False) as own:
+            return _rounds(spec, goal, target, budget, own, clock)
+    return _rounds(spec, goal, target, budget, client, clock)
+
+
+def _rounds(spec, goal, target, budget, client, clock):
+    start = clock()
+    run_sweep(spec, client, progress=False)
+    campaign, spent_core, slower = AdaptiveCampaign(), 0.0, 1.0
+    nxt = ResultStore(spec.output).stem + ".next.yaml"
+    for _ in range(MAX_ROUNDS):
+        spent = clock() - start if budget.kind == "wall" else spent_core
+        left = max(budget.seconds - spent, 0.0)
+        plan_for = left / slower if budget.kind == "wall" else left
+        suggestion = suggest(
+            spec.output, target, Budget(plan_for, budget.kind, budget.text)
+        )
+        campaign.rounds.append(_round(suggestion, clock() - start))
+        _record(spec.output, goal, target, campaign)
+        if suggestion.design.width_now <= goal:
+            campaign.reason = f"the width at the target is {_width(suggestion)}"
+            return campaign
+        points, predicted = extension_spec(suggestion, nxt) if left else ([], 0.0)
+        if not points:
+            campaign.reason = "the budget is spent (no suggested point fits the rest)"
+            return campaign
+        began = clock()
+        run_sweep(nxt, client, progress=False)
+        took = clock() - began
+        if budget.kind == "wall" and predicted > 0:
+            slower = max(slower, took / predicted)
+        spent_core += predicted if budget.kind == "core" else 0.0
+        campaign.rounds[-1]["points"] = len(points)
+    campaign.reason = f"{MAX_ROUNDS} rounds did not narrow the interval enough"
+    return campaign
+
+
+def _width(suggestion):
+    return f"{suggestion.design.width_now:.3g}x"
+
+
+def _round(suggestion, elapsed):
+    from scaleprobe.models.design import target_interval
+
+    lower, upper = target_interval(suggestion.state)
+    return {
+        "width": suggestion.design.width_now,
+        "lower": lower,
+        "upper": upper,
+        "spent": elapsed,
+        "points": 0,
+    }

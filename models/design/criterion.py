@@ -1,0 +1,248 @@
+"""The design criterion: expected log width of the target's interval, per cost.
+
+The interval at the target is the union of the plausible laws' intervals (each law's
+prediction plus or minus ``z`` standard errors of its coefficients): it is wide
+because the laws disagree there, or because their coefficients are uncertain, or
+both. A planned measurement narrows it in the two ways at once:
+
+- *discrimination*: where the plausible laws predict values further apart than the
+  noise of the new measurement allows, the measurement rejects all but the true
+  law's neighbours. For each law taken as the truth in turn (equal weights: each
+  held its held-out check), the laws that would survive are those whose
+  prediction at the planned count lies within ``z`` combined standard errors of the
+  truth's;
+- *noise reduction*: the new measurement adds to every surviving law's information
+  matrix, so each law's own interval narrows, repeats included.
+
+The expected log width is the mean over the laws taken as truth of the width of
+the survivors' union. A candidate's score is the expected reduction of that log
+width per core-second it is predicted to cost. A plan is built greedily: the best
+candidate is added, the widths recomputed with it planned, until the budget is
+spent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..profiles.fit import FLOOR
+
+__all__ = [
+    "Candidate",
+    "Planned",
+    "expected_log_width",
+    "log_width",
+    "separation",
+    "target_interval",
+]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A point a design may plan: ``repeats`` more runs at count ``x``.
+
+    Parameters
+    ----------
+    x : float
+        The count (nodes or ranks).
+    repeats : int, default=1
+    new : bool, default=True
+        False for a repeat of a measured count.
+    coords : dict, default={}
+        Any other coordinates the point carries (for the spec it is written to).
+    """
+
+    x: float
+    repeats: int = 1
+    new: bool = True
+    coords: dict = field(default_factory=dict)
+
+
+def _bounds(state, informations=None, reach=None):
+    """Lower and upper log bounds ``(laws,)`` of every law's interval at the target.
+
+    Beyond the largest count measured (or planned: ``reach``) the interval of every
+    law with a trend widens by :data:`~scaleprobe.models.profiles.fit.FLOOR` per
+    doubling, as the profile fit's do: laws that agree still do not know how their
+    trend goes on, and a larger count shortens the way to the target. The level
+    law has no trend to carry: its interval is its noise's.
+    """
+    reach = float(np.max(state.x)) if reach is None else float(reach)
+    target = np.array([state.target])
+    centre = np.array([float(law.log_predict(target)[0]) for law in state.laws])
+    var = np.array(
+        [
+            law.variance(target, None if informations is None else informations[i])[0]
+            for i, law in enumerate(state.laws)
+        ]
+    )
+    trend = np.array([law.law.size > 1 for law in state.laws])
+    half = state.z * state.noise * np.sqrt(np.maximum(var, 0.0))
+    half = half + trend * FLOOR * max(math.log2(state.target / reach), 0.0)
+    return centre - half, centre + half
+
+
+def target_interval(state):
+    """The interval at the target now: ``(lower, upper)`` of the union of the
+    plausible laws' intervals, in the metric's units.
+
+    Parameters
+    ----------
+    state : DesignState
+
+    Returns
+    -------
+    tuple of float
+    """
+    lower, upper = _bounds(state)
+    return float(np.exp(lower.min())), float(np.exp(upper.max()))
+
+
+def log_width(state, laws=None, informations=None):
+    """Log of the ratio upper / lower of the union of the laws' intervals.
+
+    Parameters
+    ----------
+    state : DesignState
+    laws : sequence of int, default=None
+        Indices of the laws in ``state.laws`` to unite (all by default).
+    informations : list of ndarray, default=None
+        Information matrices to use instead of the laws' own (planned points).
+
+    Returns
+    -------
+    float
+    """
+    lower, upper = _bounds(state, informations)
+    laws = np.arange(len(state.laws)) if laws is None else np.asarray(laws, int)
+    return float(upper[laws].max() - lower[laws].min())
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a set of planned points does to the state, kept for quick extension.
+
+    Attributes
+    ----------
+    informations : list of ndarray
+        Each plausible law's information matrix with the planned points added.
+    survive : ndarray of shape (laws, laws)
+        ``survive[j, k]``: law ``k`` survives the planned points if law ``j`` is
+        true.
+    points : tuple of Candidate
+    """
+
+    informations: list
+    survive: np.ndarray
+    points: tuple = ()
+    reach: float = 0.0
+
+    @classmethod
+    def start(cls, state):
+        """Nothing planned yet."""
+        size = len(state.laws)
+        infos = [law.information for law in state.laws]
+        survive = np.ones((size, size), dtype=bool)
+        return cls(infos, survive, (), float(np.max(state.x)))
+
+    def extend(self, state, candidate):
+        """The plan with one more point.
+
+        Parameters
+        ----------
+        state : DesignState
+        candidate : Candidate
+
+        Returns
+        -------
+        Planned
+        """
+        x = np.array([candidate.x])
+        centre = np.array([law.log_predict(x)[0] for law in state.laws])
+        var = np.array([law.variance(x)[0] for law in state.laws])
+        noise = state.noise**2 * (1.0 / candidate.repeats + var)
+        allowed = state.z * np.sqrt(noise[:, None] + noise[None, :])
+        survive = self.survive & (np.abs(centre[:, None] - centre[None, :]) <= allowed)
+        infos = [
+            info + candidate.repeats * np.outer(g, g)
+            for info, g in zip(
+                self.informations,
+                (law.gradient(x)[0] for law in state.laws),
+                strict=True,
+            )
+        ]
+        points = (*self.points, candidate)
+        return Planned(infos, survive, points, max(self.reach, candidate.x))
+
+    def log_width(self, state):
+        """Expected log width at the target once the planned points are measured."""
+        lower, upper = _bounds(state, self.informations, self.reach)
+        widths = [
+            upper[alive].max() - lower[alive].min()
+            for alive in self.survive  # one row per law taken as the truth
+        ]
+        return float(np.mean(widths))
+
+
+def expected_log_width(state, planned=()):
+    """Expected log width at the target once ``planned`` points are measured.
+
+    Parameters
+    ----------
+    state : DesignState
+    planned : sequence of Candidate
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scaleprobe.models.design import design_state
+    >>> state = design_state([1, 2, 4], [[1.0, 1.02], [0.99, 1.01], [1.0, 1.01]], 4)
+    >>> now = expected_log_width(state)
+    >>> later = expected_log_width(state, [Candidate(1.0, repeats=6, new=False)])
+    >>> round(later / now, 2)
+    0.71
+    """
+    plan = Planned.start(state)
+    for candidate in planned:
+        plan = plan.extend(state, candidate)
+    return plan.log_width(state)
+
+
+def separation(state, x, repeats=1):
+    """The pair of plausible laws a measurement at ``x`` tells apart best.
+
+    Parameters
+    ----------
+    state : DesignState
+    x : float
+    repeats : int, default=1
+
+    Returns
+    -------
+    tuple or None
+        ``(law_a, law_b, ratio_at_x, ratio_at_target, noise_widths)``: the two
+        laws' names, how far apart they predict at ``x`` and at the target (as
+        ratios) and their gap at ``x`` in standard errors of the measurement;
+        None with fewer than two plausible laws.
+    """
+    if len(state.laws) < 2:
+        return None
+    point = np.array([float(x)])
+    target = np.array([state.target])
+    best = None
+    for i, a in enumerate(state.laws):
+        for b in state.laws[i + 1 :]:
+            gap = abs(float(a.log_predict(point)[0] - b.log_predict(point)[0]))
+            var = 2.0 / repeats + a.variance(point)[0] + b.variance(point)[0]
+            score = gap / (state.noise * math.sqrt(var))
+            far = abs(float(a.log_predict(target)[0] - b.log_predict(target)[0]))
+            if best is None or score > best[-1]:
+                best = (a.name, b.name, math.exp(gap), math.exp(far), score)
+    return best

@@ -1,0 +1,260 @@
+"""What a design knows: the measured series, its noise, its plausible laws, costs.
+
+The plausible laws are those that pass the check a user would make by hand: fitted
+without the largest count, they predict it within the noise; and every trend they
+claim is larger than its own standard error allows by chance (so that pure noise
+does not pass for a trend).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ..core.interface import DEFAULT_LEVEL
+from .laws import default_laws, fit_law
+
+__all__ = ["NOISE_FLOOR", "CostLaw", "DesignState", "design_state"]
+
+#: Smallest noise (log units) a design assumes: repeated runs never agree better.
+NOISE_FLOOR = 0.01
+#: A held-out prediction may miss by this much (log) beyond its noise.
+TOLERANCE = 0.05
+#: Standard errors a trend coefficient must exceed to count as seen.
+TREND_SIGNIFICANCE = 2.0
+
+
+def _noise(samples):
+    """Pooled standard deviation of ``log t`` about each count's mean, and its dof."""
+    dof = sum(len(s) - 1 for s in samples)
+    if dof <= 0:
+        return None, 0
+    squares = sum(float(np.sum((np.log(s) - np.log(s).mean()) ** 2)) for s in samples)
+    return math.sqrt(squares / dof), dof
+
+
+@dataclass(frozen=True)
+class CostLaw:
+    """What a point costs: ``core_seconds = exp(a) * nodes**b`` (wall time x ranks).
+
+    Attributes
+    ----------
+    intercept, slope : float
+        ``a`` and ``b`` of the line through ``log(core_seconds)`` against
+        ``log(nodes)`` of the measured points.
+    ranks_per_node : float
+        Ranks per node of the measured points (their median).
+
+    Examples
+    --------
+    >>> cost = CostLaw.fit([1, 2, 4], [1, 2, 4], [10.0, 10.0, 10.0])
+    >>> round(float(cost.core_seconds(8)), 3), round(float(cost.wall_seconds(8)), 3)
+    (80.0, 10.0)
+    """
+
+    intercept: float
+    slope: float
+    ranks_per_node: float = 1.0
+
+    @classmethod
+    def fit(cls, nodes, ranks, wall_seconds):
+        """Fit the cost law to measured points (one entry per point).
+
+        Parameters
+        ----------
+        nodes, ranks : array-like of int
+        wall_seconds : array-like of float
+            Each point's wall time (its launch time).
+
+        Returns
+        -------
+        CostLaw
+            With one node count measured, cost grows with the ranks (slope 1).
+        """
+        nodes = np.asarray(nodes, dtype=float)
+        cost = np.asarray(wall_seconds, dtype=float) * np.asarray(ranks, dtype=float)
+        keep = np.isfinite(cost) & (cost > 0)
+        if not keep.any():
+            raise ValueError("no measured point has a positive wall time to price by")
+        nodes, cost = nodes[keep], cost[keep]
+        per_node = float(np.median(np.asarray(ranks, dtype=float)[keep] / nodes))
+        if np.unique(nodes).size < 2:
+            return cls(float(np.mean(np.log(cost / nodes))), 1.0, per_node)
+        slope, intercept = np.polyfit(np.log(nodes), np.log(cost), 1)
+        return cls(float(intercept), float(max(slope, 0.0)), per_node)
+
+    def core_seconds(self, nodes):
+        """Predicted core-seconds of one point at ``nodes``."""
+        return np.exp(self.intercept + self.slope * np.log(np.asarray(nodes, float)))
+
+    def wall_seconds(self, nodes):
+        """Predicted wall seconds of one point at ``nodes``."""
+        nodes = np.asarray(nodes, dtype=float)
+        return self.core_seconds(nodes) / (nodes * self.ranks_per_node)
+
+
+@dataclass(frozen=True)
+class DesignState:
+    """A measured series and what a design makes of it.
+
+    Attributes
+    ----------
+    x : ndarray of shape (m,)
+        Measured counts, increasing.
+    count : ndarray of shape (m,)
+        Repetitions at each count.
+    noise : float
+        Standard deviation of ``log t`` of one run (pooled over the counts).
+    laws : list of FittedLaw
+        The plausible laws, fitted on every count.
+    rejected : dict of str to str
+        The laws left out and why.
+    target : float
+        The count the interval is wanted at.
+    level : float
+        Coverage of the interval.
+    """
+
+    x: np.ndarray
+    count: np.ndarray
+    noise: float
+    laws: list
+    rejected: dict
+    target: float
+    level: float = DEFAULT_LEVEL
+
+    @property
+    def z(self):
+        """Normal quantile of the interval's level."""
+        return float(norm.ppf(0.5 + self.level / 2))
+
+
+def _scatter(laws, x, centre, count):
+    """Root mean square log residual of the law closest to the centres (per
+    degree of freedom): the noise of a series measured once per count."""
+    best = math.inf
+    for law in laws:
+        fitted = fit_law(law, x, centre, count)
+        dof = x.size - law.size
+        if fitted is None or dof < 1:
+            continue
+        residual = fitted.log_predict(x) - np.log(centre)
+        best = min(best, math.sqrt(float(np.sum(count * residual**2)) / dof))
+    return best if math.isfinite(best) else NOISE_FLOOR
+
+
+def _held_out(law, x, centre, count, noise, z):
+    """Why the law fails its held-out check at the largest count (or None), and
+    its miss there (log; None where it cannot be held out)."""
+    if x.size < law.size + 1:
+        return None, None  # too few counts to hold one out: judged on its fit alone
+    fitted = fit_law(law, x[:-1], centre[:-1], count[:-1])
+    if fitted is None:
+        return "cannot be fitted without the largest count", None
+    predicted = fitted.log_predict(x[-1:])[0]
+    if not np.isfinite(predicted):
+        return "is not positive at the largest count", None
+    miss = abs(predicted - math.log(centre[-1]))
+    spread = noise * math.sqrt(1.0 / count[-1] + fitted.variance(x[-1:])[0])
+    if miss > z * spread + TOLERANCE:
+        text = (
+            f"misses the largest count by {math.exp(miss):.2f}x when fitted without it"
+        )
+        return text, miss
+    return None, miss
+
+
+def _judge(law, x, centre, count, noise, z, reach):
+    """The law fitted on every count (None if it cannot be), why it is not
+    plausible (None if it is), and how far it is off (log: its held-out miss or
+    its rms departure from the counts, the larger)."""
+    fitted = fit_law(law, x, centre, count)
+    if fitted is None:
+        return None, "cannot be fitted to these counts", None
+    if not np.all(np.isfinite(fitted.log_predict(reach))):
+        return None, "is not positive up to the target", None
+    if law.size > 1:
+        errors = noise * np.sqrt(np.diag(np.linalg.pinv(fitted.information)))[1:]
+        if np.all(np.abs(fitted.coef[1:]) < TREND_SIGNIFICANCE * errors):
+            return fitted, "its trend is within the noise", None
+    reason, miss = _held_out(law, x, centre, count, noise, z)
+    residual = fitted.log_predict(x) - np.log(centre)
+    scatter = math.sqrt(float(np.sum(count * residual**2) / np.sum(count)))
+    if scatter > 2 * noise + TOLERANCE:
+        reason = f"departs from the measured counts by {100 * scatter:.2g} % (rms)"
+    return fitted, reason, max(scatter, miss or 0.0)
+
+
+def _closest(judged, rejected):
+    """When no law passes: the laws at most twice as far off as the closest
+    (their disagreement is the interval)."""
+    misses = [(miss, fitted) for fitted, reason, miss in judged if miss is not None]
+    if not misses:
+        return None
+    best = min(miss for miss, _ in misses)
+    kept = [fitted for miss, fitted in misses if miss <= 2 * best + TOLERANCE]
+    for fitted in kept:
+        why = rejected[fitted.name]
+        rejected[fitted.name] = f"kept: no law passed; among the closest ({why})"
+    return kept
+
+
+def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
+    """Measured series -> noise and plausible laws.
+
+    Parameters
+    ----------
+    x : array-like of float
+        The measured counts (nodes or ranks).
+    samples : sequence of array-like
+        The times measured at each count (one entry per run, positive).
+    target : float
+        The count the interval is wanted at.
+    laws : list of DesignLaw, default=None
+        The laws weighed; :func:`default_laws` by default.
+    level : float, default=DEFAULT_LEVEL
+
+    Returns
+    -------
+    DesignState
+        When no law passes, the laws at most twice as far off (held out or from
+        the counts) as the closest are kept: their disagreement makes the
+        interval wide; the level law when none could be fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = [1, 2, 4, 8]
+    >>> state = design_state(x, [[2.0 * v, 2.02 * v] for v in x], 64)
+    >>> [law.name for law in state.laws]
+    ['a*p^b', 'c0 + c1*p']
+    """
+    order = np.argsort(np.asarray(x, dtype=float))
+    x = np.asarray(x, dtype=float)[order]
+    samples = [np.asarray(samples[i], dtype=float) for i in order]
+    centre = np.array([s.mean() for s in samples])
+    count = np.array([float(s.size) for s in samples])
+    noise, _ = _noise(samples)
+    laws = default_laws() if laws is None else list(laws)
+    if noise is None:  # no repeats: the scatter about the closest law bounds it
+        noise = _scatter(laws, x, centre, count)
+    noise = max(noise, NOISE_FLOOR)
+    z = float(norm.ppf(0.5 + level / 2))
+    reach = np.geomspace(x[0], max(target, x[-1]), 16)
+    plausible, rejected, judged = [], {}, []
+    for law in laws:
+        fitted, reason, miss = _judge(law, x, centre, count, noise, z, reach)
+        if reason is None:
+            plausible.append(fitted)
+        else:
+            rejected[law.name] = reason
+            judged.append((fitted, reason, miss))
+    if not plausible:
+        plausible = _closest(judged, rejected)
+    if not plausible:
+        level_law = fit_law(default_laws()[0], x, centre, count)
+        plausible, rejected = [level_law], {**rejected, "level": "kept: no law passed"}
+    return DesignState(x, count, noise, plausible, rejected, float(target), level)

@@ -1,0 +1,135 @@
+"""``scaleprobe suggest``: a real campaign, a ranking, a spec that resumes it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+from scaleprobe.framework import run_sweep
+from scaleprobe.framework.cli import main
+from scaleprobe.framework.planning import plan
+from scaleprobe.framework.spec import load_spec
+from scaleprobe.framework.store import ResultStore
+from scaleprobe.framework.suggest import parse_budget, parse_target, suggest
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory, cluster):
+    """A measured strong-scaling campaign: 1, 2 and 4 nodes, two runs each."""
+    from distributed import Client
+
+    folder = tmp_path_factory.mktemp("campaign")
+    spec = {
+        "name": "compute",
+        "kernel": "commbench.compute",
+        "params": {"total_work": 400},
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "run": 2},
+        "admissible": "power_of_two",
+        "order": {"shuffle": False},
+        "throttle": {"mode": "emulated"},
+        "output": str(folder / "compute.zarr"),
+    }
+    with Client(cluster) as client:
+        run_sweep(spec, client, progress=False)
+    return folder
+
+
+@pytest.fixture
+def campaign(measured, tmp_path):
+    """A copy of the measured campaign's store, for one test to change."""
+    shutil.copytree(measured, tmp_path / "campaign")
+    return str(tmp_path / "campaign" / "compute.zarr")
+
+
+def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
+    campaign, tmp_path, client, capsys
+):
+    store = ResultStore(campaign)
+    before = {r["key"]: r["started"] for r in store.results()}
+    written = tmp_path / "next.yaml"
+    code = main(
+        [
+            "suggest",
+            campaign,
+            "--target",
+            "nodes=256",
+            "--budget",
+            "40 s",
+            "--write",
+            str(written),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "interval width now" in out
+    assert "1. nodes=" in out
+    listed = [line.strip() for line in out.splitlines() if line.startswith("  nodes=")]
+    assert listed
+    # The spec is the same campaign: scaleprobe run takes it as it is.
+    raw = yaml.safe_load(written.read_text())
+    assert raw["kernel"] == "commbench.compute"
+    assert raw["params"] == {"total_work": 400}
+    spec = load_spec(str(written))
+    assert spec.output == campaign
+    todo = plan(spec, store.done_keys())
+    assert sorted(p.label() for p in todo) == sorted(listed)
+    # Only powers of two, as the campaign's rule says; at most 4 x its grid.
+    assert all(p.coords["nodes"] in (1, 2, 4, 8, 16) for p in todo)
+    run_sweep(str(written), client, progress=False)
+    after = {r["key"]: r["started"] for r in store.results()}
+    # Nothing measured before was measured again; every listed point was added.
+    assert {k: after[k] for k in before} == before
+    assert len(after) == len(before) + len(todo)
+    assert plan(load_spec(str(written)), store.done_keys()) == []
+
+
+def test_the_plan_fits_the_budget(campaign):
+    suggestion = suggest(campaign, "nodes=256", "30 s")
+    assert suggestion.design.spent_wall <= 30.0 * (1 + 1e-9)
+    tiny = suggest(campaign, "nodes=256", "0.01 s")
+    assert tiny.design.plan == []
+    assert tiny.design.ranking  # still ranked, just not affordable
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target", "nodes=x", "--budget", "1 h"], "nodes must be a positive"),
+        (["--target", "ranks=8", "--budget", "1 h"], "name the node count"),
+        (["--target", "nodes=64 bandwidth=7", "--budget", "1 h"], "was not swept"),
+        (["--target", "nodes=64", "--budget", "2"], "give a positive wall time"),
+        (["--target", "nodes=64", "--budget", "1 h", "--metric", "tim"], "allowed:"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(campaign, capsys, argv, message):
+    assert main(["suggest", campaign, *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
+
+
+def test_targets_and_budgets_parse():
+    axes = {"nodes": [1, 2], "ppn": [1], "bandwidth": [100, 25], "run": [0, 1]}
+    assert parse_target("nodes=1024, bandwidth=25", axes) == (
+        1024.0,
+        {"ppn": 1, "bandwidth": 25},
+    )
+    with pytest.raises(ValueError, match=r"name one, e\.g\. 'bandwidth=100'"):
+        parse_target("nodes=1024", axes)
+    assert parse_budget("90 min").seconds == 5400.0
+    assert parse_budget("1.5 core-hours").limits() == {"core_budget": 5400.0}
+
+
+def test_a_store_without_its_spec_is_one_line_and_exit_2(tmp_path, capsys):
+    store = ResultStore(str(tmp_path / "old.zarr"))
+    store.start({"identity": {"kernel": "x"}, "sweep": {"nodes": [1]}, "attrs": {}})
+    code = main(["suggest", store.path, "--target", "nodes=8", "--budget", "1 h"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"scaleprobe: error: {store.path} does not keep its spec; suggest "
+        "needs a store of run"
+    ]

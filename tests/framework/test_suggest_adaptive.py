@@ -1,0 +1,119 @@
+"""Adaptive campaigns: ``scaleprobe run SPEC --until ... --budget ...``, for real."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from scaleprobe.framework.adaptive import adaptive_record, parse_until, run_until
+from scaleprobe.framework.cli import main
+from scaleprobe.framework.store import ResultStore
+
+pytestmark = pytest.mark.mpi
+
+CLI = (sys.executable, "-m", "scaleprobe.framework.cli")
+
+
+def _spec(tmp_path):
+    return {
+        "name": "compute",
+        "kernel": "commbench.compute",
+        "params": {"total_work": 400},
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "run": 2},
+        "admissible": "power_of_two",
+        "order": {"shuffle": False},
+        "throttle": {"mode": "emulated"},
+        "output": str(tmp_path / "compute.zarr"),
+    }
+
+
+def test_rounds_measure_suggested_points_and_a_rerun_resumes(tmp_path, client):
+    spec = _spec(tmp_path)
+    campaign = run_until(spec, "width <= 1.01 at nodes=256", "90 s", client)
+    store = ResultStore(spec["output"])
+    measured = {r["key"]: r["started"] for r in store.results()}
+    added = sum(row["points"] for row in campaign.rounds)
+    assert added > 0
+    assert len(measured) == 6 + added  # the grid, then every round's points
+    assert "budget is spent" in campaign.reason
+    record = adaptive_record(spec["output"])
+    assert record["goal"] == 1.01
+    assert [r["width"] for r in record["rounds"]] == [
+        r["width"] for r in campaign.rounds
+    ]
+    for row in record["rounds"]:
+        assert row["lower"] < row["upper"]
+        assert row["width"] == pytest.approx(row["upper"] / row["lower"], rel=1e-6)
+    # The same command again loses and repeats nothing: it resumes.
+    run_until(spec, "width <= 1.01 at nodes=256", "1 s", client)
+    again = {r["key"]: r["started"] for r in store.results()}
+    assert {k: again[k] for k in measured} == measured
+
+
+def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
+    spec = _spec(tmp_path)
+    ticks = itertools.chain([0.0], itertools.repeat(1000.0))
+    campaign = run_until(
+        spec, "width <= 1.01 at nodes=256", "10 min", client, clock=lambda: next(ticks)
+    )
+    assert [row["points"] for row in campaign.rounds] == [0]
+    assert "budget is spent" in campaign.reason
+    assert len(ResultStore(spec["output"]).results()) == 6
+
+
+def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
+    spec = _spec(tmp_path)
+    campaign = run_until(spec, "width <= 1000 at nodes=256", "1 h", client)
+    assert len(campaign.rounds) == 1
+    assert "the width at the target is" in campaign.reason
+    assert len(ResultStore(spec["output"]).results()) == 6
+    text = (tmp_path / "compute.adaptive.json").read_text()
+    assert json.loads(text)["rounds"][0]["points"] == 0
+    # The store's sweep page shows the interval at the target, round by round.
+    from test_dashboard import _dom
+
+    width = campaign.rounds[0]["width"]
+    server = subprocess.Popen(
+        [*CLI, "dashboard", spec["output"], "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"at (http://127\.0\.0\.1:\d+/scaleprobe) ", line)
+        assert match, line + server.stderr.read()
+        with urllib.request.urlopen(match.group(1) + "/data.json") as response:
+            (grid,) = json.loads(response.read())["sweeps"]
+        assert grid["adaptive"]["rounds"][0]["width"] == width
+        html = _dom(match.group(1), tmp_path / "profile")
+        assert "Interval at nodes=256 by round (goal: width &lt;= 1000)" in html
+        assert f'data-width="{width}"' in html
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--until", "width < 1.3 at nodes=8", "--budget", "1 h"], "width <= W"),
+        (["--until", "width <= 0.9 at nodes=8", "--budget", "1 h"], "above 1"),
+        (["--until", "width <= 1.3 at nodes=8"], "go together"),
+    ],
+)
+def test_bad_until_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    assert main(["run", str(tmp_path / "none.yaml"), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
+
+
+def test_until_parses():
+    assert parse_until("width<=2 at nodes=64") == (2.0, "nodes=64")
