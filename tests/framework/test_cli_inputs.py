@@ -221,6 +221,6 @@ def test_oversubscription_is_a_one_line_warning(tmp_path, capsys):
         f"scaleprobe: warning: 1 point in throttle mode 'none' runs up to {2 * cores} "
         f"ranks on a host of {cores} cores; ranks that share a core wait for each "
         "other and the wall-clock times measure the host more than the program: keep "
-        "nodes x ppn at most the cores, place ranks on real nodes "
+        "nodes x ppn x threads at most the cores, place ranks on real nodes "
         "(scaleprobe.launch.hostfile, srun), or use throttle mode 'emulated'"
     ]
