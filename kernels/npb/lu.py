@@ -25,7 +25,8 @@ exact solution and the surface integral of the pressure (``pintgr``), each withi
 relative 1e-8 of the class's values; a failed check makes the point ``invalid``.
 
 Classes (``--class``; grid ``n``, ``niter``, ``dt``): S (12, 50, 0.5), W (33, 300,
-0.0015). ``mops`` is NPB's operation count over the timed region.
+0.0015), A (64, 250, 2.0), B (102, 250, 2.0), C (162, 250, 2.0). ``mops`` is NPB's
+operation count over the timed region.
 
 Run as ``mpiexec -n 4 python -m scaleprobe.kernels.npb.lu --class S --throttle
 emulated``.
@@ -107,6 +108,66 @@ CLASSES = {
         ),
         0.1161399311023e02,
     ),
+    "A": (
+        64,
+        250,
+        2.0,
+        (
+            7.7902107606689367e02,
+            6.3402765259692870e01,
+            1.9499249727292479e02,
+            1.7845301160418537e02,
+            1.8384760349464247e03,
+        ),
+        (
+            2.9964085685471943e01,
+            2.8194576365003349e00,
+            7.3473412698774742e00,
+            6.7139225687777051e00,
+            7.0715315688392578e01,
+        ),
+        2.6030925604886277e01,
+    ),
+    "B": (
+        102,
+        250,
+        2.0,
+        (
+            3.5532672969982736e03,
+            2.6214750795310692e02,
+            8.8333721850952190e02,
+            7.7812774739425265e02,
+            7.3087969592545314e03,
+        ),
+        (
+            1.1401176380212709e02,
+            8.1098963655421574e00,
+            2.8480597317698308e01,
+            2.5905394567832939e01,
+            2.6054907504857413e02,
+        ),
+        4.7887162703308227e01,
+    ),
+    "C": (
+        162,
+        250,
+        2.0,
+        (
+            1.03766980323537846e04,
+            8.92212458801008552e02,
+            2.56238814582660871e03,
+            2.19194343857831427e03,
+            1.78078057261061185e04,
+        ),
+        (
+            2.15986399716949279e02,
+            1.55789559239863600e01,
+            5.41318863077207766e01,
+            4.82262643154045421e01,
+            4.55902910043250358e02,
+        ),
+        6.66404553572181300e01,
+    ),
 }
 #: NPB's verification tolerance (relative, each value).
 EPSILON = 1e-8
@@ -148,7 +209,8 @@ class LuSolver:
         self.du_y = np.zeros(s.y_shape())
         first = max(s.lo, 1) - s.lo + 1
         last = max(min(s.hi, n - 1) - s.lo + 1, first)
-        blocks = 1 if s.size == 1 else min(n - 2, s.size)
+        # at least one block a rank, and blocks of at most about eight rows
+        blocks = min(n - 2, max(s.size, (n - 2) // 8))
         edges = np.linspace(1, n - 1, blocks + 1).round().astype(int).tolist()
         self.boxes = [
             (Box(n, first, last, a, b), a, b) for a, b in itertools.pairwise(edges)
