@@ -52,6 +52,7 @@ KERNELS = {
     "cg": Entry("npb.cg", ranks_class="S", paper=5.32),
     "bt": Entry("npb.bt", ranks_class="S", paper=10.95),
     "sp": Entry("npb.sp", ranks_class="S", paper=1.61),
+    "lu": Entry("npb.lu", ranks_class="S", paper=6.01),
 }
 
 
