@@ -20,6 +20,8 @@ _EXPORTS = {
     "FittedLaw": "laws",
     "Planned": "criterion",
     "Ranked": "plan",
+    "calibration_ratios": "state",
+    "conformal_rate": "state",
     "default_laws": "laws",
     "design_state": "state",
     "expected_log_width": "criterion",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..profiles.fit import FLOOR
+from ..profiles.model import interval_scale
 
 __all__ = [
     "Candidate",
@@ -61,16 +62,10 @@ class Candidate:
     coords: dict = field(default_factory=dict)
 
 
-def _bounds(state, informations=None, reach=None):
-    """Lower and upper log bounds ``(laws,)`` of every law's interval at the target.
-
-    Beyond the largest count measured (or planned: ``reach``) the interval of every
-    law with a trend widens by :data:`~scaleprobe.models.profiles.fit.FLOOR` per
-    doubling, as the profile fit's do: laws that agree still do not know how their
-    trend goes on, and a larger count shortens the way to the target. The level
-    law has no trend to carry: its interval is its noise's.
-    """
-    reach = float(np.max(state.x)) if reach is None else float(reach)
+def _bounds(state, informations=None):
+    """Centre, lower and upper log bounds ``(laws,)`` of every law's interval at
+    the target: its prediction plus or minus ``z`` standard errors of its
+    coefficients (``informations``: with planned points added)."""
     target = np.array([state.target])
     centre = np.array([float(law.log_predict(target)[0]) for law in state.laws])
     var = np.array(
@@ -79,15 +74,44 @@ def _bounds(state, informations=None, reach=None):
             for i, law in enumerate(state.laws)
         ]
     )
-    trend = np.array([law.law.size > 1 for law in state.laws])
     half = state.z * state.noise * np.sqrt(np.maximum(var, 0.0))
-    half = half + trend * FLOOR * max(math.log2(state.target / reach), 0.0)
-    return centre - half, centre + half
+    return centre, centre - half, centre + half
+
+
+def _band(state, bounds, alive=None, reach=None):
+    """Log bounds of the interval at the target of the laws ``alive``.
+
+    The union of their intervals, widened as the profiles' calibrated intervals
+    are when a law with a trend is among them: at least
+    :data:`~scaleprobe.models.profiles.fit.FLOOR` per doubling ``d`` from the
+    largest count measured (or planned: ``reach``) to the target either side, and
+    never narrower than ``kappa (spread + 0.05 d + sqrt(d) + se (1 + d))`` either
+    side of the middle of the laws' predictions, with ``spread`` their range,
+    ``se`` the standard error of a centre and ``kappa`` the series' factor
+    (:func:`~scaleprobe.models.design.conformal_rate`): laws that agree by
+    construction still do not know how their trend goes on, and a larger count
+    shortens the way to the target. The level law alone has no trend to carry:
+    its interval is its noise's.
+    """
+    centre, lower, upper = bounds
+    alive = np.ones(centre.size, dtype=bool) if alive is None else alive
+    low, high = float(lower[alive].min()), float(upper[alive].max())
+    if not any(law.law.size > 1 for law, a in zip(state.laws, alive, strict=True) if a):
+        return low, high
+    reach = float(np.max(state.x)) if reach is None else float(reach)
+    doublings = max(math.log2(state.target / reach), 0.0)
+    low, high = low - FLOOR * doublings, high + FLOOR * doublings
+    top, bottom = float(centre[alive].max()), float(centre[alive].min())
+    spread = top - bottom
+    scale = interval_scale("combined", spread, doublings, state.standard)
+    half, middle = state.rate * float(scale), (top + bottom) / 2
+    return min(low, middle - half), max(high, middle + half)
 
 
 def target_interval(state):
     """The interval at the target now: ``(lower, upper)`` of the union of the
-    plausible laws' intervals, in the metric's units.
+    plausible laws' intervals, widened with the distance to the target
+    (:func:`_band`), in the metric's units.
 
     Parameters
     ----------
@@ -97,8 +121,8 @@ def target_interval(state):
     -------
     tuple of float
     """
-    lower, upper = _bounds(state)
-    return float(np.exp(lower.min())), float(np.exp(upper.max()))
+    lower, upper = _band(state, _bounds(state))
+    return float(np.exp(lower)), float(np.exp(upper))
 
 
 def log_width(state, laws=None, informations=None):
@@ -116,9 +140,10 @@ def log_width(state, laws=None, informations=None):
     -------
     float
     """
-    lower, upper = _bounds(state, informations)
-    laws = np.arange(len(state.laws)) if laws is None else np.asarray(laws, int)
-    return float(upper[laws].max() - lower[laws].min())
+    alive = np.zeros(len(state.laws), dtype=bool)
+    alive[np.arange(len(state.laws)) if laws is None else np.asarray(laws, int)] = True
+    lower, upper = _band(state, _bounds(state, informations), alive)
+    return upper - lower
 
 
 @dataclass(frozen=True)
@@ -179,9 +204,9 @@ class Planned:
 
     def log_width(self, state):
         """Expected log width at the target once the planned points are measured."""
-        lower, upper = _bounds(state, self.informations, self.reach)
+        bounds = _bounds(state, self.informations)
         widths = [
-            upper[alive].max() - lower[alive].min()
+            np.subtract(*_band(state, bounds, alive, self.reach)[::-1])
             for alive in self.survive  # one row per law taken as the truth
         ]
         return float(np.mean(widths))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,10 @@ class Ranked:
         Its predicted cost (all its repeats).
     reason : str
         Why it helps, in plain words.
+    credit : float, default=None
+        The gain it is ranked by, per core-second: what it adds on top of the
+        largest single gain on offer, with the cost of both (:func:`rank_candidates`);
+        None: its own gain per core-second.
     """
 
     candidate: Candidate
@@ -37,11 +41,13 @@ class Ranked:
     core_seconds: float
     wall_seconds: float
     reason: str
+    credit: float | None = None
 
     @property
     def score(self):
-        """Gain per core-hour."""
-        return self.gain / (self.core_seconds / 3600.0)
+        """Gain per core-hour it is ranked by."""
+        own = self.gain / self.core_seconds if self.credit is None else self.credit
+        return 3600.0 * own
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,14 @@ def _reason(state, candidate, gain):
 
 
 def rank_candidates(state, candidates, cost, planned=None):
-    """Score every candidate by its expected gain per predicted cost.
+    """Score every candidate by its expected gain per predicted cost, looking one
+    step past the largest single gain.
+
+    The candidate with the largest gain ``g`` is scored by its own gain per cost;
+    every other candidate ``c`` by the gain of ``g`` and ``c`` measured together
+    per the cost of both: a cheap point is credited only with what it still adds
+    once the step that narrows the interval most is taken (a greedy ratio alone
+    spends on cheap points whose gain a farther count would make up anyway).
 
     Parameters
     ----------
@@ -124,10 +137,29 @@ def rank_candidates(state, candidates, cost, planned=None):
         wall = float(cost.wall_seconds(candidate.x)) * candidate.repeats
         reason = _reason(state, candidate, gain)
         ranked.append(Ranked(candidate, max(gain, 0.0), core, wall, reason))
+    ranked = _look_past_the_largest(state, ranked, planned, base)
     return sorted(
         ranked,
         key=lambda r: (-(r.score if r.gain > _NO_GAIN else 0.0), r.core_seconds),
     )
+
+
+def _look_past_the_largest(state, ranked, planned, base):
+    """Credit every candidate but the one of the largest gain with the gain of
+    both together per the cost of both."""
+    if not ranked or max(r.gain for r in ranked) <= _NO_GAIN:
+        return ranked
+    largest = max(ranked, key=lambda r: r.gain)
+    after = planned.extend(state, largest.candidate)
+    out = []
+    for r in ranked:
+        if r is largest:
+            out.append(replace(r, credit=r.gain / r.core_seconds))
+            continue
+        both = base - after.extend(state, r.candidate).log_width(state)
+        credit = max(both, 0.0) / (r.core_seconds + largest.core_seconds)
+        out.append(replace(r, credit=credit))
+    return out
 
 
 def plan_design(state, candidates, cost, *, wall_budget=None, core_budget=None):
@@ -167,14 +199,14 @@ def plan_design(state, candidates, cost, *, wall_budget=None, core_budget=None):
     pool, planned, plan = list(candidates), Planned.start(state), []
     ranking = rank_candidates(state, pool, cost)
     while pool:
-        ranked = rank_candidates(state, pool, cost, planned)
-        affordable = [
-            r
-            for r in ranked
-            if r.gain > _NO_GAIN
-            and r.wall_seconds <= wall_left * _SLACK
-            and r.core_seconds <= core_left * _SLACK
+        within = [
+            c
+            for c in pool
+            if float(cost.wall_seconds(c.x)) * c.repeats <= wall_left * _SLACK
+            and float(cost.core_seconds(c.x)) * c.repeats <= core_left * _SLACK
         ]
+        ranked = rank_candidates(state, within, cost, planned)
+        affordable = [r for r in ranked if r.gain > _NO_GAIN]
         if not affordable:
             break
         pick = affordable[0]

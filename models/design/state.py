@@ -15,9 +15,17 @@ import numpy as np
 from scipy.stats import norm
 
 from ..core.interface import DEFAULT_LEVEL
+from ..profiles.model import interval_scale
 from .laws import default_laws, fit_law
 
-__all__ = ["NOISE_FLOOR", "CostLaw", "DesignState", "design_state"]
+__all__ = [
+    "NOISE_FLOOR",
+    "CostLaw",
+    "DesignState",
+    "calibration_ratios",
+    "conformal_rate",
+    "design_state",
+]
 
 #: Smallest noise (log units) a design assumes: repeated runs never agree better.
 NOISE_FLOOR = 0.01
@@ -25,6 +33,10 @@ NOISE_FLOOR = 0.01
 TOLERANCE = 0.05
 #: Standard errors a trend coefficient must exceed to count as seen.
 TREND_SIGNIFICANCE = 2.0
+#: Prefixes the calibration re-fits on (the largest one, two and three counts out).
+NESTED = 3
+#: Factor of a series too short to calibrate on: the scale itself.
+UNCALIBRATED_RATE = 1.0
 
 
 def _noise(samples):
@@ -116,6 +128,9 @@ class DesignState:
         The count the interval is wanted at.
     level : float
         Coverage of the interval.
+    rate : float
+        The factor ``kappa`` of the distance term of the interval
+        (:func:`conformal_rate`); 0 leaves only the laws' own intervals.
     """
 
     x: np.ndarray
@@ -125,11 +140,106 @@ class DesignState:
     rejected: dict
     target: float
     level: float = DEFAULT_LEVEL
+    rate: float = 0.0
 
     @property
     def z(self):
         """Normal quantile of the interval's level."""
         return float(norm.ppf(0.5 + self.level / 2))
+
+    @property
+    def standard(self):
+        """Standard error (log) of a count's centre: the noise over the root of
+        the mean number of runs per count."""
+        return float(self.noise / math.sqrt(float(np.mean(self.count))))
+
+
+def _errors(laws, x, centre, count, length):
+    """The laws fitted on the first ``length`` counts, at each later count: the
+    log error of the law furthest from the centre, their spread (log) and the
+    doublings from the prefix's largest count."""
+    fitted = [fit_law(law, x[:length], centre[:length], count[:length]) for law in laws]
+    later = x[length:]
+    predicted = [f.log_predict(later) for f in fitted if f is not None]
+    if not predicted:
+        return np.empty(0), np.empty(0), np.empty(0)
+    high, low = np.max(predicted, axis=0), np.min(predicted, axis=0)
+    truth = np.log(centre[length:])
+    error = np.maximum(np.abs(truth - high), np.abs(truth - low))
+    keep = np.isfinite(error)
+    distance = np.log2(later / x[length - 1])
+    return error[keep], (high - low)[keep], distance[keep]
+
+
+def calibration_ratios(laws, x, centre, count, noise):
+    """The series' own extrapolation errors over the calibrated scale, for the
+    factor of the interval's distance term (:func:`conformal_rate`).
+
+    The laws are fitted again on the prefixes of the counts (the largest one, two
+    and three counts left out); at every count after a prefix, the log error of
+    the law furthest from the measured centre is divided by the calibrated scale of the
+    profiles, :func:`~scaleprobe.models.profiles.model.interval_scale`
+    ``("combined", spread, d, se)`` = ``spread + 0.05 d + sqrt(d) + se (1 + d)``
+    with ``spread`` the range of the laws' predictions there, ``d`` the doublings
+    beyond the prefix and ``se`` the standard error of a centre.
+
+    Parameters
+    ----------
+    laws : sequence of DesignLaw
+    x, centre, count : ndarray of shape (m,)
+        The counts (increasing), the mean time at each and its runs.
+    noise : float
+        Standard deviation of ``log t`` of one run.
+
+    Returns
+    -------
+    ndarray
+        One ratio per held-out count and prefix.
+
+    Examples
+    --------
+    A straight power law is predicted exactly: nothing to widen.
+
+    >>> from scaleprobe.models.design import default_laws
+    >>> x = np.array([1.0, 2.0, 4.0, 8.0])
+    >>> power = [law for law in default_laws() if law.name == "a*p^b"]
+    >>> np.round(calibration_ratios(power, x, 3 * x**0.5, np.ones(4), 0.01), 9).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    standard = noise / math.sqrt(float(np.mean(count)))
+    ratios = [np.empty(0)]
+    for length in range(x.size - 1, max(1, x.size - 1 - NESTED), -1):
+        error, spread, distance = _errors(laws, x, centre, count, length)
+        ratios.append(error / interval_scale("combined", spread, distance, standard))
+    return np.concatenate(ratios)
+
+
+def conformal_rate(ratios, level=DEFAULT_LEVEL):
+    """The factor ``kappa``: the ``level`` split-conformal quantile of the ratios
+    (the ``ceil((n + 1) level)``-th smallest of ``n``, the largest when that is
+    past ``n``); :data:`UNCALIBRATED_RATE` without any.
+
+    Parameters
+    ----------
+    ratios : array-like of float
+        Pooled :func:`calibration_ratios` (of one series, or of the series of a
+        profile, as the profile fit pools them).
+    level : float, default=DEFAULT_LEVEL
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> conformal_rate([0.1, 0.3, 0.2]), conformal_rate([])
+    (0.3, 1.0)
+    """
+    ratios = np.sort(np.asarray(ratios, dtype=float))
+    if ratios.size == 0:
+        return UNCALIBRATED_RATE
+    rank = min(math.ceil((ratios.size + 1) * level), ratios.size)
+    return float(ratios[rank - 1])
 
 
 def _scatter(laws, x, centre, count):
@@ -202,7 +312,7 @@ def _closest(judged, rejected):
     return kept
 
 
-def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
+def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=None):
     """Measured series -> noise and plausible laws.
 
     Parameters
@@ -216,6 +326,10 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
     laws : list of DesignLaw, default=None
         The laws weighed; :func:`default_laws` by default.
     level : float, default=DEFAULT_LEVEL
+    rate : float, default=None
+        The factor of the interval's distance term; by default calibrated on the
+        series' own extrapolation errors (:func:`calibration_ratios`); give the
+        one pooled over the series of a profile when there is one.
 
     Returns
     -------
@@ -257,4 +371,7 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL):
     if not plausible:
         level_law = fit_law(default_laws()[0], x, centre, count)
         plausible, rejected = [level_law], {**rejected, "level": "kept: no law passed"}
-    return DesignState(x, count, noise, plausible, rejected, float(target), level)
+    if rate is None:
+        laws = [f.law for f in plausible]
+        rate = conformal_rate(calibration_ratios(laws, x, centre, count, noise), level)
+    return DesignState(x, count, noise, plausible, rejected, float(target), level, rate)

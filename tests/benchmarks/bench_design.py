@@ -15,6 +15,10 @@ interval at the target is as narrow as the full grid's (or the grid is spent):
 - ``random``: a random remaining run (seeded);
 - ``largest``: a run of the largest count left.
 
+Every interval (the full grid's and the replay's) widens with the distance to the
+target by the factor calibrated on the extrapolation errors of the source's series,
+pooled as the profile fit pools them (:func:`pooled_rate`).
+
 A run's cost is its wall time x ranks where the store has it (``launch_time``), else
 the measured time x the count (core-seconds of the measured program).
 
@@ -44,6 +48,8 @@ import numpy as np
 from scaleprobe.models.design import (
     Candidate,
     CostLaw,
+    calibration_ratios,
+    conformal_rate,
     design_state,
     log_width,
     rank_candidates,
@@ -106,10 +112,25 @@ def profile_series(path, limit, seed):
     return {name: found[name] for name in names}
 
 
-def _state(drawn, values, x, target):
+def _state(drawn, values, x, target, rate):
     counts = [c for c in range(len(x)) if drawn[c]]
     samples = [values[c][: drawn[c]] for c in counts]
-    return design_state(x[counts], samples, target)
+    return design_state(x[counts], samples, target, rate=rate)
+
+
+def pooled_rate(series):
+    """The factor of the intervals' distance term pooled over the series of a
+    source, as the profile fit pools it over a profile's series: calibrated on
+    every series' counts below its target (the target is never seen)."""
+    ratios = [np.empty(0)]
+    for x, values, _ in series.values():
+        x, values = x[:-1], values[:-1]
+        state = design_state(x, values, float(x[-1]))
+        centre = np.array([v.mean() for v in values])
+        count = np.array([float(v.size) for v in values])
+        laws = [law.law for law in state.laws]
+        ratios.append(calibration_ratios(laws, x, centre, count, state.noise))
+    return conformal_rate(np.concatenate(ratios))
 
 
 def _next(strategy, state, drawn, x, values, costs, rng):
@@ -130,18 +151,18 @@ def _next(strategy, state, drawn, x, values, costs, rng):
     return next(c for c in left if x[c] == best)
 
 
-def replay(x, values, costs, strategy, seed=0):
+def replay(x, values, costs, strategy, seed=0, rate=None):
     """Replay one series; return the curve ``[(cost share, width)]``, the full
     grid's width, the share spent at the stop and whether the truth was covered."""
     target, truth = float(x[-1]), float(np.mean(values[-1]))
     x, values, costs = x[:-1], values[:-1], costs[:-1]
     total = float(sum(c.sum() for c in costs))
-    full = math.exp(log_width(design_state(x, values, target)))
+    full = math.exp(log_width(design_state(x, values, target, rate=rate)))
     drawn = [v.size if i < 3 else 0 for i, v in enumerate(values)]
     rng = np.random.default_rng(seed)
     curve = []
     while True:
-        state = _state(drawn, values, x, target)
+        state = _state(drawn, values, x, target, rate)
         spent = sum(costs[c][: drawn[c]].sum() for c in range(len(x))) / total
         width = math.exp(log_width(state))
         curve.append((spent, width))
@@ -161,11 +182,13 @@ def _at(curve, share):
 
 def evaluate(series):
     """Per strategy: shares at the stop, coverage, and the curves' medians."""
-    out = {}
+    out, rate = {}, pooled_rate(series)
     for strategy in STRATEGIES:
         stops, covered, curves = [], [], []
         for index, (x, values, costs) in enumerate(series.values()):
-            curve, full, spent, hit = replay(x, values, costs, strategy, seed=index)
+            curve, full, spent, hit = replay(
+                x, values, costs, strategy, seed=index, rate=rate
+            )
             stops.append(spent)
             covered.append(hit)
             curves.append([_at(curve, s) / full for s in SHARES])

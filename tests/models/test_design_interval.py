@@ -1,0 +1,106 @@
+"""The design's interval at the target widens with the distance to it, by the
+factor calibrated on the series' extrapolation errors (the profiles' rule)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scaleprobe.models.design import (
+    Candidate,
+    calibration_ratios,
+    conformal_rate,
+    default_laws,
+    design_state,
+    expected_log_width,
+    log_width,
+    target_interval,
+)
+
+POWER = [law for law in default_laws() if law.name == "a*p^b"]
+COUNTS = [1.0, 2.0, 4.0, 8.0, 16.0]
+
+
+def _power_series(noise=0.02, repeats=3, seed=1):
+    rng = np.random.default_rng(seed)
+    return [3.0 * x**0.5 * np.exp(rng.normal(0.0, noise, repeats)) for x in COUNTS]
+
+
+@pytest.mark.parametrize("target", [64.0, 1024.0])
+def test_one_law_widens_by_the_calibrated_scale_beyond_the_largest_count(target):
+    state = design_state(COUNTS, _power_series(), target, laws=POWER, rate=0.3)
+    (law,) = state.laws
+    d = math.log2(target / 16.0)
+    own = state.z * state.noise * math.sqrt(law.variance(np.array([target]))[0])
+    calibrated = 0.3 * (0.05 * d + math.sqrt(d) + state.standard * (1 + d))
+    assert calibrated > own + 0.05 * d  # far out, the distance term rules
+    assert log_width(state) == pytest.approx(2 * calibrated)
+    lower, upper = target_interval(state)
+    centre = float(law.log_predict(np.array([target]))[0])
+    assert math.log(upper) - centre == pytest.approx(calibrated)
+    assert centre - math.log(lower) == pytest.approx(calibrated)
+
+
+def test_a_larger_count_shortens_the_way_to_the_target():
+    state = design_state(COUNTS, _power_series(), 1024.0, laws=POWER, rate=0.3)
+    now = expected_log_width(state)
+    repeat = expected_log_width(state, [Candidate(16.0, new=False)])
+    further = expected_log_width(state, [Candidate(128.0)])
+    d_now, d_then = math.log2(1024 / 16), math.log2(1024 / 128)
+    scale = 0.05 * (d_now - d_then) + math.sqrt(d_now) - math.sqrt(d_then)
+    assert now - further == pytest.approx(
+        2 * 0.3 * (scale + state.standard * (d_now - d_then))
+    )
+    assert now - repeat < 1e-9  # a repeat does not bring the target nearer
+
+
+def test_a_straight_law_calibrates_to_nothing_a_drifting_one_widens():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    straight = 3.0 * x**0.5
+    drifting = 3.0 * x ** (0.3 + 0.1 * np.log2(x))  # the slope grows per doubling
+    ones = np.ones(x.size)
+    assert np.allclose(calibration_ratios(POWER, x, straight, ones, 0.01), 0.0)
+    ratios = calibration_ratios(POWER, x, drifting, ones, 0.01)
+    assert ratios.size == 6  # 1 + 2 + 3 counts after the three prefixes
+    assert conformal_rate(ratios) == pytest.approx(ratios.max())
+    assert conformal_rate(ratios) > 0.05
+
+
+def _wandering(rng, x, target):
+    """A power law whose log-log slope wanders by 0.15 (sd) per doubling, its
+    truth at ``target`` and three runs (noise 0.02) at each count of ``x``."""
+    slopes = 0.5 + np.cumsum(rng.normal(0.0, 0.15, int(math.log2(target))))
+    truth = np.exp(1.0 + np.concatenate([[0.0], np.cumsum(slopes * math.log(2))]))
+    runs = [truth[int(math.log2(c))] * np.exp(rng.normal(0.0, 0.02, 3)) for c in x]
+    return float(truth[-1]), runs
+
+
+def test_the_factor_pooled_over_series_covers_wandering_laws_4_times_beyond():
+    x, target, covered, uncalibrated = 2.0 ** np.arange(7), 256.0, [], []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        series = [_wandering(rng, x, target) for _ in range(60)]
+        ratios = []
+        for _, runs in series:
+            state = design_state(x, runs, target)
+            centre = np.array([r.mean() for r in runs])
+            laws = [law.law for law in state.laws]
+            ratios.append(
+                calibration_ratios(laws, x, centre, np.full(7, 3.0), state.noise)
+            )
+        rate = conformal_rate(np.concatenate(ratios))
+        for truth, runs in series:
+            lower, upper = target_interval(design_state(x, runs, target, rate=rate))
+            covered.append(lower <= truth <= upper)
+            lower, upper = target_interval(design_state(x, runs, target, rate=0.0))
+            uncalibrated.append(lower <= truth <= upper)
+    assert np.mean(covered) >= 0.8
+    assert np.mean(uncalibrated) < 0.7  # the laws' own band, as agreeing as they are
+
+
+def test_the_conformal_rate_is_the_ceil_n_plus_one_level_th_ratio():
+    ratios = np.arange(1.0, 20.0)  # 19 ratios: the ceil(20 * 0.9) = 18th
+    assert conformal_rate(ratios, 0.9) == 18.0
+    assert conformal_rate([0.2, 0.1], 0.9) == 0.2  # fewer: the largest
+    assert conformal_rate([], 0.9) == 1.0
