@@ -259,9 +259,19 @@ def _projection_parts(fit, data, project_to):
         ),
         "measured_vs_predicted": _measured_vs_predicted(fit, name, X, y),
     }
+    sections = _projection_sections(fit, name, projection, where)
     if "bandwidth" in X.columns and X["bandwidth"].nunique() > 1 and fit.selected:
-        figures["bandwidth_impact"] = _bandwidth_impact(fit, name, X, where)
-    return figures, _projection_sections(fit, name, projection, where)
+        try:
+            figures["bandwidth_impact"] = _bandwidth_impact(fit, name, X, where)
+        except ValueError as exc:  # a naive trend knows the measured bandwidths only
+            sections.append(
+                (
+                    "Bandwidth impact",
+                    f"not drawn: {name} cannot price a bandwidth it was not "
+                    f"measured at ({exc})",
+                )
+            )
+    return figures, sections
 
 
 def _where(fit, X, project_to):
