@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scaleprobe.kernels.harness import Metric
+from scaleprobe.kernels.harness import Metric, Parameter
 from scaleprobe.kernels.iterative.profile import (
     IterationProfile,
     iteration_measurement,
@@ -760,6 +760,38 @@ def kernel_metrics() -> tuple:
         Metric("verified", "1", "NPB verification: 1 passed, 0 failed"),
         Metric("setup_time", "s", "initial field and forcing (untimed, as in NPB)"),
     )
+
+
+def class_parameters(classes: dict) -> tuple:
+    """The parameters of BT, SP and LU: the problem class, an ordered size whose
+    ``cell_steps`` (grid points times steps: what a class's work grows with) the
+    models regress on, and whether to read hardware counters.
+
+    Parameters
+    ----------
+    classes : dict
+        Class name to ``(n, niter, ...)``.
+
+    Returns
+    -------
+    tuple of Parameter
+
+    Examples
+    --------
+    >>> size, counters = class_parameters({"S": (12, 60), "W": (24, 200)})
+    >>> size.size_of("W"), counters.name
+    ({'cell_steps': 2764800.0}, 'counters')
+    """
+    sizes = {
+        c: {"cell_steps": float(classes[c][0] ** 3 * classes[c][1])} for c in classes
+    }
+    return (
+        Parameter(
+            "class", "choice", "S", choices=sorted(classes), help="problem class",
+            sizes=sizes,
+        ),
+        Parameter("counters", "bool", True, help="try hardware counters"),
+    )  # fmt: skip
 
 
 def ranks_fit(label: str, classes: dict):

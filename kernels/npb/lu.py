@@ -44,7 +44,6 @@ import numpy as np  # noqa: E402
 from scaleprobe.kernels.harness import (  # noqa: E402
     KernelDeclaration,
     Metric,
-    Parameter,
 )
 from scaleprobe.kernels.iterative.profile import iteration_measurement  # noqa: E402
 from scaleprobe.kernels.npb import _adi  # noqa: E402
@@ -459,21 +458,7 @@ KERNEL = KernelDeclaration(
     name="npb.lu",
     summary="NPB LU: SSOR steps of a 3-D flow problem (triangular sweeps).",
     description=__doc__,
-    parameters=(
-        Parameter(
-            "class",
-            "choice",
-            "S",
-            choices=sorted(CLASSES),
-            help="problem class",
-            # grid points times steps: what the class's work grows with
-            sizes={
-                c: {"cell_steps": float(CLASSES[c][0] ** 3 * CLASSES[c][1])}
-                for c in CLASSES
-            },
-        ),
-        Parameter("counters", "bool", True, help="try hardware counters"),
-    ),
+    parameters=_adi.class_parameters(CLASSES),
     metrics=(
         *_adi.kernel_metrics(),
         Metric("xci", "1", "surface integral of the pressure"),

@@ -32,7 +32,7 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scaleprobe.kernels.harness import KernelDeclaration, Parameter  # noqa: E402
+from scaleprobe.kernels.harness import KernelDeclaration  # noqa: E402
 from scaleprobe.kernels.npb import _adi  # noqa: E402
 from scaleprobe.kernels.npb._adi import C1C2, C1C5, C2, C3C4, CON43  # noqa: E402
 
@@ -368,21 +368,7 @@ KERNEL = KernelDeclaration(
     name="npb.sp",
     summary="NPB SP: scalar pentadiagonal ADI steps of a 3-D flow problem.",
     description=__doc__,
-    parameters=(
-        Parameter(
-            "class",
-            "choice",
-            "S",
-            choices=sorted(CLASSES),
-            help="problem class",
-            # grid points times steps: what the class's work grows with
-            sizes={
-                c: {"cell_steps": float(CLASSES[c][0] ** 3 * CLASSES[c][1])}
-                for c in CLASSES
-            },
-        ),
-        Parameter("counters", "bool", True, help="try hardware counters"),
-    ),
+    parameters=_adi.class_parameters(CLASSES),
     metrics=_adi.kernel_metrics(),
     checks=(_adi.ranks_fit("SP", CLASSES),),
     work=_work,
