@@ -328,14 +328,16 @@ def _by_scores(models, scores, X, training, splitters, degenerate):
     try:
         best = select_model(scores, cv=cv, exclude=list(excluded))
     except ValueError:
-        reason = (
-            f"no model could be checked on held-out data ({cv}: every fold "
-            "holds too few node counts): the laws are fitted, but none is presented "
-            "as trustworthy — project one by name to see it, and measure more node "
-            "counts"
-        )
-        warn(reason, InsufficientDataWarning, stacklevel=3)
-        return Verdict(None, reason, **common)
+        if not _all_set_aside(scored, excluded):
+            reason = (
+                f"no model could be checked on held-out data ({cv}: every fold "
+                "holds too few node counts): the laws are fitted, but none is "
+                "presented as trustworthy — project one by name to see it, and "
+                "measure more node counts"
+            )
+            warn(reason, InsufficientDataWarning, stacklevel=3)
+            return Verdict(None, reason, **common)
+        best = None  # every scored law was set aside: the trend alone is left
     what = (
         f"extrapolation to held-out {training['column'][:-1]} counts"
         if cv == "extrapolation"
@@ -369,6 +371,12 @@ def _by_scores(models, scores, X, training, splitters, degenerate):
         worse = law
     judged = {"what": what, "column": training["column"], "worse": worse}
     return _judged(models, chosen, smape, physics, judged, common)
+
+
+def _all_set_aside(scored, excluded):
+    """True when laws were scored on held-out data but every one was set aside."""
+    laws = [n for n, v in scored.items() if n != BASELINE and np.isfinite(v)]
+    return bool(laws) and all(n in excluded for n in laws)
 
 
 def _unreliable(smape, names, what):

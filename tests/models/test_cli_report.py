@@ -208,6 +208,26 @@ def test_html_report_is_self_contained(make_results, tmp_path):
     assert 'src="http' not in text
 
 
+def test_a_trend_on_several_bandwidths_says_why_no_bandwidth_figure(
+    make_results, tmp_path
+):
+    # the only law ignores bandwidth: the naive trend is trusted, and it knows only the
+    # bandwidths measured, so the report says why the figure is missing
+    ds = make_results(
+        scale=(20,), bandwidth=(20, 100), trials=1, nodes=(1, 2, 4, 8, 16, 32, 64)
+    )
+    path = write_report(
+        ds, tmp_path / "r.md", s0=20, models={"base": ScalingLaw(over="ranks", s0=20)}
+    )
+    text = path.read_text()
+    assert "\ntrusted: baseline\n" in text
+    impact = text.split("## Bandwidth impact")[1]
+    assert (
+        "not drawn: baseline cannot price a bandwidth it was not measured at" in impact
+    )
+    assert "report_bandwidth_impact.png" not in text
+
+
 @pytest.mark.slow
 def test_plots_write_png_and_svg(results, tmp_path):
     X, y = make_features(results, s0=20)

@@ -199,3 +199,20 @@ def test_nothing_is_trusted_when_the_trend_missed_its_own_check_too():
     for name, why in verdict.refused:  # every note agrees: each is above the limit
         assert "above the 50 % limit" in why, (name, why)
     assert any("no model extrapolates" in str(w.message) for w in caught)
+
+
+def test_when_every_law_is_set_aside_the_trend_is_judged_not_the_folds_blamed():
+    # the only law ignores bandwidth, which varies: it is set aside, and the trend
+    # (which held the held-out counts) is what is left; the folds were not too few
+    X = _frame([2, 3, 4, 6, 8, 12], bandwidth=[100.0, 25.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = fit_ensemble(
+            (X, _times(X, _law)), models={"blind": ScalingLaw(form="base")}
+        )
+    verdict = fit.verdict
+    assert verdict.trusted == "baseline"
+    assert ("blind", "ignores bandwidth, which varies") in verdict.refused
+    assert verdict.scores["baseline"] < RELIABLE_SMAPE
+    assert "too few node counts" not in verdict.reason
+    assert not [w for w in caught if "too few node counts" in str(w.message)]
