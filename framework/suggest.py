@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .admissible import BUILTIN_RULES, compile_rule
+from .admissible import compile_rule
 from .planning import plan
 from .spec import SpecError, load_spec, machine_fits
 from .store import ResultStore, StoreError, atomic_write
@@ -252,7 +252,9 @@ def _candidates(spec, fixed, measured, target, max_nodes):
 
     rule = compile_rule(spec.admissible)
     ppn = int(fixed.get("ppn", 1))
-    grid = [float(n) for n in spec.sweep["nodes"]]
+    # the stored spec may be an earlier suggestion's, narrowed to its picks: the
+    # grid is every count the spec or the store holds
+    grid = [float(n) for n in spec.sweep["nodes"]] + [float(x) for x in measured]
     reach = max_nodes or REACH * max(grid)
     outside = [2.0**k for k in range(int(math.log2(max(reach, 1))) + 1)]
     counts = sorted({*grid, *outside})
@@ -288,7 +290,7 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     metric : str, default="time"
     max_nodes : int, default=None
         Largest node count a candidate may have; default :data:`REACH` times the
-        grid's largest (and below the target).
+        largest count in the spec's grid or measured (and below the target).
 
     Returns
     -------
@@ -346,9 +348,8 @@ def _extension_raw(suggestion, planned, output):
     sweep["nodes"] = sorted(int(x) for x in planned)
     sweep["run"] = sorted({i for indices in planned.values() for i in indices})
     raw["sweep"] = sweep
-    rule = BUILTIN_RULES.get(suggestion.spec.admissible, suggestion.spec.admissible)
-    allowed = " or ".join(f"nodes == {n}" for n in sweep["nodes"])
-    raw["admissible"] = f"({rule}) and ({allowed})"
+    # the sweep alone narrows the points; the rule stays the campaign's, so that
+    # the next suggestion on the store admits what the campaign admits
     raw["output"] = output
     return raw
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 
 import pytest
@@ -11,7 +12,12 @@ from scaleprobe.framework.cli import main
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.framework.store import ResultStore
-from scaleprobe.framework.suggest import parse_budget, parse_target, suggest
+from scaleprobe.framework.suggest import (
+    extension_spec,
+    parse_budget,
+    parse_target,
+    suggest,
+)
 
 pytestmark = pytest.mark.mpi
 
@@ -84,6 +90,20 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     assert {k: after[k] for k in before} == before
     assert len(after) == len(before) + len(todo)
     assert plan(load_spec(str(written)), store.done_keys()) == []
+    # The store now keeps the written spec: the next suggestion still weighs what
+    # the campaign admits (powers of two up to 4 x the largest count measured) and
+    # writes a spec
+    # that keeps the campaign's rule and loads, whichever counts it picks.
+    assert raw["admissible"] == "power_of_two"
+    again = suggest(campaign, "nodes=256", "40 s")
+    measured = {float(x) for x in again.state.x}
+    weighed = {r.candidate.x for r in again.design.ranking}
+    assert weighed | measured >= {1.0, 2.0, 4.0, 8.0, 16.0}
+    assert max(weighed) <= 4 * max(measured)
+    assert all(x == 2 ** round(math.log2(x)) for x in weighed)
+    points, _ = extension_spec(again, str(tmp_path / "next2.yaml"))
+    assert points
+    assert load_spec(str(tmp_path / "next2.yaml")).admissible == "power_of_two"
 
 
 def test_the_plan_fits_the_budget(campaign):

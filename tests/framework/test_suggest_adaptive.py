@@ -35,7 +35,12 @@ def _spec(tmp_path):
 
 def test_rounds_measure_suggested_points_and_a_rerun_resumes(tmp_path, client):
     spec = _spec(tmp_path)
-    campaign = run_until(spec, "width <= 1.01 at nodes=256", "90 s", client)
+    # an injected clock: every reading is 10 s later, so the 100 s budget lasts the
+    # same rounds on a loaded machine as on an idle one
+    ticks = itertools.count(0.0, 10.0)
+    campaign = run_until(
+        spec, "width <= 1.01 at nodes=256", "100 s", client, clock=lambda: next(ticks)
+    )
     store = ResultStore(spec["output"])
     measured = {r["key"]: r["started"] for r in store.results()}
     added = sum(row["points"] for row in campaign.rounds)
@@ -51,7 +56,10 @@ def test_rounds_measure_suggested_points_and_a_rerun_resumes(tmp_path, client):
         assert row["lower"] < row["upper"]
         assert row["width"] == pytest.approx(row["upper"] / row["lower"], rel=1e-6)
     # The same command again loses and repeats nothing: it resumes.
-    run_until(spec, "width <= 1.01 at nodes=256", "1 s", client)
+    spent = itertools.chain([0.0], itertools.repeat(1000.0))
+    run_until(
+        spec, "width <= 1.01 at nodes=256", "1 s", client, clock=lambda: next(spent)
+    )
     again = {r["key"]: r["started"] for r in store.results()}
     assert {k: again[k] for k in measured} == measured
 
