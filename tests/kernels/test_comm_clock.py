@@ -334,13 +334,16 @@ def test_mark_does_not_charge_its_own_bookkeeping():
 def test_mark_of_a_real_clock_costs_less_than_a_null_call():
     """A mark's bookkeeping (a replay row, a list entry) is not computation: what a
     mark leaves on a real CPU clock is its call, no more than a call that does
-    nothing (measured here, on the same host, at the same time)."""
+    nothing (both timed alike, here and now: the least of 7 batches of 200)."""
     overhead = call_overhead()
     clock = RankClock("emulated")
     clock.replaying = True
     clock.restart(acquire=False)
-    clock.mark()
-    before = clock.counts["comp_time"]
-    for _ in range(2000):
+    least = float("inf")
+    for _ in range(7):
         clock.mark()
-    assert (clock.counts["comp_time"] - before) / 2000 <= 1.5 * overhead
+        before = clock.counts["comp_time"]
+        for _ in range(200):
+            clock.mark()
+        least = min(least, (clock.counts["comp_time"] - before) / 200)
+    assert least <= 1.5 * overhead
