@@ -16,6 +16,10 @@ Virtual time
     :class:`~scaleprobe.kernels.comm.threads.ThreadTeam`, which charges each its
     longest thread's CPU time instead. The CPU mark is
     reset when a call returns, so CPU burnt polling inside MPI is not charged.
+    What a call costs on either side of the CPU readings (its Python frames, the
+    reading itself: about a microsecond) is not charged either: every burst is
+    reduced by the cost of a call that does nothing, calibrated when the
+    communicator starts (:func:`~scaleprobe.kernels.comm._clock.call_overhead`).
     Communication advances the clock by the link model below.
 
 Link model (:class:`~scaleprobe.kernels.schema.LinkConfig`, :func:`transfer_time`)

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-__all__ = ["COLLECTIVE_SCALINGS", "PATH_KEYS", "RankClock", "extend"]
+__all__ = ["COLLECTIVE_SCALINGS", "PATH_KEYS", "RankClock", "call_overhead", "extend"]
 
 COUNTER_KEYS = (
     "comp_time",
@@ -50,6 +50,13 @@ class RankClock:
     calls is communication. The core slot (if any) is released on entering a call and
     taken again on leaving it.
 
+    **The communicator's own CPU.** A call's bookkeeping (and reading the CPU
+    clock, a system call) starts before the CPU mark is read on entering it and
+    ends after the mark is reset on leaving it; that share of every call lies in
+    the computation burst between two calls. ``overhead`` is subtracted from every
+    burst (down to zero), as a profiler subtracts its own calibrated cost per event:
+    :func:`call_overhead` measures it.
+
     **Critical path.** In emulated mode the clock also keeps ``path``: the split of
     ``now`` into computation, inter-node latency, inter-node bandwidth and intra-node
     (memory model) seconds along the chain of events that determined ``now``. When a
@@ -69,6 +76,9 @@ class RankClock:
     cpu_time, wall_time : callable, optional
         The process CPU clock and the wall clock, seconds (:func:`time.process_time`
         and :func:`time.perf_counter` by default); tests inject their own.
+    overhead : float, default=0.0
+        Seconds of every computation burst that are the communicator's own
+        (:func:`call_overhead`), not charged.
 
     Examples
     --------
@@ -83,12 +93,18 @@ class RankClock:
     (2.75, 2.0)
     """
 
-    def __init__(self, mode: str, slots=None, *, cpu_time=None, wall_time=None):
+    def __init__(
+        self, mode: str, slots=None, *, cpu_time=None, wall_time=None, overhead=0.0
+    ):
         self.mode = mode
+        self.overhead = float(overhead)
         self.slots = slots
         self._cpu_time = time.process_time if cpu_time is None else cpu_time
         self._wall_time = time.perf_counter if wall_time is None else wall_time
         self.emulated = mode == "emulated"
+        # the clock a computation burst is read from (one call: it lies in the
+        # burst between two communication calls)
+        self._read = self._cpu_time if self.emulated else self._wall_time
         self.counts = dict.fromkeys(COUNTER_KEYS, 0)
         self.counts["comp_time"] = 0.0
         self.counts["comm_time"] = 0.0
@@ -138,20 +154,26 @@ class RankClock:
         point-to-point wait (the stamp delta), which the replay adds back.
         """
         if self.replaying:
-            self.log.append([float(code), *self.delta, float(a), float(b), float(c)])
+            self.log.append(
+                [float(code), *self.delta.tolist(), float(a), float(b), float(c)]
+            )
             self.delta[:] = 0.0
 
     def mark(self) -> int:
-        """Remember this instant; return its index into :attr:`marks`."""
-        self.marks.append(self.time())
+        """Remember this instant; return its index into :attr:`marks`.
+
+        In emulated mode the bookkeeping after the instant is not computation: the
+        CPU mark is reset on return, as on leaving a call.
+        """
+        self.flush()
+        self.marks.append(self.now if self.emulated else self.wall())
         index = len(self.marks) - 1
         if self.replaying:
             self.record(5, index)  # _replay.MARK
             self.unresolved.add(index)
+        if self.emulated and not self._depth:
+            self._mark = self._read()
         return index
-
-    def _read(self) -> float:
-        return self._cpu_time() if self.emulated else self._wall_time()
 
     def wall(self) -> float:
         """Wall seconds since time zero."""
@@ -166,7 +188,7 @@ class RankClock:
         if self.emulated and self._region is not None:
             self._mark = mark
             return
-        burst = max(mark - self._mark, 0.0)
+        burst = max(mark - self._mark - self.overhead, 0.0)
         self._mark = mark
         self.counts["comp_time"] += burst
         if self.emulated:
@@ -317,3 +339,57 @@ class RankClock:
         """Counter values now (computation burst included)."""
         self.flush()
         return dict(self.counts)
+
+
+class _NullCall:
+    """A communication call that does nothing, shaped like the communicator's."""
+
+    def __init__(self, clock):
+        self._clock = clock
+
+    def call(self, value=None):
+        self._clock.enter()
+        try:
+            return value
+        finally:
+            self._clock.leave(None)
+
+
+def call_overhead(cpu_time=None, calls: int = 200, batches: int = 7) -> float:
+    """CPU seconds a communication call leaves in the burst before the next call.
+
+    Times ``batches`` runs of ``calls`` calls that do nothing, back to back, each
+    made as a program makes a call to the communicator (a method call whose body
+    enters and leaves the clock): what an emulated clock charges per call is then
+    the calls' own cost outside the window the clock excludes, the reading of the
+    CPU clock included. The least batch is kept, so a burst is never cut by more
+    than the cheapest the bookkeeping was.
+
+    Parameters
+    ----------
+    cpu_time : callable, optional
+        The CPU clock (:func:`time.process_time` by default).
+    calls, batches : int
+        Calls per batch, batches.
+
+    Returns
+    -------
+    float
+        Seconds per call.
+
+    Examples
+    --------
+    >>> ticks = iter(range(10**6))  # a CPU clock that advances 1 us a reading
+    >>> round(call_overhead(lambda: next(ticks) * 1e-6, calls=10, batches=2), 9)
+    1e-06
+    """
+    clock = RankClock("emulated", cpu_time=cpu_time)
+    null = _NullCall(clock)
+    least = float("inf")
+    for _ in range(batches):
+        null.call()
+        before = clock.counts["comp_time"]
+        for _ in range(calls):
+            null.call()
+        least = min(least, (clock.counts["comp_time"] - before) / calls)
+    return least

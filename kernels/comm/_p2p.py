@@ -92,18 +92,26 @@ class Request:
         if self.completed:
             return
         self.completed = True
-        if self._target is None or self._staging is None:
+        # release the buffers inside the call, not in the program's time after it
+        staging, target, self._staging, self._target = (
+            self._staging,
+            self._target,
+            None,
+            None,
+        )
+        self._real = None
+        if target is None or staging is None:
             return
         count = status.Get_count(_mpi().BYTE) - HEADER
         if count < 0:  # from MPI.PROC_NULL: nothing arrived
             status.Set_elements(_mpi().BYTE, 0)
             self._status = status
             return
-        header = self._staging[:HEADER].view(np.float64)
+        header = staging[:HEADER].view(np.float64)
         self._done = header[:STAMP].copy()
         if header[STAMP + 1] >= 0:
             self._key = (WAIT_RECV, float(header[STAMP]), float(header[STAMP + 1]))
-        self._target[:count] = self._staging[HEADER : HEADER + count]
+        target[:count] = staging[HEADER : HEADER + count]
         status.Set_elements(_mpi().BYTE, count)
         self._status = status
 

@@ -9,7 +9,7 @@ import numpy as np
 from scaleprobe.kernels.schema import LinkConfig
 
 from ._args import resolve_config
-from ._clock import RankClock
+from ._clock import RankClock, call_overhead
 from ._collcalls import CollectiveMixin, ObjectCollectiveMixin
 from ._cores import CoreSlots, idle_barrier
 from ._network import Network
@@ -85,7 +85,9 @@ class InstrumentedComm(
         if core_slots:
             slots = CoreSlots(core_slots, link.slot_dir, first=world_rank)
             atexit.register(slots.close)
-        clock = RankClock(link.mode, slots)
+        # the calls' own CPU outside their window is not the program's work
+        overhead = call_overhead() if link.mode == "emulated" else 0.0
+        clock = RankClock(link.mode, slots, overhead=overhead)
         size = mpi_comm.Get_size()
         clock.replaying = link.mode == "emulated" and link.nic_sharing == "flows"
         clock.world_size = size

@@ -79,8 +79,9 @@ SMPI_CONFIG = [
 ]
 
 
-def platform(placement, topology):
-    """SimGrid platform XML of the job's nodes on the machine."""
+def platform(placement, topology, latency=LATENCY):
+    """SimGrid platform XML of the job's nodes on the machine (NICs of ``latency``
+    seconds end to end)."""
     switch = placement // topology.nodes_per_switch
     per_rack = topology.switches_per_rack
     rack = switch // per_rack if per_rack else np.zeros_like(switch)
@@ -97,7 +98,7 @@ def platform(placement, topology):
         lines.append(f'<host id="n{node}" speed="1Gf" core="64"/>')
         lines.append(
             f'<link id="nic{node}" bandwidth="{BANDWIDTH:.0f}Bps" '
-            f'latency="{LATENCY / 2:.9f}s" sharing_policy="SPLITDUPLEX"/>'
+            f'latency="{latency / 2:.9f}s" sharing_policy="SPLITDUPLEX"/>'
         )
     for s in np.unique(switch):
         lines.append(
@@ -142,6 +143,7 @@ def smpi_time(
     iterations,
     config=SMPI_CONFIG,
     start="aligned",
+    latency=LATENCY,
 ):
     """SMPI's exchange time of one pattern: ``start`` "aligned" or "barrier"."""
     ranks = nodes * ppn
@@ -152,7 +154,7 @@ def smpi_time(
         + "\n".join(" ".join(map(str, row)) for row in partners)
         + "\n"
     )
-    (folder / "platform.xml").write_text(platform(placement, topology))
+    (folder / "platform.xml").write_text(platform(placement, topology, latency))
     (folder / "hosts").write_text("".join(f"n{r // ppn}\n" for r in range(ranks)))
     done = subprocess.run(
         [
@@ -183,7 +185,16 @@ def smpi_time(
 
 
 def emulated_time(
-    nodes, ppn, messages, size, seed, allocation, topology, iterations, free=False
+    nodes,
+    ppn,
+    messages,
+    size,
+    seed,
+    allocation,
+    topology,
+    iterations,
+    free=False,
+    latency=LATENCY,
 ):
     """The emulated exchange time; ``free``: on links of no latency and no
     transfer time, so what remains is the program's own CPU time between calls."""
@@ -193,7 +204,7 @@ def emulated_time(
             "mode": "emulated",
             "ppn": ppn,
             "link_bandwidth": 1e18 if free else BANDWIDTH,
-            "latency": 0.0 if free else LATENCY,
+            "latency": 0.0 if free else latency,
             "memory_bandwidth": 1e18 if free else MEMORY_BANDWIDTH,
             "memory_latency": 0.0 if free else MEMORY_LATENCY,
             "core_slots": 0,

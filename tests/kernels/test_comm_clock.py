@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, extend
+from scaleprobe.kernels.comm._clock import PATH_KEYS, RankClock, call_overhead, extend
 from scaleprobe.kernels.comm._cores import _RECORD, CoreSlots
 
 
@@ -283,3 +283,67 @@ def test_critical_path_follows_what_the_rank_waited_for():
     cpu.advance(0.02)  # own computation after the receive joins the path
     assert clock.time() == pytest.approx(clock.path.sum())
     assert clock.path[0] == pytest.approx(5.02)
+
+
+class TickingClock:
+    """A CPU clock that advances a fixed step at every reading."""
+
+    def __init__(self, step: float):
+        self.step, self.now = step, 50.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_call_overhead_is_the_cpu_between_two_null_calls():
+    # enter reads the clock once and leave once: one step lies between two calls
+    assert call_overhead(TickingClock(3e-6), calls=50, batches=3) == pytest.approx(3e-6)
+    assert call_overhead(TickingClock(0.0), calls=5, batches=2) == 0.0
+
+
+def test_overhead_is_taken_from_every_burst_down_to_zero():
+    cpu = FakeClock()
+    clock = RankClock("emulated", cpu_time=cpu, overhead=1e-6)
+    cpu.advance(0.05)  # a real computation: charged less one call's overhead
+    clock.enter()
+    clock.leave(None)
+    assert clock.snapshot()["comp_time"] == pytest.approx(0.05 - 1e-6, abs=1e-12)
+    before = clock.time()
+    for _ in range(10):  # bursts shorter than the overhead: nothing
+        cpu.advance(4e-7)
+        clock.enter()
+        clock.leave(None)
+    assert clock.time() == before
+    assert clock.snapshot()["comp_time"] == pytest.approx(0.05 - 1e-6, abs=1e-12)
+
+
+def test_mark_does_not_charge_its_own_bookkeeping():
+    cpu = TickingClock(1e-6)  # every reading is 1 us of CPU
+    clock = RankClock("emulated", cpu_time=cpu)
+    clock.replaying = True  # a mark also writes a replay row
+    clock.restart(acquire=False)
+    start = clock.now
+    marks = [clock.mark() for _ in range(4)]
+    # each mark charges the step since the previous reading, nothing after it
+    assert [clock.marks[i] - start for i in marks] == pytest.approx(
+        [1e-6, 2e-6, 3e-6, 4e-6]
+    )
+
+
+def test_mark_of_a_real_clock_costs_less_than_a_null_call():
+    """A mark's bookkeeping (a replay row, a list entry) is not computation: what a
+    mark leaves on a real CPU clock is its call, no more than a call that does
+    nothing (both timed alike, here and now: the least of 7 batches of 200)."""
+    overhead = call_overhead()
+    clock = RankClock("emulated")
+    clock.replaying = True
+    clock.restart(acquire=False)
+    least = float("inf")
+    for _ in range(7):
+        clock.mark()
+        before = clock.counts["comp_time"]
+        for _ in range(200):
+            clock.mark()
+        least = min(least, (clock.counts["comp_time"] - before) / 200)
+    assert least <= 1.5 * overhead
