@@ -84,8 +84,15 @@ SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--log=root.thres:critical"
 COLUMNS = [*METRICS, *EXTRA_METRICS]
 
 
-def train_points(quick):
-    """(nodes, ppn, partners, bytes, allocation, seed) of every training run."""
+def train_points(quick, design="leaves"):
+    """(nodes, ppn, partners, bytes, allocation, seed) of every training run.
+
+    ``design="grid"`` is the first design: compact and random allocations only.
+    ``"leaves"`` adds, on 4-16 nodes, allocations spread unevenly over a random
+    number of leaf switches (:func:`leaf_allocation`), as a scheduler hands them out
+    on a busy machine, twice per configuration: several nodes of one leaf then send
+    at once to other leaves, and the leaf uplinks are shared.
+    """
     nodes = (4, 16) if quick else (2, 4, 8, 16)
     ppns = (1, 4) if quick else (1, 2, 4)
     partners = (1, 4) if quick else (1, 2, 3, 4)
@@ -93,7 +100,51 @@ def train_points(quick):
         (128, 8192, 1 << 19) if quick else (128, 1024, 8192, 1 << 16, 1 << 19, 1 << 22)
     )
     grid = itertools.product(nodes, ppns, partners, sizes, ("compact", "random"))
-    return [(*point, seed) for seed, point in enumerate(grid)]
+    points = [(*point, seed) for seed, point in enumerate(grid)]
+    if design == "grid":
+        return points
+    spread = itertools.product(
+        [n for n in nodes if n >= 4], ppns, partners, sizes, ("leaves",) * 2
+    )
+    return points + [(*point, 5000 + seed) for seed, point in enumerate(spread)]
+
+
+def leaf_allocation(nodes, seed, hosts=HOSTS, per_leaf=NODES_PER_SWITCH):
+    """``nodes`` hosts spread unevenly over a random number of leaf switches.
+
+    The number of leaves is drawn uniformly from those that can hold the nodes (at
+    least ``ceil(nodes / per_leaf)``, at most ``min(nodes, leaves)``); each drawn
+    leaf gets one node and the others fall on the drawn leaves with weights from a
+    flat Dirichlet, so some leaves hold many nodes and some one; within a leaf the
+    hosts are drawn at random.
+
+    Parameters
+    ----------
+    nodes, seed : int
+    hosts, per_leaf : int
+        Hosts of the machine and hosts per leaf switch.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Sorted host indices.
+    """
+    rng = np.random.default_rng([seed, nodes])
+    leaves = hosts // per_leaf
+    low = -(-nodes // per_leaf)
+    count = int(rng.integers(low, min(nodes, leaves) + 1))
+    chosen = rng.choice(leaves, size=count, replace=False)
+    load = np.ones(count, dtype=int)
+    weights = rng.dirichlet(np.ones(count))
+    for _ in range(nodes - count):
+        free = load < per_leaf
+        pick = rng.choice(count, p=weights * free / (weights * free).sum())
+        load[pick] += 1
+    picked = [
+        leaf * per_leaf + rng.choice(per_leaf, size=k, replace=False)
+        for leaf, k in zip(chosen, load, strict=True)
+    ]
+    return np.sort(np.concatenate(picked))
 
 
 def phase_points(quick, nodes=TEST_NODES):
@@ -111,6 +162,8 @@ def phase_points(quick, nodes=TEST_NODES):
 
 def placement(nodes, allocation, seed):
     """The hosts of an allocation on the fat tree (host i sits on leaf i // 16)."""
+    if allocation == "leaves":
+        return leaf_allocation(nodes, seed)
     return place_nodes(nodes, allocation, machine_nodes=HOSTS, seed=seed)
 
 
