@@ -12,7 +12,9 @@ Traces (made here, kept in ``--workdir``, resumed; not committed):
 
 - training: the random non-blocking ping-pong of ``commbench.random_pingpong``
   (``smpi_random_pingpong.c``: the same seeded matchings) on 2-16 nodes, 1-4 ranks
-  per node, 1-4 partners, 128 B to 4 MiB, compact and random (seeded) allocations;
+  per node, 1-4 partners, 128 B to 4 MiB, compact and random (seeded) allocations,
+  and on 4-16 nodes allocations spread unevenly over a random number of leaves
+  (``leaf_allocation``), as a busy machine's scheduler hands them out (1008 runs);
 - test: one halo-exchange phase of ``stencil.jacobi3d`` and of ``stencil.advection3d``
   (``smpi_stencil.c``: the kernels' process grid, blocks and faces, Irecv/Isend/
   Waitall after a barrier, third-quartile iteration, largest over ranks) on 64
@@ -33,7 +35,9 @@ bytes are checked against the described pattern.
 Printed: per model (the two predictors, Hockney ``a + S / b`` and a LogGP-like ``L +
 g (M - 1) + G M S`` fitted on the same training traces, and gradient boosting on the
 13 metrics) the mean |relative error|, the share within +-30 %, per area and per
-stencil; then per stencil; then every phase. The goal (issue 47): mean |error| <=
+stencil; then per stencil; then every phase; then the uplink share (the busiest
+leaf's bytes per uplink over ``NTmax``, not a metric) of the test phases and the
+training time per ``NTmax`` byte by that share. The goal (issue 47): mean |error| <=
 20 % and >= 75 % within +-30 %. Usage::
 
     apt-get install -y libsimgrid-dev simgrid    # provides smpicc and smpirun
@@ -67,7 +71,7 @@ from scaleprobe.kernels.comm.pattern import (
     place_nodes,
 )
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
-from scaleprobe.models.commpredictor.patterns import pattern_metrics
+from scaleprobe.models.commpredictor.patterns import build_pattern, pattern_metrics
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_commpredictor import baselines, table
@@ -298,6 +302,54 @@ def training_results(points, times, path):
     return frame, np.asarray(times, float)
 
 
+def uplink_share(pattern, ppn, hosts, uplinks=4):
+    """Bytes per uplink of the busiest leaf over the busiest node's ``NTmax``.
+
+    Not one of the metrics: what the fat tree's uplinks carry, which none of the
+    paper's 13 (nor ``NTmax``) describes. 0 when no message leaves its leaf; above
+    1 the leaf's uplinks, not its nodes' links, bound the phase.
+    """
+    node = np.arange(pattern.ranks) // ppn
+    leaf = np.asarray(hosts)[node] // NODES_PER_SWITCH
+    across = np.where(leaf[:, None] != leaf[None, :], pattern.sizes, 0.0)
+    up = np.bincount(leaf, across.sum(axis=1))
+    down = np.bincount(leaf, across.sum(axis=0))
+    busiest = pattern.metrics(ppn=ppn)["NTmax"]
+    return max(up.max(), down.max()) / uplinks / busiest if busiest else 0.0
+
+
+def print_uplinks(train, times, points):
+    """Training time per byte of ``NTmax`` (area II) against the uplink share."""
+    shares, per_byte = [], []
+    for (nodes, ppn, partners, size, allocation, seed), t in zip(
+        train, times, strict=True
+    ):
+        matchings = random_partners(nodes * ppn, partners, seed)
+        pattern = CommPattern.from_partners(
+            [[p for p in row if p >= 0] for row in matchings], size
+        )
+        metrics = pattern.metrics(ppn=ppn)
+        if metrics["NT"] > 131072:
+            hosts = placement(nodes, allocation, seed)
+            shares.append(uplink_share(pattern, ppn, hosts))
+            per_byte.append(t / metrics["NTmax"])
+    shares, per_byte = np.array(shares), np.array(per_byte)
+    test = [
+        uplink_share(build_pattern(description(p)), p[2], placement(*p[1:2], *p[4:]))
+        for p in points
+    ]
+    print("\nuplink share (busiest leaf's bytes per uplink / NTmax), not a metric:")
+    print(f"test phases: {min(test):.2f}-{max(test):.2f}, median {np.median(test):.2f}")
+    print("training runs of area II:  share   runs   median time per NTmax byte")
+    for low, high in ((0, 0), (0, 0.5), (0.5, 1), (1, np.inf)):
+        mine = (shares == 0) if high == 0 else (shares > low) & (shares <= high)
+        if mine.any():
+            print(
+                f"{'0' if high == 0 else f'{low}-{high}':>30} {mine.sum():>6} "
+                f"{1e9 * np.median(per_byte[mine]):>10.2f} ns"
+            )
+
+
 def description(point):
     """The phase and mapping of a test point, as ``project`` is told them."""
     kernel, nodes, ppn, domain, allocation, seed = point
@@ -516,6 +568,7 @@ def main():
             workdir / f"test_traces_it{args.iterations}.json",
         )
         evaluate(points, records, models, X, y, scratch)
+        print_uplinks(train, times, points)
     print(
         f"\nwall time {time.monotonic() - start:.0f} s, load average "
         f"{os.getloadavg()[0]:.1f}"
