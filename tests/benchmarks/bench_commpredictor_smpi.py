@@ -42,6 +42,7 @@ training time per ``NTmax`` byte by that share. The goal (issue 47): mean |error
 
     apt-get install -y libsimgrid-dev simgrid    # provides smpicc and smpirun
     python tests/benchmarks/bench_commpredictor_smpi.py [--workdir DIR] [--quick]
+        [--design leaves|grid] [--test-nodes 64]
 """
 
 from __future__ import annotations
@@ -530,6 +531,13 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer points")
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument(
+        "--design",
+        choices=("leaves", "grid"),
+        default="leaves",
+        help="training allocations: also spread over leaves (default), or the first "
+        "design's compact and random only",
+    )
+    parser.add_argument(
         "--test-nodes",
         type=int,
         default=TEST_NODES,
@@ -546,14 +554,14 @@ def main():
     workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         binaries = compile_programs(scratch)
-        train = train_points(args.quick)
+        train = train_points(args.quick, args.design)
         times = traces(
             "training",
             train,
             pingpong_trace(binaries["pingpong"], scratch, args.iterations),
             workdir / f"training_traces_it{args.iterations}.json",
         )
-        results = workdir / ("training_quick.nc" if args.quick else "training.nc")
+        results = workdir / f"training_{args.design}{'_quick' if args.quick else ''}.nc"
         X, y = training_results(train, times, results)
         print(
             f"training: {len(y)} SMPI random ping-pong runs, "
