@@ -12,7 +12,9 @@ Traces (made here, kept in ``--workdir``, resumed; not committed):
 
 - training: the random non-blocking ping-pong of ``commbench.random_pingpong``
   (``smpi_random_pingpong.c``: the same seeded matchings) on 2-16 nodes, 1-4 ranks
-  per node, 1-4 partners, 128 B to 4 MiB, compact and random (seeded) allocations;
+  per node, 1-4 partners, 128 B to 4 MiB, compact and random (seeded) allocations,
+  and on 4-16 nodes allocations spread unevenly over a random number of leaves
+  (``leaf_allocation``), as a busy machine's scheduler hands them out (1008 runs);
 - test: one halo-exchange phase of ``stencil.jacobi3d`` and of ``stencil.advection3d``
   (``smpi_stencil.c``: the kernels' process grid, blocks and faces, Irecv/Isend/
   Waitall after a barrier, third-quartile iteration, largest over ranks) on 64
@@ -33,11 +35,14 @@ bytes are checked against the described pattern.
 Printed: per model (the two predictors, Hockney ``a + S / b`` and a LogGP-like ``L +
 g (M - 1) + G M S`` fitted on the same training traces, and gradient boosting on the
 13 metrics) the mean |relative error|, the share within +-30 %, per area and per
-stencil; then per stencil; then every phase. The goal (issue 47): mean |error| <=
+stencil; then per stencil; then every phase; then the uplink share (the busiest
+leaf's bytes per uplink over ``NTmax``, not a metric) of the test phases and the
+training time per ``NTmax`` byte by that share. The goal (issue 47): mean |error| <=
 20 % and >= 75 % within +-30 %. Usage::
 
     apt-get install -y libsimgrid-dev simgrid    # provides smpicc and smpirun
     python tests/benchmarks/bench_commpredictor_smpi.py [--workdir DIR] [--quick]
+        [--design leaves|grid] [--test-nodes 64]
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ from scaleprobe.kernels.comm.pattern import (
     place_nodes,
 )
 from scaleprobe.kernels.commbench.random_pingpong import random_partners
-from scaleprobe.models.commpredictor.patterns import pattern_metrics
+from scaleprobe.models.commpredictor.patterns import build_pattern, pattern_metrics
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_commpredictor import baselines, table
@@ -84,8 +89,15 @@ SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--log=root.thres:critical"
 COLUMNS = [*METRICS, *EXTRA_METRICS]
 
 
-def train_points(quick):
-    """(nodes, ppn, partners, bytes, allocation, seed) of every training run."""
+def train_points(quick, design="leaves"):
+    """(nodes, ppn, partners, bytes, allocation, seed) of every training run.
+
+    ``design="grid"`` is the first design: compact and random allocations only.
+    ``"leaves"`` adds, on 4-16 nodes, allocations spread unevenly over a random
+    number of leaf switches (:func:`leaf_allocation`), as a scheduler hands them out
+    on a busy machine, twice per configuration: several nodes of one leaf then send
+    at once to other leaves, and the leaf uplinks are shared.
+    """
     nodes = (4, 16) if quick else (2, 4, 8, 16)
     ppns = (1, 4) if quick else (1, 2, 4)
     partners = (1, 4) if quick else (1, 2, 3, 4)
@@ -93,7 +105,51 @@ def train_points(quick):
         (128, 8192, 1 << 19) if quick else (128, 1024, 8192, 1 << 16, 1 << 19, 1 << 22)
     )
     grid = itertools.product(nodes, ppns, partners, sizes, ("compact", "random"))
-    return [(*point, seed) for seed, point in enumerate(grid)]
+    points = [(*point, seed) for seed, point in enumerate(grid)]
+    if design == "grid":
+        return points
+    spread = itertools.product(
+        [n for n in nodes if n >= 4], ppns, partners, sizes, ("leaves",) * 2
+    )
+    return points + [(*point, 5000 + seed) for seed, point in enumerate(spread)]
+
+
+def leaf_allocation(nodes, seed, hosts=HOSTS, per_leaf=NODES_PER_SWITCH):
+    """``nodes`` hosts spread unevenly over a random number of leaf switches.
+
+    The number of leaves is drawn uniformly from those that can hold the nodes (at
+    least ``ceil(nodes / per_leaf)``, at most ``min(nodes, leaves)``); each drawn
+    leaf gets one node and the others fall on the drawn leaves with weights from a
+    flat Dirichlet, so some leaves hold many nodes and some one; within a leaf the
+    hosts are drawn at random.
+
+    Parameters
+    ----------
+    nodes, seed : int
+    hosts, per_leaf : int
+        Hosts of the machine and hosts per leaf switch.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Sorted host indices.
+    """
+    rng = np.random.default_rng([seed, nodes])
+    leaves = hosts // per_leaf
+    low = -(-nodes // per_leaf)
+    count = int(rng.integers(low, min(nodes, leaves) + 1))
+    chosen = rng.choice(leaves, size=count, replace=False)
+    load = np.ones(count, dtype=int)
+    weights = rng.dirichlet(np.ones(count))
+    for _ in range(nodes - count):
+        free = load < per_leaf
+        pick = rng.choice(count, p=weights * free / (weights * free).sum())
+        load[pick] += 1
+    picked = [
+        leaf * per_leaf + rng.choice(per_leaf, size=k, replace=False)
+        for leaf, k in zip(chosen, load, strict=True)
+    ]
+    return np.sort(np.concatenate(picked))
 
 
 def phase_points(quick, nodes=TEST_NODES):
@@ -111,6 +167,8 @@ def phase_points(quick, nodes=TEST_NODES):
 
 def placement(nodes, allocation, seed):
     """The hosts of an allocation on the fat tree (host i sits on leaf i // 16)."""
+    if allocation == "leaves":
+        return leaf_allocation(nodes, seed)
     return place_nodes(nodes, allocation, machine_nodes=HOSTS, seed=seed)
 
 
@@ -243,6 +301,54 @@ def training_results(points, times, path):
     dataset.to_netcdf(path)
     frame = pd.DataFrame({name: values[name] for name in COLUMNS})
     return frame, np.asarray(times, float)
+
+
+def uplink_share(pattern, ppn, hosts, uplinks=4):
+    """Bytes per uplink of the busiest leaf over the busiest node's ``NTmax``.
+
+    Not one of the metrics: what the fat tree's uplinks carry, which none of the
+    paper's 13 (nor ``NTmax``) describes. 0 when no message leaves its leaf; above
+    1 the leaf's uplinks, not its nodes' links, bound the phase.
+    """
+    node = np.arange(pattern.ranks) // ppn
+    leaf = np.asarray(hosts)[node] // NODES_PER_SWITCH
+    across = np.where(leaf[:, None] != leaf[None, :], pattern.sizes, 0.0)
+    up = np.bincount(leaf, across.sum(axis=1))
+    down = np.bincount(leaf, across.sum(axis=0))
+    busiest = pattern.metrics(ppn=ppn)["NTmax"]
+    return max(up.max(), down.max()) / uplinks / busiest if busiest else 0.0
+
+
+def print_uplinks(train, times, points):
+    """Training time per byte of ``NTmax`` (area II) against the uplink share."""
+    shares, per_byte = [], []
+    for (nodes, ppn, partners, size, allocation, seed), t in zip(
+        train, times, strict=True
+    ):
+        matchings = random_partners(nodes * ppn, partners, seed)
+        pattern = CommPattern.from_partners(
+            [[p for p in row if p >= 0] for row in matchings], size
+        )
+        metrics = pattern.metrics(ppn=ppn)
+        if metrics["NT"] > 131072:
+            hosts = placement(nodes, allocation, seed)
+            shares.append(uplink_share(pattern, ppn, hosts))
+            per_byte.append(t / metrics["NTmax"])
+    shares, per_byte = np.array(shares), np.array(per_byte)
+    test = [
+        uplink_share(build_pattern(description(p)), p[2], placement(*p[1:2], *p[4:]))
+        for p in points
+    ]
+    print("\nuplink share (busiest leaf's bytes per uplink / NTmax), not a metric:")
+    print(f"test phases: {min(test):.2f}-{max(test):.2f}, median {np.median(test):.2f}")
+    print("training runs of area II:  share   runs   median time per NTmax byte")
+    for low, high in ((0, 0), (0, 0.5), (0.5, 1), (1, np.inf)):
+        mine = (shares == 0) if high == 0 else (shares > low) & (shares <= high)
+        if mine.any():
+            print(
+                f"{'0' if high == 0 else f'{low}-{high}':>30} {mine.sum():>6} "
+                f"{1e9 * np.median(per_byte[mine]):>10.2f} ns"
+            )
 
 
 def description(point):
@@ -425,6 +531,13 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer points")
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument(
+        "--design",
+        choices=("leaves", "grid"),
+        default="leaves",
+        help="training allocations: also spread over leaves (default), or the first "
+        "design's compact and random only",
+    )
+    parser.add_argument(
         "--test-nodes",
         type=int,
         default=TEST_NODES,
@@ -441,14 +554,14 @@ def main():
     workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         binaries = compile_programs(scratch)
-        train = train_points(args.quick)
+        train = train_points(args.quick, args.design)
         times = traces(
             "training",
             train,
             pingpong_trace(binaries["pingpong"], scratch, args.iterations),
             workdir / f"training_traces_it{args.iterations}.json",
         )
-        results = workdir / ("training_quick.nc" if args.quick else "training.nc")
+        results = workdir / f"training_{args.design}{'_quick' if args.quick else ''}.nc"
         X, y = training_results(train, times, results)
         print(
             f"training: {len(y)} SMPI random ping-pong runs, "
@@ -463,6 +576,7 @@ def main():
             workdir / f"test_traces_it{args.iterations}.json",
         )
         evaluate(points, records, models, X, y, scratch)
+        print_uplinks(train, times, points)
     print(
         f"\nwall time {time.monotonic() - start:.0f} s, load average "
         f"{os.getloadavg()[0]:.1f}"
