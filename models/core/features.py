@@ -21,7 +21,7 @@ from scaleprobe.kernels.schema import (
 )
 
 from .configs import MEASURED_COLUMNS, is_measured
-from .ordered import ordered_sizes
+from .ordered import ordered_sizes, recorded_sizes
 
 __all__ = [
     "data_size",
@@ -195,7 +195,14 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
             f"{sorted(map(str, dataset.data_vars))}"
         )
     names = [target, *_measurements(dataset, target, traffic, fim)]
-    frame = _points(dataset, names)
+    sizes = [  # the sizes the points ran, where the kernel records them
+        v
+        for v in recorded_sizes(
+            dataset.attrs.get("kernel"), [*dataset.data_vars, *dataset.coords]
+        )
+        if v not in names and set(dataset[v].dims) == set(dataset[target].dims)
+    ]
+    frame = _points(dataset, names + sizes)
     # NPB's classes: the sizes they stand for (scaleprobe.models.core.ordered)
     frame = ordered_sizes(frame, dataset.attrs.get("kernel"))
     _process_counts(frame, ppn)
