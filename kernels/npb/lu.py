@@ -35,6 +35,7 @@ emulated``.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -400,10 +401,14 @@ def _verdict(residual, error, integral, reference):
         residual, residual_reference, EPSILON
     )
     error_error, error_ok = _adi.split_norm_check(error, error_reference, EPSILON)
-    integral_error = abs(integral - integral_reference) / abs(integral_reference)
-    verified = min(residual_ok, error_ok, 1.0 if integral_error <= EPSILON else 0.0)
+    if integral_reference is None:
+        integral_error, integral_ok = math.nan, math.nan
+    else:
+        integral_error = abs(integral - integral_reference) / abs(integral_reference)
+        integral_ok = 1.0 if integral_error <= EPSILON else 0.0
+    verified = min(residual_ok, error_ok, integral_ok)
     reason = ""
-    if verified != 1.0:
+    if verified == 0.0:
         reason = (
             f"NPB LU verification failed: residual norms {residual.tolist()}, "
             f"error norms {error.tolist()}, surface integral {integral!r} (largest "
@@ -427,7 +432,10 @@ def _work(comm, args):
     from mpi4py import MPI
 
     reference = CLASSES[args["class"]]
-    n, niter, dt = reference[:3]
+    n, _, dt = reference[:3]
+    niter, checked = _adi.steps_run(args, CLASSES)
+    if not checked:  # NPB's values hold at the class's own step count only
+        reference = (*reference[:3], None, None, None)
     setup = comm.sync()
     slabs = _adi.Slabs(n, comm.size, comm.rank)
     solver = LuSolver(n, dt, slabs, comm.Alltoallv, comm)
@@ -446,8 +454,9 @@ def _work(comm, args):
     integral = surface_integral(np.concatenate(pieces))
     metrics, reason = _verdict(residual, error, integral, reference)
     metrics.update(
-        grid=n, niter=niter, dt=dt, setup_time=setup_time, mops=mops(n, niter, elapsed)
-    )
+        grid=n, niter=niter, dt=dt, setup_time=setup_time,
+        mops=mops(n, niter, elapsed), cell_steps=float(n) ** 3 * niter,
+    )  # fmt: skip
     return iteration_measurement(
         timing, elapsed=elapsed, path=path, summary=summary, metrics=metrics,
         reason=reason,

@@ -21,7 +21,7 @@ from scaleprobe.kernels.schema import (
 )
 
 from .configs import MEASURED_COLUMNS, is_measured
-from .ordered import ordered_sizes
+from .ordered import ordered_sizes, recorded_sizes
 
 __all__ = [
     "data_size",
@@ -195,7 +195,7 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
             f"{sorted(map(str, dataset.data_vars))}"
         )
     names = [target, *_measurements(dataset, target, traffic, fim)]
-    frame = _points(dataset, names)
+    frame = _points(dataset, names + _recorded(dataset, target, names))
     # NPB's classes: the sizes they stand for (scaleprobe.models.core.ordered)
     frame = ordered_sizes(frame, dataset.attrs.get("kernel"))
     _process_counts(frame, ppn)
@@ -212,6 +212,17 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
     X = frame[first + rest + tail].reset_index(drop=True)
     y = pd.Series(frame[target].to_numpy(dtype=float), name=target)
     return X, y
+
+
+def _recorded(dataset, target, names):
+    """The sizes of a swept class the points recorded (what they ran: NPB BT's
+    ``cell_steps`` at a step count of its own), on the target's dimensions."""
+    variables = [*dataset.data_vars, *dataset.coords]
+    return [
+        v
+        for v in recorded_sizes(dataset.attrs.get("kernel"), variables)
+        if v not in names and set(dataset[v].dims) == set(dataset[target].dims)
+    ]
 
 
 def _points(dataset, names):

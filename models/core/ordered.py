@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["class_sizes", "ordered_parameters", "ordered_sizes"]
+__all__ = ["class_sizes", "ordered_parameters", "ordered_sizes", "recorded_sizes"]
 
 
 def ordered_parameters(kernel) -> dict:
@@ -51,7 +51,9 @@ def ordered_sizes(frame, kernel):
 
     A column is left as it is when one of its values is not a declared choice
     (NPB CG's class ``U``, sized by its own flags) or when a size's name is
-    already a column.
+    already a column. Where every size is a column the kernel recorded
+    (:func:`recorded_sizes`: what a point really ran, NPB BT's ``cell_steps`` at a
+    step count of its own), those are kept and the choice is dropped.
 
     Parameters
     ----------
@@ -77,6 +79,14 @@ def ordered_sizes(frame, kernel):
         values = frame[name].astype(str)
         table = {choice: parameter.size_of(choice) for choice in parameter.choices}
         names = list(next(iter(table.values())))
+        if set(names) <= set(frame.columns) and frame[names].notna().to_numpy().all():
+            recorded = frame[names]  # the sizes the points ran, in the choice's place
+            frame = frame.drop(columns=names)
+            at = list(frame.columns).index(name)
+            for offset, size in enumerate(names):
+                frame.insert(at + 1 + offset, size, recorded[size].astype(float))
+            frame = frame.drop(columns=name)
+            continue
         if not set(values) <= set(table) or set(names) & set(frame.columns):
             continue
         at = list(frame.columns).index(name)
@@ -85,6 +95,39 @@ def ordered_sizes(frame, kernel):
             frame.insert(at + 1 + offset, size, column)
         frame = frame.drop(columns=name)
     return frame
+
+
+def recorded_sizes(kernel, variables) -> list:
+    """The sizes of the kernel's swept ordered choices that its points record.
+
+    Parameters
+    ----------
+    kernel : str or None
+    variables : iterable of str
+        A results Dataset's data variables and coordinates (a choice counts where
+        it is one of them: swept).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> recorded_sizes("npb.bt", ["time", "class", "cell_steps", "grid"])
+    ['cell_steps']
+    >>> recorded_sizes("npb.bt", ["time", "cell_steps"])  # class not swept
+    []
+    >>> recorded_sizes("npb.bt", ["time"]), recorded_sizes(None, ["cell_steps"])
+    ([], [])
+    """
+    names = set(map(str, variables))
+    sizes = [
+        size
+        for parameter in ordered_parameters(kernel).values()
+        if parameter.name in names
+        for size in parameter.size_of(parameter.choices[0])
+    ]
+    return [size for size in sizes if size in names]
 
 
 def class_sizes(kernel, name, values):

@@ -88,7 +88,7 @@ from .regressions import (
     _fit_memory,
     _projected_loads,
 )
-from .wait import TAILS, fit_wait, slowest
+from .wait import TAILS, fit_wait, host_cores, slowest, turn_factor
 
 __all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
 
@@ -227,8 +227,11 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         the cost is held flat there); None when FiM-Cal predicts the computation.
     wait_ : dict or None
         The spread ``s`` of a rank's computation about the mean rank's, per tail
-        (``W(q) = 1 + s e(q)``); None when the computation fitted is the slowest
-        rank's (``wait="none"``, or no ``comp_time_iterations_mean``).
+        (``W(q) = 1 + s e(q)``); where a training point ran more ranks than the
+        host computed at once (``cache_sharers``), also the host's ``cores`` and
+        the growth ``turns`` of a rank's computation per turn on them, per tail
+        (:mod:`scaleprobe.models.fim.wait`); None when the computation fitted is
+        the slowest rank's (``wait="none"``, or no ``comp_time_iterations_mean``).
     service_checks_ : dict of str to dict
         Per collective kind, the Kolmogorov-Smirnov test of FiM-Com's fitted
         service laws against its training rows' measured times
@@ -472,8 +475,12 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         rank's times the wait for the slowest (:func:`~scaleprobe.models.
         _fim_computation.mean_computation`); with
         ``ranged`` a level, ``(lower, upper)`` spanning both tails of the wait."""
+        wait = getattr(self, "wait_", None)
         mean = mean_computation(self, x, q, ranged)
-        return slowest(getattr(self, "wait_", None), q, mean, self.wait, bool(ranged))
+        if wait is not None and self.wait in TAILS:  # ranks taking turns on cores
+            turned = turn_factor(wait, q, self.wait)
+            mean = tuple(m * turned for m in mean) if ranged else mean * turned
+        return slowest(wait, q, mean, self.wait, bool(ranged))
 
     def predict_interval(self, X, *, level=0.9):
         """The time's range over the process laws the training cannot reject and
@@ -587,6 +594,12 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                 f", the slowest of q ranks the mean rank's x (1 + "
                 f"{wait[self.wait]:.3g} e(q)), e of the {self.wait} tail"
             )
+            if wait.get("cores") is not None:
+                parts[0] += (
+                    f"; t = q/{wait['cores']:g} turns on the cores: the mean rank x "
+                    f"(1 + {wait['turns'][self.wait]:.3g} (t - 1)/2), the slowest "
+                    "as much again"
+                )
         checks = getattr(self, "service_checks_", {})
         parts += [
             f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "
@@ -779,8 +792,12 @@ def _mean_rank(model, X, x, q):
     mean = mean.to_numpy(float)
     known = np.isfinite(mean) & (mean > 0)
     if np.all(known):
-        wait = fit_wait(np.column_stack([x, q]), q, computation / mean, mean)
-        return mean, wait
+        sharers = X["cache_sharers"] if "cache_sharers" in X.columns else None
+        cores = host_cores(q, sharers)
+        wait = fit_wait(np.column_stack([x, q]), q, computation / mean, mean, cores)
+        # the mean rank's computation as if it had the cores alone (ranks that
+        # take turns on them: mod:`scaleprobe.models.fim.wait`)
+        return mean / turn_factor(wait, q, model.wait), wait
     if np.any(known):
         warn(
             f"{int(np.sum(~known))} of {len(known)} training rows lack the "

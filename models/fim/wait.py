@@ -39,14 +39,45 @@ from 4 to 32 ranks, :math:`(W(32) - 1)/(W(4) - 1)`, was 2.9 for EP, 3.5 for K-me
 and 2.6 for PageRank, at the large size of one record set: the exponential tail's
 2.8, not the normal's 2.0. FiM predicts with the exponential tail (``wait``) and its
 interval spans both.
+
+**Ranks that take turns on the cores.** Where a host runs more ranks than it has
+cores, the ranks compute in turns of as many as it has cores (scaleprobe's emulated
+mode keeps host-wide core slots; a rank waiting for a slot does not compute). The
+records say it: ``cache_sharers``, the most ranks of a host computing at once, falls
+below the process count ``q`` (FiM takes the ``q`` ranks to share one host, as its
+cache load does); the host's cores ``c`` are then the training's most
+``cache_sharers`` (:func:`host_cores`), and a point runs :math:`t = q / c` turns
+(:func:`turns`). A rank of a later turn computes while the ranks of the earlier turns
+wait in the collective that ends the iteration, polling on the same cores: its CPU
+time grows with the ranks already done. FiM takes that growth linear in the turn,
+:math:`1 + \kappa k` for turn :math:`k = 0 \ldots t - 1`, so that on average over the
+ranks the computation is :math:`1 + \kappa (t - 1)/2` times a rank's alone
+(:func:`turn_factor`), and the slowest rank, of the last turn, lies another
+:math:`\kappa (t - 1)/2` further out. Both the spread and :math:`\kappa` are fitted
+at once on the training's slowest-over-mean ratios (non-negative least squares on
+:math:`e(q)` and :math:`(t - 1)/2`), which the process law of the mean rank does not
+touch; the mean rank's computation is fitted with the turns' factor taken out and
+predicted with it put back. NPB EP's class S on a 2-core host (1, 2, 4 ranks
+trained): the slowest rank 1.02x the mean at 2 ranks, 1.09x at 4 (2 turns), 1.21x at
+8 (4 turns), which the spread alone puts at 1.12x. Training without an oversubscribed
+point cannot tell the cores (:math:`t = 1` everywhere, the wait as before).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, optimize, special, stats
 
-__all__ = ["TAILS", "excess", "fit_wait", "slowest", "wait_factor"]
+__all__ = [
+    "TAILS",
+    "excess",
+    "fit_wait",
+    "host_cores",
+    "slowest",
+    "turn_factor",
+    "turns",
+    "wait_factor",
+]
 
 #: The tails of a rank's time whose expected maximum over q ranks FiM can take.
 TAILS = ("exponential", "normal")
@@ -98,8 +129,103 @@ def excess(q, tail):
     raise ValueError(f"tail must be one of {TAILS}, got {tail!r}")
 
 
-def fit_wait(keys, q, ratio, weight):
-    """Each tail's spread ``s`` from the training's slowest-over-mean ratios.
+def host_cores(q, sharers):
+    """The host's cores as the training shows them: its most ranks computing at once,
+    where some point ran more ranks than that (else None: not known).
+
+    Parameters
+    ----------
+    q : array-like of float
+        Process counts of the training rows.
+    sharers : array-like of float or None
+        Their ``cache_sharers`` (the most ranks of a host computing at once).
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> host_cores([1, 2, 4], [1, 2, 2])
+    2.0
+    >>> host_cores([1, 2], [1, 2]) is None, host_cores([4], None) is None
+    (True, True)
+    """
+    if sharers is None:
+        return None
+    q = np.asarray(q, dtype=float)
+    sharers = np.asarray(sharers, dtype=float)
+    known = np.isfinite(sharers) & (sharers >= 1)
+    if not np.any(known & (sharers < q)):
+        return None
+    return float(np.max(sharers[known]))
+
+
+def turns(q, cores):
+    """Turns ``t = q / c`` the ranks take on ``c`` cores (1 where they all fit, or
+    the cores are not known).
+
+    Parameters
+    ----------
+    q : array-like of float
+    cores : float or None
+
+    Returns
+    -------
+    ndarray of float
+
+    Examples
+    --------
+    >>> turns([1, 2, 4, 8], 2.0).tolist(), turns([8], None).tolist()
+    ([1.0, 1.0, 2.0, 4.0], [1.0])
+    """
+    q = np.asarray(q, dtype=float)
+    if cores is None:
+        return np.ones_like(q)
+    return np.maximum(q / float(cores), 1.0)
+
+
+def turn_factor(spreads, q, tail):
+    """The mean rank's computation over a rank's alone, ``1 + kappa (t - 1)/2``.
+
+    Parameters
+    ----------
+    spreads : dict or None
+        From :func:`fit_wait` (its ``cores`` and ``turns``).
+    q : array-like of float
+    tail : {"exponential", "normal"}
+
+    Returns
+    -------
+    ndarray of float
+
+    Examples
+    --------
+    >>> fitted = {"exponential": 0.04, "cores": 2.0, "turns": {"exponential": 0.2}}
+    >>> turn_factor(fitted, [2, 4, 8], "exponential").round(3).tolist()
+    [1.0, 1.1, 1.3]
+    """
+    q = np.asarray(q, dtype=float)
+    if not spreads or spreads.get("cores") is None:
+        return np.ones_like(q)
+    kappa = spreads.get("turns", {}).get(tail, 0.0)
+    return 1.0 + kappa * (turns(q, spreads["cores"]) - 1.0) / 2.0
+
+
+def _configurations(keys, q, ratio, weight, t):
+    """The median ratio, weight and turns of every configuration."""
+    _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
+    group = group.ravel()
+    rows = [group == index for index in np.unique(group)]
+    return tuple(
+        np.array([float(np.median(values[r])) for r in rows])
+        for values in (q, ratio - 1.0, weight, t)
+    )
+
+
+def fit_wait(keys, q, ratio, weight, cores=None):
+    """Each tail's spread ``s`` from the training's slowest-over-mean ratios, and
+    with the host's cores, the growth ``kappa`` of a rank's computation per turn.
 
     Parameters
     ----------
@@ -112,35 +238,48 @@ def fit_wait(keys, q, ratio, weight):
         The slowest rank's computation over the mean rank's (at least 1).
     weight : ndarray of shape (n_samples,)
         The mean rank's computation, s.
+    cores : float, optional
+        The host's cores (:func:`host_cores`); None: the ranks never took turns.
 
     Returns
     -------
-    dict of str to float
+    dict
         ``s`` per tail (:data:`TAILS`): non-negative, 0 when no configuration has
-        more than one process.
+        more than one process; with ``cores``, also ``cores`` and ``turns``,
+        ``kappa`` per tail (non-negative).
+
+    Examples
+    --------
+    >>> q = np.array([2.0, 4.0, 8.0])
+    >>> ratio = 1 + 0.04 * excess(q, "exponential") + 0.2 * (q / 2 - 1) / 2
+    >>> fitted = fit_wait(q[:, None], q, ratio, np.ones(3), cores=2.0)
+    >>> round(fitted["exponential"], 6), round(fitted["turns"]["exponential"], 6)
+    (0.04, 0.2)
     """
-    _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
-    group = group.ravel()
-    counts, excesses, weights = [], [], []
-    for index in np.unique(group):
-        rows = group == index
-        counts.append(float(q[rows][0]))
-        excesses.append(float(np.median(ratio[rows])) - 1.0)
-        weights.append(float(np.median(weight[rows])))
-    counts, excesses, weights = map(np.asarray, (counts, excesses, weights))
-    spreads = {}
+    t = turns(q, cores)
+    counts, excesses, weights, t = _configurations(keys, q, ratio, weight, t)
+    spreads = {"turns": {}} if cores is not None else {}
+    root = np.sqrt(weights)
     for tail in TAILS:
-        e = excess(counts, tail)
-        denominator = float(np.sum(weights * e * e))
-        if denominator <= 0:
-            spreads[tail] = 0.0
-            continue
-        spreads[tail] = max(float(np.sum(weights * e * excesses)) / denominator, 0.0)
+        columns = [excess(counts, tail)]
+        if cores is not None:
+            columns.append((t - 1.0) / 2.0)
+        basis = np.column_stack(columns) * root[:, None]
+        if not np.any(basis):
+            coef = np.zeros(len(columns))
+        else:
+            coef, _ = optimize.nnls(basis, excesses * root)
+        spreads[tail] = float(coef[0])
+        if cores is not None:
+            spreads["turns"][tail] = float(coef[1])
+    if cores is not None:
+        spreads["cores"] = float(cores)
     return spreads
 
 
 def wait_factor(spreads, q, tail):
-    """The slowest of ``q`` ranks' time over the mean rank's, ``1 + s e(q)``.
+    """The slowest of ``q`` ranks' time over the mean rank's, ``1 + s e(q)`` (plus
+    ``kappa (t - 1)/2`` where the ranks take ``t`` turns on the cores).
 
     Parameters
     ----------
@@ -157,8 +296,11 @@ def wait_factor(spreads, q, tail):
     --------
     >>> wait_factor({"exponential": 0.1}, [1, 2, 32], "exponential").round(3)
     array([1.   , 1.05 , 1.306])
+    >>> wait_factor({"exponential": 0.0, "cores": 2.0, "turns": {"exponential": 0.2}},
+    ...             [2, 8], "exponential").round(3).tolist()  # the last turn's rank
+    [1.0, 1.3]
     """
-    return 1.0 + spreads[tail] * excess(q, tail)
+    return 1.0 + spreads[tail] * excess(q, tail) + turn_factor(spreads, q, tail) - 1.0
 
 
 def slowest(spreads, q, mean, tail, ranged=False):

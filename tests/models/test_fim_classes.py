@@ -39,6 +39,30 @@ def test_npb_classes_stand_for_npbs_problem_sizes():
     assert sized["nnz"].tolist() == [508402.0, 78148.0]
 
 
+def test_recorded_sizes_stand_for_a_class_run_at_other_steps():
+    import numpy as np
+    import xarray as xr
+
+    # BT's classes S and W at 5 steps: 12**3 * 5 and 24**3 * 5 grid-point steps,
+    # not the 12**3 * 60 and 24**3 * 200 of NPB's own counts
+    ran = np.array([[12.0**3 * 5, 24.0**3 * 5]] * 2)
+    dims = ("nodes", "class")
+    data = xr.Dataset(
+        {"time": (dims, np.ones((2, 2))), "cell_steps": (dims, ran)},
+        coords={"nodes": [1, 2], "class": ["S", "W"], "ppn": 1},
+        attrs={"kernel": "npb.bt"},
+    )
+    X, _ = make_features(data)
+    assert list(X.columns) == ["nodes", "ppn", "ranks", "cell_steps"]
+    assert X["cell_steps"].tolist() == [8640.0, 69120.0, 8640.0, 69120.0]
+    # without the record, the class's own count
+    X, _ = make_features(data.drop_vars("cell_steps"))
+    assert X["cell_steps"].tolist() == [103680.0, 2764800.0] * 2
+    # a size recorded where the class is not swept is not a feature
+    X, _ = make_features(data.sel({"class": "S"}, drop=True))
+    assert "cell_steps" not in X.columns
+
+
 def test_sizes_name_every_choice():
     with pytest.raises(ValueError, match="name every choice"):
         Parameter("c", "choice", "S", choices=("S", "W"), sizes={"S": {"n": 1}})
