@@ -198,7 +198,7 @@ def _params(items, training):
 def _class_sizes(training, name, text):
     """``--param class=A`` of an ordered choice of the trained kernel: its sizes
     (:func:`~scaleprobe.models.core.ordered.class_sizes`), else None."""
-    from scaleprobe.models.core.ordered import class_sizes
+    from scaleprobe.models.core.ordered import class_sizes, undeclared_sizes
 
     kernel = (training.get("provenance") or {}).get("kernel")
     values = [v.strip() for v in text.split(",") if v.strip()]
@@ -206,6 +206,15 @@ def _class_sizes(training, name, text):
         sizes = class_sizes(kernel, name, values)
     except ValueError as error:
         raise BadInputError(str(error)) from None
+    odd = undeclared_sizes(kernel, name, training.get("parameters") or {})
+    if sizes is not None and odd:
+        size, found = next(iter(odd.items()))
+        raise BadInputError(
+            f"--param {name}={text}: the models were trained on {size} no class "
+            f"of {kernel} stands for ({found[0]:g}: points run at sizes of their "
+            f"own, e.g. a step count of the user's), so a class's name would not "
+            f"say what to project; give --param {size}=VALUE"
+        )
     if sizes is not None and len(sizes) > 1 and len(values) > 1:
         raise BadInputError(
             f"--param {name}: one class at a time ({kernel}'s classes stand for "

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["class_sizes", "ordered_parameters", "ordered_sizes", "recorded_sizes"]
+__all__ = [
+    "class_sizes",
+    "ordered_parameters",
+    "ordered_sizes",
+    "recorded_sizes",
+    "undeclared_sizes",
+]
 
 
 def ordered_parameters(kernel) -> dict:
@@ -173,3 +179,49 @@ def class_sizes(kernel, name, values):
         )
     sizes = [parameter.size_of(v) for v in values]
     return {size: [s[size] for s in sizes] for size in sizes[0]}
+
+
+def undeclared_sizes(kernel, name, trained) -> dict:
+    """The trained values of a choice's sizes that none of its choices stands for.
+
+    A model trained on points that recorded sizes of their own (NPB BT at a step
+    count of the user's, whose ``cell_steps`` is no class's) cannot take a class by
+    its name: the class stands for its own sizes, not for what the points ran.
+
+    Parameters
+    ----------
+    kernel : str or None
+        The kernel the models were trained on.
+    name : str
+        The choice (``class``).
+    trained : dict of str to list of float
+        The trained values of each parameter (a fit's ``training["parameters"]``).
+
+    Returns
+    -------
+    dict of str to list of float
+        Per size, the trained values no choice declares (empty: every one is a
+        choice's own).
+
+    Examples
+    --------
+    >>> undeclared_sizes("npb.bt", "class", {"cell_steps": [103680.0, 2764800.0]})
+    {}
+    >>> undeclared_sizes("npb.bt", "class", {"cell_steps": [8640.0, 2764800.0]})
+    {'cell_steps': [8640.0]}
+    """
+    parameter = ordered_parameters(kernel).get(name)
+    if parameter is None:
+        return {}
+    declared = [parameter.size_of(choice) for choice in parameter.choices]
+    out = {}
+    for size in declared[0]:
+        known = np.array([d[size] for d in declared], dtype=float)
+        odd = [
+            float(v)
+            for v in trained.get(size, ())
+            if not np.isclose(known, float(v), rtol=1e-9).any()
+        ]
+        if odd:
+            out[size] = odd
+    return out

@@ -63,6 +63,28 @@ def test_recorded_sizes_stand_for_a_class_run_at_other_steps():
     assert "cell_steps" not in X.columns
 
 
+def test_a_class_by_name_is_refused_for_models_trained_at_steps_of_their_own():
+    from scaleprobe.framework._cli_inputs import BadInputError
+    from scaleprobe.framework._cli_models import _params
+
+    def training(cell_steps):
+        return {
+            "provenance": {"kernel": "npb.bt"},
+            "parameters": {"cell_steps": cell_steps},
+        }
+
+    # trained on classes S and W at NPB's own step counts: class A by its name
+    own = training([12.0**3 * 60, 24.0**3 * 200])
+    assert _params(["class=A"], own) == {"cell_steps": [64.0**3 * 200]}
+    # trained at 5 steps a class: class A's name would project 200 steps
+    fives = training([12.0**3 * 5, 24.0**3 * 5])
+    with pytest.raises(
+        BadInputError, match=r"trained on cell_steps no class of npb\.bt"
+    ):
+        _params(["class=A"], fives)
+    assert _params([f"cell_steps={64**3 * 5}"], fives) == {"cell_steps": [64.0**3 * 5]}
+
+
 def test_sizes_name_every_choice():
     with pytest.raises(ValueError, match="name every choice"):
         Parameter("c", "choice", "S", choices=("S", "W"), sizes={"S": {"n": 1}})
