@@ -39,8 +39,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -51,13 +49,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 import yaml
-from scaleprobe.framework.cli import main as cli
 from scaleprobe.framework.netns import close_network, netns_unavailable, open_network
 from scaleprobe.kernels.comm.pattern import METRICS
 from scaleprobe.models.commpredictor.patterns import benchmark_frame, pattern_metrics
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_commpredictor import baselines, table
+from bench_commpredictor_smpi import quietly
 
 SCALEPROBE = Path(sys.executable).with_name("scaleprobe")
 #: (kernel, nodes, ppn, domain) of every test phase.
@@ -101,16 +99,6 @@ def run(spec, workdir, name):
     if bad:
         raise SystemExit(f"{name}: {bad} points failed: {set(ds.error.values.ravel())}")
     return ds
-
-
-def quietly(argv):
-    """``scaleprobe ARGV`` in this process; its output."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli([str(a) for a in argv])
-    if code:
-        raise RuntimeError(f"scaleprobe {' '.join(map(str, argv))}: {err.getvalue()}")
-    return out.getvalue()
 
 
 def training(workdir, throttle, iterations):
