@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import os
 import sys
 
 __all__ = ["register"]
@@ -153,6 +156,42 @@ def add_until_arguments(run) -> None:
     )
 
 
+def _until_problem(args):
+    """Why ``run --until`` cannot take these arguments (None when it can)."""
+    if not (args.until and args.budget):
+        return (
+            "--until and --budget go together, e.g. --until "
+            "'width <= 1.3 at nodes=1024' --budget '2 h'"
+        )
+    given = [
+        flag
+        for flag, value in (
+            ("--retry", args.retry),
+            ("--new-campaign", args.new_campaign),
+            ("--dask-mpi", args.dask_mpi),
+        )
+        if value
+    ]
+    if given:
+        return (
+            f"{given[0]} does not go with --until: run the sweep with it first "
+            f"(scaleprobe run SPEC {given[0]} ...), then --until resumes the campaign"
+        )
+    return None
+
+
+def _until_client(args):
+    """The cluster ``run --until`` asks for; a null context for the embedded one
+    (:func:`~scaleprobe.framework.adaptive.run_until` starts it)."""
+    from .cluster import cluster_client
+
+    if args.address or args.scheduler_file:
+        return cluster_client(address=args.address, scheduler_file=args.scheduler_file)
+    if args.cluster:
+        return cluster_client(backend=args.cluster)
+    return contextlib.nullcontext()
+
+
 def run_adaptive(args) -> int:
     """Run ``scaleprobe run SPEC --until ... --budget ...``.
 
@@ -165,17 +204,22 @@ def run_adaptive(args) -> int:
     int
         0, or 2 on bad input.
     """
-    from .adaptive import run_until
+    from .adaptive import parse_until, run_until
+    from .spec import load_spec
 
-    if not (args.until and args.budget):
-        print(
-            "scaleprobe: error: --until and --budget go together, e.g. --until "
-            "'width <= 1.3 at nodes=1024' --budget '2 h'",
-            file=sys.stderr,
-        )
+    problem = _until_problem(args)
+    if problem:
+        print(f"scaleprobe: error: {problem}", file=sys.stderr)
         return BAD_INPUT
     try:
-        campaign = run_until(args.spec, args.until, args.budget, workers=args.workers)
+        parse_until(args.until)  # a bad goal is told before the spec is read
+        spec = load_spec(args.spec)
+        if args.output:
+            spec = dataclasses.replace(spec, output=os.path.abspath(args.output))
+        with _until_client(args) as client:
+            campaign = run_until(
+                spec, args.until, args.budget, client, workers=args.workers
+            )
     except ValueError as error:
         print(f"scaleprobe: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return BAD_INPUT

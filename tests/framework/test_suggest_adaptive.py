@@ -11,6 +11,7 @@ import sys
 import urllib.request
 
 import pytest
+import yaml
 from scaleprobe.framework.adaptive import adaptive_record, parse_until, run_until
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.store import ResultStore
@@ -114,6 +115,21 @@ def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
         (["--until", "width < 1.3 at nodes=8", "--budget", "1 h"], "width <= W"),
         (["--until", "width <= 0.9 at nodes=8", "--budget", "1 h"], "above 1"),
         (["--until", "width <= 1.3 at nodes=8"], "go together"),
+        (
+            [
+                "--until",
+                "width <= 1.3 at nodes=8",
+                "--budget",
+                "1 h",
+                "--retry",
+                "failed",
+            ],
+            "--retry does not go with --until",
+        ),
+        (
+            ["--until", "width <= 1.3 at nodes=8", "--budget", "1 h", "--new-campaign"],
+            "--new-campaign does not go with --until",
+        ),
     ],
 )
 def test_bad_until_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
@@ -125,3 +141,15 @@ def test_bad_until_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
 
 def test_until_parses():
     assert parse_until("width<=2 at nodes=64") == (2.0, "nodes=64")
+
+
+def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, capsys):
+    spec = _spec(tmp_path)
+    (tmp_path / "compute.yaml").write_text(yaml.safe_dump(spec))
+    elsewhere = tmp_path / "elsewhere.zarr"
+    argv = ["run", str(tmp_path / "compute.yaml"), "--output", str(elsewhere)]
+    argv += ["--until", "width <= 1000 at nodes=256", "--budget", "1 h"]
+    assert main([*argv, "--address", client.scheduler.address]) == 0
+    assert "stopped: the width at the target is" in capsys.readouterr().out
+    assert len(ResultStore(str(elsewhere)).results()) == 6
+    assert not ResultStore(spec["output"]).exists()
