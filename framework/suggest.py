@@ -246,6 +246,29 @@ def _series(store, fixed, metric):
     return samples, runs, cost
 
 
+def _pooled(store, fixed, metric):
+    """The interval's factor pooled over every slice of the store (the values of
+    the fixed keys: bandwidths, scales, ...), as the profile fit pools a profile's
+    series; None with one slice (the series calibrates on its own errors)."""
+    from scaleprobe.models.design import pooled_rate
+
+    slices = {}
+    for result in store.results():
+        value = ((result.get("record") or {}).get("metrics") or {}).get(metric)
+        if result.get("status") != "ok" or value is None:
+            continue
+        if not (math.isfinite(value) and value > 0):
+            continue
+        coords = result["coords"]
+        where = tuple(str(coords.get(key)) for key in sorted(fixed))
+        times = slices.setdefault(where, {})
+        times.setdefault(float(coords["nodes"]), []).append(float(value))
+    if len(slices) < 2:
+        return None
+    series = [(sorted(t), [t[x] for x in sorted(t)]) for t in slices.values()]
+    return pooled_rate(series)
+
+
 def _candidates(spec, fixed, measured, target, max_nodes):
     """Repeats at the measured counts, then new admitted counts up to max_nodes."""
     from scaleprobe.models.design import Candidate
@@ -322,7 +345,8 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     if not cost:
         raise ValueError(f"{path}: no stored point has a wall time to price by")
     counts = sorted(samples)
-    state = design_state(counts, [samples[x] for x in counts], target_nodes)
+    rate = _pooled(store, fixed, metric)
+    state = design_state(counts, [samples[x] for x in counts], target_nodes, rate=rate)
     cost_law = CostLaw.fit(*zip(*cost, strict=True))
     candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
     design = plan_design(state, candidates, cost_law, **budget.limits())

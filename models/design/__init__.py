@@ -28,6 +28,7 @@ _EXPORTS = {
     "fit_law": "laws",
     "log_width": "criterion",
     "plan_design": "plan",
+    "pooled_rate": "state",
     "rank_candidates": "plan",
     "separation": "criterion",
     "target_interval": "criterion",

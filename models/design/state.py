@@ -25,6 +25,7 @@ __all__ = [
     "calibration_ratios",
     "conformal_rate",
     "design_state",
+    "pooled_rate",
 ]
 
 #: Smallest noise (log units) a design assumes: repeated runs never agree better.
@@ -375,3 +376,46 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
         laws = [f.law for f in plausible]
         rate = conformal_rate(calibration_ratios(laws, x, centre, count, noise), level)
     return DesignState(x, count, noise, plausible, rejected, float(target), level, rate)
+
+
+def pooled_rate(series, level=DEFAULT_LEVEL):
+    """The factor ``kappa`` pooled over several series of one program, as the
+    profile fit pools it over a profile's series (one series alone has few
+    extrapolation errors to calibrate on, and under-covers).
+
+    Parameters
+    ----------
+    series : iterable of (array-like, sequence of array-like)
+        Each series' counts and the times measured at each (as
+        :func:`design_state` takes them); a series of fewer than three counts
+        has no extrapolation error to give.
+    level : float, default=DEFAULT_LEVEL
+
+    Returns
+    -------
+    float
+        The ``level`` split-conformal quantile (:func:`conformal_rate`) of every
+        series' :func:`calibration_ratios`, their laws the plausible ones of each
+        series; :data:`UNCALIBRATED_RATE` when no series gives a ratio.
+
+    Examples
+    --------
+    Straight power laws are extrapolated exactly: nothing to widen.
+
+    >>> x = [1, 2, 4, 8]
+    >>> laws = [(x, [[3 * v**0.5] * 2 for v in x]), (x, [[5 / v, 5.05 / v] for v in x])]
+    >>> round(pooled_rate(laws), 9), pooled_rate([([1, 2], [[1.0], [2.0]])])
+    (0.0, 1.0)
+    """
+    ratios = [np.empty(0)]
+    for x, samples in series:
+        if len(x) < 3:
+            continue
+        order = np.argsort(np.asarray(x, dtype=float))
+        xs = np.asarray(x, dtype=float)[order]
+        runs = [np.asarray(samples[i], dtype=float) for i in order]
+        state = design_state(xs, runs, float(xs[-1]), level=level, rate=0.0)
+        centre = np.array([r.mean() for r in runs])
+        laws = [fitted.law for fitted in state.laws]
+        ratios.append(calibration_ratios(laws, xs, centre, state.count, state.noise))
+    return conformal_rate(np.concatenate(ratios), level)

@@ -45,11 +45,10 @@ import os
 import warnings
 
 import numpy as np
+from scaleprobe.models import design
 from scaleprobe.models.design import (
     Candidate,
     CostLaw,
-    calibration_ratios,
-    conformal_rate,
     design_state,
     log_width,
     rank_candidates,
@@ -122,15 +121,7 @@ def pooled_rate(series):
     """The factor of the intervals' distance term pooled over the series of a
     source, as the profile fit pools it over a profile's series: calibrated on
     every series' counts below its target (the target is never seen)."""
-    ratios = [np.empty(0)]
-    for x, values, _ in series.values():
-        x, values = x[:-1], values[:-1]
-        state = design_state(x, values, float(x[-1]))
-        centre = np.array([v.mean() for v in values])
-        count = np.array([float(v.size) for v in values])
-        laws = [law.law for law in state.laws]
-        ratios.append(calibration_ratios(laws, x, centre, count, state.noise))
-    return conformal_rate(np.concatenate(ratios))
+    return design.pooled_rate((x[:-1], values[:-1]) for x, values, _ in series.values())
 
 
 def _next(strategy, state, drawn, x, values, costs, rng):

@@ -153,3 +153,54 @@ def test_a_store_without_its_spec_is_one_line_and_exit_2(tmp_path, capsys):
         f"scaleprobe: error: {store.path} does not keep its spec; suggest "
         "needs a store of run"
     ]
+
+
+def _times(store, **where):
+    """Counts and the times measured at each, of the points at ``where``."""
+    times = {}
+    for result in store.results():
+        if all(result["coords"].get(k) == v for k, v in where.items()):
+            value = result["record"]["metrics"]["time"]
+            times.setdefault(float(result["coords"]["nodes"]), []).append(value)
+    return sorted(times), [times[x] for x in sorted(times)]
+
+
+def test_the_intervals_factor_is_pooled_over_the_stores_slices(
+    campaign, tmp_path, client, monkeypatch
+):
+    from scaleprobe.models import design
+    from scaleprobe.models.design import design_state, pooled_rate
+
+    pooled = []
+
+    def recorded(series, *args, **kwargs):
+        series = list(series)
+        pooled.append(series)
+        return pooled_rate(series, *args, **kwargs)
+
+    monkeypatch.setattr(design, "pooled_rate", recorded)
+
+    # one slice: the series calibrates on its own extrapolation errors
+    alone = suggest(campaign, "nodes=256", "30 s")
+    own = design_state(*_times(ResultStore(campaign)), 256)
+    assert alone.state.rate == pytest.approx(own.rate)
+    assert pooled == []
+    # two bandwidths: each is a series of the same program, pooled as a profile's
+    spec = {
+        "name": "compute-bw",
+        "kernel": "commbench.compute",
+        "params": {"total_work": 400},
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "run": 2, "bandwidth": [50, 100]},
+        "order": {"shuffle": False},
+        "throttle": {"mode": "emulated"},
+        "output": str(tmp_path / "bw.zarr"),
+    }
+    run_sweep(spec, client, progress=False)
+    got = suggest(spec["output"], "nodes=256 bandwidth=50", "30 s")
+    store = ResultStore(spec["output"])
+    slices = [_times(store, bandwidth=b) for b in (50, 100)]
+    (series,) = pooled  # both bandwidths' series, whichever first
+    assert sorted(map(repr, series)) == sorted(map(repr, slices))
+    assert got.state.rate == pytest.approx(pooled_rate(slices))
+    alone = design_state(*slices[0], 256)
+    assert got.state.x.tolist() == alone.x.tolist()  # the slice asked for
