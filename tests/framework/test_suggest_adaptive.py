@@ -36,12 +36,15 @@ def _spec(tmp_path):
 
 def test_rounds_measure_suggested_points_and_a_rerun_resumes(tmp_path, client):
     spec = _spec(tmp_path)
-    # an injected clock: every reading is 10 s later, so the 100 s budget lasts the
-    # same rounds on a loaded machine as on an idle one
+    # an injected clock: every reading is 10 s later, so the 25 s budget lasts the
+    # same rounds on a loaded machine as on an idle one: the first plans the 15 s
+    # left after the sweep (what the points are predicted to cost), the second
+    # finds the budget spent
     ticks = itertools.count(0.0, 10.0)
     campaign = run_until(
-        spec, "width <= 1.01 at nodes=256", "100 s", client, clock=lambda: next(ticks)
+        spec, "width <= 1.01 at nodes=256", "25 s", client, clock=lambda: next(ticks)
     )
+    assert len(campaign.rounds) == 2
     store = ResultStore(spec["output"])
     measured = {r["key"]: r["started"] for r in store.results()}
     added = sum(row["points"] for row in campaign.rounds)
