@@ -1,7 +1,8 @@
 """FiM: computation by FiM-Cal plus collectives by FiM-Com, one regressor of the time.
 
-Seed 003 predicts the end-to-end time of an iterative application as the sum of its
-parallel computation and its communication, with no overlap (Section 4).
+Bhimani et al. 2019 (FiM) predict the end-to-end time of an iterative application
+as the sum of its parallel computation and its communication, with no overlap
+(Section 4).
 :class:`FiM` fits both from the records of scaleprobe's iterative kernels
 (``iterative.*``, ``npb.*``), which carry per point:
 

@@ -1,7 +1,7 @@
 """Discrete-event simulation of FiM-Com's D -> M -> C -> R tandem queues.
 
-Seed 003 (Section 3) models a collective as jobs (data points) passing four parts in
-series: **D** the data transfer, **M** the metadata, **C** the network
+Bhimani et al. 2019 (Section 3) model a collective as jobs (data points) passing
+four parts in series: **D** the data transfer, **M** the metadata, **C** the network
 initialisation (a delay server) and **R** the receivers. Every job waits at D from
 time zero. The service laws (Eq. 13-16), as this module reads them:
 

@@ -1,4 +1,4 @@
-"""Seed 003's evaluation (Table 4, Fig. 5) on kernels scaleprobe runs itself.
+"""Bhimani et al. 2019's evaluation (Table 4, Fig. 5) on kernels scaleprobe runs itself.
 
 For each kernel (K-means, PageRank, NPB EP, IS, CG) the models are trained on three
 small data sizes at 1, 2 and 4 processes and predict a large data set at 1 to 32

@@ -306,7 +306,8 @@ def calibrated_interval(models, test):
 
 
 def table4(measured, predicted, ranks):
-    """Seed 003's Table 4 for one model: errors, optimal q, rank correlation, chi2."""
+    """Bhimani et al. 2019's Table 4 for one model: errors, optimal q, rank
+    correlation, chi2."""
     measured, predicted = np.asarray(measured), np.asarray(predicted)
     errors = 100 * np.abs(predicted - measured) / measured
     best_true, best_pred = int(np.argmin(measured)), int(np.argmin(predicted))

@@ -1,4 +1,4 @@
-"""Seed 000 (Medya et al.): published coefficients reproduce the paper's statements."""
+"""Medya et al. 2017: published coefficients reproduce the paper's statements."""
 
 import numpy as np
 import pandas as pd
