@@ -217,11 +217,11 @@ class Suggestion:
     store: str
 
 
-def _series(store, fixed, metric):
+def _series(results, fixed, metric):
     """Samples and costs of the slice: ``{nodes: [values]}``, run indices, costs."""
     samples, runs, cost = {}, {}, []
     seen_metrics = set()
-    for result in store.results():
+    for result in results:
         coords = result["coords"]
         if result.get("status") != "ok":
             continue
@@ -246,14 +246,14 @@ def _series(store, fixed, metric):
     return samples, runs, cost
 
 
-def _pooled(store, fixed, metric):
+def _pooled(results, fixed, metric):
     """The interval's factor pooled over every slice of the store (the values of
     the fixed keys: bandwidths, scales, ...), as the profile fit pools a profile's
     series; None with one slice (the series calibrates on its own errors)."""
     from scaleprobe.models.design import pooled_rate
 
     slices = {}
-    for result in store.results():
+    for result in results:
         value = ((result.get("record") or {}).get("metrics") or {}).get(metric)
         if result.get("status") != "ok" or value is None:
             continue
@@ -336,7 +336,8 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     spec = load_spec(text.rstrip("\n") + "\n")
     target_nodes, fixed = parse_target(target, campaign["sweep"])
     budget = parse_budget(budget) if isinstance(budget, str) else budget
-    samples, runs, cost = _series(store, fixed, metric)
+    results = store.results()  # read once: the slice and every other
+    samples, runs, cost = _series(results, fixed, metric)
     if len(samples) < 2:
         raise ValueError(
             f"{path}: the slice {fixed or 'of the campaign'} has {metric} at "
@@ -345,7 +346,7 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     if not cost:
         raise ValueError(f"{path}: no stored point has a wall time to price by")
     counts = sorted(samples)
-    rate = _pooled(store, fixed, metric)
+    rate = _pooled(results, fixed, metric)
     state = design_state(counts, [samples[x] for x in counts], target_nodes, rate=rate)
     cost_law = CostLaw.fit(*zip(*cost, strict=True))
     candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
@@ -407,7 +408,7 @@ def extension_spec(suggestion, path):
     done = store.done_keys()
     folder = os.path.dirname(os.path.abspath(path))
     output = os.path.relpath(os.path.abspath(store.path), folder)
-    _, _, measured = _series(store, suggestion.fixed, suggestion.metric)
+    _, _, measured = _series(store.results(), suggestion.fixed, suggestion.metric)
     cost = CostLaw.fit(*zip(*measured, strict=True))
     for picks in range(len(suggestion.design.plan), 0, -1):
         planned = _planned_points(suggestion, picks)
