@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
 import sys
@@ -180,18 +179,6 @@ def _until_problem(args):
     return None
 
 
-def _until_client(args):
-    """The cluster ``run --until`` asks for; a null context for the embedded one
-    (:func:`~scaleprobe.framework.adaptive.run_until` starts it)."""
-    from .cluster import cluster_client
-
-    if args.address or args.scheduler_file:
-        return cluster_client(address=args.address, scheduler_file=args.scheduler_file)
-    if args.cluster:
-        return cluster_client(backend=args.cluster)
-    return contextlib.nullcontext()
-
-
 def run_adaptive(args) -> int:
     """Run ``scaleprobe run SPEC --until ... --budget ...``.
 
@@ -205,6 +192,7 @@ def run_adaptive(args) -> int:
         0, or 2 on bad input.
     """
     from .adaptive import parse_until, run_until
+    from .cluster import named_cluster
     from .spec import load_spec
 
     problem = _until_problem(args)
@@ -216,7 +204,11 @@ def run_adaptive(args) -> int:
         spec = load_spec(args.spec)
         if args.output:
             spec = dataclasses.replace(spec, output=os.path.abspath(args.output))
-        with _until_client(args) as client:
+        with named_cluster(
+            address=args.address,
+            scheduler_file=args.scheduler_file,
+            backend=args.cluster,
+        ) as client:
             campaign = run_until(
                 spec, args.until, args.budget, client, workers=args.workers
             )

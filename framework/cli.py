@@ -96,15 +96,12 @@ def _run_sweep(args, stack) -> int:
 
 def _measure(args, sweep):
     """Run a prepared sweep on the cluster the arguments ask for."""
-    from .cluster import cluster_client
+    from .cluster import named_cluster
 
-    if args.address or args.scheduler_file:
-        with cluster_client(
-            address=args.address, scheduler_file=args.scheduler_file
-        ) as client:
-            return sweep.run(client)
-    if args.cluster:
-        with cluster_client(backend=args.cluster) as client:
+    with named_cluster(
+        address=args.address, scheduler_file=args.scheduler_file, backend=args.cluster
+    ) as client:
+        if client is not None:
             return sweep.run(client)
     return sweep.run(workers=args.workers)
 

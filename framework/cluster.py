@@ -54,6 +54,7 @@ __all__ = [
     "cluster_client",
     "connect",
     "connect_timeout",
+    "named_cluster",
     "scheduler_address",
 ]
 
@@ -86,6 +87,32 @@ class UnmeasuredError(ClusterError):
 
 #: Exit code of a run that left points unmeasured (``EX_TEMPFAIL``: try again).
 UNMEASURED_EXIT = 75
+
+
+def named_cluster(*, address=None, scheduler_file=None, backend=None):
+    """The client of the cluster a command names, or a null context.
+
+    Parameters
+    ----------
+    address : str, optional
+        Scheduler address of an existing cluster.
+    scheduler_file : str, optional
+        Scheduler file of an existing cluster.
+    backend : {"local", "slurm"}, optional
+        Kind of cluster to start.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        :func:`cluster_client` for what is named; when nothing is, a null context
+        that yields None (the caller starts its own embedded cluster, with its own
+        worker count).
+    """
+    if address or scheduler_file:
+        return cluster_client(address=address, scheduler_file=scheduler_file)
+    if backend:
+        return cluster_client(backend=backend)
+    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
