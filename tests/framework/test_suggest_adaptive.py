@@ -152,7 +152,9 @@ def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, caps
     elsewhere = tmp_path / "elsewhere.zarr"
     argv = ["run", str(tmp_path / "compute.yaml"), "--output", str(elsewhere)]
     argv += ["--until", "width <= 1000 at nodes=256", "--budget", "1 h"]
-    assert main([*argv, "--address", client.scheduler.address]) == 0
-    assert "stopped: the width at the target is" in capsys.readouterr().out
+    status = main([*argv, "--address", client.scheduler.address])
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    assert "stopped: the width at the target is" in out, out + err
     assert len(ResultStore(str(elsewhere)).results()) == 6
     assert not ResultStore(spec["output"]).exists()
