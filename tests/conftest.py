@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+import time
 
 import dask
 import distributed  # noqa: F401 - its config defaults must be in every snapshot below
@@ -28,23 +29,86 @@ def pytest_runtest_makereport(item, call):
             )
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    """A LocalCluster with two single-threaded worker processes."""
-    from distributed import LocalCluster
+#: Workers of the session's cluster, and seconds a test waits for them to be back.
+SESSION_WORKERS = 2
+WORKERS_BACK = 30.0
 
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, dashboard_address=":0", processes=True
-    ) as cluster:
-        yield cluster
+
+class _SessionCluster:
+    """The session's LocalCluster, started again when a test left it without workers.
+
+    Every sweep on a cluster without workers waits ``scaleprobe.cluster.worker-wait``
+    seconds before it stops: one test that lost the workers would make every later
+    test wait that long and the suite outlast any time limit. The test that finds
+    them gone fails at once and says so; the tests after it get a new cluster.
+    """
+
+    def __init__(self):
+        self.cluster = None
+
+    def get(self):
+        """Return ``(cluster, problem)``; ``problem`` says what a test left behind."""
+        if self.cluster is None:
+            self.cluster = self._start()
+            return self.cluster, None
+        deadline = time.monotonic() + WORKERS_BACK  # a nanny restarts a lost worker
+        while len(self.cluster.scheduler.workers) < SESSION_WORKERS:
+            if time.monotonic() > deadline:
+                have = len(self.cluster.scheduler.workers)
+                self.close()
+                self.cluster = self._start()
+                return self.cluster, (
+                    f"the session's Dask cluster had {have} of its {SESSION_WORKERS} "
+                    f"workers for {WORKERS_BACK:g} s: a test before this one lost "
+                    "them (a new cluster serves the tests after this one)"
+                )
+            time.sleep(0.1)
+        return self.cluster, None
+
+    @staticmethod
+    def _start():
+        from distributed import LocalCluster
+
+        return LocalCluster(
+            n_workers=SESSION_WORKERS,
+            threads_per_worker=1,
+            dashboard_address=":0",
+            processes=True,
+        )
+
+    def close(self):
+        """Close the cluster, if one was started."""
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+
+@pytest.fixture(scope="session")
+def _session_cluster():
+    holder = _SessionCluster()
+    yield holder
+    holder.close()
+
+
+def _checked(holder):
+    cluster, problem = holder.get()
+    if problem:
+        pytest.fail(problem)
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(_session_cluster):
+    """The session's LocalCluster with two single-threaded worker processes."""
+    return _checked(_session_cluster)
 
 
 @pytest.fixture
-def client(cluster):
+def client(_session_cluster):
     """A client of the session cluster, closed after each test."""
     from distributed import Client
 
-    with Client(cluster) as client:
+    with Client(_checked(_session_cluster)) as client:
         yield client
 
 
