@@ -36,6 +36,14 @@ def _dask_mpi_cluster(tmp_path, mpiexec):
             assert cluster.poll() is None, log_path.read_text()[-3000:]
             assert time.monotonic() < deadline, "the cluster never wrote its file"
             time.sleep(0.2)
+        # The file is written as the scheduler starts; the workers' ranks may still be
+        # importing (seconds on a loaded host). A worker that has not reached the
+        # scheduler before it closes keeps trying to and holds the job: the recipes
+        # shut a cluster down after its sweep, when every worker has long joined.
+        from distributed import Client
+
+        with Client(scheduler_file=str(scheduler_file), timeout=120) as client:
+            client.wait_for_workers(WORKERS, timeout=120)
         yield scheduler_file, cluster, log_path
     finally:
         if cluster.poll() is None:
