@@ -391,7 +391,7 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
         array, var = self._law_input(X)
         check_level(level)
         table = self.training_
-        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        limit = _envelope.budget(self.noise_, level, self.noise_dof_)
         return _envelope.family_range(
             table,
             var,
