@@ -21,6 +21,10 @@ coefficients at once, far wider than one prediction needs
 (``chi2.ppf(0.9, 7) = 12.0`` against ``chi2.ppf(0.9, 1) = 2.71``), and admitting laws
 much worse than the best.
 
+The range of the law is then widened by the scatter of a centre measured like the
+training ones (:func:`measured_range`): the interval is where such a measurement
+falls, the same thing the held-out measurements that calibrate it are.
+
 The noise ``sigma`` (standard deviation of log time of one replicate) comes from the
 replicates; when the fitted law fits worse than that (or there are no replicates) the
 residual scatter is used instead (:func:`noise_level`), so a poor family widens the
@@ -46,6 +50,7 @@ __all__ = [
     "family_forms",
     "law_loss",
     "law_range",
+    "measured_range",
     "noise_level",
     "training_table",
 ]
@@ -333,6 +338,54 @@ def with_bandwidth(terms):
     ]
 
 
+def measured_range(low, high, centre, increment, runs):
+    """Widen a profile range of the law to where a measured centre would fall.
+
+    The profile range holds the noise-free law; a centre of ``runs`` new replicates
+    scatters around it as well. Treating that centre as one more (unobserved)
+    configuration of the profile (Pawitan 2001, ch. 16, predictive likelihood), a
+    value is admitted when the law's loss plus the centre's, ``runs * r**2`` for a
+    relative deviation ``r``, stays within ``increment`` of the least: for a law
+    linear in its coefficients the half-width in log time grows from
+    ``sqrt(increment * h)`` to ``sqrt(increment * (h + 1 / runs))``, which is
+    applied to each side of ``[low, high]`` around ``centre``. The held-out
+    measurements that calibrate an interval
+    (:mod:`scaleprobe.models.evaluation.intervals`) are such centres, so their
+    noise is not mistaken for an error of extrapolation.
+
+    Parameters
+    ----------
+    low, high : ndarray
+        Profile range of the law (positive).
+    centre : ndarray
+        The fitted law's prediction, inside ``[low, high]``.
+    increment : float
+        From :func:`budget`.
+    runs : float
+        Replicates behind a centre (the median of the training configurations).
+
+    Returns
+    -------
+    low, high : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> low, high = measured_range(np.array([1.0]), np.array([1.0]), np.array([1.0]),
+    ...                            0.01, 4)
+    >>> np.round(np.log([high[0], 1 / low[0]]), 6).tolist()  # sqrt(0.01 / 4) a side
+    [0.05, 0.05]
+    """
+    centre = np.asarray(centre, dtype=float)
+    noise = increment / max(runs, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        below = np.log(centre / np.asarray(low, dtype=float))
+        above = np.log(np.asarray(high, dtype=float) / centre)
+        low = centre * np.exp(-np.sqrt(np.maximum(below, 0.0) ** 2 + noise))
+        high = centre * np.exp(np.sqrt(np.maximum(above, 0.0) ** 2 + noise))
+    return low, high
+
+
 def family_range(
     table,
     var,
@@ -355,7 +408,9 @@ def family_range(
     coefficients) pair whose loss is within ``increment`` (from :func:`budget`) of
     the smallest loss over all of them is admitted (Venzon and Moolgavkar 1988).
 
-    With ``family=False`` only the fitted law's own profile range.
+    With ``family=False`` only the fitted law's own profile range. The range is
+    then widened by the noise of a centre measured like the training ones
+    (:func:`measured_range`).
 
     Parameters
     ----------
@@ -398,4 +453,5 @@ def family_range(
     for form in laws:
         lo, hi = law_range(form, table, var, best + increment, alphas=alphas)
         low, high = np.fmin(low, lo), np.fmax(high, hi)
-    return low, high
+    runs = float(np.median(table["n"].to_numpy(dtype=float)))
+    return measured_range(low, high, prediction, increment, runs)
