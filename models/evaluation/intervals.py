@@ -2,11 +2,14 @@
 
 An interval has two parts.
 
-1. **The consistent range** (``model.predict_interval``): the range of predictions of
-   every plausible law whose fit to the measured configurations is not rejected at
-   the interval's level (see :mod:`scaleprobe.models.laws.envelope`). It holds both the
-   coefficients' noise and the disagreement of laws the data cannot tell apart, so it
-   widens by itself as the laws part further out — for any law of the family.
+1. **The consistent range** (``model.predict_interval``): the profile likelihood
+   range of the prediction (Venzon and Moolgavkar 1988; Pawitan 2001): every
+   plausible law and coefficients whose loss on the measured configurations is within
+   ``sigma**2 * chi2.ppf(level, 1)`` of the best plausible law's, widened by the
+   scatter of a centre measured like the training ones (see
+   :mod:`scaleprobe.models.laws.envelope`). It holds both the coefficients' noise and
+   the disagreement of laws the data cannot tell apart, so it widens by itself as the
+   laws part further out — for any law of the family.
 2. **Calibration on held-out node counts** (this module): the model is refitted on
    the smaller node counts and its consistent range checked on the larger ones
    (residuals per configuration, never per trial). Wherever a measurement lies
