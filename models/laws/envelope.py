@@ -21,9 +21,9 @@ coefficients at once, far wider than one prediction needs
 (``chi2.ppf(0.9, 7) = 12.0`` against ``chi2.ppf(0.9, 1) = 2.71``), and admitting laws
 much worse than the best.
 
-The range of the law is then widened by the scatter of a centre measured like the
-training ones (:func:`measured_range`): the interval is where such a measurement
-falls, the same thing the held-out measurements that calibrate it are.
+With replicates, the range of the law is then widened by the scatter of a centre
+measured like the training ones (:func:`measured_range`): the interval is where such
+a measurement falls, the same thing the held-out measurements that calibrate it are.
 
 The noise ``sigma`` (standard deviation of log time of one replicate) comes from the
 replicates; when the fitted law fits worse than that (or there are no replicates) the
@@ -408,9 +408,11 @@ def family_range(
     coefficients) pair whose loss is within ``increment`` (from :func:`budget`) of
     the smallest loss over all of them is admitted (Venzon and Moolgavkar 1988).
 
-    With ``family=False`` only the fitted law's own profile range. The range is
-    then widened by the noise of a centre measured like the training ones
-    (:func:`measured_range`).
+    With ``family=False`` only the fitted law's own profile range. When the
+    configurations have replicates, the range is then widened by the noise of a
+    centre measured like the training ones (:func:`measured_range`); without them
+    the noise is an upper bound of the law's misfit, which the calibration on
+    held-out counts measures, so it is not counted twice.
 
     Parameters
     ----------
@@ -453,5 +455,8 @@ def family_range(
     for form in laws:
         lo, hi = law_range(form, table, var, best + increment, alphas=alphas)
         low, high = np.fmin(low, lo), np.fmax(high, hi)
+    if not math.isfinite(replicate_noise(table)):
+        # no replicates: the noise is the law's misfit, which calibration measures
+        return low, high
     runs = float(np.median(table["n"].to_numpy(dtype=float)))
     return measured_range(low, high, prediction, increment, runs)
