@@ -52,6 +52,8 @@ __all__ = [
     "law_range",
     "measured_range",
     "noise_level",
+    "own_range",
+    "simultaneous_budget",
     "training_table",
 ]
 
@@ -213,6 +215,76 @@ def budget(sigma, level, dof=None):
     if dof is None or not dof or not math.isfinite(dof):
         return float(sigma**2 * chi2.ppf(level, 1))
     return float(sigma**2 * f.ppf(level, 1, max(dof, 1)))
+
+
+def simultaneous_budget(sigma, configurations, level, dof=None):
+    """Largest loss of a law's coefficients in its simultaneous confidence set.
+
+    ``sigma**2 * chi2.ppf(level, m)`` (``m`` configurations), or ``sigma**2 m F(m,
+    dof)`` with an estimated ``sigma``: the coefficients the data cannot reject for
+    every function of them at once (Scheffe's construction). :func:`own_range` uses
+    it for a law alone, whose form a search chose on the same data: a bound for one
+    prediction of the chosen form would ignore that choice.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise (standard deviation of log time of one replicate).
+    configurations : int
+        Number of configurations ``m`` behind the fit.
+    level : float
+        Nominal coverage, e.g. 0.9.
+    dof : float, default=None
+        Degrees of freedom of ``sigma`` (None or 0: known).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(simultaneous_budget(0.1, 7, 0.9) / 0.01, 2)
+    12.02
+    """
+    m = max(int(configurations), 1)
+    if dof is None or not dof or not math.isfinite(dof):
+        return float(sigma**2 * chi2.ppf(level, m))
+    return float(sigma**2 * m * f.ppf(level, m, max(dof, 1)))
+
+
+def own_range(table, var, prediction, limit, *, own, bandwidth, alpha=None):
+    """Range of one law's coefficients whose loss stays within ``limit``.
+
+    The law alone, without the plausible laws of the family (the parts of the
+    traffic model, whose laws a search chose): ``limit`` comes from
+    :func:`simultaneous_budget`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    var : dict of str to ndarray
+        Variables of the points to predict.
+    prediction : ndarray
+        The law's predictions there.
+    limit : float
+        Largest admissible loss.
+    own : sequence of str
+        Term names of the law.
+    bandwidth : bool
+        Whether ``alpha`` is a fitted bandwidth factor (a fine grid is tried).
+    alpha : float, default=None
+
+    Returns
+    -------
+    low, high : ndarray
+        Never narrower than ``prediction``.
+    """
+    low = high = np.asarray(prediction, dtype=float)
+    alphas = alpha_grid(alpha) if bandwidth else None
+    (form,) = parse_forms([list(own)])
+    lo, hi = law_range(form, table, var, limit, alphas=alphas)
+    return np.fmin(low, lo), np.fmax(high, hi)
 
 
 def family_forms(max_coefficients, *, data=False, extra=()):
@@ -408,11 +480,12 @@ def family_range(
     coefficients) pair whose loss is within ``increment`` (from :func:`budget`) of
     the smallest loss over all of them is admitted (Venzon and Moolgavkar 1988).
 
-    With ``family=False`` only the fitted law's own profile range. When the
-    configurations have replicates, the range is then widened by the noise of a
-    centre measured like the training ones (:func:`measured_range`); without them
-    the noise is an upper bound of the law's misfit, which the calibration on
-    held-out counts measures, so it is not counted twice.
+    When the configurations have replicates, the range is then widened by the noise
+    of a centre measured like the training ones (:func:`measured_range`); without
+    them the noise is an upper bound of the law's misfit, which the calibration on
+    held-out counts measures, so it is not counted twice. With ``family=False`` the
+    fitted law's own profile range (a law chosen by a search on the same data takes
+    :func:`own_range` instead).
 
     Parameters
     ----------
