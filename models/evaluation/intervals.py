@@ -2,11 +2,14 @@
 
 An interval has two parts.
 
-1. **The consistent range** (``model.predict_interval``): the range of predictions of
-   every plausible law whose fit to the measured configurations is not rejected at
-   the interval's level (see :mod:`scaleprobe.models.laws.envelope`). It holds both the
-   coefficients' noise and the disagreement of laws the data cannot tell apart, so it
-   widens by itself as the laws part further out — for any law of the family.
+1. **The consistent range** (``model.predict_interval``): the profile likelihood
+   range of the prediction (Venzon and Moolgavkar 1988; Pawitan 2001): every
+   plausible law and coefficients whose loss on the measured configurations is within
+   ``sigma**2 * chi2.ppf(level, 1)`` of the best plausible law's, widened (with
+   replicates) by the scatter of a centre measured like the training ones (see
+   :mod:`scaleprobe.models.laws.envelope`). It holds both the coefficients' noise and
+   the disagreement of laws the data cannot tell apart, so it widens by itself as the
+   laws part further out — for any law of the family.
 2. **Calibration on held-out node counts** (this module): the model is refitted on
    the smaller node counts and its consistent range checked on the larger ones
    (residuals per configuration, never per trial). Wherever a measurement lies
@@ -324,8 +327,8 @@ def calibrate_axis(model, X, y, column, *, level=0.9):
     ('scale', 0.0, 20.0, 22.0, 3)
     >>> y_square = y * 2.0 ** (X["scale"] - 20)  # it grows as the data squared
     >>> axis, _ = calibrate_axis(law, X, y_square, "scale")
-    >>> round(axis[1], 2)  # log(2) a doubling, less what the law's range allowed
-    0.51
+    >>> round(axis[1], 2)  # the error beyond the law's range, a doubling
+    0.78
     """
     values = np.unique(np.asarray(X[column], dtype=float))
     if values.size < 3:

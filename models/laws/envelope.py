@@ -2,18 +2,33 @@
 
 A projection far beyond the measured node counts is uncertain for two reasons: the
 coefficients are noisy, and several laws describe the measurements equally well but
-part ways further out. Both are covered by one construction (see
-:mod:`scaleprobe.models.laws.lsq`): every candidate law with coefficients whose relative
-chi-square against the configuration centres stays below ``chi2.ppf(level, m)`` is
-*consistent* with the data, and the interval is the range of the predictions of all
-consistent laws. When the true law is a candidate, the interval covers it with
-probability at least ``level``; when the data cannot tell two laws apart, the interval
-spans both, however far they part.
+part ways further out. Both are covered by one construction, the *profile likelihood*
+interval of the prediction (Venzon and Moolgavkar 1988; Pawitan 2001, "In All
+Likelihood", ch. 2-3): the law's identity is a discrete parameter beside its
+coefficients, and a (law, coefficients) pair is admitted when its relative loss
+against the configuration centres exceeds the *smallest loss over all plausible laws*
+by at most ``sigma**2 * chi2.ppf(level, 1)`` (``sigma**2 * f.ppf(level, 1, dof)`` when
+``sigma`` is estimated with ``dof`` degrees of freedom), the likelihood-ratio bound of
+one scalar. The interval is the range of the predictions of every admitted pair (see
+:func:`scaleprobe.models.laws.lsq.consistent_range`, which computes it exactly for one
+law). For one law with known noise and a prediction linear in the coefficients it is
+the exact ``level`` interval of that prediction; when the data cannot tell two laws
+apart, it spans both, however far they part.
+
+An earlier rule admitted every law with ``loss <= sigma**2 * chi2.ppf(level, m)``
+(``m`` configurations): a simultaneous (Scheffe-like) set for every function of the
+coefficients at once, far wider than one prediction needs
+(``chi2.ppf(0.9, 7) = 12.0`` against ``chi2.ppf(0.9, 1) = 2.71``), and admitting laws
+much worse than the best.
+
+With replicates, the range of the law is then widened by the scatter of a centre
+measured like the training ones (:func:`measured_range`): the interval is where such
+a measurement falls, the same thing the held-out measurements that calibrate it are.
 
 The noise ``sigma`` (standard deviation of log time of one replicate) comes from the
-replicates; when the best law fits worse than that (or there are no replicates) the
-residual scatter is used instead, so a poor family widens the interval instead of
-rejecting every law.
+replicates; when the fitted law fits worse than that (or there are no replicates) the
+residual scatter is used instead (:func:`noise_level`), so a poor family widens the
+interval instead of collapsing it onto the best of several bad laws.
 """
 
 from __future__ import annotations
@@ -25,7 +40,7 @@ import pandas as pd
 from scipy.stats import chi2, f
 
 from . import design as _design
-from .lsq import consistent_range
+from .lsq import consistent_range, nnls_losses
 from .terms import Term
 
 __all__ = [
@@ -33,8 +48,12 @@ __all__ = [
     "NOISE_FLOOR",
     "budget",
     "family_forms",
+    "law_loss",
     "law_range",
+    "measured_range",
     "noise_level",
+    "own_range",
+    "simultaneous_budget",
     "training_table",
 ]
 
@@ -165,17 +184,107 @@ def noise_level(replicate, loss, dof, replicate_dof=0):
     return sigma, sigma_dof
 
 
-def budget(sigma, configurations, level, dof=None):
-    """Largest admissible weighted relative loss of a consistent law.
+def budget(sigma, level, dof=None):
+    """Loss a law may exceed the best plausible law by and still be admitted.
 
-    ``sigma**2 * chi2.ppf(level, m)`` when ``sigma`` is known; with ``dof`` degrees of
-    freedom behind an estimated ``sigma`` the statistic follows ``m F(m, dof)``
-    instead, which widens the budget when the noise itself is uncertain.
+    The profile likelihood bound of one scalar prediction (Venzon and Moolgavkar
+    1988; Pawitan 2001): ``sigma**2 * chi2.ppf(level, 1)`` when ``sigma`` is known;
+    with ``dof`` degrees of freedom behind an estimated ``sigma`` the likelihood ratio
+    follows ``F(1, dof)`` instead, ``sigma**2 * f.ppf(level, 1, dof)``, which widens
+    the bound when the noise itself is uncertain. :func:`family_range` adds it to the
+    smallest loss of the family.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise (standard deviation of log time of one replicate).
+    level : float
+        Nominal coverage, e.g. 0.9.
+    dof : float, default=None
+        Degrees of freedom of ``sigma`` (None or 0: known, or already an upper bound).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(budget(0.1, 0.9) / 0.01, 3), round(budget(0.1, 0.9, 4) / 0.01, 3)
+    (2.706, 4.545)
+    """
+    if dof is None or not dof or not math.isfinite(dof):
+        return float(sigma**2 * chi2.ppf(level, 1))
+    return float(sigma**2 * f.ppf(level, 1, max(dof, 1)))
+
+
+def simultaneous_budget(sigma, configurations, level, dof=None):
+    """Largest loss of a law's coefficients in its simultaneous confidence set.
+
+    ``sigma**2 * chi2.ppf(level, m)`` (``m`` configurations), or ``sigma**2 m F(m,
+    dof)`` with an estimated ``sigma``: the coefficients the data cannot reject for
+    every function of them at once (Scheffe's construction). :func:`own_range` uses
+    it for a law alone, whose form a search chose on the same data: a bound for one
+    prediction of the chosen form would ignore that choice.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise (standard deviation of log time of one replicate).
+    configurations : int
+        Number of configurations ``m`` behind the fit.
+    level : float
+        Nominal coverage, e.g. 0.9.
+    dof : float, default=None
+        Degrees of freedom of ``sigma`` (None or 0: known).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(simultaneous_budget(0.1, 7, 0.9) / 0.01, 2)
+    12.02
     """
     m = max(int(configurations), 1)
     if dof is None or not dof or not math.isfinite(dof):
         return float(sigma**2 * chi2.ppf(level, m))
     return float(sigma**2 * m * f.ppf(level, m, max(dof, 1)))
+
+
+def own_range(table, var, prediction, limit, *, own, bandwidth, alpha=None):
+    """Range of one law's coefficients whose loss stays within ``limit``.
+
+    The law alone, without the plausible laws of the family (the parts of the
+    traffic model, whose laws a search chose): ``limit`` comes from
+    :func:`simultaneous_budget`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    var : dict of str to ndarray
+        Variables of the points to predict.
+    prediction : ndarray
+        The law's predictions there.
+    limit : float
+        Largest admissible loss.
+    own : sequence of str
+        Term names of the law.
+    bandwidth : bool
+        Whether ``alpha`` is a fitted bandwidth factor (a fine grid is tried).
+    alpha : float, default=None
+
+    Returns
+    -------
+    low, high : ndarray
+        Never narrower than ``prediction``.
+    """
+    low = high = np.asarray(prediction, dtype=float)
+    alphas = alpha_grid(alpha) if bandwidth else None
+    (form,) = parse_forms([list(own)])
+    lo, hi = law_range(form, table, var, limit, alphas=alphas)
+    return np.fmin(low, lo), np.fmax(high, hi)
 
 
 def family_forms(max_coefficients, *, data=False, extra=()):
@@ -217,7 +326,8 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     target_var : dict of str to ndarray
         Variables of the points to predict.
     loss_budget : float
-        From :func:`budget`.
+        Largest admissible loss (the smallest loss of the family plus
+        :func:`budget`).
     alphas : sequence of float, default=None
         Values of ``alpha`` to try when a term depends on bandwidth (the union over
         them is returned); default :data:`ALPHA_GRID`.
@@ -252,6 +362,37 @@ def law_range(terms, table, target_var, loss_budget, *, alphas=None):
     return low, high
 
 
+def law_loss(terms, table, *, alphas=None):
+    """Smallest weighted relative loss of one form's non-negative coefficients.
+
+    Parameters
+    ----------
+    terms : list of Term
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    alphas : sequence of float, default=None
+        Values of ``alpha`` to try when a term depends on bandwidth (the least over
+        them is returned); default :data:`ALPHA_GRID`.
+
+    Returns
+    -------
+    float
+        Infinite when no value of ``alpha`` gives a finite design.
+    """
+    var = {
+        k: table[k].to_numpy(dtype=float) for k in ("p", "D", "bandwidth") if k in table
+    }
+    needs_alpha = any(t.bandwidth for t in terms)
+    grid = (alpha_grid() if alphas is None else alphas) if needs_alpha else [None]
+    with np.errstate(all="ignore"):
+        A = _design.design_matrices(terms, var, grid)
+    finite = np.all(np.isfinite(A), axis=(1, 2))
+    if not finite.any():
+        return math.inf
+    y = table["y"].to_numpy(dtype=float)
+    return float(nnls_losses(A[finite], y, table["n"].to_numpy(dtype=float)).min())
+
+
 def parse_forms(forms):
     """Term objects of term-name lists."""
     from .terms import parse_term
@@ -269,11 +410,59 @@ def with_bandwidth(terms):
     ]
 
 
+def measured_range(low, high, centre, increment, runs):
+    """Widen a profile range of the law to where a measured centre would fall.
+
+    The profile range holds the noise-free law; a centre of ``runs`` new replicates
+    scatters around it as well. Treating that centre as one more (unobserved)
+    configuration of the profile (Pawitan 2001, ch. 16, predictive likelihood), a
+    value is admitted when the law's loss plus the centre's, ``runs * r**2`` for a
+    relative deviation ``r``, stays within ``increment`` of the least: for a law
+    linear in its coefficients the half-width in log time grows from
+    ``sqrt(increment * h)`` to ``sqrt(increment * (h + 1 / runs))``, which is
+    applied to each side of ``[low, high]`` around ``centre``. The held-out
+    measurements that calibrate an interval
+    (:mod:`scaleprobe.models.evaluation.intervals`) are such centres, so their
+    noise is not mistaken for an error of extrapolation.
+
+    Parameters
+    ----------
+    low, high : ndarray
+        Profile range of the law (positive).
+    centre : ndarray
+        The fitted law's prediction, inside ``[low, high]``.
+    increment : float
+        From :func:`budget`.
+    runs : float
+        Replicates behind a centre (the median of the training configurations).
+
+    Returns
+    -------
+    low, high : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> low, high = measured_range(np.array([1.0]), np.array([1.0]), np.array([1.0]),
+    ...                            0.01, 4)
+    >>> np.round(np.log([high[0], 1 / low[0]]), 6).tolist()  # sqrt(0.01 / 4) a side
+    [0.05, 0.05]
+    """
+    centre = np.asarray(centre, dtype=float)
+    noise = increment / max(runs, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        below = np.log(centre / np.asarray(low, dtype=float))
+        above = np.log(np.asarray(high, dtype=float) / centre)
+        low = centre * np.exp(-np.sqrt(np.maximum(below, 0.0) ** 2 + noise))
+        high = centre * np.exp(np.sqrt(np.maximum(above, 0.0) ** 2 + noise))
+    return low, high
+
+
 def family_range(
     table,
     var,
     prediction,
-    loss_budget,
+    increment,
     *,
     own,
     data,
@@ -281,15 +470,41 @@ def family_range(
     alpha=None,
     family=True,
 ):
-    """Range of the fitted law ``own`` and of every plausible law of the family.
+    """Profile likelihood range of the fitted law ``own`` and the plausible laws.
 
     The interval of a projection should not depend on which law was selected: it
     holds every law of :data:`ENVELOPE_FAMILY` (with the data-size factor when
     ``data``, the bandwidth factor on communication terms when ``bandwidth``) and
     the fitted one, each with at most one coefficient fewer than there are distinct
-    process counts, whose fit is not rejected.
+    process counts. The law is a discrete parameter of the profile: every (law,
+    coefficients) pair whose loss is within ``increment`` (from :func:`budget`) of
+    the smallest loss over all of them is admitted (Venzon and Moolgavkar 1988).
 
-    With ``family=False`` only the fitted law's own consistent range.
+    When the configurations have replicates, the range is then widened by the noise
+    of a centre measured like the training ones (:func:`measured_range`); without
+    them the noise is an upper bound of the law's misfit, which the calibration on
+    held-out counts measures, so it is not counted twice. With ``family=False`` the
+    fitted law's own profile range (a law chosen by a search on the same data takes
+    :func:`own_range` instead).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    var : dict of str to ndarray
+        Variables of the points to predict.
+    prediction : ndarray
+        The fitted law's predictions there.
+    increment : float
+        From :func:`budget`.
+    own : sequence of str
+        Term names of the fitted law.
+    data, bandwidth : bool
+        Put the data-size factor, the bandwidth factor, on the family's laws.
+    alpha : float, default=None
+        The fitted bandwidth factor (a fine grid of ``alpha`` is tried around it).
+    family : bool, default=True
+        Join the plausible laws of the family.
 
     Returns
     -------
@@ -300,11 +515,21 @@ def family_range(
     forms = family_forms(max(distinct - 1, 1), data=data, extra=[own])
     if not family:
         forms = [list(own)]
-    low = high = np.asarray(prediction, dtype=float)
     alphas = alpha_grid(alpha) if bandwidth else None
+    laws = []
     for form in parse_forms(forms):
         if bandwidth and tuple(t.name for t in form) != tuple(own):
             form = with_bandwidth(form)
-        lo, hi = law_range(form, table, var, loss_budget, alphas=alphas)
+        laws.append(form)
+    best = min(law_loss(form, table, alphas=alphas) for form in laws)
+    low = high = np.asarray(prediction, dtype=float)
+    if not math.isfinite(best):
+        return low, high
+    for form in laws:
+        lo, hi = law_range(form, table, var, best + increment, alphas=alphas)
         low, high = np.fmin(low, lo), np.fmax(high, hi)
-    return low, high
+    if not math.isfinite(replicate_noise(table)):
+        # no replicates: the noise is the law's misfit, which calibration measures
+        return low, high
+    runs = float(np.median(table["n"].to_numpy(dtype=float)))
+    return measured_range(low, high, prediction, increment, runs)

@@ -190,9 +190,7 @@ class FlatTrend(PowerLawBaseline):
             if not np.isfinite(line["noise"]):
                 short = True
                 continue
-            limit = _envelope.budget(
-                line["noise"], len(table), level, line["noise_dof"]
-            )
+            limit = _envelope.budget(line["noise"], level, line["noise_dof"])
             low, high = _envelope.family_range(
                 table,
                 {"p": p[rows]},

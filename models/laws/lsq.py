@@ -4,12 +4,14 @@ Every law here is linear in its coefficients, ``y = A c`` with ``c >= 0``. Noise
 multiplicative, so the loss is *relative*: row ``i`` contributes
 ``w_i * ((y_i - A_i c) / y_i) ** 2`` (``w_i`` is the number of replicates behind a
 configuration's centre ``y_i``). With the replicate noise ``sigma`` (standard deviation
-of log time) the statistic ``chi2(c) = loss(c) / sigma**2`` follows a chi-square law
-with one degree of freedom per configuration when ``c`` is the truth. The laws the
-data cannot reject at ``level`` are those with ``chi2(c) <= chi2.ppf(level, m)``; the
-range of their predictions at a new point is an interval that covers the truth with
-at least that probability whenever the true law is among the candidates.
-:func:`consistent_range` computes that range exactly, non-negativity included.
+of log time) ``loss(c) / sigma**2`` is minus twice the log likelihood up to a constant.
+:func:`consistent_range` gives the range of the predictions at new points of every
+``c >= 0`` whose loss is at most a budget, exactly, non-negativity included; with the
+budget ``min loss + sigma**2 * chi2.ppf(level, 1)`` it is the profile likelihood
+interval of each prediction (Venzon and Moolgavkar 1988; Pawitan 2001), which covers
+the truth with probability ``level`` when the law is right (exactly so for a known
+``sigma`` and no active non-negativity bound). :mod:`scaleprobe.models.laws.envelope`
+chooses the budget.
 """
 
 from __future__ import annotations
@@ -197,7 +199,8 @@ def consistent_range(A, y, weights, targets, budget, *, relative=True):
     targets : array-like of shape (t, k) or (g, t, k)
         Design rows of the points to predict (for each design of the stack).
     budget : float
-        Largest admissible loss (``sigma**2 * chi2.ppf(level, n)``).
+        Largest admissible loss (absolute: the least loss plus the profile
+        likelihood bound, see :func:`scaleprobe.models.laws.envelope.budget`).
     relative : bool, default=True
 
     Returns

@@ -124,8 +124,10 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
     family_interval : bool, default=True
         :meth:`predict_interval` spans the plausible laws of the whole family (model
         uncertainty for a law found by search); False keeps to the chosen law's own
-        consistent coefficients (for nearly deterministic series such as traffic
-        counts, whose laws a calibration on held-out counts checks instead).
+        coefficients, in their simultaneous confidence set
+        (:func:`~scaleprobe.models.laws.envelope.simultaneous_budget`: the form was
+        chosen on the same data), for nearly deterministic series such as traffic
+        counts, whose laws a calibration on held-out counts checks instead.
 
     Attributes
     ----------
@@ -391,17 +393,30 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
         array, var = self._law_input(X)
         check_level(level)
         table = self.training_
-        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        prediction = self.best_estimator_.predict(array)
+        bandwidth = bool(self.bandwidth) and "bandwidth" in table
+        if not self.family_interval:
+            limit = _envelope.simultaneous_budget(
+                self.noise_, len(table), level, self.noise_dof_
+            )
+            return _envelope.own_range(
+                table,
+                var,
+                prediction,
+                limit,
+                own=self.terms_,
+                bandwidth=bandwidth,
+                alpha=self.alpha_,
+            )
         return _envelope.family_range(
             table,
             var,
-            self.best_estimator_.predict(array),
-            limit,
+            prediction,
+            _envelope.budget(self.noise_, level, self.noise_dof_),
             own=self.terms_,
             data=bool(self.data),
-            bandwidth=bool(self.bandwidth) and "bandwidth" in table,
+            bandwidth=bandwidth,
             alpha=self.alpha_,
-            family=self.family_interval,
         )
 
     @property

@@ -273,9 +273,10 @@ class ScalingLaw(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
     def predict_interval(self, X, *, level=0.9):
         """Range of predictions of every coefficient vector the data cannot reject.
 
-        See :mod:`scaleprobe.models.laws.envelope`: coefficients (and ``alpha`` on a
-        grid of its interval) whose relative chi-square against the training
-        configurations stays below ``chi2.ppf(level, m)``.
+        See :mod:`scaleprobe.models.laws.envelope`: the profile likelihood range of
+        the prediction (Venzon and Moolgavkar 1988) over this law and the plausible
+        ones, coefficients (and ``alpha`` on a grid of its interval) whose relative
+        loss is within ``sigma**2 * chi2.ppf(level, 1)`` of the best of them.
 
         Parameters
         ----------
@@ -303,7 +304,7 @@ class ScalingLaw(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
             )
             nan = np.full(len(var["p"]), np.nan)
             return nan, nan
-        limit = _envelope.budget(self.noise_, len(table), level, self.noise_dof_)
+        limit = _envelope.budget(self.noise_, level, self.noise_dof_)
         # Model uncertainty belongs in the interval: the plausible laws the data
         # cannot tell from this one count as much as its own coefficients.
         return _envelope.family_range(
