@@ -16,6 +16,7 @@ launches started by a worker, one at a time by default.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Sequence
 
@@ -26,10 +27,47 @@ from ._script import (
     scheduler_file_lines,
 )
 
-__all__ = ["dask_mpi_launch_line", "render_mpirun_script"]
+__all__ = [
+    "WORKER_DEATH_TIMEOUT",
+    "dask_mpi_launch_line",
+    "dask_mpi_worker_options",
+    "render_mpirun_script",
+]
 
 #: Workers run plain (no nanny): a nanny would fork MPI-initialised processes.
 WORKER_CLASS = "distributed.Worker"
+
+#: Seconds a dask-mpi worker waits for its scheduler before it closes. A plain
+#: ``Worker`` without one tries for ever: a rank that never reached its scheduler (or
+#: lost it) held the recipe's ``mpiexec``, and the job, until the walltime.
+WORKER_DEATH_TIMEOUT = 300
+
+
+def dask_mpi_worker_options(death_timeout: float = WORKER_DEATH_TIMEOUT) -> str:
+    """The ``dask-mpi`` options of the recipes' workers.
+
+    Parameters
+    ----------
+    death_timeout : float, default=WORKER_DEATH_TIMEOUT
+        Seconds a worker waits for its scheduler (at its start, or after losing it)
+        before it closes, so that its rank ends and the job with it.
+
+    Returns
+    -------
+    str
+        ``--worker-class`` and ``--worker-options``, quoted for a shell.
+
+    Examples
+    --------
+    >>> print(dask_mpi_worker_options(60))
+    --worker-class distributed.Worker --worker-options '{"death_timeout": 60}'
+    """
+    if isinstance(death_timeout, bool) or not isinstance(death_timeout, int | float):
+        raise ValueError(f"death_timeout must be seconds, got {death_timeout!r}")
+    if not death_timeout > 0:
+        raise ValueError(f"death_timeout must be positive, got {death_timeout!r}")
+    options = json.dumps({"death_timeout": death_timeout})
+    return f"--worker-class {WORKER_CLASS} --worker-options {shlex.quote(options)}"
 
 
 def _mpiexec(mpiexec: str, ranks: int, hostfile: str | None) -> str:
@@ -47,6 +85,7 @@ def dask_mpi_launch_line(
     ranks: int = 2,
     mpiexec: str = "mpiexec",
     hostfile: str | None = None,
+    death_timeout: float = WORKER_DEATH_TIMEOUT,
 ) -> str:
     """The ``mpiexec`` line that boots a Dask cluster with ``dask-mpi``.
 
@@ -61,6 +100,9 @@ def dask_mpi_launch_line(
         The MPI launcher (MPICH hydra syntax: ``-n``, ``-f hostfile``).
     hostfile : str, optional
         Host file passed as ``-f``.
+    death_timeout : float, default=WORKER_DEATH_TIMEOUT
+        Seconds a worker waits for its scheduler before it closes
+        (:func:`dask_mpi_worker_options`).
 
     Returns
     -------
@@ -74,6 +116,7 @@ def dask_mpi_launch_line(
     mpiexec -n 3 dask-mpi
     scheduler-file sched.json
     worker-class distributed.Worker
+    worker-options '{"death_timeout": 300}'
     """
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 2:
         raise ValueError(
@@ -81,7 +124,7 @@ def dask_mpi_launch_line(
         )
     return (
         f"{_mpiexec(mpiexec, ranks, hostfile)} dask-mpi --scheduler-file "
-        f"{shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}"
+        f"{shlex.quote(scheduler_file)} {dask_mpi_worker_options(death_timeout)}"
     )
 
 

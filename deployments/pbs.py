@@ -24,7 +24,7 @@ from ._script import (
     run_arguments,
     scheduler_file_lines,
 )
-from .mpirun import WORKER_CLASS
+from .mpirun import dask_mpi_worker_options
 
 __all__ = ["render_pbs_script"]
 
@@ -148,7 +148,7 @@ def _sweep_lines(arguments: str, scheduler_file, dask_ranks: int, mpiexec: str):
     ranks = dask_ranks - 1
     start = (
         f'{mpiexec} -n {ranks} -host "{FIRST_HOST}:{ranks}" dask-mpi '
-        f"--scheduler-file {shlex.quote(scheduler_file)} --worker-class {WORKER_CLASS}"
+        f"--scheduler-file {shlex.quote(scheduler_file)} {dask_mpi_worker_options()}"
     )
     run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
     return scheduler_file_lines(start, scheduler_file, run)

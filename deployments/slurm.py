@@ -31,7 +31,7 @@ from ._script import (
     run_arguments,
     scheduler_file_lines,
 )
-from .mpirun import WORKER_CLASS
+from .mpirun import dask_mpi_worker_options
 
 __all__ = ["render_slurm_script"]
 
@@ -161,7 +161,7 @@ def _sweep_lines(mpi, overlap, arguments: str, scheduler_file, dask_ranks: int):
     start = (
         f"{step} --ntasks={ranks} --ntasks-per-node={ranks} dask-mpi "
         f"--scheduler-file {shlex.quote(scheduler_file)} "
-        f"--worker-class {WORKER_CLASS}"
+        f"{dask_mpi_worker_options()}"
     )
     run = f"scaleprobe run --scheduler-file {shlex.quote(scheduler_file)} {arguments}"
     return scheduler_file_lines(start, scheduler_file, run)

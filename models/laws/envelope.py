@@ -48,7 +48,9 @@ __all__ = [
     "NOISE_FLOOR",
     "budget",
     "family_forms",
+    "forms_losses",
     "law_loss",
+    "law_losses",
     "law_range",
     "measured_range",
     "noise_level",
@@ -379,18 +381,75 @@ def law_loss(terms, table, *, alphas=None):
     float
         Infinite when no value of ``alpha`` gives a finite design.
     """
+    return float(law_losses(terms, table, alphas=alphas)[1].min())
+
+
+def law_losses(terms, table, *, alphas=None):
+    """Least loss of one form at every value of ``alpha`` it is tried at.
+
+    Parameters
+    ----------
+    terms : list of Term
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    alphas : sequence of float, default=None
+        As for :func:`law_loss`.
+
+    Returns
+    -------
+    grid : list
+        The values of ``alpha`` (``[None]`` for a form without the bandwidth factor).
+    losses : ndarray
+        Least loss at each, infinite where the design is not finite. A value of
+        ``alpha`` whose least loss exceeds a budget admits no coefficients:
+        :func:`law_range` needs only the others.
+    """
+    return forms_losses([terms], table, alphas=alphas)[0]
+
+
+def forms_losses(forms, table, *, alphas=None):
+    """:func:`law_losses` of several forms, those with as many terms as one stack.
+
+    Parameters
+    ----------
+    forms : list of list of Term
+    table : pandas.DataFrame
+        From :func:`training_table`.
+    alphas : sequence of float, default=None
+        As for :func:`law_loss`.
+
+    Returns
+    -------
+    list of (grid, losses)
+        One pair per form, in order.
+    """
     var = {
         k: table[k].to_numpy(dtype=float) for k in ("p", "D", "bandwidth") if k in table
     }
-    needs_alpha = any(t.bandwidth for t in terms)
-    grid = (alpha_grid() if alphas is None else alphas) if needs_alpha else [None]
-    with np.errstate(all="ignore"):
-        A = _design.design_matrices(terms, var, grid)
-    finite = np.all(np.isfinite(A), axis=(1, 2))
-    if not finite.any():
-        return math.inf
     y = table["y"].to_numpy(dtype=float)
-    return float(nnls_losses(A[finite], y, table["n"].to_numpy(dtype=float)).min())
+    n = table["n"].to_numpy(dtype=float)
+    stacks = {}
+    for index, terms in enumerate(forms):
+        needs_alpha = any(t.bandwidth for t in terms)
+        grid = [None]
+        if needs_alpha:
+            grid = list(alpha_grid() if alphas is None else alphas)
+        with np.errstate(all="ignore"):
+            A = _design.design_matrices(terms, var, grid)
+        stacks.setdefault(len(terms), []).append((index, grid, A))
+    out = [None] * len(forms)
+    for members in stacks.values():
+        A = np.concatenate([A for _, _, A in members])
+        finite = np.all(np.isfinite(A), axis=(1, 2))
+        losses = np.full(len(A), math.inf)
+        if finite.any():
+            losses[finite] = nnls_losses(A[finite], y, n)
+        offsets = np.cumsum([0] + [len(grid) for _, grid, _ in members])
+        for (index, grid, _), start, stop in zip(
+            members, offsets[:-1], offsets[1:], strict=True
+        ):
+            out[index] = (grid, losses[start:stop])
+    return out
 
 
 def parse_forms(forms):
@@ -458,6 +517,19 @@ def measured_range(low, high, centre, increment, runs):
     return low, high
 
 
+def _admitted_range(laws, table, var, bar, low, high):
+    """Join to ``[low, high]`` the range of every (law, alpha) whose least loss is
+    within ``bar``; a law or a value of alpha above it admits nothing and is not
+    solved. ``laws`` holds ``(form, grid, losses)`` from :func:`forms_losses`."""
+    for form, grid, losses in laws:
+        kept = [a for a, loss in zip(grid, losses, strict=True) if loss <= bar]
+        if kept:
+            alphas = kept if kept[0] is not None else None
+            lo, hi = law_range(form, table, var, bar, alphas=alphas)
+            low, high = np.fmin(low, lo), np.fmax(high, hi)
+    return low, high
+
+
 def family_range(
     table,
     var,
@@ -468,7 +540,6 @@ def family_range(
     data,
     bandwidth,
     alpha=None,
-    family=True,
 ):
     """Profile likelihood range of the fitted law ``own`` and the plausible laws.
 
@@ -483,9 +554,8 @@ def family_range(
     When the configurations have replicates, the range is then widened by the noise
     of a centre measured like the training ones (:func:`measured_range`); without
     them the noise is an upper bound of the law's misfit, which the calibration on
-    held-out counts measures, so it is not counted twice. With ``family=False`` the
-    fitted law's own profile range (a law chosen by a search on the same data takes
-    :func:`own_range` instead).
+    held-out counts measures, so it is not counted twice. A law chosen by a search
+    on the same data, alone, takes :func:`own_range` instead.
 
     Parameters
     ----------
@@ -503,8 +573,6 @@ def family_range(
         Put the data-size factor, the bandwidth factor, on the family's laws.
     alpha : float, default=None
         The fitted bandwidth factor (a fine grid of ``alpha`` is tried around it).
-    family : bool, default=True
-        Join the plausible laws of the family.
 
     Returns
     -------
@@ -513,21 +581,24 @@ def family_range(
     """
     distinct = np.unique(table["p"]).size
     forms = family_forms(max(distinct - 1, 1), data=data, extra=[own])
-    if not family:
-        forms = [list(own)]
     alphas = alpha_grid(alpha) if bandwidth else None
-    laws = []
-    for form in parse_forms(forms):
-        if bandwidth and tuple(t.name for t in form) != tuple(own):
-            form = with_bandwidth(form)
-        laws.append(form)
-    best = min(law_loss(form, table, alphas=alphas) for form in laws)
+    laws = [
+        with_bandwidth(form)
+        if bandwidth and tuple(t.name for t in form) != tuple(own)
+        else form
+        for form in parse_forms(forms)
+    ]
+    laws = [
+        (form, grid, losses)
+        for form, (grid, losses) in zip(
+            laws, forms_losses(laws, table, alphas=alphas), strict=True
+        )
+    ]
+    best = min(losses.min() for _, _, losses in laws)
     low = high = np.asarray(prediction, dtype=float)
     if not math.isfinite(best):
         return low, high
-    for form in laws:
-        lo, hi = law_range(form, table, var, best + increment, alphas=alphas)
-        low, high = np.fmin(low, lo), np.fmax(high, hi)
+    low, high = _admitted_range(laws, table, var, best + increment, low, high)
     if not math.isfinite(replicate_noise(table)):
         # no replicates: the noise is the law's misfit, which calibration measures
         return low, high

@@ -28,7 +28,8 @@ def test_scheduler_file_recipe(bash_syntax):
     lines = script.splitlines()
     start = lines.index(
         "mpiexec -n 2 dask-mpi --scheduler-file sched.json "
-        "--worker-class distributed.Worker &"
+        "--worker-class distributed.Worker "
+        "--worker-options '{\"death_timeout\": 300}' &"
     )
     run = lines.index(
         "scaleprobe run --scheduler-file sched.json g500.yaml || status=$?"

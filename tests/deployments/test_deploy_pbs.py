@@ -65,7 +65,8 @@ def test_torque_syntax_and_scheduler_file(bash_syntax):
     assert "#PBS -l walltime=00:30:00" in script
     assert (
         'mpiexec -n 4 -host "$(head -n 1 "$PBS_NODEFILE"):4" dask-mpi '
-        "--scheduler-file sched.json --worker-class distributed.Worker &"
+        "--scheduler-file sched.json --worker-class distributed.Worker "
+        "--worker-options '{\"death_timeout\": 300}' &"
     ) in script
     assert "scaleprobe run --scheduler-file sched.json g500.yaml" in script
     bash_syntax(script)

@@ -103,7 +103,8 @@ def test_scheduler_file_recipe(bash_syntax):
     assert (
         "srun --mpi=pmix --overcommit --kill-on-bad-exit=1 --nodes=1 --ntasks=3 "
         "--ntasks-per-node=3 dask-mpi --scheduler-file /scratch/me/sched.json "
-        "--worker-class distributed.Worker &"
+        "--worker-class distributed.Worker "
+        "--worker-options '{\"death_timeout\": 300}' &"
     ) in script
     assert (
         "scaleprobe run --scheduler-file /scratch/me/sched.json s.yaml "

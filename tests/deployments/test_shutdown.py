@@ -1,15 +1,18 @@
 """``python -m scaleprobe.deployments.shutdown`` against a real dask-mpi cluster."""
 
 import contextlib
+import json
 import logging
 import os
 import re
+import shlex
+import socket
 import subprocess
 import sys
 import time
 
 import pytest
-from scaleprobe.deployments import shutdown
+from scaleprobe.deployments import dask_mpi_launch_line, shutdown
 from scaleprobe.framework.launch import child_environment
 
 pytestmark = pytest.mark.mpi
@@ -103,3 +106,33 @@ def test_the_cluster_ends_even_when_retiring_fails(tmp_path, mpiexec, monkeypatc
             cluster.wait(timeout=60)
     finally:
         logging.getLogger("distributed").setLevel(level)
+
+
+def test_a_worker_that_never_reaches_its_scheduler_ends_its_rank(tmp_path, mpiexec):
+    # The recipes' workers wait for their scheduler for a bounded time: a plain
+    # ``Worker`` would try for ever, and its rank would hold the job.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    scheduler_file = tmp_path / "gone.json"
+    scheduler_file.write_text(json.dumps({"address": f"tcp://127.0.0.1:{port}"}))
+    line = dask_mpi_launch_line(
+        str(scheduler_file), ranks=2, mpiexec=mpiexec, death_timeout=5
+    )
+    command = [DASK_MPI if word == "dask-mpi" else word for word in shlex.split(line)]
+    # no scheduler of their own: the two ranks are workers of the one in the file
+    command += ["--no-scheduler", "--interface", "lo", "--no-dashboard"]
+    log_path = tmp_path / "workers.log"
+    with open(log_path, "w") as log:
+        workers = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT,
+            env=child_environment(threads=1),
+        )  # fmt: skip
+    try:
+        workers.wait(timeout=180)
+    except subprocess.TimeoutExpired:
+        workers.kill()
+        workers.wait()
+        pytest.fail("the workers outlived their death timeout by minutes")
+    log = log_path.read_text()
+    assert "Timed out" in log or "timed out" in log, log[-3000:]

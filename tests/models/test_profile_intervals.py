@@ -78,16 +78,18 @@ def test_the_interval_holds_a_new_measurement_at_the_level():
     target = {"p": np.array([32.0])}
     truth = _law(32.0)
     increment = _envelope.budget(SIGMA, LEVEL)
+    terms = [parse_term("1"), parse_term("1/p")]
     rng = np.random.default_rng(7)
     seeds, measured, covered, ratios = 200, 0, 0, []
     for _ in range(seeds):
         table = _table(rng)
         A = np.column_stack([np.ones(len(table)), 1 / table["p"]])
         coef, _ = weighted_nnls(A, table["y"].to_numpy(), table["n"].to_numpy())
-        low, high = _envelope.family_range(
-            table, target, [coef @ [1.0, 1 / 32]], increment, own=("1", "1/p"),
-            data=False, bandwidth=False, family=False,
-        )  # fmt: skip
+        centre_fit = np.array([coef @ [1.0, 1 / 32]])
+        least = _envelope.law_loss(terms, table)
+        low, high = _envelope.law_range(terms, table, target, least + increment)
+        low, high = np.fmin(centre_fit, low), np.fmax(centre_fit, high)
+        low, high = _envelope.measured_range(low, high, centre_fit, increment, RUNS)
         centre = truth * np.exp(SIGMA * rng.standard_normal(RUNS).mean())
         measured += bool(low[0] <= centre <= high[0])
         covered += bool(low[0] <= truth <= high[0])
