@@ -150,9 +150,10 @@ class DesignState:
 
     @property
     def standard(self):
-        """Standard error (log) of a count's centre: the noise over the root of
-        the mean number of runs per count."""
-        return float(self.noise / math.sqrt(float(np.mean(self.count))))
+        """Standard error (log) of the centre the extrapolation leans on: the
+        noise over the root of the runs at the largest count measured (one run
+        there is known to its noise, however often the small counts ran)."""
+        return float(self.noise / math.sqrt(float(self.count[-1])))
 
 
 def _errors(laws, x, centre, count, length):
@@ -313,7 +314,9 @@ def _closest(judged, rejected):
     return kept
 
 
-def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=None):
+def design_state(
+    x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=None, pooled=None
+):
     """Measured series -> noise and plausible laws.
 
     Parameters
@@ -328,9 +331,14 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
         The laws weighed; :func:`default_laws` by default.
     level : float, default=DEFAULT_LEVEL
     rate : float, default=None
-        The factor of the interval's distance term; by default calibrated on the
-        series' own extrapolation errors (:func:`calibration_ratios`); give the
-        one pooled over the series of a profile when there is one.
+        The factor of the interval's distance term, as it is; by default
+        calibrated on the series' own extrapolation errors
+        (:func:`calibration_ratios`).
+    pooled : float, default=None
+        The factor pooled over the series of a profile (:func:`pooled_rate`),
+        when there is one: the state takes the larger of it and the series' own
+        factor, so that a campaign whose own counts are extrapolated worse than
+        its profile's widens its interval (ignored when ``rate`` is given).
 
     Returns
     -------
@@ -375,6 +383,7 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
     if rate is None:
         laws = [f.law for f in plausible]
         rate = conformal_rate(calibration_ratios(laws, x, centre, count, noise), level)
+        rate = rate if pooled is None else max(rate, float(pooled))
     return DesignState(x, count, noise, plausible, rejected, float(target), level, rate)
 
 

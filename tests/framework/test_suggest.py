@@ -201,6 +201,7 @@ def test_the_intervals_factor_is_pooled_over_the_stores_slices(
     slices = [_times(store, bandwidth=b) for b in (50, 100)]
     (series,) = pooled  # both bandwidths' series, whichever first
     assert sorted(map(repr, series)) == sorted(map(repr, slices))
-    assert got.state.rate == pytest.approx(pooled_rate(slices))
-    alone = design_state(*slices[0], 256)
+    alone = design_state(*slices[0], 256)  # the slice's own factor
+    # the pooled one, unless the slice's own extrapolation errors ask for more
+    assert got.state.rate == pytest.approx(max(pooled_rate(slices), alone.rate))
     assert got.state.x.tolist() == alone.x.tolist()  # the slice asked for
