@@ -345,7 +345,10 @@ def design_state(
     DesignState
         When no law passes, the laws at most twice as far off (held out or from
         the counts) as the closest are kept: their disagreement makes the
-        interval wide; the level law when none could be fitted.
+        interval wide; the level law when none could be fitted. Their interval
+        then takes at least :data:`UNCALIBRATED_RATE` as its factor (unless
+        ``rate`` is given): a factor is calibrated on laws that describe the
+        series, and none held its check on the latest count.
 
     Examples
     --------
@@ -375,6 +378,7 @@ def design_state(
         else:
             rejected[law.name] = reason
             judged.append((fitted, reason, miss))
+    checked = bool(plausible)
     if not plausible:
         plausible = _closest(judged, rejected)
     if not plausible:
@@ -384,6 +388,7 @@ def design_state(
         laws = [f.law for f in plausible]
         rate = conformal_rate(calibration_ratios(laws, x, centre, count, noise), level)
         rate = rate if pooled is None else max(rate, float(pooled))
+        rate = rate if checked else max(rate, UNCALIBRATED_RATE)
     return DesignState(x, count, noise, plausible, rejected, float(target), level, rate)
 
 

@@ -140,3 +140,35 @@ def test_a_campaign_extrapolated_worse_than_its_profile_widens_its_factor():
     assert design_state(x, drifting, 256.0, pooled=own + 1).rate == own + 1
     assert design_state(x, straight, 256.0, pooled=0.3).rate == 0.3
     assert design_state(x, drifting, 256.0, rate=0.01, pooled=5.0).rate == 0.01
+
+
+def _broken(jump):
+    """``3 p^0.2`` on 1 to 32, its largest count ``jump`` times above the trend."""
+    x = 2.0 ** np.arange(6)
+    centre = 3.0 * x**0.2
+    centre[-1] *= jump
+    return x, [[c * 0.99, c * 1.01] for c in centre], centre
+
+
+def _own_rate(x, runs, centre):
+    state = design_state(x, runs, 64.0, rate=0.0)
+    laws = [law.law for law in state.laws]
+    return conformal_rate(calibration_ratios(laws, x, centre, state.count, state.noise))
+
+
+def test_when_no_law_holds_its_check_the_factor_is_not_calibrated_below_one():
+    x, runs, centre = _broken(1.6)  # every law misses 32 or departs from the counts
+    state = design_state(x, runs, 64.0, pooled=0.1)
+    assert all(
+        why.startswith("kept")
+        for why in (state.rejected[law.name] for law in state.laws)
+    )
+    assert _own_rate(x, runs, centre) < 0.6  # its own errors alone would narrow it
+    assert state.rate == 1.0
+    assert design_state(x, runs, 64.0, pooled=2.0).rate == 2.0
+    assert design_state(x, runs, 64.0, rate=0.3).rate == 0.3  # given: as it is
+    x, runs, centre = _broken(1.3)  # a law still holds: the calibrated factor
+    state = design_state(x, runs, 64.0, pooled=0.1)
+    assert not any(why.startswith("kept") for why in state.rejected.values())
+    assert state.rate == pytest.approx(max(_own_rate(x, runs, centre), 0.1))
+    assert state.rate < 0.5
