@@ -183,7 +183,8 @@ def calibration_ratios(laws, x, centre, count, noise):
     profiles, :func:`~scaleprobe.models.profiles.model.interval_scale`
     ``("combined", spread, d, se)`` = ``spread + 0.05 d + sqrt(d) + se (1 + d)``
     with ``spread`` the range of the laws' predictions there, ``d`` the doublings
-    beyond the prefix and ``se`` the standard error of a centre.
+    beyond the prefix and ``se`` the standard error of the centre at the
+    prefix's largest count (as :attr:`DesignState.standard` takes it).
 
     Parameters
     ----------
@@ -208,10 +209,10 @@ def calibration_ratios(laws, x, centre, count, noise):
     >>> np.round(calibration_ratios(power, x, 3 * x**0.5, np.ones(4), 0.01), 9).tolist()
     [0.0, 0.0, 0.0]
     """
-    standard = noise / math.sqrt(float(np.mean(count)))
     ratios = [np.empty(0)]
     for length in range(x.size - 1, max(1, x.size - 1 - NESTED), -1):
         error, spread, distance = _errors(laws, x, centre, count, length)
+        standard = noise / math.sqrt(float(count[length - 1]))
         ratios.append(error / interval_scale("combined", spread, distance, standard))
     return np.concatenate(ratios)
 
