@@ -39,7 +39,15 @@ def _print_ranking(suggestion, shown):
         f"target: {suggestion.metric} at {state.target:g} nodes; interval width "
         f"now {design.width_now:.3g}x (upper/lower) from {len(state.x)} node counts"
     )
-    print(f"plausible laws: {laws}; run-to-run noise {100 * state.noise:.2g} % (log)")
+    print(
+        f"plausible laws: {laws}; run-to-run noise {100 * state.noise:.2g} % (log); "
+        f"interval factor {state.rate:.2g}"
+    )
+    if any(why.startswith("kept") for why in state.rejected.values()):
+        print(
+            "no law held its check on the largest count: the closest are kept, "
+            "and the interval takes at least the uncalibrated factor 1"
+        )
     print("candidates, best narrowing per core-hour first:")
     for rank, ranked in enumerate(design.ranking[:shown], 1):
         what = "new" if ranked.candidate.new else "repeat"

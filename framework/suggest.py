@@ -347,7 +347,9 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
         raise ValueError(f"{path}: no stored point has a wall time to price by")
     counts = sorted(samples)
     rate = _pooled(results, fixed, metric)
-    state = design_state(counts, [samples[x] for x in counts], target_nodes, rate=rate)
+    state = design_state(
+        counts, [samples[x] for x in counts], target_nodes, pooled=rate
+    )
     cost_law = CostLaw.fit(*zip(*cost, strict=True))
     candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
     design = plan_design(state, candidates, cost_law, **budget.limits())

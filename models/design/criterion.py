@@ -78,7 +78,7 @@ def _bounds(state, informations=None):
     return centre, centre - half, centre + half
 
 
-def _band(state, bounds, alive=None, reach=None):
+def _band(state, bounds, alive=None, reach=None, runs=None):
     """Log bounds of the interval at the target of the laws ``alive``.
 
     The union of their intervals, widened as the profiles' calibrated intervals
@@ -87,7 +87,8 @@ def _band(state, bounds, alive=None, reach=None):
     largest count measured (or planned: ``reach``) to the target either side, and
     never narrower than ``kappa (spread + 0.05 d + sqrt(d) + se (1 + d))`` either
     side of the middle of the laws' predictions, with ``spread`` their range,
-    ``se`` the standard error of a centre and ``kappa`` the series' factor
+    ``se`` the standard error of the centre at that largest count (of its
+    ``runs``, measured and planned) and ``kappa`` the series' factor
     (:func:`~scaleprobe.models.design.conformal_rate`): laws that agree by
     construction still do not know how their trend goes on, and a larger count
     shortens the way to the target. The level law alone has no trend to carry:
@@ -103,7 +104,8 @@ def _band(state, bounds, alive=None, reach=None):
     low, high = low - FLOOR * doublings, high + FLOOR * doublings
     top, bottom = float(centre[alive].max()), float(centre[alive].min())
     spread = top - bottom
-    scale = interval_scale("combined", spread, doublings, state.standard)
+    standard = state.standard if runs is None else state.noise / math.sqrt(runs)
+    scale = interval_scale("combined", spread, doublings, standard)
     half, middle = state.rate * float(scale), (top + bottom) / 2
     return min(low, middle - half), max(high, middle + half)
 
@@ -164,6 +166,7 @@ class Planned:
     survive: np.ndarray
     points: tuple = ()
     reach: float = 0.0
+    runs: float = 1.0
 
     @classmethod
     def start(cls, state):
@@ -171,7 +174,7 @@ class Planned:
         size = len(state.laws)
         infos = [law.information for law in state.laws]
         survive = np.ones((size, size), dtype=bool)
-        return cls(infos, survive, (), float(np.max(state.x)))
+        return cls(infos, survive, (), float(np.max(state.x)), float(state.count[-1]))
 
     def extend(self, state, candidate):
         """The plan with one more point.
@@ -200,13 +203,16 @@ class Planned:
             )
         ]
         points = (*self.points, candidate)
-        return Planned(infos, survive, points, max(self.reach, candidate.x))
+        if candidate.x > self.reach:  # the new largest count, known to its runs
+            return Planned(infos, survive, points, candidate.x, candidate.repeats)
+        runs = self.runs + (candidate.repeats if candidate.x == self.reach else 0)
+        return Planned(infos, survive, points, self.reach, runs)
 
     def log_width(self, state):
         """Expected log width at the target once the planned points are measured."""
         bounds = _bounds(state, self.informations)
         widths = [
-            np.subtract(*_band(state, bounds, alive, self.reach)[::-1])
+            np.subtract(*_band(state, bounds, alive, self.reach, self.runs)[::-1])
             for alive in self.survive  # one row per law taken as the truth
         ]
         return float(np.mean(widths))

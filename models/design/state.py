@@ -150,9 +150,10 @@ class DesignState:
 
     @property
     def standard(self):
-        """Standard error (log) of a count's centre: the noise over the root of
-        the mean number of runs per count."""
-        return float(self.noise / math.sqrt(float(np.mean(self.count))))
+        """Standard error (log) of the centre the extrapolation leans on: the
+        noise over the root of the runs at the largest count measured (one run
+        there is known to its noise, however often the small counts ran)."""
+        return float(self.noise / math.sqrt(float(self.count[-1])))
 
 
 def _errors(laws, x, centre, count, length):
@@ -182,7 +183,8 @@ def calibration_ratios(laws, x, centre, count, noise):
     profiles, :func:`~scaleprobe.models.profiles.model.interval_scale`
     ``("combined", spread, d, se)`` = ``spread + 0.05 d + sqrt(d) + se (1 + d)``
     with ``spread`` the range of the laws' predictions there, ``d`` the doublings
-    beyond the prefix and ``se`` the standard error of a centre.
+    beyond the prefix and ``se`` the standard error of the centre at the
+    prefix's largest count (as :attr:`DesignState.standard` takes it).
 
     Parameters
     ----------
@@ -207,10 +209,10 @@ def calibration_ratios(laws, x, centre, count, noise):
     >>> np.round(calibration_ratios(power, x, 3 * x**0.5, np.ones(4), 0.01), 9).tolist()
     [0.0, 0.0, 0.0]
     """
-    standard = noise / math.sqrt(float(np.mean(count)))
     ratios = [np.empty(0)]
     for length in range(x.size - 1, max(1, x.size - 1 - NESTED), -1):
         error, spread, distance = _errors(laws, x, centre, count, length)
+        standard = noise / math.sqrt(float(count[length - 1]))
         ratios.append(error / interval_scale("combined", spread, distance, standard))
     return np.concatenate(ratios)
 
@@ -313,7 +315,9 @@ def _closest(judged, rejected):
     return kept
 
 
-def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=None):
+def design_state(
+    x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=None, pooled=None
+):
     """Measured series -> noise and plausible laws.
 
     Parameters
@@ -328,16 +332,24 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
         The laws weighed; :func:`default_laws` by default.
     level : float, default=DEFAULT_LEVEL
     rate : float, default=None
-        The factor of the interval's distance term; by default calibrated on the
-        series' own extrapolation errors (:func:`calibration_ratios`); give the
-        one pooled over the series of a profile when there is one.
+        The factor of the interval's distance term, as it is; by default
+        calibrated on the series' own extrapolation errors
+        (:func:`calibration_ratios`).
+    pooled : float, default=None
+        The factor pooled over the series of a profile (:func:`pooled_rate`),
+        when there is one: the state takes the larger of it and the series' own
+        factor, so that a campaign whose own counts are extrapolated worse than
+        its profile's widens its interval (ignored when ``rate`` is given).
 
     Returns
     -------
     DesignState
         When no law passes, the laws at most twice as far off (held out or from
         the counts) as the closest are kept: their disagreement makes the
-        interval wide; the level law when none could be fitted.
+        interval wide; the level law when none could be fitted. Their interval
+        then takes at least :data:`UNCALIBRATED_RATE` as its factor (unless
+        ``rate`` is given): a factor is calibrated on laws that describe the
+        series, and none held its check on the latest count.
 
     Examples
     --------
@@ -367,6 +379,7 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
         else:
             rejected[law.name] = reason
             judged.append((fitted, reason, miss))
+    checked = bool(plausible)
     if not plausible:
         plausible = _closest(judged, rejected)
     if not plausible:
@@ -375,6 +388,8 @@ def design_state(x, samples, target, *, laws=None, level=DEFAULT_LEVEL, rate=Non
     if rate is None:
         laws = [f.law for f in plausible]
         rate = conformal_rate(calibration_ratios(laws, x, centre, count, noise), level)
+        rate = rate if pooled is None else max(rate, float(pooled))
+        rate = rate if checked else max(rate, UNCALIBRATED_RATE)
     return DesignState(x, count, noise, plausible, rejected, float(target), level, rate)
 
 

@@ -17,7 +17,8 @@ interval at the target is as narrow as the full grid's (or the grid is spent):
 
 Every interval (the full grid's and the replay's) widens with the distance to the
 target by the factor calibrated on the extrapolation errors of the source's series,
-pooled as the profile fit pools them (:func:`pooled_rate`).
+pooled as the profile fit pools them (:func:`pooled_rate`), or by the campaign's own
+factor where its counts were extrapolated worse (``design_state(..., pooled=)``).
 
 A run's cost is its wall time x ranks where the store has it (``launch_time``), else
 the measured time x the count (core-seconds of the measured program).
@@ -114,7 +115,7 @@ def profile_series(path, limit, seed):
 def _state(drawn, values, x, target, rate):
     counts = [c for c in range(len(x)) if drawn[c]]
     samples = [values[c][: drawn[c]] for c in counts]
-    return design_state(x[counts], samples, target, rate=rate)
+    return design_state(x[counts], samples, target, pooled=rate)
 
 
 def pooled_rate(series):
@@ -148,7 +149,7 @@ def replay(x, values, costs, strategy, seed=0, rate=None):
     target, truth = float(x[-1]), float(np.mean(values[-1]))
     x, values, costs = x[:-1], values[:-1], costs[:-1]
     total = float(sum(c.sum() for c in costs))
-    full = math.exp(log_width(design_state(x, values, target, rate=rate)))
+    full = math.exp(log_width(design_state(x, values, target, pooled=rate)))
     drawn = [v.size if i < 3 else 0 for i, v in enumerate(values)]
     rng = np.random.default_rng(seed)
     curve = []
