@@ -91,7 +91,13 @@ from .regressions import (
 )
 from .wait import TAILS, fit_wait, host_cores, slowest, turn_factor
 
-__all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
+__all__ = [
+    "COLLECTIVE_PATTERNS",
+    "MEAN_COMPUTATION",
+    "FiM",
+    "critical_computation",
+    "fim_measurements",
+]
 
 
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
@@ -391,7 +397,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.trained_iterations_ = np.unique(per)
         q = X[self.over].to_numpy(float)
         x = _sizes(X, self.parameters_)
-        fitted = fit_computation_part(self, X, x, q, per)
+        fitted = fit_computation_part(self, X, x, q, per, y)
         for name, value in fitted.items():
             setattr(self, name, value)
         link = self.link_bandwidth
@@ -783,10 +789,51 @@ def _hardware(X, per):
     return hardware if np.all(np.isfinite(hardware)) else None
 
 
-def _mean_rank(model, X, x, q):
-    """The computation to fit (the mean rank's where every row has it, else the
-    slowest rank's) and the wait fitted apart (None without the mean)."""
+def critical_computation(X, time=None):
+    """The slowest rank's computation of every record: the time its collectives
+    leave, where that is more than the slowest rank's sum over the iterations.
+
+    A collective's cost (``<kind>_time``) is what it took beyond the latest rank's
+    arrival, so the time less the collectives is the computation on the critical
+    path: the slowest rank between every two collectives, not the slowest over a
+    whole iteration. Where an iteration has many collectives and short bursts
+    between them, the two part (NPB CG's class S, 78 collectives an iteration: the
+    time less its collectives 1.07, 1.15, 1.25 times ``comp_time_iterations`` on
+    1, 2, 4 ranks, class A 1.01, 1.03, 1.09).
+
+    Parameters
+    ----------
+    X : DataFrame
+        Kernel records: ``comp_time_iterations`` and each collective's time.
+    time : array-like of shape (n_samples,), optional
+        Their measured time (without it, ``comp_time_iterations``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"comp_time_iterations": [1.0, 1.0], "bcast_time": [0.5, 0.5],
+    ...                   "bcast_calls": [4, 4], "bcast_jobs": [8, 8]})
+    >>> critical_computation(X, [1.2, 1.9]).tolist()
+    [1.0, 1.4]
+    """
     computation = X["comp_time_iterations"].to_numpy(float)
+    if time is None:
+        return computation
+    rest = np.asarray(time, dtype=float).copy()
+    for kind in kinds(X.columns):
+        rest -= X[f"{kind}_time"].to_numpy(float)
+    return np.where(np.isfinite(rest) & (rest > computation), rest, computation)
+
+
+def _mean_rank(model, X, x, q, time=None):
+    """The computation to fit (the mean rank's where every row has it, else the
+    slowest rank's, :func:`critical_computation`) and the wait fitted apart (None
+    without the mean)."""
+    computation = critical_computation(X, time)
     mean = X.get(MEAN_COMPUTATION)
     if model.wait == "none" or mean is None:
         return computation, None
@@ -813,7 +860,7 @@ def _mean_rank(model, X, x, q):
     return computation, None
 
 
-def fit_computation_part(model, X, x, q, per):
+def fit_computation_part(model, X, x, q, per, time=None):
     """Fit FiM's computation on a frame of kernel records.
 
     Parameters
@@ -829,6 +876,9 @@ def fit_computation_part(model, X, x, q, per):
         Their process counts.
     per : ndarray of shape (n_samples,)
         Their iterations.
+    time : ndarray of shape (n_samples,), optional
+        Their measured time: the slowest rank's computation is what the
+        collectives leave of it (:func:`critical_computation`).
 
     Returns
     -------
@@ -843,7 +893,7 @@ def fit_computation_part(model, X, x, q, per):
         :func:`~scaleprobe.models.fim.cache.fit_computation` says.
     """
     frequency = _frequency(model, X)
-    computation, wait = _mean_rank(model, X, x, q)
+    computation, wait = _mean_rank(model, X, x, q, time)
     memory = _fit_memory(X, x, q)
     fitted, law, errors = fit_computation(
         lambda: FiMCal(

@@ -193,3 +193,28 @@ def test_records_without_the_mean_rank_on_any_row_fit_the_slowest_ranks_quietly(
     np.testing.assert_allclose(
         model.predict(rows), FiM(wait="none").fit(X, y).predict(rows), rtol=1e-9
     )
+
+
+def test_the_wait_at_every_collective_is_read_from_the_time():
+    # the slowest rank over a whole iteration is the mean rank (no wait there),
+    # but between the collectives a rank waits for the slowest: the time less the
+    # collectives is the mean rank's 1 + 0.1 (H_q - 1) times, and FiM takes the
+    # wait from it
+    X, _ = _waiting_frame([1e5, 2e5, 4e5], [1, 2, 4], spread=0.1)
+    waiting = X["comp_time_iterations"].to_numpy()
+    collectives = 0.002 * np.log2(2 * X["ranks"].to_numpy(float))
+    X = X.assign(
+        comp_time_iterations=X["comp_time_iterations_mean"],
+        bcast_time=collectives,
+        bcast_calls=10 * X["stages"],
+        bcast_jobs=10 * X["stages"] * (X["ranks"] - 1),
+        bcast_job_bytes=8.0,
+    )
+    time = waiting + collectives
+    model = FiM().fit(X, time)
+    assert model.wait_["exponential"] == pytest.approx(0.1, rel=1e-6)
+    parts = model.predict_parts(X)
+    np.testing.assert_allclose(parts["computation"], waiting, rtol=1e-6)
+    # the slowest rank's sum over the iterations alone shows no wait
+    blind = FiM().fit(X, X["comp_time_iterations"].to_numpy() + collectives)
+    assert blind.wait_["exponential"] == pytest.approx(0.0, abs=1e-9)
