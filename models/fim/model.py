@@ -89,7 +89,15 @@ from .regressions import (
     _fit_memory,
     _projected_loads,
 )
-from .wait import TAILS, fit_wait, host_cores, slowest, turn_factor
+from .wait import (
+    TAILS,
+    collective_wait,
+    fit_collective_wait,
+    fit_wait,
+    host_cores,
+    slowest,
+    turn_factor,
+)
 
 __all__ = [
     "COLLECTIVE_PATTERNS",
@@ -270,6 +278,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     # Model files written before these were kept lack them.
     memory_ = None
     load_law_ = None
+    collective_wait_ = None
     service_checks_ = MappingProxyType({})
     count_forms_ = MappingProxyType({})
     trained_counts_ = ()
@@ -475,7 +484,16 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             return {"computation": self.computation_.predict(X)}
         parts = {"computation": per * self._computation(x, q)}
         parts.update(predict_collectives(self, x, q, per))
+        parts["computation"] = parts["computation"] + self._collective_wait(x, q, per)
         return parts
+
+    def _collective_wait(self, x, q, per):
+        """The wait at every collective of rows (:func:`~scaleprobe.models.fim.
+        wait.collective_wait`), s; zeros without one."""
+        calls = np.zeros(len(q))
+        for kind in self.communication_:
+            calls = calls + per * (_count_basis(x, q, False) @ self.counts_[kind][0])
+        return collective_wait(getattr(self, "collective_wait_", None), calls, q)
 
     def _computation(self, x, q, ranged=None):
         """Computation time per iteration of rows, the slowest rank's: the mean
@@ -529,7 +547,8 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             low, high = self.computation_.predict_range(X, level=level)
             return low / width, high * width
         low, high = self._computation(x, q, ranged=level)
-        low, high = per * low, per * high
+        waited = self._collective_wait(x, q, per)
+        low, high = per * low + waited, per * high + waited
         for lower, upper in predict_collectives(self, x, q, per, level=level).values():
             low, high = low + lower, high + upper
         return low / width, high * width
@@ -601,6 +620,12 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                 f", the slowest of q ranks the mean rank's x (1 + "
                 f"{wait[self.wait]:.3g} e(q)), e of the {self.wait} tail"
             )
+            delay = getattr(self, "collective_wait_", None)
+            if delay:
+                parts[0] += (
+                    f"; every collective waits {delay:.3g} s e(q) for the slowest "
+                    "burst before it"
+                )
             if wait.get("cores") is not None:
                 parts[0] += (
                     f"; t = q/{wait['cores']:g} turns on the cores: the mean rank x "
@@ -829,11 +854,10 @@ def critical_computation(X, time=None):
     return np.where(np.isfinite(rest) & (rest > computation), rest, computation)
 
 
-def _mean_rank(model, X, x, q, time=None):
+def _mean_rank(model, X, x, q):
     """The computation to fit (the mean rank's where every row has it, else the
-    slowest rank's, :func:`critical_computation`) and the wait fitted apart (None
-    without the mean)."""
-    computation = critical_computation(X, time)
+    slowest rank's) and the wait fitted apart (None without the mean)."""
+    computation = X["comp_time_iterations"].to_numpy(float)
     mean = X.get(MEAN_COMPUTATION)
     if model.wait == "none" or mean is None:
         return computation, None
@@ -877,13 +901,16 @@ def fit_computation_part(model, X, x, q, per, time=None):
     per : ndarray of shape (n_samples,)
         Their iterations.
     time : ndarray of shape (n_samples,), optional
-        Their measured time: the slowest rank's computation is what the
-        collectives leave of it (:func:`critical_computation`).
+        Their measured time: what the collectives leave of it beyond
+        ``comp_time_iterations`` is the wait at every collective
+        (:func:`critical_computation`, :func:`~scaleprobe.models.fim.wait.
+        fit_collective_wait`).
 
     Returns
     -------
     dict
-        FiM's fitted ``wait_``, ``memory_``, ``computation_``, ``cache_errors_``
+        FiM's fitted ``collective_wait_`` (the delay a collective waits, s, None
+        without the time), ``wait_``, ``memory_``, ``computation_``, ``cache_errors_``
         and ``load_law_``.
 
     Warns
@@ -893,7 +920,7 @@ def fit_computation_part(model, X, x, q, per, time=None):
         :func:`~scaleprobe.models.fim.cache.fit_computation` says.
     """
     frequency = _frequency(model, X)
-    computation, wait = _mean_rank(model, X, x, q, time)
+    computation, wait = _mean_rank(model, X, x, q)
     memory = _fit_memory(X, x, q)
     fitted, law, errors = fit_computation(
         lambda: FiMCal(
@@ -905,7 +932,15 @@ def fit_computation_part(model, X, x, q, per, time=None):
         (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
         memory,
     )
+    delay = None
+    if time is not None:
+        calls = sum(X[f"{k}_calls"].to_numpy(float) for k in kinds(X.columns))
+        extra = critical_computation(X, time) - X["comp_time_iterations"].to_numpy(
+            float
+        )
+        delay = fit_collective_wait(extra, np.zeros(len(X)) + calls, q)
     return {
+        "collective_wait_": delay,
         "wait_": wait,
         "memory_": memory,
         "computation_": fitted,
