@@ -162,7 +162,7 @@ def class_sizes(kernel, name, values):
     Examples
     --------
     >>> class_sizes("npb.cg", "class", ["A", "B"])
-    {'na': [14000.0, 75000.0], 'nnz': [1853104.0, 13708072.0]}
+    {'na': [14000.0, 75000.0], 'nnz': [1853104.0, 13708072.0], 'stages': [15.0, 75.0]}
     """
     parameter = ordered_parameters(kernel).get(name)
     if parameter is None:

@@ -89,9 +89,23 @@ from .regressions import (
     _fit_memory,
     _projected_loads,
 )
-from .wait import TAILS, fit_wait, host_cores, slowest, turn_factor
+from .wait import (
+    TAILS,
+    collective_wait,
+    fit_collective_wait,
+    fit_wait,
+    host_cores,
+    slowest,
+    turn_factor,
+)
 
-__all__ = ["COLLECTIVE_PATTERNS", "MEAN_COMPUTATION", "FiM", "fim_measurements"]
+__all__ = [
+    "COLLECTIVE_PATTERNS",
+    "MEAN_COMPUTATION",
+    "FiM",
+    "critical_computation",
+    "fim_measurements",
+]
 
 
 #: FiM-Com's pattern of a ``bcast`` for each choice of ``FiM(broadcast=...)``.
@@ -264,6 +278,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     # Model files written before these were kept lack them.
     memory_ = None
     load_law_ = None
+    collective_wait_ = None
     service_checks_ = MappingProxyType({})
     count_forms_ = MappingProxyType({})
     trained_counts_ = ()
@@ -391,7 +406,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         self.trained_iterations_ = np.unique(per)
         q = X[self.over].to_numpy(float)
         x = _sizes(X, self.parameters_)
-        fitted = fit_computation_part(self, X, x, q, per)
+        fitted = fit_computation_part(self, X, x, q, per, y)
         for name, value in fitted.items():
             setattr(self, name, value)
         link = self.link_bandwidth
@@ -469,7 +484,16 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             return {"computation": self.computation_.predict(X)}
         parts = {"computation": per * self._computation(x, q)}
         parts.update(predict_collectives(self, x, q, per))
+        parts["computation"] = parts["computation"] + self._collective_wait(x, q, per)
         return parts
+
+    def _collective_wait(self, x, q, per):
+        """The wait at every collective of rows (:func:`~scaleprobe.models.fim.
+        wait.collective_wait`), s; zeros without one."""
+        calls = np.zeros(len(q))
+        for kind in self.communication_:
+            calls = calls + per * (_count_basis(x, q, False) @ self.counts_[kind][0])
+        return collective_wait(getattr(self, "collective_wait_", None), calls, q)
 
     def _computation(self, x, q, ranged=None):
         """Computation time per iteration of rows, the slowest rank's: the mean
@@ -523,7 +547,8 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             low, high = self.computation_.predict_range(X, level=level)
             return low / width, high * width
         low, high = self._computation(x, q, ranged=level)
-        low, high = per * low, per * high
+        waited = self._collective_wait(x, q, per)
+        low, high = per * low + waited, per * high + waited
         for lower, upper in predict_collectives(self, x, q, per, level=level).values():
             low, high = low + lower, high + upper
         return low / width, high * width
@@ -595,6 +620,12 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                 f", the slowest of q ranks the mean rank's x (1 + "
                 f"{wait[self.wait]:.3g} e(q)), e of the {self.wait} tail"
             )
+            delay = getattr(self, "collective_wait_", None)
+            if delay:
+                parts[0] += (
+                    f"; every collective waits {delay:.3g} s e(q) for the slowest "
+                    "burst before it"
+                )
             if wait.get("cores") is not None:
                 parts[0] += (
                     f"; t = q/{wait['cores']:g} turns on the cores: the mean rank x "
@@ -783,6 +814,46 @@ def _hardware(X, per):
     return hardware if np.all(np.isfinite(hardware)) else None
 
 
+def critical_computation(X, time=None):
+    """The slowest rank's computation of every record: the time its collectives
+    leave, where that is more than the slowest rank's sum over the iterations.
+
+    A collective's cost (``<kind>_time``) is what it took beyond the latest rank's
+    arrival, so the time less the collectives is the computation on the critical
+    path: the slowest rank between every two collectives, not the slowest over a
+    whole iteration. Where an iteration has many collectives and short bursts
+    between them, the two part (NPB CG's class S, 78 collectives an iteration: the
+    time less its collectives 1.07, 1.15, 1.25 times ``comp_time_iterations`` on
+    1, 2, 4 ranks, class A 1.01, 1.03, 1.09).
+
+    Parameters
+    ----------
+    X : DataFrame
+        Kernel records: ``comp_time_iterations`` and each collective's time.
+    time : array-like of shape (n_samples,), optional
+        Their measured time (without it, ``comp_time_iterations``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"comp_time_iterations": [1.0, 1.0], "bcast_time": [0.5, 0.5],
+    ...                   "bcast_calls": [4, 4], "bcast_jobs": [8, 8]})
+    >>> critical_computation(X, [1.2, 1.9]).tolist()
+    [1.0, 1.4]
+    """
+    computation = X["comp_time_iterations"].to_numpy(float)
+    if time is None:
+        return computation
+    rest = np.asarray(time, dtype=float).copy()
+    for kind in kinds(X.columns):
+        rest -= X[f"{kind}_time"].to_numpy(float)
+    return np.where(np.isfinite(rest) & (rest > computation), rest, computation)
+
+
 def _mean_rank(model, X, x, q):
     """The computation to fit (the mean rank's where every row has it, else the
     slowest rank's) and the wait fitted apart (None without the mean)."""
@@ -813,7 +884,7 @@ def _mean_rank(model, X, x, q):
     return computation, None
 
 
-def fit_computation_part(model, X, x, q, per):
+def fit_computation_part(model, X, x, q, per, time=None):
     """Fit FiM's computation on a frame of kernel records.
 
     Parameters
@@ -829,11 +900,17 @@ def fit_computation_part(model, X, x, q, per):
         Their process counts.
     per : ndarray of shape (n_samples,)
         Their iterations.
+    time : ndarray of shape (n_samples,), optional
+        Their measured time: what the collectives leave of it beyond
+        ``comp_time_iterations`` is the wait at every collective
+        (:func:`critical_computation`, :func:`~scaleprobe.models.fim.wait.
+        fit_collective_wait`).
 
     Returns
     -------
     dict
-        FiM's fitted ``wait_``, ``memory_``, ``computation_``, ``cache_errors_``
+        FiM's fitted ``collective_wait_`` (the delay a collective waits, s, None
+        without the time), ``wait_``, ``memory_``, ``computation_``, ``cache_errors_``
         and ``load_law_``.
 
     Warns
@@ -855,7 +932,15 @@ def fit_computation_part(model, X, x, q, per):
         (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
         memory,
     )
+    delay = None
+    if time is not None:
+        calls = sum(X[f"{k}_calls"].to_numpy(float) for k in kinds(X.columns))
+        extra = critical_computation(X, time) - X["comp_time_iterations"].to_numpy(
+            float
+        )
+        delay = fit_collective_wait(extra, np.zeros(len(X)) + calls, q)
     return {
+        "collective_wait_": delay,
         "wait_": wait,
         "memory_": memory,
         "computation_": fitted,

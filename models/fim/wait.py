@@ -70,7 +70,9 @@ from scipy import integrate, optimize, special, stats
 
 __all__ = [
     "TAILS",
+    "collective_wait",
     "excess",
+    "fit_collective_wait",
     "fit_wait",
     "host_cores",
     "slowest",
@@ -335,3 +337,81 @@ def slowest(spreads, q, mean, tail, ranged=False):
         return mean * wait_factor(spreads, q, tail)
     factors = [wait_factor(spreads, q, each) for each in TAILS]
     return mean[0] * np.min(factors, axis=0), mean[1] * np.max(factors, axis=0)
+
+
+# ----------------------------------------------------------------------------
+# The wait at every collective.
+#
+# ``comp_time_iterations`` is the slowest rank over a whole iteration; between two
+# collectives every rank waits for the slowest of that burst, and the time less the
+# collectives (each collective's cost is what it took beyond the latest arrival) is
+# the computation on the critical path. Where an iteration has many collectives and
+# short bursts between them the two part, by a delay per collective that grows with
+# the ranks and not with the work between them: NPB CG's class S (1170 collectives
+# in 15 iterations) 13 us a collective on 4 ranks, class A 26 us, whose bursts are
+# ten times longer.
+
+
+def fit_collective_wait(extra, calls, q):
+    r"""The delay :math:`d` a collective waits for the slowest rank's burst,
+    :math:`d\,e(q)` per call, :math:`e` the exponential tail's excess.
+
+    Least squares through the origin, not below zero, of the training's extra
+    critical-path computation on :math:`\text{calls} \times e(q)`.
+
+    Parameters
+    ----------
+    extra : array-like of shape (n,)
+        Time less the collectives less ``comp_time_iterations``, s (not below 0).
+    calls : array-like of shape (n,)
+        Collective calls of each row.
+    q : array-like of shape (n,)
+        Process counts.
+
+    Returns
+    -------
+    float
+        :math:`d`, s; 0 where no row has more than one rank.
+
+    Examples
+    --------
+    >>> q = np.array([1, 2, 4])
+    >>> calls = np.array([100.0, 100.0, 100.0])
+    >>> extra = 1e-5 * calls * excess(q, "exponential")
+    >>> round(fit_collective_wait(extra, calls, q) * 1e6, 9)
+    10.0
+    """
+    basis = np.asarray(calls, dtype=float) * excess(q, "exponential")
+    extra = np.asarray(extra, dtype=float)
+    known = np.isfinite(extra) & np.isfinite(basis)
+    norm = float(np.sum(basis[known] ** 2))
+    if norm <= 0:
+        return 0.0
+    return max(float(np.sum(basis[known] * np.maximum(extra[known], 0.0)) / norm), 0.0)
+
+
+def collective_wait(delay, calls, q):
+    """The wait at every collective of rows: ``delay`` e(q) per call, s.
+
+    Parameters
+    ----------
+    delay : float or None
+        :func:`fit_collective_wait`'s :math:`d` (None: no wait).
+    calls : array-like of shape (n,)
+        Collective calls of each row.
+    q : array-like of shape (n,)
+        Process counts.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> collective_wait(1e-5, [1000.0, 1000.0], [1, 4]).round(6).tolist()
+    [0.0, 0.010833]
+    """
+    calls = np.asarray(calls, dtype=float)
+    if not delay:
+        return np.zeros(calls.shape)
+    return delay * calls * excess(q, "exponential")

@@ -27,6 +27,8 @@ def test_npb_classes_stand_for_npbs_problem_sizes():
     assert class_sizes("npb.is", "class", ["A"]) == {"total_keys": [2.0**23]}
     assert class_sizes("npb.ep", "class", ["S", "B"]) == {"pairs": [2.0**24, 2.0**30]}
     assert class_sizes("npb.cg", "class", ["A"])["na"] == [14000.0]
+    # and the iterations it times: class B 75, A 15
+    assert class_sizes("npb.cg", "class", ["A", "B"])["stages"] == [15.0, 75.0]
     assert class_sizes("iterative.kmeans", "points", ["4"]) is None
     with pytest.raises(ValueError, match=r"'Q' is not a class of npb\.is"):
         class_sizes("npb.is", "class", ["Q"])
@@ -135,3 +137,18 @@ def test_fim_fits_is_classes_s_and_w_and_projects_class_a(tmp_path, cluster, cap
     capsys.readouterr()
     assert _run([*argv, "--param", "class=Q"]) == 2
     assert "'Q' is not a class of npb.is" in capsys.readouterr().err
+
+
+def test_a_class_projects_at_the_iterations_it_times():
+    # CG's classes S, W, A time 15 iterations, class B 75: a projection of class B
+    # carries its 75 to the frame the models predict on, though no model regresses
+    # on the iterations
+    from scaleprobe.models.projection.grid import resolve_params
+
+    training = {"parameters": {"na": [1400.0, 14000.0], "nnz": [78148.0, 1853104.0]}}
+    given = class_sizes("npb.cg", "class", ["B"])
+    params = resolve_params(given, training)
+    assert params["stages"].tolist() == [75.0]
+    assert params["na"].tolist() == [75000.0]
+    with pytest.raises(ValueError, match="not trained over 'niter'"):
+        resolve_params({"niter": [75.0]}, training)

@@ -61,6 +61,44 @@ def test_a_part_every_process_repeats_is_recovered():
     assert _cycles(published, 1e7, [1024])[0] < 0.1 * truth[-1]
 
 
+def test_one_size_on_several_counts_finds_the_part_every_process_repeats():
+    # NPB CG's class S on 1, 2, 4 ranks: its order and non-zeros never vary, so
+    # Eq. 11 cannot tell them from the intercept; the cycles every rank repeats
+    # (1.3e8 per added rank, against 1e8 of work) are still found, and 8 ranks
+    # predicted from them exactly
+    procs = np.repeat([1, 2, 4], 2)
+    na, nnz = np.full(6, 1400.0), np.full(6, 78148.0)
+    total = 1e8 + 1.3e8 * (procs - 1)
+    seconds, hardware = _measured(total, procs)
+    X = np.column_stack([na, nnz, procs])
+    model = FiMCal(frequency=F).fit(X, seconds, hardware=hardware)
+    assert model.process_law_ == "replicated"
+    assert model.process_errors_["replicated"] < 1e-9
+    assert model.process_errors_["constant"] > 0.5
+    truth = 1e8 + 1.3e8 * 7
+    rows = [[1400.0, 78148.0, 8]]
+    assert model.predict_hardware(rows)[0, 1] == pytest.approx(truth, rel=1e-6)
+    assert model.predict(rows)[0] == pytest.approx(truth / F / 8, rel=1e-3)
+    # held to the law it was given, the published one divides the work by 8
+    published = FiMCal(frequency=F, process_law="constant")
+    published.fit(X, seconds, hardware=hardware)
+    assert published.predict(rows)[0] < 0.2 * truth / F / 8
+
+
+def test_a_count_whose_sizes_the_others_do_not_span_is_not_fitted():
+    # the smallest count measured at one size alone cannot give the one-process
+    # cycles of the others: no growth law is fitted from it
+    sizes = np.array([1e5, 1e5, 2e5, 1e5, 2e5])
+    procs = np.array([1, 2, 2, 4, 4])
+    total = 1e6 + 80.0 * sizes + (procs - 1) * 2e5
+    seconds, hardware = _measured(total, procs)
+    model = FiMCal(frequency=F).fit(
+        np.column_stack([sizes, procs]), seconds, hardware=hardware
+    )
+    assert model.process_law_ == "constant"
+    assert "replicated" not in model.process_errors_
+
+
 def test_contention_growing_with_the_logarithm_is_recovered():
     total = (1e6 + 80.0 * SIZES) * (1 + 0.25 * np.log2(PROCS))
     model = _fit(total)

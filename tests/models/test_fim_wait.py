@@ -193,3 +193,39 @@ def test_records_without_the_mean_rank_on_any_row_fit_the_slowest_ranks_quietly(
     np.testing.assert_allclose(
         model.predict(rows), FiM(wait="none").fit(X, y).predict(rows), rtol=1e-9
     )
+
+
+def _bursting_frame(sizes, ranks, delay):
+    """Records of 10 broadcasts an iteration whose every call waits ``delay``
+    e(q) for the slowest rank's burst before it, beyond ``comp_time_iterations``
+    (the slowest rank over a whole iteration, here the mean rank)."""
+    X, _ = _waiting_frame(sizes, ranks, spread=0.0)
+    q = X["ranks"].to_numpy(float)
+    calls = 10.0 * X["stages"].to_numpy(float)
+    collectives = 0.002 * np.log2(2 * q)
+    X = X.assign(
+        bcast_time=collectives,
+        bcast_calls=calls,
+        bcast_jobs=calls * (q - 1),
+        bcast_job_bytes=8.0,
+    )
+    waited = delay * calls * excess(q, "exponential")
+    return X, X["comp_time_iterations"].to_numpy() + collectives + waited, waited
+
+
+def test_the_wait_at_every_collective_is_read_from_the_time():
+    # 20 us a call: the time less the collectives is comp_time_iterations plus
+    # 100 calls x 20 us x e(q); FiM takes the delay from it and carries it to 32
+    # ranks, the same at every size (the bursts' length does not set it)
+    X, time, _ = _bursting_frame([1e5, 2e5, 4e5], [1, 2, 4], delay=2e-5)
+    model = FiM().fit(X, time)
+    assert model.collective_wait_ == pytest.approx(2e-5, rel=1e-6)
+    big, _, waited = _bursting_frame([4e6], [8, 32], delay=2e-5)
+    rows = big[["ranks", "points", "stages"]]
+    parts = model.predict_parts(rows)
+    computation = big["comp_time_iterations"].to_numpy() + waited
+    np.testing.assert_allclose(parts["computation"], computation, rtol=1e-3)
+    assert "every collective waits 2e-05 s e(q)" in model.describe()
+    # fitted on the computation alone, nothing waits
+    alone = FiM().fit(X, X["comp_time_iterations"] + X["bcast_time"])
+    assert alone.collective_wait_ == pytest.approx(0.0, abs=1e-15)
