@@ -256,34 +256,73 @@ class EnsembleFit:
             f"{where}, the {level:.0%} interval spans more than "
             f"{CANNOT_TELL_RATIO:g}x: the data cannot tell the "
             f"{self.training.get('target', 'time')} there — "
-            f"{self.next_measurement(horizon, axis)} to know more"
+            f"{self.next_measurement(horizon, axis, self.untrained(projection))} "
+            "to know more"
         )
 
-    def next_measurement(self, horizon, axis="nodes"):
+    def untrained(self, projection):
+        """The projection's parameters that lie outside the ranges trained on.
+
+        Parameters
+        ----------
+        projection : xarray.Dataset
+            Output of :meth:`project`.
+
+        Returns
+        -------
+        list of str
+            One ``"name value (trained low-high)"`` per parameter (node, rank and
+            process-per-node counts excepted), the value farthest out.
+        """
+        ranges = self.training.get("feature_ranges") or {}
+        out = []
+        for name, (low, high) in ranges.items():
+            if name in ("nodes", "ranks", "ppn") or name not in projection.coords:
+                continue
+            values = np.asarray(projection[name].values, dtype=float)
+            far = values[(values < low) | (values > high)]
+            if far.size:
+                value = far[np.argmax(np.abs(np.log(far / np.sqrt(low * high))))]
+                out.append(f"{name} {value:g} (trained {low:g}-{high:g})")
+        return out
+
+    def next_measurement(self, horizon, axis="nodes", untrained=()):
         """Which measurement would narrow the interval at ``horizon``, in words.
 
         A count between the largest measured and ``horizon`` (their geometric
         middle, as a power of two, at least twice the largest): the interval's
         calibration reaches as far as the counts held out in it; and more
-        repetitions when the measured runs spread by more than 10 %.
+        repetitions when the measured runs spread by more than 10 %. When the
+        projection's parameters lie outside the trained ranges (``untrained``), a
+        measurement nearer them; alone when the interval is too wide already at a
+        measured count, where no larger count would help.
 
         Parameters
         ----------
         horizon : float
             The count from which the data cannot tell.
         axis : str, default="nodes"
+        untrained : sequence of str, default=()
+            From :meth:`untrained`.
 
         Returns
         -------
         str
         """
+        nearer = ""
+        if untrained:
+            nearer = "measure nearer the projected " + ", ".join(untrained)
         references = [iv.reference for iv in self.intervals.values() if iv]
         if not references:
-            return f"measure larger {axis[:-1]} counts"
+            return nearer or f"measure larger {axis[:-1]} counts"
         largest = max(references)
+        if nearer and horizon <= largest:
+            return nearer
         middle = (math.log2(largest) + math.log2(max(horizon, largest))) / 2
         target = max(2.0 ** math.floor(middle + 0.5), 2.0 * largest)
         text = f"measure at {target:g} {axis} (the largest measured is {largest:g})"
+        if nearer:
+            text += ", and " + nearer[len("measure ") :]
         spread = self.training.get("run_spread")
         if spread is not None and np.isfinite(spread) and spread > 0.1:
             text += f" and repeat the runs (they spread by {spread:.0%})"

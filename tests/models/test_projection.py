@@ -280,6 +280,31 @@ def test_the_projection_says_where_the_data_cannot_tell():
     )
 
 
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_a_size_beyond_the_training_is_the_measurement_named():
+    """Where the band is too wide at a measured count already, a larger count would
+    not tell: the parameter outside its trained range is what to measure."""
+    rng = np.random.default_rng(5)
+    nodes = np.tile(np.repeat([1.0, 2.0, 4.0, 8.0], 2), 2)
+    size = np.repeat([100.0, 200.0], 8)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes, "size": size})
+    X["run"] = np.tile([0.0, 1.0], 8)
+    y = (size / nodes + 0.5) * np.exp(0.03 * rng.standard_normal(16))
+    fit = fit_ensemble((X, y))
+    assert fit.untrained(fit.project("base", nodes=[4], params={"size": 150.0})) == []
+    proj = fit.project("base", nodes=[4, 8, 4096], params={"size": 5000.0})
+    assert fit.untrained(proj) == ["size 5000 (trained 100-200)"]
+    assert proj.attrs["cannot_tell_from"] <= 8  # wide at measured counts
+    message = fit.cannot_tell_message(proj)
+    assert message.endswith(
+        "measure nearer the projected size 5000 (trained 100-200) to know more"
+    ), message
+    # beyond the measured counts both are named
+    both = fit.next_measurement(4096, "nodes", fit.untrained(proj))
+    assert both.startswith("measure at 256 nodes (the largest measured is 8), and ")
+    assert both.endswith("nearer the projected size 5000 (trained 100-200)")
+
+
 def test_an_interval_is_never_narrower_than_the_measured_runs():
     from scaleprobe.models.projection.grid import widen_to_measured
 
