@@ -81,7 +81,9 @@ def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
 
 def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
     spec = _spec(tmp_path)
-    campaign = run_until(spec, "width <= 1000 at nodes=256", "1 h", client)
+    # Twice the largest measured count: the interval there is 1.4-22x wide for 5-60 %
+    # noise, also when no law holds its check (then about 2000x at 256 nodes).
+    campaign = run_until(spec, "width <= 1000 at nodes=8", "1 h", client)
     assert len(campaign.rounds) == 1
     assert "the width at the target is" in campaign.reason
     assert len(ResultStore(spec["output"]).results()) == 6
@@ -105,7 +107,7 @@ def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
             (grid,) = json.loads(response.read())["sweeps"]
         assert grid["adaptive"]["rounds"][0]["width"] == width
         html = _dom(match.group(1), tmp_path / "profile")
-        assert "Interval at nodes=256 by round (goal: width &lt;= 1000)" in html
+        assert "Interval at nodes=8 by round (goal: width &lt;= 1000)" in html
         assert f'data-width="{width}"' in html
     finally:
         server.send_signal(signal.SIGINT)
@@ -151,7 +153,7 @@ def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, caps
     (tmp_path / "compute.yaml").write_text(yaml.safe_dump(spec))
     elsewhere = tmp_path / "elsewhere.zarr"
     argv = ["run", str(tmp_path / "compute.yaml"), "--output", str(elsewhere)]
-    argv += ["--until", "width <= 1000 at nodes=256", "--budget", "1 h"]
+    argv += ["--until", "width <= 1000 at nodes=8", "--budget", "1 h"]
     status = main([*argv, "--address", client.scheduler.address])
     out, err = capsys.readouterr()
     assert status == 0, out + err
