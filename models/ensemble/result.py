@@ -272,7 +272,8 @@ class EnsembleFit:
         -------
         list of str
             One ``"name value (trained low-high)"`` per parameter (node, rank and
-            process-per-node counts excepted), the value farthest out.
+            process-per-node counts excepted), the value farthest above the range
+            (below it when none is above).
         """
         ranges = self.training.get("feature_ranges") or {}
         out = []
@@ -280,9 +281,9 @@ class EnsembleFit:
             if name in ("nodes", "ranks", "ppn") or name not in projection.coords:
                 continue
             values = np.asarray(projection[name].values, dtype=float)
-            far = values[(values < low) | (values > high)]
-            if far.size:
-                value = far[np.argmax(np.abs(np.log(far / np.sqrt(low * high))))]
+            above, below = values[values > high], values[values < low]
+            if above.size or below.size:
+                value = above.max() if above.size else below.min()
                 out.append(f"{name} {value:g} (trained {low:g}-{high:g})")
         return out
 
