@@ -96,3 +96,13 @@ def test_scheduler_file_recipe_fails_at_once_when_the_cluster_dies(tmp_path):
     assert done.returncode == 1
     assert "the Dask cluster ended without writing" in done.stderr
     assert "sched.json" in done.stderr
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, "300", None])
+def test_a_death_timeout_must_be_positive_seconds(bad):
+    from scaleprobe.deployments.mpirun import dask_mpi_worker_options
+
+    with pytest.raises(ValueError, match="death_timeout must be"):
+        dask_mpi_worker_options(bad)
+    with pytest.raises(ValueError, match="death_timeout must be"):
+        dask_mpi_launch_line("sched.json", death_timeout=bad)
