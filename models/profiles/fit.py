@@ -175,6 +175,12 @@ def _nested(found, laws, group, margin, order):
     (:func:`interval_rate`); and the weighted mean |log error| at the next count
     (the honest check of the choice: laws chosen among many by their fit to the
     same counts look better than they are).
+
+    A count at or after a break the series shows beyond the prefix
+    (:func:`~scaleprobe.models.laws.regime.find_jumps`) gives no record: its error
+    is the break's, which the fit names and widens that series for, not how far a
+    law strays when it extrapolates; pooled over the profile, one such error set
+    the factor of every series (the 90 % quantile of 14 errors is their largest).
     """
     m = group.x.size
     records = [[] for _ in range(group.size)]
@@ -191,6 +197,7 @@ def _nested(found, laws, group, margin, order):
             plausible = errors[eligible[:, s], s]
             spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
             ok = np.isfinite(error) & np.isfinite(spread)
+            ok &= ~_past_break(found.jumps[s], length, m)
             records[s] += [
                 (abs(float(e)), float(w), float(d), float(standard[s]))
                 for e, w, d in zip(error[ok], spread[ok], distance[ok], strict=True)
@@ -201,6 +208,25 @@ def _nested(found, laws, group, margin, order):
     with np.errstate(invalid="ignore"):
         checks = np.where(weight > 0, total / weight, np.nan)
     return records, checks
+
+
+def _past_break(jumps, length, m):
+    """Which counts after a prefix of ``length`` lie at or after a break of the
+    series beyond that prefix.
+
+    Examples
+    --------
+    >>> _past_break([{"index": 4}], 3, 6).tolist()
+    [False, True, True]
+    >>> _past_break([{"index": 2}], 3, 6).tolist()
+    [False, False, False]
+    """
+    target = np.arange(length, m)
+    past = np.zeros(target.size, dtype=bool)
+    for jump in jumps:
+        if jump["index"] >= length:
+            past |= target >= jump["index"]
+    return past
 
 
 def interval_rate(records, level):

@@ -40,7 +40,9 @@ application's root time (the filter of Extra-P's case studies), are left out.
 Prints, per data set and holdout, for each method: the number of series, the
 median and largest |relative error| in percent at the held-out counts, the number
 of series off by more than 60 % at any held-out count; for scaleprobe the refused
-share, the coverage of its intervals, their median upper/lower, the median interval
+share, the coverage of its intervals, their median upper/lower, the width no
+interval about its predictions could beat at 90 % (chosen in hindsight), the median
+interval
 score (Gneiting and Raftery 2007) over the measurement; the wall time of
 scaleprobe's fit and of Extra-P's command.
 """
@@ -354,6 +356,18 @@ def _interval_terms(series, intervals, alpha=0.1):
     return held, ratios, scores
 
 
+def hindsight_width(errors, level=0.9):
+    """The median upper/lower no interval centred on the predictions can beat
+    and still hold ``level`` of the measurements: the narrowest band of one
+    factor either side that does, chosen knowing them (errors in percent).
+
+    >>> round(hindsight_width([10.0, -10.0, 0.0, 50.0], level=0.75), 3)
+    1.235
+    """
+    logs = np.sort(np.abs(np.log1p(np.asarray(errors, dtype=float) / 100.0)))
+    return float(np.exp(2.0 * logs[math.ceil(level * logs.size) - 1]))
+
+
 def _summary(errors_by_series):
     flat = np.abs(np.concatenate([np.asarray(e, float) for e in errors_by_series]))
     worst = np.array([np.max(np.abs(e)) for e in errors_by_series])
@@ -403,6 +417,7 @@ def _split(name, usable, holdout, executable):
             "refused": refused / len(usable),
             "coverage": float(np.mean(held)),
             "width": float(np.median(ratios)),
+            "hindsight": hindsight_width(np.concatenate(methods["scaleprobe"])),
             "score": float(np.median(scores)),
             "seconds": seconds,
         },
@@ -445,7 +460,9 @@ def run(args):
     print(
         "\nmedian/worst: |relative error| (%) at the held-out counts; refused: "
         "share of series; coverage: share of held-out counts inside scaleprobe's "
-        "90 % interval; width: its median upper/lower; score: median interval "
+        "90 % interval; width: its median upper/lower; hindsight: the narrowest "
+        "band about scaleprobe's predictions, one factor either side, that holds 90 % "
+        "of the measurements, chosen knowing them; score: median interval "
         "score over the measurement; seconds: wall time of the fit (extrap: "
         "its command, start-up included)"
     )

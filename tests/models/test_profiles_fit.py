@@ -224,6 +224,34 @@ def test_the_interval_factor_is_the_conformal_quantile_of_the_scaled_errors():
     assert interval_rate([[], []], 0.9)[::2] == ("spread", 0)
 
 
+def test_a_break_in_one_series_does_not_widen_every_interval():
+    # ten smooth series, then the same profile with a series that breaks at the
+    # largest count: the errors of the shorter prefixes across that break are
+    # the break's (the series is named and widened for it), not extrapolation's;
+    # pooled, they had doubled every series' factor (0.072 -> 0.157)
+    laws = dict(LAWS)
+    for name, law in LAWS.items():
+        laws[f"{name} x2"] = functools.partial(
+            lambda p, f: 2.0 * f(p) * (1.0 + 0.02 * np.log2(p)), f=law
+        )
+    broken = dict(
+        laws, switch=lambda p: np.where(p < 256, 2.0 + 0.1 * np.log2(p), 27.0)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        smooth = fit_profile(_table(laws, noise=0.02, runs=2))
+        both = fit_profile(_table(broken, noise=0.02, runs=2))
+    assert both.calibration["kappa"] == smooth.calibration["kappa"]
+    # the switch keeps its three errors before the break, loses the three across it
+    assert both.calibration["residuals"] == smooth.calibration["residuals"] + 3
+    assert both.model("switch").regime
+    target = np.array([1024.0])
+    for name in laws:
+        assert np.allclose(
+            both.model(name).interval(target), smooth.model(name).interval(target)
+        )
+
+
 def _drifting(n_series, seed):
     """Power laws whose log-log slope wanders by 0.15 (sd) from one doubling to the
     next (log time a random walk about the law): no law of the search is exact,
