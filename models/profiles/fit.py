@@ -95,7 +95,8 @@ def search_chunk(items):
         ``coef``, ``score`` (mean |log error| held out), ``best`` (the law with the
         best score), the plausible ``alternatives``, ``trend`` (the naive trend's
         log error on the largest count held out), ``rates`` (the nested errors
-        with their scales, :func:`_nested`) and ``jumps``.
+        with their scales, :func:`_nested`), ``across_breaks`` (the nested errors
+        left out because they lie across a break) and ``jumps``.
     """
     laws = default_candidates()
     order = np.arange(len(laws))
@@ -120,7 +121,7 @@ def _search_members(members, laws, order):
     margin = _NOISE_MARGIN * group.noise / np.sqrt(group.count.mean(axis=0))
     m = x.size
     chosen, score, eligible = select(found, laws, m, margin, order)
-    rates, checks = _nested(found, laws, group, margin, order)
+    rates, checks, dropped = _nested(found, laws, group, margin, order)
     # the check of the counts before a jump at the largest one
     before, before_score, _ = select(found, laws, m - 1, margin, order)
     naive = laws.index(Candidate("power", window=2))
@@ -148,6 +149,7 @@ def _search_members(members, laws, order):
                 if before_score is not None and before[s] >= 0
                 else np.nan,
                 "rates": rates[s],
+                "across_breaks": int(dropped[s]),
                 "jumps": found.jumps[s],
             }
         )
@@ -181,9 +183,11 @@ def _nested(found, laws, group, margin, order):
     is the break's, which the fit names and widens that series for, not how far a
     law strays when it extrapolates; pooled over the profile, one such error set
     the factor of every series (the 90 % quantile of 14 errors is their largest).
+    The third result counts, per series, the errors so left out.
     """
     m = group.x.size
     records = [[] for _ in range(group.size)]
+    dropped = np.zeros(group.size, dtype=int)
     total, weight = np.zeros(group.size), np.zeros(group.size)
     standard = group.noise / np.sqrt(group.count.mean(axis=0))
     for rank, length in enumerate(range(m - 1, max(2, m - 1 - _NESTED), -1)):
@@ -197,7 +201,9 @@ def _nested(found, laws, group, margin, order):
             plausible = errors[eligible[:, s], s]
             spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
             ok = np.isfinite(error) & np.isfinite(spread)
-            ok &= ~_past_break(found.jumps[s], length, m)
+            past = _past_break(found.jumps[s], length, m)
+            dropped[s] += int(np.sum(ok & past))
+            ok &= ~past
             records[s] += [
                 (abs(float(e)), float(w), float(d), float(standard[s]))
                 for e, w, d in zip(error[ok], spread[ok], distance[ok], strict=True)
@@ -207,7 +213,7 @@ def _nested(found, laws, group, margin, order):
                 weight[s] += 0.5**rank
     with np.errstate(invalid="ignore"):
         checks = np.where(weight > 0, total / weight, np.nan)
-    return records, checks
+    return records, checks, dropped
 
 
 def _past_break(jumps, length, m):
@@ -496,6 +502,7 @@ def _finish(results, usable, level):
         "kappa": kappa,
         "form": form,
         "residuals": count,
+        "across_breaks": sum(p.get("across_breaks", 0) for p in partials.values()),
         "level": level,
     }
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .summary import findings, rank, scale_words
+from .summary import breaks_left_out, findings, rank, scale_words
 
 __all__ = ["REPORT_FACTOR", "write_profile_report"]
 
@@ -50,7 +50,7 @@ def _sections(fit, top, verbose):
         "Verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
         f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from {fit.calibration.get('residuals', 0)} "
-        "held-out errors over the profile.",
+        "held-out errors over the profile" + breaks_left_out(fit.calibration) + ".",
     ]
     notes = [f.summary for f in findings(fit)] + list(fit.notes)
     value = ["series", "predicted", "lower", "upper", "growth", "status"]

@@ -26,6 +26,7 @@ from .result import CANNOT_TELL, geometric_middle
 __all__ = [
     "Finding",
     "advice",
+    "breaks_left_out",
     "emit",
     "findings",
     "rank",
@@ -82,6 +83,34 @@ def scale_words(calibration):
             "the data"
         )
     return "the plausible laws' spread"
+
+
+def breaks_left_out(calibration):
+    """The clause that says how many held-out errors lay across a break and were
+    left out of the calibration ("" when none were).
+
+    Parameters
+    ----------
+    calibration : dict
+        :attr:`ProfileFit.calibration`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> breaks_left_out({"across_breaks": 3})
+    ' (3 more lay across a break in their series and are left out)'
+    >>> breaks_left_out({"across_breaks": 1}), breaks_left_out({})
+    (' (1 more lay across a break in its series and is left out)', '')
+    """
+    n = int(calibration.get("across_breaks") or 0)
+    if n == 0:
+        return ""
+    if n == 1:
+        return " (1 more lay across a break in its series and is left out)"
+    return f" ({n} more lay across a break in their series and are left out)"
 
 
 def findings(fit):
@@ -363,7 +392,8 @@ def render_fit(fit, *, top=20, verbose=False):
         "verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()),
         f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from "
-        f"{fit.calibration.get('residuals', 0)} held-out errors over the profile",
+        f"{fit.calibration.get('residuals', 0)} held-out errors over the profile"
+        + breaks_left_out(fit.calibration),
     ]
     order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
     shown = order if verbose else order[:top]

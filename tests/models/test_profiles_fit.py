@@ -19,7 +19,7 @@ from scaleprobe.models import (
     UnreliableModelWarning,
 )
 from scaleprobe.models.profiles import ProfileTable, fit_profile, load_profile_fit
-from scaleprobe.models.profiles.summary import emit, findings, rank
+from scaleprobe.models.profiles.summary import emit, findings, rank, render_fit
 from scaleprobe.models.selection.limits import RELIABLE_SMAPE
 
 COUNTS = 2.0 ** np.arange(1, 9)  # 2 .. 256 ranks
@@ -244,6 +244,14 @@ def test_a_break_in_one_series_does_not_widen_every_interval():
     assert both.calibration["kappa"] == smooth.calibration["kappa"]
     # the switch keeps its three errors before the break, loses the three across it
     assert both.calibration["residuals"] == smooth.calibration["residuals"] + 3
+    assert (smooth.calibration["across_breaks"], both.calibration["across_breaks"]) == (
+        0,
+        3,
+    )
+    assert "(3 more lay across a break in their series and are left out)" in render_fit(
+        both
+    )
+    assert "across a break" not in render_fit(smooth)
     assert both.model("switch").regime
     target = np.array([1024.0])
     for name in laws:
