@@ -15,6 +15,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..core.interface import DEFAULT_LEVEL
+from ..laws.regime import find_jumps, past_break
 from ..profiles.model import interval_scale
 from .laws import default_laws, fit_law
 
@@ -156,9 +157,10 @@ class DesignState:
         return float(self.noise / math.sqrt(float(self.count[-1])))
 
 
-def _errors(laws, x, centre, count, length):
-    """The laws fitted on the first ``length`` counts, at each later count: the
-    log error of the law furthest from the centre, their spread (log) and the
+def _errors(laws, x, centre, count, length, jumps=()):
+    """The laws fitted on the first ``length`` counts, at each later count before
+    a jump beyond the prefix (:func:`~scaleprobe.models.laws.regime.past_break`):
+    the log error of the law furthest from the centre, their spread (log) and the
     doublings from the prefix's largest count."""
     fitted = [fit_law(law, x[:length], centre[:length], count[:length]) for law in laws]
     later = x[length:]
@@ -168,7 +170,7 @@ def _errors(laws, x, centre, count, length):
     high, low = np.max(predicted, axis=0), np.min(predicted, axis=0)
     truth = np.log(centre[length:])
     error = np.maximum(np.abs(truth - high), np.abs(truth - low))
-    keep = np.isfinite(error)
+    keep = np.isfinite(error) & ~past_break(jumps, length, x.size)
     distance = np.log2(later / x[length - 1])
     return error[keep], (high - low)[keep], distance[keep]
 
@@ -179,7 +181,8 @@ def calibration_ratios(laws, x, centre, count, noise):
 
     The laws are fitted again on the prefixes of the counts (the largest one, two
     and three counts left out); at every count after a prefix, the log error of
-    the law furthest from the measured centre is divided by the calibrated scale of the
+    the law furthest from the measured centre (at the counts before a jump beyond
+    the prefix, as the profile fit takes them) is divided by the calibrated scale of the
     profiles, :func:`~scaleprobe.models.profiles.model.interval_scale`
     ``("combined", spread, d, se)`` = ``spread + 0.05 d + sqrt(d) + se (1 + d)``
     with ``spread`` the range of the laws' predictions there, ``d`` the doublings
@@ -210,8 +213,9 @@ def calibration_ratios(laws, x, centre, count, noise):
     [0.0, 0.0, 0.0]
     """
     ratios = [np.empty(0)]
+    jumps = find_jumps(x, np.log(centre)) if x.size >= 3 else []
     for length in range(x.size - 1, max(1, x.size - 1 - NESTED), -1):
-        error, spread, distance = _errors(laws, x, centre, count, length)
+        error, spread, distance = _errors(laws, x, centre, count, length, jumps)
         standard = noise / math.sqrt(float(count[length - 1]))
         ratios.append(error / interval_scale("combined", spread, distance, standard))
     return np.concatenate(ratios)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["REGIME_FACTOR", "REGIME_SLOPE", "REGIME_SPREAD", "find_jumps"]
+__all__ = ["REGIME_FACTOR", "REGIME_SLOPE", "REGIME_SPREAD", "find_jumps", "past_break"]
 
 #: Change of the log-log slope over a measured step, against the step before, from
 #: which a change of regime (an algorithm or protocol switch) is read rather than the
@@ -74,3 +74,34 @@ def find_jumps(x, log_y):
                 }
             )
     return jumps
+
+
+def past_break(jumps, length, m):
+    """Which of the counts after a prefix of ``length`` (of ``m``) lie at or after
+    a jump beyond that prefix: a law chosen on the prefix cannot see the jump, and
+    its error there is the jump's, not how far the law strays when it extrapolates
+    (the calibrations of intervals leave those errors out).
+
+    Parameters
+    ----------
+    jumps : list of dict
+        From :func:`find_jumps` on the ``m`` counts.
+    length, m : int
+
+    Returns
+    -------
+    ndarray of bool, shape (m - length,)
+
+    Examples
+    --------
+    >>> past_break([{"index": 4}], 3, 6).tolist()
+    [False, True, True]
+    >>> past_break([{"index": 2}], 3, 6).tolist()
+    [False, False, False]
+    """
+    target = np.arange(length, m)
+    past = np.zeros(target.size, dtype=bool)
+    for jump in jumps:
+        if jump["index"] >= length:
+            past |= target >= jump["index"]
+    return past

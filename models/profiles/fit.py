@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ..laws.regime import find_jumps
+from ..laws.regime import find_jumps, past_break
 from ..selection.limits import RELIABLE_SMAPE, smape_of_log
 from .model import FLOOR, interval_scale
 from .search import (
@@ -201,7 +201,7 @@ def _nested(found, laws, group, margin, order):
             plausible = errors[eligible[:, s], s]
             spread = np.nanmax(plausible, axis=0) - np.nanmin(plausible, axis=0)
             ok = np.isfinite(error) & np.isfinite(spread)
-            past = _past_break(found.jumps[s], length, m)
+            past = past_break(found.jumps[s], length, m)
             dropped[s] += int(np.sum(ok & past))
             ok &= ~past
             records[s] += [
@@ -214,25 +214,6 @@ def _nested(found, laws, group, margin, order):
     with np.errstate(invalid="ignore"):
         checks = np.where(weight > 0, total / weight, np.nan)
     return records, checks, dropped
-
-
-def _past_break(jumps, length, m):
-    """Which counts after a prefix of ``length`` lie at or after a break of the
-    series beyond that prefix.
-
-    Examples
-    --------
-    >>> _past_break([{"index": 4}], 3, 6).tolist()
-    [False, True, True]
-    >>> _past_break([{"index": 2}], 3, 6).tolist()
-    [False, False, False]
-    """
-    target = np.arange(length, m)
-    past = np.zeros(target.size, dtype=bool)
-    for jump in jumps:
-        if jump["index"] >= length:
-            past |= target >= jump["index"]
-    return past
 
 
 def interval_rate(records, level):

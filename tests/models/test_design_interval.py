@@ -73,6 +73,18 @@ def test_a_straight_law_calibrates_to_nothing_a_drifting_one_widens():
     assert conformal_rate(ratios) > 0.05
 
 
+def test_a_jump_at_the_largest_count_is_not_an_extrapolation_error():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    jumped = 3.0 * x**0.5
+    jumped[-1] *= 10.0  # a protocol switch between 16 and 32
+    ones = np.ones(x.size)
+    # the three counts after the prefixes that lie before the jump (16 from the
+    # shortest two, 8 from the shortest) are kept, the 32 of each prefix is not
+    ratios = calibration_ratios(POWER, x, jumped, ones, 0.01)
+    assert ratios.size == 3
+    assert np.allclose(ratios, 0.0)
+
+
 def _wandering(rng, x, target):
     """A power law whose log-log slope wanders by 0.15 (sd) per doubling, its
     truth at ``target`` and three runs (noise 0.02) at each count of ``x``."""
