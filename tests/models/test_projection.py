@@ -1,6 +1,7 @@
 """Projection: grids with units, intervals, floors, networks, and the model file."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -162,6 +163,21 @@ def test_traffic_projection_knows_its_floor_and_other_networks(traffic):
         project(
             naive, nodes=[1024], training=fit.training, floor_model=fit.floor_model()
         )
+    # Where the traffic model was not measured (ppn 2: one ppn measured), the
+    # floor cannot be priced: the projection goes on without it and says so.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        other = project(
+            naive,
+            nodes=[64],
+            ppn=2,
+            training=fit.training,
+            floor_model=fit.floor_model(),
+        )
+    said = [str(w.message) for w in caught if w.category is ExtrapolationWarning]
+    assert any(re.match(r"no latency floor .*'ppn': 2.0", text) for text in said), said
+    assert "time_floor" not in other
+    assert float(other["time_predicted"].squeeze()) == pytest.approx(1.0 / 64)
 
 
 @pytest.mark.slow  # fits whole ensembles: half a minute
