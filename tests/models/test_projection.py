@@ -321,6 +321,30 @@ def test_a_size_beyond_the_training_is_the_measurement_named():
     assert both.endswith("nearer the projected size 5000 (trained 100-200)")
 
 
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_sizes_that_grow_together_are_one_group_of_axes():
+    """Two parameters set by one problem class (a size and its nonzeros) are held
+    out together when the largest class is: their calibrations measured one miss
+    and form one group (the interval widens by the larger term); a parameter
+    varied on its own is a group of its own."""
+    from scaleprobe.models import RBASP
+    from scaleprobe.models.ensemble.fit import _size_axes
+
+    rng = np.random.default_rng(2)
+    nodes = np.tile(np.repeat([1.0, 2.0, 4.0, 8.0], 2), 9)
+    size = np.tile(np.repeat([100.0, 200.0, 400.0], 8), 3)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes, "size": size})
+    X["nnz"] = 10.0 * size**1.5
+    X["steps"] = np.repeat([5.0, 10.0, 20.0], 24)
+    y = (X["steps"] * size**1.3 / nodes + 0.5) * np.exp(0.03 * rng.standard_normal(72))
+    training = {"parameters": {"size": [], "nnz": [], "steps": []}}
+    axes, notes = _size_axes(RBASP(), "rbasp", training, (X, y, 0.9))
+    groups = {axis[0]: axis[4] for axis in axes}
+    assert groups == {"size": "size", "nnz": "size", "steps": "steps"}
+    assert "held out with size: the larger widening counts" in notes[1]
+    assert "held out with" not in notes[0] + notes[2]
+
+
 def test_an_interval_is_never_narrower_than_the_measured_runs():
     from scaleprobe.models.projection.grid import widen_to_measured
 
