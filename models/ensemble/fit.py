@@ -375,7 +375,7 @@ def _calibrate_sizes(models, intervals, verdict, training, data):
 def _size_axes(model, name, training, data):
     """The size axes along which ``model``'s interval widens, and a note on each."""
     X, y, level = data
-    axes, notes = [], []
+    axes, notes, held = [], [], {}
     for column in [*training.get("parameters", {}), "scale"]:
         if column not in X.columns:
             continue
@@ -384,13 +384,19 @@ def _size_axes(model, name, training, data):
         if found is None:
             continue
         axis, residuals = found
-        axes.append(axis)
+        values = np.asarray(X[column], dtype=float)
+        rows = frozenset(np.flatnonzero(values == values.max()).tolist())
+        group = held.setdefault(rows, column)
+        axes.append((*axis, group))
         unit = "unit" if column == "scale" else "doubling"
+        same = f"; held out with {group}: the larger widening counts" * (
+            group != column
+        )
         notes.append(
             f"{name}: the interval widens by {axis[1]:.3g} (log time) per {unit} of "
             f"{column} outside the measured {axis[2]:g}-{axis[3]:g}, as the fit "
             f"without the largest {column} missed it ({residuals} held-out "
-            "configurations)"
+            f"configurations{same})"
         )
     return axes, notes
 

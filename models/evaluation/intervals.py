@@ -82,10 +82,14 @@ class PredictionInterval:
     method : str, default="consistent-range"
         ``"consistent-range"`` (the model's own range, calibrated) or
         ``"conformal"`` (a model without a range).
-    axes : tuple of (str, float, float, float), default=()
+    axes : tuple of (str, float, float, float[, str]), default=()
         ``(column, kappa, low, high)`` per size axis (:func:`calibrate_axis`): the
         bounds widen further by ``kappa`` per doubling of ``column`` below ``low``
-        or above ``high``, the measured range (``scale``: per unit).
+        or above ``high``, the measured range (``scale``: per unit). A fifth item
+        names the axis's group: axes whose calibration held out the same
+        configurations (sizes that grow together, as an NPB class's ``na`` and
+        ``nnz``) measured one miss between them, and widen by the largest of their
+        terms, not their sum; axes of different groups add.
 
     Examples
     --------
@@ -132,13 +136,24 @@ class PredictionInterval:
             prediction = model.predict(X) if prediction is None else prediction
             low = high = np.asarray(prediction, dtype=float)
             width = self.kappa * np.maximum(distance, 1.0)
-        for axis, kappa, smallest, largest in self.axes:
-            if X is not None and axis in X.columns:
-                width = width + kappa * _outside(X[axis], axis, smallest, largest)
+        width = width + self._size_width(X)
         # a law's range may reach below zero far out; a time never does
         low = np.maximum(np.asarray(low, dtype=float), 0.0)
         high = np.maximum(np.asarray(high, dtype=float), low)
         return low * np.exp(-width), high * np.exp(width)
+
+    def _size_width(self, X):
+        """The widening along the size axes: the largest term of each group,
+        summed over the groups."""
+        groups = {}
+        for entry in self.axes:
+            axis, kappa, smallest, largest = entry[:4]
+            if X is None or axis not in X.columns:
+                continue
+            term = kappa * _outside(X[axis], axis, smallest, largest)
+            group = entry[4] if len(entry) > 4 else axis
+            groups[group] = np.maximum(groups.get(group, 0.0), term)
+        return sum(groups.values(), 0.0)
 
     def to_dict(self):
         """A JSON-ready dict."""

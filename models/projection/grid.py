@@ -542,9 +542,20 @@ def _components(model, grid, target_units, coords):
 
 
 def _floor(floor_model, grid, predicted, target_units):
-    """The latency floor, and a warning where the prediction falls below it."""
+    """The latency floor, and a warning where the prediction falls below it; none,
+    and a warning that says why, where the traffic model cannot price the
+    configuration (a size or ppn it was not measured at, which another model can
+    project: the check is lost there, not the projection)."""
     target, units = target_units
-    floor = np.asarray(floor_model.floor(grid.frame), dtype=float)
+    try:
+        floor = np.asarray(floor_model.floor(grid.frame), dtype=float)
+    except ValueError as error:
+        warn(
+            f"no latency floor to check the projection against: {error}",
+            ExtrapolationWarning,
+            stacklevel=3,
+        )
+        return {}
     below = np.flatnonzero(predicted < floor * (1 - 1e-9))
     if below.size:
         first = grid.frame.iloc[below[0]]

@@ -204,8 +204,14 @@ def _own(fitted, name, **where):
 
 @pytest.mark.slow
 def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
-    (column, kappa, low, high), *rest = fitted.intervals["fim"].axes
-    assert (column, low, high, rest) == ("points", SIZES[0], SIZES[-1], [])
+    (column, kappa, low, high, group), *rest = fitted.intervals["fim"].axes
+    assert (column, low, high, group, rest) == (
+        "points",
+        SIZES[0],
+        SIZES[-1],
+        "points",
+        [],
+    )
     assert any(note.startswith("fim: the interval widens") for note in fitted.notes)
     # RBASP as a plausible alternative (on the K-means sweep of the README it was,
     # and put 2**21 points 32x beyond the measured ones at 1e20 s)

@@ -1,6 +1,7 @@
 """Intervals: the range of consistent laws, calibration, and no infinite bounds."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -195,6 +196,27 @@ def test_a_size_axis_widens_the_bounds_outside_the_measured_sizes_only():
     assert again == interval
     old_file = {k: v for k, v in interval.to_dict().items() if k != "axes"}
     assert PredictionInterval.from_dict(old_file).axes == ()
+
+
+def test_axes_held_out_together_widen_by_their_largest_term():
+    # na and nnz grow together (one NPB class sets both): one miss, counted once
+    axes = (
+        ("na", 0.2, 1e3, 1e4, "na"),
+        ("nnz", 0.1, 1e5, 1e6, "na"),
+        ("scale", 0.3, 20.0, 22.0),
+    )
+    interval = PredictionInterval(0.9, 0.0, 4.0, 3, 1.0, method="conformal", axes=axes)
+    X = pd.DataFrame(
+        {"nodes": 4.0, "na": [4e4, 2e4], "nnz": [2e6, 1.6e7], "scale": [24.0, 21.0]}
+    )
+    _, upper = interval.bounds(None, X, prediction=np.ones(2))
+    # row 0: na 2 doublings (0.4) vs nnz 1 (0.1); row 1: na 1 (0.2) vs nnz 4 (0.4)
+    np.testing.assert_allclose(np.log(upper), [0.4 + 0.3 * 2, 0.4])
+    apart = replace(interval, axes=tuple(a[:4] for a in axes))  # separate groups add
+    _, upper = apart.bounds(None, X, prediction=np.ones(2))
+    np.testing.assert_allclose(np.log(upper), [0.5 + 0.3 * 2, 0.6])
+    again = PredictionInterval.from_dict(json.loads(json.dumps(interval.to_dict())))
+    assert again == interval
 
 
 def _three_sizes():

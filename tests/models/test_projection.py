@@ -1,6 +1,7 @@
 """Projection: grids with units, intervals, floors, networks, and the model file."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -162,6 +163,21 @@ def test_traffic_projection_knows_its_floor_and_other_networks(traffic):
         project(
             naive, nodes=[1024], training=fit.training, floor_model=fit.floor_model()
         )
+    # Where the traffic model was not measured (ppn 2: one ppn measured), the
+    # floor cannot be priced: the projection goes on without it and says so.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        other = project(
+            naive,
+            nodes=[64],
+            ppn=2,
+            training=fit.training,
+            floor_model=fit.floor_model(),
+        )
+    said = [str(w.message) for w in caught if w.category is ExtrapolationWarning]
+    assert any(re.match(r"no latency floor .*'ppn': 2.0", text) for text in said), said
+    assert "time_floor" not in other
+    assert float(other["time_predicted"].squeeze()) == pytest.approx(1.0 / 64)
 
 
 @pytest.mark.slow  # fits whole ensembles: half a minute
@@ -303,6 +319,30 @@ def test_a_size_beyond_the_training_is_the_measurement_named():
     both = fit.next_measurement(4096, "nodes", fit.untrained(proj))
     assert both.startswith("measure at 256 nodes (the largest measured is 8), and ")
     assert both.endswith("nearer the projected size 5000 (trained 100-200)")
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_sizes_that_grow_together_are_one_group_of_axes():
+    """Two parameters set by one problem class (a size and its nonzeros) are held
+    out together when the largest class is: their calibrations measured one miss
+    and form one group (the interval widens by the larger term); a parameter
+    varied on its own is a group of its own."""
+    from scaleprobe.models import RBASP
+    from scaleprobe.models.ensemble.fit import _size_axes
+
+    rng = np.random.default_rng(2)
+    nodes = np.tile(np.repeat([1.0, 2.0, 4.0, 8.0], 2), 9)
+    size = np.tile(np.repeat([100.0, 200.0, 400.0], 8), 3)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes, "size": size})
+    X["nnz"] = 10.0 * size**1.5
+    X["steps"] = np.repeat([5.0, 10.0, 20.0], 24)
+    y = (X["steps"] * size**1.3 / nodes + 0.5) * np.exp(0.03 * rng.standard_normal(72))
+    training = {"parameters": {"size": [], "nnz": [], "steps": []}}
+    axes, notes = _size_axes(RBASP(), "rbasp", training, (X, y, 0.9))
+    groups = {axis[0]: axis[4] for axis in axes}
+    assert groups == {"size": "size", "nnz": "size", "steps": "steps"}
+    assert "held out with size: the larger widening counts" in notes[1]
+    assert "held out with" not in notes[0] + notes[2]
 
 
 def test_an_interval_is_never_narrower_than_the_measured_runs():
