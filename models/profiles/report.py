@@ -79,7 +79,10 @@ def _sections(fit, top, verbose):
         for m in fit.models
     ]
     unclear = ranked["cannot_tell"][: len(fit.models) if verbose else top]
-    wide = f"{len(ranked['cannot_tell'])} series: interval wider than 10x, or refused."
+    wide = (
+        f"{len(ranked['cannot_tell'])} series: interval wider than 10x, or refused "
+        "(not ranked above)."
+    )
     return [
         ("Profile", intro, None),
         ("Findings", notes or ["Nothing to report."], None),

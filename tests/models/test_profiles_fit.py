@@ -80,6 +80,36 @@ def test_the_serial_series_is_flat_and_the_others_are_not(known):
     assert ranked["fastest"][0]["series"] == "linear sqrt(p)"
 
 
+def test_a_series_the_data_cannot_tell_is_not_ranked_as_known():
+    # a region growing as p^2 under run-to-run noise of a factor e^2: its centre
+    # at 4096 ranks is far above the others, its band spans decades
+    rng = np.random.default_rng(7)
+    rows = [
+        (float(x), name, "time", run, float(law(x)) * math.exp(0.01 * rng.normal()))
+        for name, law in LAWS.items()
+        for x in COUNTS
+        for run in range(3)
+    ]
+    rows += [
+        (float(x), "wild", "time", run, 1e-3 * x**2 * math.exp(2.0 * rng.normal()))
+        for x in COUNTS
+        for run in range(2)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(ProfileTable.from_rows(["p"], rows, source={"path": "w"}))
+    projection = fit.project([4096.0])
+    wild = [m.name for m in projection.models].index("wild")
+    assert (
+        projection.predicted[wild, -1]
+        > 100 * np.delete(projection.predicted[:, -1], wild).max()
+    )
+    ranked = rank(projection, top=len(LAWS) + 1)
+    assert [r["series"] for r in ranked["cannot_tell"]] == ["wild"]
+    assert "wild" not in [r["series"] for r in ranked["dominant"] + ranked["fastest"]]
+    assert len(ranked["dominant"]) == len(ranked["fastest"]) == len(LAWS)
+
+
 def test_verdicts_agree_with_their_reasons():
     rng = np.random.default_rng(3)
     laws = dict(LAWS)
