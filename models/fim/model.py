@@ -90,6 +90,7 @@ from .regressions import (
     _projected_loads,
 )
 from .wait import (
+    BEYOND,
     TAILS,
     collective_wait,
     fit_collective_wait,
@@ -244,7 +245,9 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         The spread ``s`` of a rank's computation about the mean rank's, per tail
         (``W(q) = 1 + s e(q)``); where a training point ran more ranks than the
         host computed at once (``cache_sharers``), also the host's ``cores`` and
-        the growth ``turns`` of a rank's computation per turn on them, per tail
+        the growth ``turns`` of a rank's computation per turn on them, per tail,
+        and the turn count ``held`` beyond which it is held (the one oversubscribed
+        count measured; None where there were more)
         (:mod:`scaleprobe.models.fim.wait`); None when the computation fitted is
         the slowest rank's (``wait="none"``, or no ``comp_time_iterations_mean``).
     service_checks_ : dict of str to dict
@@ -503,8 +506,13 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         wait = getattr(self, "wait_", None)
         mean = mean_computation(self, x, q, ranged)
         if wait is not None and self.wait in TAILS:  # ranks taking turns on cores
-            turned = turn_factor(wait, q, self.wait)
-            mean = tuple(m * turned for m in mean) if ranged else mean * turned
+            if ranged:  # from the growth held beyond the turns measured to it grown
+                mean = tuple(
+                    m * turn_factor(wait, q, self.wait, beyond)
+                    for m, beyond in zip(mean, BEYOND, strict=True)
+                )
+            else:
+                mean = mean * turn_factor(wait, q, self.wait)
         return slowest(wait, q, mean, self.wait, bool(ranged))
 
     def predict_interval(self, X, *, level=0.9):
@@ -632,6 +640,12 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
                     f"(1 + {wait['turns'][self.wait]:.3g} (t - 1)/2), the slowest "
                     "as much again"
                 )
+                if wait.get("held") is not None:
+                    parts[0] += (
+                        f", held at t = {wait['held']:g} beyond it (the one "
+                        "oversubscribed turn count measured; the range carries "
+                        "it on)"
+                    )
         checks = getattr(self, "service_checks_", {})
         parts += [
             f"{kind}: FiM-Com {com.pattern} queue (eta {com.eta_:.3g} s, psi "

@@ -61,6 +61,19 @@ predicted with it put back. NPB EP's class S on a 2-core host (1, 2, 4 ranks
 trained): the slowest rank 1.02x the mean at 2 ranks, 1.09x at 4 (2 turns), 1.21x at
 8 (4 turns), which the spread alone puts at 1.12x. Training without an oversubscribed
 point cannot tell the cores (:math:`t = 1` everywhere, the wait as before).
+
+A growth per turn seen at one oversubscribed turn count is one step, not a law:
+with the spread fitted on the counts that fit on the cores, that count alone fixes
+:math:`\kappa`, and nothing in the training tells a growth that goes on with the turns
+from one that stops once the host is oversubscribed (a rank's CPU time grows by the
+caches and switches it shares with the ranks polling beside it, not by how many turns
+came before). FiM then holds the growth at the measured turn count beyond it
+(:func:`turn_factor` with ``beyond="held"``, its point prediction) and its range
+spans the growth carried on linearly (``beyond="grown"``); with two or more
+oversubscribed turn counts the linear growth is fitted and predicted. NPB EP on the
+2-core host, trained at 1, 2, 4 ranks (2 turns): at 32 ranks (16 turns) its large
+size's ranks computed their share without growing, and the slowest was 1.09x the
+mean, where the growth carried on put the mean rank at 1.85x.
 """
 
 from __future__ import annotations
@@ -69,6 +82,7 @@ import numpy as np
 from scipy import integrate, optimize, special, stats
 
 __all__ = [
+    "BEYOND",
     "TAILS",
     "collective_wait",
     "excess",
@@ -187,15 +201,24 @@ def turns(q, cores):
     return np.maximum(q / float(cores), 1.0)
 
 
-def turn_factor(spreads, q, tail):
+#: How the growth per turn goes on beyond the training's turn counts.
+BEYOND = ("held", "grown")
+
+
+def turn_factor(spreads, q, tail, beyond="held"):
     """The mean rank's computation over a rank's alone, ``1 + kappa (t - 1)/2``.
 
     Parameters
     ----------
     spreads : dict or None
-        From :func:`fit_wait` (its ``cores`` and ``turns``).
+        From :func:`fit_wait` (its ``cores``, ``turns`` and ``held``).
     q : array-like of float
     tail : {"exponential", "normal"}
+    beyond : {"held", "grown"}, default="held"
+        Beyond the training's turns, where it measured one oversubscribed turn
+        count (``held`` in ``spreads``): ``"held"`` takes the growth at that count,
+        ``"grown"`` carries it on linearly. With two or more counts measured (no
+        ``held``) both carry it on.
 
     Returns
     -------
@@ -206,12 +229,22 @@ def turn_factor(spreads, q, tail):
     >>> fitted = {"exponential": 0.04, "cores": 2.0, "turns": {"exponential": 0.2}}
     >>> turn_factor(fitted, [2, 4, 8], "exponential").round(3).tolist()
     [1.0, 1.1, 1.3]
+    >>> held = {**fitted, "held": 2.0}  # one oversubscribed count: 2 turns
+    >>> turn_factor(held, [2, 4, 8], "exponential").round(3).tolist()
+    [1.0, 1.1, 1.1]
+    >>> turn_factor(held, [2, 4, 8], "exponential", "grown").round(3).tolist()
+    [1.0, 1.1, 1.3]
     """
+    if beyond not in BEYOND:
+        raise ValueError(f"beyond must be one of {BEYOND}, got {beyond!r}")
     q = np.asarray(q, dtype=float)
     if not spreads or spreads.get("cores") is None:
         return np.ones_like(q)
     kappa = spreads.get("turns", {}).get(tail, 0.0)
-    return 1.0 + kappa * (turns(q, spreads["cores"]) - 1.0) / 2.0
+    t = turns(q, spreads["cores"])
+    if beyond == "held" and spreads.get("held") is not None:
+        t = np.minimum(t, float(spreads["held"]))
+    return 1.0 + kappa * (t - 1.0) / 2.0
 
 
 def _configurations(keys, q, ratio, weight, t):
@@ -247,8 +280,10 @@ def fit_wait(keys, q, ratio, weight, cores=None):
     -------
     dict
         ``s`` per tail (:data:`TAILS`): non-negative, 0 when no configuration has
-        more than one process; with ``cores``, also ``cores`` and ``turns``,
-        ``kappa`` per tail (non-negative).
+        more than one process; with ``cores``, also ``cores``, ``turns``,
+        ``kappa`` per tail (non-negative), and ``held``: the one oversubscribed
+        turn count the training measured, beyond which the growth is not known
+        (None where it measured two or more; :func:`turn_factor`).
 
     Examples
     --------
@@ -276,10 +311,12 @@ def fit_wait(keys, q, ratio, weight, cores=None):
             spreads["turns"][tail] = float(coef[1])
     if cores is not None:
         spreads["cores"] = float(cores)
+        measured = np.unique(t[t > 1.0])
+        spreads["held"] = float(measured[0]) if len(measured) == 1 else None
     return spreads
 
 
-def wait_factor(spreads, q, tail):
+def wait_factor(spreads, q, tail, beyond="held"):
     """The slowest of ``q`` ranks' time over the mean rank's, ``1 + s e(q)`` (plus
     ``kappa (t - 1)/2`` where the ranks take ``t`` turns on the cores).
 
@@ -289,6 +326,8 @@ def wait_factor(spreads, q, tail):
         From :func:`fit_wait`.
     q : array-like of float
     tail : {"exponential", "normal"}
+    beyond : {"held", "grown"}, default="held"
+        The growth per turn beyond the training's turns (:func:`turn_factor`).
 
     Returns
     -------
@@ -302,7 +341,8 @@ def wait_factor(spreads, q, tail):
     ...             [2, 8], "exponential").round(3).tolist()  # the last turn's rank
     [1.0, 1.3]
     """
-    return 1.0 + spreads[tail] * excess(q, tail) + turn_factor(spreads, q, tail) - 1.0
+    turned = turn_factor(spreads, q, tail, beyond)
+    return 1.0 + spreads[tail] * excess(q, tail) + turned - 1.0
 
 
 def slowest(spreads, q, mean, tail, ranged=False):
@@ -319,7 +359,8 @@ def slowest(spreads, q, mean, tail, ranged=False):
         The tail of a point prediction.
     ranged : bool, default=False
         ``mean`` is a range: the lower end takes the lower of the tails' factors,
-        the upper end the higher.
+        with the growth per turn held beyond the training's turns, the upper end
+        the higher, with it carried on (:func:`turn_factor`).
 
     Returns
     -------
@@ -335,8 +376,9 @@ def slowest(spreads, q, mean, tail, ranged=False):
         return mean
     if not ranged:
         return mean * wait_factor(spreads, q, tail)
-    factors = [wait_factor(spreads, q, each) for each in TAILS]
-    return mean[0] * np.min(factors, axis=0), mean[1] * np.max(factors, axis=0)
+    low = [wait_factor(spreads, q, each, "held") for each in TAILS]
+    high = [wait_factor(spreads, q, each, "grown") for each in TAILS]
+    return mean[0] * np.min(low, axis=0), mean[1] * np.max(high, axis=0)
 
 
 # ----------------------------------------------------------------------------
@@ -356,8 +398,14 @@ def fit_collective_wait(extra, calls, q):
     r"""The delay :math:`d` a collective waits for the slowest rank's burst,
     :math:`d\,e(q)` per call, :math:`e` the exponential tail's excess.
 
-    Least squares through the origin, not below zero, of the training's extra
-    critical-path computation on :math:`\text{calls} \times e(q)`.
+    The median, not below zero, over the training's rows of more than one rank of
+    their extra critical-path computation over :math:`\text{calls} \times e(q)`: a
+    single run of a loaded host sets no delay (NPB IS's class S at 2 ranks, one run
+    55 ms beyond its computation and collectives where the others of its sizes had
+    1.5 and 4.2 ms: least squares through the origin read 1.35 ms a call from it and
+    put 4 ranks at 0.065 s for the measured 0.018). With fewer than two process
+    counts above one in the rows, the delay is 0: one count cannot tell a wait that
+    grows with the ranks from a constant cost of running in parallel.
 
     Parameters
     ----------
@@ -371,7 +419,7 @@ def fit_collective_wait(extra, calls, q):
     Returns
     -------
     float
-        :math:`d`, s; 0 where no row has more than one rank.
+        :math:`d`, s; 0 where fewer than two process counts above one have rows.
 
     Examples
     --------
@@ -380,14 +428,16 @@ def fit_collective_wait(extra, calls, q):
     >>> extra = 1e-5 * calls * excess(q, "exponential")
     >>> round(fit_collective_wait(extra, calls, q) * 1e6, 9)
     10.0
+    >>> fit_collective_wait(extra[:2], calls[:2], q[:2])  # 2 ranks alone: no law
+    0.0
     """
+    q = np.asarray(q, dtype=float)
     basis = np.asarray(calls, dtype=float) * excess(q, "exponential")
     extra = np.asarray(extra, dtype=float)
-    known = np.isfinite(extra) & np.isfinite(basis)
-    norm = float(np.sum(basis[known] ** 2))
-    if norm <= 0:
+    known = np.isfinite(extra) & np.isfinite(basis) & (basis > 0)
+    if len(np.unique(q[known])) < 2:
         return 0.0
-    return max(float(np.sum(basis[known] * np.maximum(extra[known], 0.0)) / norm), 0.0)
+    return max(float(np.median(np.maximum(extra[known], 0.0) / basis[known])), 0.0)
 
 
 def collective_wait(delay, calls, q):

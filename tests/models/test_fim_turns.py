@@ -43,21 +43,45 @@ def _fim():
 
 
 def test_turns_on_the_cores_are_fitted_and_projected():
-    train = _records((1, 2, 4))
+    # 4 and 8 ranks on the 2 cores: two oversubscribed turn counts (2 and 4)
+    train = _records((1, 2, 4, 8))
     model = _fim().fit(train, train["comp_time_iterations"])
     assert model.wait_["cores"] == 2.0
+    assert model.wait_["held"] is None
     assert model.wait_["exponential"] == pytest.approx(SPREAD, rel=1e-6)
     assert model.wait_["turns"]["exponential"] == pytest.approx(KAPPA, rel=1e-6)
-    # 8 and 16 ranks on the 2 cores: 4 and 8 turns, never trained
-    test = _records((8, 16))
+    # 16 and 32 ranks: 8 and 16 turns, never trained
+    test = _records((16, 32))
     predicted = model.predict_components(test)["computation"]
     np.testing.assert_allclose(predicted, test["comp_time_iterations"], rtol=1e-6)
-    # by hand: 8 ranks, 2e5 points: 0.05 s alone x 1.3, x (1 + 0.04 e(8) + 0.3)
-    row = test[(test.ranks == 8) & (test.points == 2e5)].index[0]
-    by_hand = 0.05 * 1.3 * (1 + 0.04 * (1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6 + 1 / 7
-                                       + 1 / 8) + 0.3)  # fmt: skip
+    # by hand: 16 ranks, 2e5 points: 0.025 s alone x 1.7, x (1 + 0.04 e(16) + 0.7)
+    row = test[(test.ranks == 16) & (test.points == 2e5)].index[0]
+    e16 = sum(1 / k for k in range(2, 17))
+    by_hand = 0.025 * 1.7 * (1 + 0.04 * e16 + 0.7)
     assert predicted[row] == pytest.approx(by_hand, rel=1e-6)
     assert "t = q/2 turns" in model.describe()
+    assert "held at" not in model.describe()
+
+
+def test_one_oversubscribed_count_holds_the_growth_beyond_it():
+    # 4 ranks on the 2 cores is the only oversubscribed count: the growth per turn
+    # it shows (2 turns) is the point prediction at 8 and 16 ranks, and the range
+    # reaches the growth carried on linearly (the records' truth)
+    train = _records((1, 2, 4))
+    model = _fim().fit(train, train["comp_time_iterations"])
+    assert model.wait_["held"] == 2.0
+    assert model.wait_["turns"]["exponential"] == pytest.approx(KAPPA, rel=1e-6)
+    test = _records((8, 16))
+    predicted = model.predict_components(test)["computation"]
+    q = test["ranks"].to_numpy()
+    held = WORK * test["points"].to_numpy() / q * (1 + KAPPA / 2)
+    held = held * (1 + SPREAD * excess(q, "exponential") + KAPPA / 2)
+    np.testing.assert_allclose(predicted, held, rtol=1e-6)
+    truth = test["comp_time_iterations"].to_numpy()
+    assert np.all(predicted < truth)
+    low, high = model.predict_interval(test, level=0.9)
+    assert np.all((low <= predicted) & (high >= truth))
+    assert "held at t = 2 beyond it" in model.describe()
 
 
 def test_without_turns_the_wait_alone_misses_the_last_turns():

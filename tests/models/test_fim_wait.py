@@ -229,3 +229,18 @@ def test_the_wait_at_every_collective_is_read_from_the_time():
     # fitted on the computation alone, nothing waits
     alone = FiM().fit(X, X["comp_time_iterations"] + X["bcast_time"])
     assert alone.collective_wait_ == pytest.approx(0.0, abs=1e-15)
+
+
+def test_one_run_far_out_sets_no_delay_and_one_count_sets_none():
+    # 20 us a call at every size and count, but one run at 2 ranks of the largest
+    # size lost 50 ms to its host: the median over the rows keeps 20 us
+    X, time, _ = _bursting_frame([1e5, 2e5, 4e5], [1, 2, 4], delay=2e-5)
+    q, size = X["ranks"].to_numpy(), X["points"].to_numpy()
+    time = time + np.where((q == 2) & (size == 4e5), 0.05, 0.0)
+    assert FiM().fit(X, time).collective_wait_ == pytest.approx(2e-5, rel=1e-6)
+    # 1 and 2 ranks only: one count above one rank cannot tell a wait that grows
+    # with the ranks, and FiM fits none
+    X, time, _ = _bursting_frame([1e5, 2e5, 4e5], [1, 2], delay=2e-5)
+    model = FiM().fit(X, time)
+    assert model.collective_wait_ == 0.0
+    assert "every collective waits" not in model.describe()
