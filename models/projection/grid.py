@@ -541,21 +541,41 @@ def _components(model, grid, target_units, coords):
     }
 
 
+def _priced_floor(floor_model, frame):
+    """The floor of every row the traffic model can price (NaN elsewhere), and the
+    first error of a row it cannot (None when it priced all)."""
+    try:
+        return np.asarray(floor_model.floor(frame), dtype=float), None
+    except ValueError as error:
+        first = error
+    floor = np.full(len(frame), np.nan)
+    keys = [c for c in frame.columns if c not in ("nodes", "ranks")]
+    groups = frame.groupby(keys, sort=False, dropna=False).indices if keys else {}
+    for rows in groups.values() or [np.arange(len(frame))]:
+        try:
+            floor[rows] = floor_model.floor(frame.iloc[rows])
+        except ValueError:
+            continue
+    return floor, first
+
+
 def _floor(floor_model, grid, predicted, target_units):
     """The latency floor, and a warning where the prediction falls below it; none,
-    and a warning that says why, where the traffic model cannot price the
-    configuration (a size or ppn it was not measured at, which another model can
-    project: the check is lost there, not the projection)."""
+    and a warning that says why, for the configurations the traffic model cannot
+    price (a size or ppn it was not measured at, which another model can project:
+    the check is lost there, not the projection)."""
     target, units = target_units
-    try:
-        floor = np.asarray(floor_model.floor(grid.frame), dtype=float)
-    except ValueError as error:
+    floor, error = _priced_floor(floor_model, grid.frame)
+    if error is not None:
+        unpriced = int(np.sum(np.isnan(floor)))
         warn(
-            f"no latency floor to check the projection against: {error}",
+            f"no latency floor to check the projection against for {unpriced} of "
+            f"{len(floor)} configurations: {error}",
             ExtrapolationWarning,
             stacklevel=3,
         )
-        return {}
+        if unpriced == len(floor):
+            return {}
     below = np.flatnonzero(predicted < floor * (1 - 1e-9))
     if below.size:
         first = grid.frame.iloc[below[0]]
@@ -571,7 +591,7 @@ def _floor(floor_model, grid, predicted, target_units):
             floor,
             units,
             "latency floor: latency-bound steps on the critical path times the "
-            "link latency",
+            "link latency (NaN where the traffic model cannot price it)",
         )
     }
 

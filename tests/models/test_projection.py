@@ -464,3 +464,40 @@ def test_a_model_of_ranks_alone_is_widened_at_its_measured_ranks():
     out = widen_to_measured(proj, training)
     np.testing.assert_array_equal(out["time_lower"], [1.0, 0.5])
     np.testing.assert_array_equal(out["time_upper"], [1.4, 0.6])
+
+
+class _MeasuredScales:
+    """A floor model measured at scales 20 and 21 only: ``steps`` latency-bound
+    steps of 5 us a node beyond the first; any other scale it cannot price."""
+
+    has_floor = True
+
+    def floor(self, X):
+        unmeasured = sorted(set(X["scale"]) - {20.0, 21.0})
+        if unmeasured:
+            raise ValueError(f"scale {unmeasured} was not measured")
+        return 5e-6 * 6.0 * (X["nodes"].to_numpy(float) - 1)
+
+
+def test_a_floor_the_traffic_model_cannot_price_is_left_out_row_by_row():
+    # scales 21 and 24 in one projection: the floor is kept at 21, NaN at 24,
+    # and the projection says for how many configurations it could not check
+    naive = ScalingLaw.from_coefficients(["1/p"], [1e-4], over="nodes")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = project(
+            naive, nodes=[64, 128], scale=[21, 24], floor_model=_MeasuredScales()
+        )
+    floor = out["time_floor"].squeeze()
+    np.testing.assert_allclose(
+        floor.sel(scale=21).values, 5e-6 * 6.0 * np.array([63.0, 127.0])
+    )
+    assert np.isnan(floor.sel(scale=24).values).all()
+    said = [str(w.message) for w in caught]
+    assert any(
+        "no latency floor to check the projection against for 2 of 4" in text
+        and "scale [24.0] was not measured" in text
+        for text in said
+    ), said
+    # 1e-4 / 128 s lies below the floor at scale 21, which is still checked
+    assert any("falls below the latency floor" in text for text in said), said
