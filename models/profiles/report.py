@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from .nesting import describe
 from .summary import breaks_left_out, findings, rank, scale_words
 
 __all__ = ["REPORT_FACTOR", "write_profile_report"]
@@ -53,6 +54,9 @@ def _sections(fit, top, verbose):
         "held-out errors over the profile" + breaks_left_out(fit.calibration) + ".",
     ]
     notes = [f.summary for f in findings(fit)] + list(fit.notes)
+    found = projection.conflicts()
+    if found:
+        notes.append(describe(found, fit.axis, limit=len(found) if verbose else 3))
     value = ["series", "predicted", "lower", "upper", "growth", "status"]
 
     def values(rows):

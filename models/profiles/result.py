@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.warnings import PhysicalLimitWarning, warn
 from .model import STATUSES, SeriesModel
+from .nesting import conflicts, describe
 
 __all__ = [
     "CANNOT_TELL",
@@ -59,6 +61,16 @@ class ProfileProjection:
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = self.upper / self.lower
         return ~(ratio <= CANNOT_TELL)
+
+    def conflicts(self):
+        """Projected call paths above their callers, for the metrics whose
+        measurements nest (:func:`~scaleprobe.models.profiles.nesting.conflicts`).
+
+        Returns
+        -------
+        list of dict
+        """
+        return conflicts(self)
 
     def growth(self):
         """``(s,)``: predicted at the last count over measured at the largest."""
@@ -250,13 +262,19 @@ class ProfileFit:
         Returns
         -------
         ProfileProjection
+
+        Warns
+        -----
+        PhysicalLimitWarning
+            Where a call path is projected above its caller in a metric whose
+            measurements nest (:mod:`~scaleprobe.models.profiles.nesting`).
         """
         at = np.atleast_1d(np.asarray(at, dtype=float))
         if at.size == 0 or not np.all(at > 0):
             raise ValueError(f"project to positive counts; got {at.tolist()}")
         predicted = np.vstack([m.predict(at) for m in self.models])
         bounds = [m.interval(at) for m in self.models]
-        return ProfileProjection(
+        projection = ProfileProjection(
             axis=self.axis,
             at=at,
             models=list(self.models),
@@ -266,6 +284,10 @@ class ProfileFit:
             level=self.level,
             unit=dict(self.units),
         )
+        found = projection.conflicts()
+        if found:
+            warn(describe(found, self.axis), PhysicalLimitWarning, stacklevel=2)
+        return projection
 
     def to_dict(self):
         """The fit as a JSON-ready dict (the model file)."""

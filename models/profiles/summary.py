@@ -352,6 +352,7 @@ def render_ranking(projection, *, top=10, verbose=False):
     lines += ["  " + line for line in _table(ranked["dominant"], value)]
     lines += ["", "grow fastest:"]
     lines += ["  " + line for line in _table(ranked["fastest"], value)]
+    lines += _conflict_lines(projection, verbose, top)
     unclear = ranked["cannot_tell"]
     if not unclear:
         lines += ["", f"the data tell every series (intervals within {CANNOT_TELL:g}x)"]
@@ -371,6 +372,36 @@ def render_ranking(projection, *, top=10, verbose=False):
     if len(unclear) > len(shown):
         lines.append(f"  ... {len(unclear) - len(shown)} more (--verbose lists them)")
     return "\n".join(lines)
+
+
+def _conflict_lines(projection, verbose, top):
+    """The call paths projected above their callers, as ``project`` lists them."""
+    found = projection.conflicts()
+    if not found:
+        return []
+    shown = found if verbose else found[:top]
+    number = "{:.4g}".format
+    lines = [
+        "",
+        f"cannot both be right ({len(found)} call path(s) projected above their "
+        "caller, where every measurement had them within it):",
+    ]
+    lines += [
+        "  " + line
+        for line in _table(
+            shown,
+            [
+                ("series", "series", _name()),
+                ("predicted", "predicted", number),
+                ("caller", "caller", _name(32)),
+                ("caller_predicted", "caller's", number),
+                ("at", f"from {projection.axis}", "{:g}".format),
+            ],
+        )
+    ]
+    if len(found) > len(shown):
+        lines.append(f"  ... {len(found) - len(shown)} more (--verbose lists them)")
+    return lines
 
 
 def render_fit(fit, *, top=20, verbose=False):

@@ -1,0 +1,91 @@
+"""A call path projected above its caller, in a metric whose measurements nest, is
+called out: by a warning, in ``project``'s tables and in the report."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scaleprobe.models import PhysicalLimitWarning
+from scaleprobe.models.profiles import ProfileTable, fit_profile
+from scaleprobe.models.profiles.nesting import callers, nested_metrics
+from scaleprobe.models.profiles.report import write_profile_report
+from scaleprobe.models.profiles.summary import render_ranking
+
+COUNTS = 2.0 ** np.arange(1, 9)  # 2 .. 256 ranks
+#: Inclusive times: the barrier grows as p^2 and, under main at every measured
+#: count (0.004 s to 65.5 s against main's 100 to 140 s), passes it at 1024 ranks.
+INCLUSIVE = {
+    "main": lambda p: 100.0 + 5.0 * np.log2(p),
+    "main->solve": lambda p: 90.0 / p + 1.0,
+    "main->MPI_Barrier": lambda p: 1e-3 * p**2,
+    "main->solve->MPI_Allreduce": lambda p: 0.2 + 0.02 * np.log2(p),
+}
+
+
+def _table(laws, metric, *, runs=3, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for path, law in laws.items():
+        for x in COUNTS:
+            for run in range(runs):
+                value = float(law(x)) * math.exp(noise * rng.standard_normal())
+                rows.append((float(x), path, metric, run, value))
+    return ProfileTable.from_rows(["p"], rows, source={"path": "synthetic"})
+
+
+@pytest.fixture(scope="module")
+def inclusive():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit_profile(_table(INCLUSIVE, "time (inc)"))
+
+
+def test_the_measurements_tell_a_metric_that_nests(inclusive):
+    models = inclusive.models
+    pairs = {models[c].callpath: models[p].callpath for c, p in callers(models).items()}
+    assert pairs == {
+        "main->solve": "main",
+        "main->MPI_Barrier": "main",
+        "main->solve->MPI_Allreduce": "main->solve",
+    }
+    assert nested_metrics(models) == {"time (inc)"}
+
+
+def test_a_child_projected_above_its_caller_is_called_out(inclusive, tmp_path):
+    with pytest.warns(PhysicalLimitWarning, match=r"1 call path\(s\) projected above"):
+        projection = inclusive.project([512.0, 2048.0, 8192.0])
+    (found,) = projection.conflicts()
+    assert (found["series"], found["caller"]) == ("main->MPI_Barrier", "main")
+    # 1e-3 p^2 passes 100 + 5 log2 p between 256 and 512 ranks: from 512 on
+    assert found["at"] == 512.0
+    assert found["predicted"] == pytest.approx(1e-3 * 512**2, rel=0.05)
+    assert found["caller_predicted"] == pytest.approx(145.0, rel=0.05)
+    text = render_ranking(projection)
+    assert "cannot both be right (1 call path(s)" in text
+    with pytest.warns(PhysicalLimitWarning):
+        write_profile_report(inclusive, tmp_path / "report.md")
+    assert "main->MPI_Barrier" in (tmp_path / "report.md").read_text()
+    # within the measured counts nothing is out of order, and nothing is said
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert inclusive.project([64.0, 256.0]).conflicts() == []
+
+
+def test_an_exclusive_metric_is_not_held_to_the_nesting():
+    # exclusive times: main's own time is small, its callees' larger: children
+    # above their caller everywhere, so no order is believed and nothing warns
+    exclusive = {
+        "main": lambda p: 1.0 + 0.0 * p,
+        "main->solve": lambda p: 90.0 / p + 5.0,
+        "main->MPI_Barrier": lambda p: 2.0 + 1e-3 * p**2,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(_table(exclusive, "time (exc)"))
+    assert nested_metrics(fit.models) == set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PhysicalLimitWarning)
+        assert fit.project([8192.0]).conflicts() == []
