@@ -146,10 +146,13 @@ class EnsembleFit:
                     out = self._project_one(candidate, nodes, params=params, **where)
                 break
             except ValueError as error:
-                last = position == len(candidates) - 1
-                if last or "not measured" not in str(error):
+                if named or "not measured" not in str(error):
                     raise
                 reason = reason or str(error).splitlines()[0]
+                if position == len(candidates) - 1:
+                    raise ValueError(
+                        self._unreachable(name, reason, nodes, params, where)
+                    ) from None
         for item in caught:  # the projection's own warnings, once
             warnings.warn_explicit(
                 item.message, item.category, item.filename, item.lineno
@@ -175,6 +178,33 @@ class EnsembleFit:
             out.attrs["cannot_tell_from"] = float(wide[0])
             out.attrs["cannot_tell_at"] = [float(n) for n in wide]
         return self._labelled(out)
+
+    def _unreachable(self, name, reason, nodes, params, where):
+        """Why the trusted model and the plausible ones cannot project a size never
+        measured, and which of the others can (by name)."""
+        reach = []
+        for other in self.models:
+            if other == name or other in self.plausible:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._project_one(other, nodes, params=params, **where)
+            except ValueError:
+                continue
+            reach.append(other)
+        text = (
+            f"{name}, the trusted model, has no law across the sizes it was trained "
+            f"on ({reason})"
+        )
+        if self.plausible:
+            text += ", nor has any plausible model"
+        if not reach:
+            return text + "; no model of this fit reaches that size"
+        return (
+            f"{text}; {', '.join(reach)} can project it by name (not trusted: "
+            "see the verdict), e.g. --name " + reach[0]
+        )
 
     @property
     def ranks_only(self):

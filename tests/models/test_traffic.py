@@ -424,6 +424,25 @@ def test_a_trusted_trend_hands_an_unmeasured_size_to_the_traffic_model(points_fi
         fit.project("baseline", nodes=[32], params={"points": [1e8]})
 
 
+def test_a_size_no_plausible_model_reaches_names_the_models_that_do(points_fit):
+    # the trend trusted and nothing else plausible: the error says why, and which
+    # model reaches the size by name
+    verdict = replace(points_fit.verdict, trusted="baseline", plausible=())
+    fit = replace(copy.deepcopy(points_fit), verdict=verdict)
+    with pytest.raises(ValueError, match="can project it by name") as raised:
+        fit.project(nodes=[32], params={"points": [1e8]})
+    text = str(raised.value)
+    assert text.startswith("baseline, the trusted model, has no law across the sizes")
+    assert "it was not measured" in text
+    reach = text.split("; ")[1].split(" can project it by name")[0].split(", ")
+    assert "traffic" in reach
+    assert "baseline" not in reach
+    for name in reach:  # each named one does reach it, outside the trained sizes
+        with pytest.warns(ExtrapolationWarning, match="outside the trained range"):
+            out = fit.project(name, nodes=[32], params={"points": [1e8]})
+        assert np.isfinite(out["time_predicted"].values).all()
+
+
 def test_a_parameter_that_moves_only_traffic_is_not_ignored():
     """On one node a message size moves no byte: the check looks at the largest."""
     from scaleprobe.models.selection.rules import blind_to
