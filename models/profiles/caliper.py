@@ -17,6 +17,7 @@ import json
 import numpy as np
 
 from ..io.common import file_error
+from .table import SEPARATOR
 
 __all__ = [
     "NODE_KEYS",
@@ -136,7 +137,7 @@ def caliper_run(path, wanted=()):
         if key is None:
             continue
         region = record[key]
-        callpath = "->".join(region if isinstance(region, list) else [region])
+        callpath = SEPARATOR.join(region if isinstance(region, list) else [region])
         for metric in metrics:
             value = _number(record.get(metric))
             if value is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.common import file_error
+from .table import SEPARATOR
 
 __all__ = ["AGGREGATES", "cube_files", "cube_run", "folder_parameters"]
 
@@ -84,7 +85,9 @@ def _callpaths(roots):
     paths = {}
 
     def walk(node, prefix):
-        name = node.region.name if not prefix else f"{prefix}->{node.region.name}"
+        name = (
+            node.region.name if not prefix else f"{prefix}{SEPARATOR}{node.region.name}"
+        )
         paths[node.id] = name
         for child in node.get_children():
             walk(child, name)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .table import SEPARATOR
+
 __all__ = [
     "MIN_PAIRS",
-    "SEPARATOR",
     "callers",
     "conflicts",
     "describe",
@@ -33,8 +34,6 @@ __all__ = [
 MIN_PAIRS = 2
 #: Relative slack of the measured order (averages over ranks are rounded in files).
 _SLACK = 1e-6
-#: Separator of the frames of a call path, as Extra-P and the readers write them.
-SEPARATOR = "->"
 
 
 def _key(model, callpath):

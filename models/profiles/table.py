@@ -33,6 +33,9 @@ import numpy as np
 
 from ..io.common import NODE_NAMES, RANK_NAMES, file_error
 
+#: Separator of the frames of a call path (``main->solve``), as Extra-P writes them.
+SEPARATOR = "->"
+
 __all__ = ["AXIS_KINDS", "ProfileSeries", "ProfileTable", "choose_axis"]
 
 #: What the process axis of a table counts: MPI ranks, nodes, or another parameter

@@ -3,20 +3,20 @@ called out: by a warning, in ``project``'s tables and in the report."""
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import pytest
+from _profiles import synthetic_profile
 from scaleprobe.models import PhysicalLimitWarning
-from scaleprobe.models.profiles import ProfileTable, fit_profile
+from scaleprobe.models.profiles import fit_profile
 from scaleprobe.models.profiles.nesting import callers, nested_metrics
 from scaleprobe.models.profiles.report import write_profile_report
 from scaleprobe.models.profiles.summary import render_ranking
 
-COUNTS = 2.0 ** np.arange(1, 9)  # 2 .. 256 ranks
 #: Inclusive times: the barrier grows as p^2 and, under main at every measured
-#: count (0.004 s to 65.5 s against main's 100 to 140 s), passes it at 1024 ranks.
+#: count (0.004 s to 65.5 s against main's 100 to 140 s), passes it between 256 and
+#: 512 ranks.
 INCLUSIVE = {
     "main": lambda p: 100.0 + 5.0 * np.log2(p),
     "main->solve": lambda p: 90.0 / p + 1.0,
@@ -25,22 +25,11 @@ INCLUSIVE = {
 }
 
 
-def _table(laws, metric, *, runs=3, noise=0.01, seed=0):
-    rng = np.random.default_rng(seed)
-    rows = []
-    for path, law in laws.items():
-        for x in COUNTS:
-            for run in range(runs):
-                value = float(law(x)) * math.exp(noise * rng.standard_normal())
-                rows.append((float(x), path, metric, run, value))
-    return ProfileTable.from_rows(["p"], rows, source={"path": "synthetic"})
-
-
 @pytest.fixture(scope="module")
 def inclusive():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_profile(_table(INCLUSIVE, "time (inc)"))
+        return fit_profile(synthetic_profile(INCLUSIVE, metric="time (inc)"))
 
 
 def test_the_measurements_tell_a_metric_that_nests(inclusive):
@@ -84,7 +73,7 @@ def test_an_exclusive_metric_is_not_held_to_the_nesting():
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = fit_profile(_table(exclusive, "time (exc)"))
+        fit = fit_profile(synthetic_profile(exclusive, metric="time (exc)"))
     assert nested_metrics(fit.models) == set()
     with warnings.catch_warnings():
         warnings.simplefilter("error", PhysicalLimitWarning)

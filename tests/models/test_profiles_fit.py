@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _profiles import COUNTS, synthetic_profile
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scaleprobe.models import (
@@ -22,7 +23,6 @@ from scaleprobe.models.profiles import ProfileTable, fit_profile, load_profile_f
 from scaleprobe.models.profiles.summary import emit, findings, rank, render_fit
 from scaleprobe.models.selection.limits import RELIABLE_SMAPE
 
-COUNTS = 2.0 ** np.arange(1, 9)  # 2 .. 256 ranks
 #: Series of known laws (time in s over p ranks).
 LAWS = {
     "compute 1/p": lambda p: 50.0 / p + 2.0,
@@ -33,22 +33,11 @@ LAWS = {
 }
 
 
-def _table(laws, *, counts=COUNTS, runs=3, noise=0.01, seed=0):
-    rng = np.random.default_rng(seed)
-    rows = []
-    for name, law in laws.items():
-        for x in counts:
-            for run in range(runs):
-                value = float(law(x)) * math.exp(noise * rng.standard_normal())
-                rows.append((float(x), name, "time", run, value))
-    return ProfileTable.from_rows(["p"], rows, source={"path": "synthetic"})
-
-
 @pytest.fixture(scope="module")
 def known():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_profile(_table(LAWS))
+        return fit_profile(synthetic_profile(LAWS))
 
 
 def test_every_series_projects_its_own_law_within_a_few_percent(known):
@@ -121,7 +110,7 @@ def test_verdicts_agree_with_their_reasons():
     laws["noise"] = lambda p: np.vectorize(noise.get)(p)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = fit_profile(_table(laws, noise=0.0, runs=1))
+        fit = fit_profile(synthetic_profile(laws, noise=0.0, runs=1))
     statuses = {m.name: m.status for m in fit.models}
     assert statuses["compute 1/p"] == "trusted"
     assert statuses["zig-zag, then level"] == "fallback"
@@ -149,7 +138,7 @@ def test_a_jump_is_detected_named_and_not_extrapolated():
     laws["smooth"] = LAWS["tree log2(p)"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = fit_profile(_table(laws, noise=0.0, runs=1))
+        fit = fit_profile(synthetic_profile(laws, noise=0.0, runs=1))
         emit(fit)
     jumps = [w for w in caught if w.category is RegimeChangeWarning]
     assert len(jumps) == 1
@@ -176,7 +165,7 @@ def test_each_kind_of_finding_is_one_warning_that_counts_its_series():
     laws.update(LAWS)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = fit_profile(_table(laws, noise=0.0, runs=1))
+        fit = fit_profile(synthetic_profile(laws, noise=0.0, runs=1))
         emit(fit)
     refused = [w for w in caught if w.category is UnreliableModelWarning]
     left_out = [w for w in caught if w.category is InsufficientDataWarning]
@@ -227,7 +216,7 @@ def test_a_model_file_projects_exactly_as_the_fit(known, tmp_path):
 def test_a_dask_cluster_fits_the_same_laws(known, client):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        remote = fit_profile(_table(LAWS), client=client, chunk=2)
+        remote = fit_profile(synthetic_profile(LAWS), client=client, chunk=2)
     assert [m.name for m in remote.models] == [m.name for m in known.models]
     at = [1024.0]
     np.testing.assert_allclose(
@@ -269,8 +258,8 @@ def test_a_break_in_one_series_does_not_widen_every_interval():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        smooth = fit_profile(_table(laws, noise=0.02, runs=2))
-        both = fit_profile(_table(broken, noise=0.02, runs=2))
+        smooth = fit_profile(synthetic_profile(laws, noise=0.02, runs=2))
+        both = fit_profile(synthetic_profile(broken, noise=0.02, runs=2))
     assert both.calibration["kappa"] == smooth.calibration["kappa"]
     # the switch keeps its three errors before the break, loses the three across it
     assert both.calibration["residuals"] == smooth.calibration["residuals"] + 3
