@@ -609,6 +609,15 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         parts = [f"computation: FiM-Cal (alpha {self.computation_.alpha_:.3g})"]
+        others = getattr(self.computation_, "size_alternatives_", ())
+        if others:
+            names = self.computation_._names
+            taken = " and ".join(names(self.computation_.kept_))
+            rest = "; ".join(" and ".join(names(kept)) for kept in others)
+            parts[0] += (
+                f" on {taken}, which the sizes cannot tell from {rest} (the range "
+                "spans both)"
+            )
         load = getattr(self, "load_law_", None)
         if load is not None:
             mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
@@ -942,6 +951,7 @@ def fit_computation_part(model, X, x, q, per, time=None):
             variant=model.variant,
             size_law=model.size_law,
             process_law=model.process_law,
+            parameter_names=tuple(model.parameters_),
         ),
         (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
         memory,
