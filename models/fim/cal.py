@@ -127,7 +127,8 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         10 % and three times the smaller's scatter).
     parameter_names : sequence of str, optional
         Names of the application parameters (the columns of ``X`` but the process
-        count, in order), for messages; ``x0``, ``x1``, ... without them.
+        count, in order), for messages; without them, a frame's column names, else
+        ``x0``, ``x1``, ...
 
     Attributes
     ----------
@@ -342,6 +343,9 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
     def _names(self, kept):
         """Names of the application parameters ``kept`` (indices)."""
         names = self.parameter_names
+        columns = getattr(self, "feature_names_in_", None)
+        if names is None and columns is not None:
+            names = list(np.delete(columns, self.processes % len(columns)))
         return [
             str(names[j]) if names is not None and j < len(names) else f"x{j}"
             for j in kept

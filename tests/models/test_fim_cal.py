@@ -320,3 +320,14 @@ def test_sizes_that_determine_every_parameter_have_no_alternatives():
     model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
     assert model.size_alternatives_ == ()
     assert all(state["alternatives"] == [] for state in model.law_fits_.values())
+
+
+def test_a_frames_columns_name_the_parameters_the_sizes_cannot_tell_apart():
+    import pandas as pd
+
+    X, y, hardware = _two_classes(lambda na, nnz: 2e6 + 80.0 * nnz)
+    frame = pd.DataFrame(X, columns=["order", "nonzeros", "ranks"])
+    with pytest.warns(ScaleprobeWarning, match="in nonzeros from cycles in order"):
+        FiMCal(frequency=F).fit(frame, y, hardware=hardware)
+    with pytest.warns(ScaleprobeWarning, match="in x1 from cycles in x0"):
+        FiMCal(frequency=F).fit(X, y, hardware=hardware)
