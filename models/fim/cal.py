@@ -363,9 +363,9 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
             f"the {sizes} training sizes cannot tell FiM-Cal's cycles in {taken} "
             f"from cycles in {others}: those parameters grow together over them, "
             f"so a law on either passes through every size measured and they part "
-            f"beyond; FiM-Cal regresses on {taken}, which grow most, and its range "
-            "spans the others; measure a size where they grow apart, or one more "
-            "size, to tell them",
+            f"beyond; FiM-Cal regresses on {taken} (growing most over them) and "
+            "its range spans the others; measure a size off the line the measured "
+            "sizes lie on (where those parameters grow apart) to tell them",
             InsufficientDataWarning,
             stacklevel=3,
         )
