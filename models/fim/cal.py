@@ -351,6 +351,26 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
             for j in kept
         ]
 
+    def size_note(self):
+        """What Eq. 11 regresses on where the sizes cannot tell it from other
+        parameters, as words to follow a description ("" where they can).
+
+        Returns
+        -------
+        str
+            E.g. ``" on nnz, which the sizes cannot tell from na (the range spans
+            both)"``.
+        """
+        check_is_fitted(self)
+        if not self.size_alternatives_:
+            return ""
+        taken = " and ".join(self._names(self.kept_))
+        rest = "; ".join(" and ".join(self._names(k)) for k in self.size_alternatives_)
+        return (
+            f" on {taken}, which the sizes cannot tell from {rest} (the range spans "
+            "both)"
+        )
+
     def _warn_undetermined(self, design):
         """Warn that the sizes cannot tell the laws of ``size_alternatives_`` from
         the one taken."""

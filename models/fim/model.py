@@ -609,15 +609,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         parts = [f"computation: FiM-Cal (alpha {self.computation_.alpha_:.3g})"]
-        others = getattr(self.computation_, "size_alternatives_", ())
-        if others:
-            names = self.computation_._names
-            taken = " and ".join(names(self.computation_.kept_))
-            rest = "; ".join(" and ".join(names(kept)) for kept in others)
-            parts[0] += (
-                f" on {taken}, which the sizes cannot tell from {rest} (the range "
-                "spans both)"
-            )
+        parts[0] += self.computation_.size_note()
         load = getattr(self, "load_law_", None)
         if load is not None:
             mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20

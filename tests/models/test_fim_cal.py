@@ -301,6 +301,7 @@ def test_two_sizes_that_grow_together_regress_on_one_and_span_the_other(truth):
         model.fit(X, y, hardware=hardware)
     assert model.kept_ == (1,)
     assert model.size_alternatives_ == ((0,),)
+    assert model.size_note().startswith(" on nnz, which the sizes cannot tell from na")
     class_a = np.array([[14000.0, 1853104.0, 1]])
     cycles = model.predict_hardware(class_a)[0, 1]
     on_nnz = _through_two(X[:, 1], hardware[:, 1], 1853104.0)
@@ -319,6 +320,7 @@ def test_sizes_that_determine_every_parameter_have_no_alternatives():
     X, y, hardware = _training()
     model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
     assert model.size_alternatives_ == ()
+    assert model.size_note() == ""
     assert all(state["alternatives"] == [] for state in model.law_fits_.values())
 
 
