@@ -43,7 +43,15 @@ from .processes import (
     law_range,
     unseen_growth,
 )
-from .size import SizeLaw, embed, evaluate, keep, regress, size_form
+from .size import (
+    SizeLaw,
+    determined_parameters,
+    embed,
+    evaluate,
+    keep,
+    regress,
+    size_form,
+)
 
 __all__ = ["FiMCal"]
 
@@ -117,6 +125,10 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         published law and warns, :class:`~scaleprobe.models.InsufficientDataWarning`,
         when the cycles of the larger count differ from the smaller's by more than
         10 % and three times the smaller's scatter).
+    parameter_names : sequence of str, optional
+        Names of the application parameters (the columns of ``X`` but the process
+        count, in order), for messages; without them, a frame's column names, else
+        ``x0``, ``x1``, ...
 
     Attributes
     ----------
@@ -135,7 +147,16 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         parameters (tuple of indices); below 1, the power law is not taken.
     kept_ : tuple of int
         Application parameters (indices, the process column excluded) Eq. 11
-        regresses on; the others have zero coefficients.
+        regresses on; the others have zero coefficients. Where the training sizes
+        cannot determine a coefficient for each (parameters that grow together),
+        the largest subset they determine whose parameters grow most
+        (:func:`~scaleprobe.models.fim.size.determined_parameters`), with an
+        :class:`~scaleprobe.models.InsufficientDataWarning`.
+    size_alternatives_ : tuple of tuple of int
+        The other subsets the sizes determine as well (empty when they determine
+        every kept parameter): each passes through the training as the one taken
+        and predicts other sizes differently, so :meth:`predict_range` spans them
+        (in ``law_fits_``, each law's ``alternatives``).
     subset_errors_ : dict
         ``size_law="cv"``: the same error for each checked ``(kept, form)`` of a
         proper subset of the parameters.
@@ -183,6 +204,7 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
     # Model files written before these were kept lack them.
     law_fits_ = None
     plausible_laws_ = ()
+    size_alternatives_ = ()
 
     def __init__(
         self,
@@ -196,6 +218,7 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         tau=0.01,
         size_law="cv",
         process_law="cv",
+        parameter_names=None,
     ):
         self.frequency = frequency
         self.processes = processes
@@ -206,6 +229,7 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         self.tau = tau
         self.size_law = size_law
         self.process_law = process_law
+        self.parameter_names = parameter_names
 
     def _check_params(self):
         if self.variant not in _VARIANTS:
@@ -277,6 +301,11 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
                 self.subset_errors_,
                 self.size_degrees_,
             ) = size_form(design, hardware)
+        self.kept_, self.size_alternatives_ = determined_parameters(
+            design, self.kept_, form
+        )
+        if self.size_alternatives_:
+            self._warn_undetermined(design)
         kept = keep(design, self.kept_)
         coef, self.forms_ = regress(kept, hardware, form)
 
@@ -305,9 +334,89 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         taken = {law: {**taken, "alpha": self.alpha_}}
         rows, measured = (kept, counts), (hardware[:, 1], design, y)
         self.law_fits_ = keep_laws(self, taken, others, rows, measured, size_fit)
+        for law, state in self.law_fits_.items():
+            state["alternatives"] = self._alternatives(design, counts, hardware, law)
         self.plausible_laws_ = tuple(k for k in PROCESS_LAWS if k in self.law_fits_)
         self.fitted_ranges_ = fitted_ranges(X)
         return self
+
+    def _names(self, kept):
+        """Names of the application parameters ``kept`` (indices)."""
+        names = self.parameter_names
+        columns = getattr(self, "feature_names_in_", None)
+        if names is None and columns is not None:
+            names = list(np.delete(columns, self.processes % len(columns)))
+        return [
+            str(names[j]) if names is not None and j < len(names) else f"x{j}"
+            for j in kept
+        ]
+
+    def size_note(self):
+        """What Eq. 11 regresses on where the sizes cannot tell it from other
+        parameters, as words to follow a description ("" where they can).
+
+        Returns
+        -------
+        str
+            E.g. ``" on nnz, which the sizes cannot tell from na (the range spans
+            both)"``.
+        """
+        check_is_fitted(self)
+        if not self.size_alternatives_:
+            return ""
+        taken = " and ".join(self._names(self.kept_))
+        rest = "; ".join(" and ".join(self._names(k)) for k in self.size_alternatives_)
+        return (
+            f" on {taken}, which the sizes cannot tell from {rest} (the range spans "
+            "both)"
+        )
+
+    def _warn_undetermined(self, design):
+        """Warn that the sizes cannot tell the laws of ``size_alternatives_`` from
+        the one taken."""
+        taken = " and ".join(self._names(self.kept_)) or "the intercept"
+        others = "; ".join(
+            " and ".join(self._names(kept)) for kept in self.size_alternatives_
+        )
+        sizes = len(np.unique(design[:, 1:], axis=0))
+        warn(
+            f"the {sizes} training sizes cannot tell FiM-Cal's cycles in {taken} "
+            f"from cycles in {others}: those parameters grow together over them, "
+            f"so a law on either passes through every size measured and they part "
+            f"beyond; FiM-Cal regresses on {taken} (growing most over them) and "
+            "its range spans the others; measure a size off the line the measured "
+            "sizes lie on (where those parameters grow apart) to tell them",
+            InsufficientDataWarning,
+            stacklevel=3,
+        )
+
+    def _alternatives(self, design, counts, hardware, law):
+        """Under ``law``, the state of each law of the cycles on
+        ``size_alternatives_`` (fitted on the same points, with the law's alpha)."""
+        states = []
+        width = design.shape[1]
+        form = self.forms_[1]
+        for kept in getattr(self, "size_alternatives_", ()):
+            rows = keep(design, kept)
+            fitted = fit_process_law(
+                rows,
+                counts,
+                hardware[:, 1],
+                law,
+                lambda part, total: SizeLaw(part, total, form),
+            )
+            if fitted[0] != law:
+                continue
+            size, base, gamma = fitted[1:4]
+            states.append(
+                {
+                    "cycles": embed(size.coef[None], kept, width)[0],
+                    "form": size.form,
+                    "base": float(base),
+                    "growth": embed(gamma[None], kept, width)[0],
+                }
+            )
+        return states
 
     def _set_law(self, law, gamma, base):
         self.process_law_, self.growth_, self.process_base_ = law, gamma, base
@@ -375,8 +484,8 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         their coefficients' spread, s.
 
         Under each law, the central ``level`` of its refits on resampled residuals
-        (:func:`~scaleprobe.models.fim.processes.law_draws`) and its point fit;
-        the range is their union over the laws.
+        (:func:`~scaleprobe.models.fim.processes.law_draws`), its point fit and its
+        fits on ``size_alternatives_``; the range is their union over the laws.
 
         Parameters
         ----------

@@ -609,6 +609,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         parts = [f"computation: FiM-Cal (alpha {self.computation_.alpha_:.3g})"]
+        parts[0] += self.computation_.size_note()
         load = getattr(self, "load_law_", None)
         if load is not None:
             mib = np.exp(np.asarray(load["knots"])[[0, -1]]) / 2**20
@@ -942,6 +943,7 @@ def fit_computation_part(model, X, x, q, per, time=None):
             variant=model.variant,
             size_law=model.size_law,
             process_law=model.process_law,
+            parameter_names=tuple(model.parameters_),
         ),
         (np.column_stack([x, q]), computation / per, _hardware(X, per), q),
         memory,

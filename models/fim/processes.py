@@ -560,7 +560,8 @@ def keep_laws(model, fits, others, rows, measured, size_fit):
 
 def law_range(model, X, level, cycles):
     """Lowest and highest prediction of a fitted FiM-Cal over its plausible process
-    laws, each the union of its point fit and the central ``level`` of its refits
+    laws, each the union of its point fit, the central ``level`` of its refits and
+    its laws on the parameters the sizes cannot tell from those taken
     (:meth:`~scaleprobe.models.FiMCal.predict_range`)."""
     fits = model.law_fits_ or {}
     lows, highs = [], []
@@ -575,6 +576,17 @@ def law_range(model, X, level, cycles):
             values = np.array([m.predict_hardware(X)[:, 1] for m in models])
         else:
             values = np.array([m.predict(X) for m in models])
-        lows.append(np.minimum(values[0], np.quantile(values, tail, axis=0)))
-        highs.append(np.maximum(values[0], np.quantile(values, 1 - tail, axis=0)))
+        low = np.minimum(values[0], np.quantile(values, tail, axis=0))
+        high = np.maximum(values[0], np.quantile(values, 1 - tail, axis=0))
+        # laws of the cycles on other parameters the sizes cannot tell apart
+        for other in state.get("alternatives", ()):
+            alternative = point._under(law, {**state, **other})
+            value = (
+                alternative.predict_hardware(X)[:, 1]
+                if cycles
+                else alternative.predict(X)
+            )
+            low, high = np.minimum(low, value), np.maximum(high, value)
+        lows.append(low)
+        highs.append(high)
     return np.min(lows, axis=0), np.max(highs, axis=0)

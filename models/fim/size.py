@@ -7,7 +7,16 @@ import itertools
 
 import numpy as np
 
-__all__ = ["SizeLaw", "embed", "evaluate", "keep", "logs", "regress", "size_form"]
+__all__ = [
+    "SizeLaw",
+    "determined_parameters",
+    "embed",
+    "evaluate",
+    "keep",
+    "logs",
+    "regress",
+    "size_form",
+]
 
 #: Floor of a logarithm's argument.
 TINY = 1e-300
@@ -66,6 +75,67 @@ def embed(coef, kept, width):
     full = np.zeros((len(coef), width))
     full[:, [0, *(1 + j for j in kept)]] = coef
     return full
+
+
+def determined_parameters(design, kept, form):
+    """The parameters Eq. 11 can regress on, where the sizes cannot determine a
+    coefficient for each of ``kept``: ``(kept, alternatives)``.
+
+    Parameters that grow together over the training sizes (two NPB CG classes: the
+    order 1400 -> 7000 and the non-zeros 78148 -> 508402) fix one coefficient
+    between them, not one each; a least-squares fit then takes the solution of
+    least norm, which can trade one against the other (CG's class A at 1.6 % of
+    its cycles: 5215 cycles per unit of order less 38.8 per non-zero). Every
+    largest subset of ``kept`` the sizes determine passes through the training
+    alike; the one whose parameters grow most over them (the largest sum of
+    ``log(max/min)``, the first on a tie) is taken, the others returned. One size
+    alone (no parameter varies) is left as it is: nothing tells the laws apart.
+
+    Parameters
+    ----------
+    design : ndarray of shape (n, 1 + k)
+        Intercept and application parameters.
+    kept : tuple of int
+        Parameters (indices) to regress on.
+    form : {"linear", "power"}
+        Form of Eq. 11 (a power law regresses on the logarithms).
+
+    Returns
+    -------
+    kept : tuple of int
+        ``kept`` itself when determined, else the subset taken.
+    alternatives : tuple of tuple of int
+        The other determined subsets of the same size (empty when determined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> design = np.array([[1.0, 1400.0, 78148.0], [1.0, 7000.0, 508402.0]])
+    >>> determined_parameters(design, (0, 1), "linear")
+    ((1,), ((0,),))
+    >>> determined_parameters(design, (1,), "linear")
+    ((1,), ())
+    """
+
+    def rows(subset):
+        part = keep(design, subset)
+        positive = np.all(design[:, 1:] > 0)
+        return logs(part) if form == "power" and positive else part
+
+    rank = np.linalg.matrix_rank(rows(kept))
+    if rank >= 1 + len(kept) or rank < 2:
+        return tuple(kept), ()  # determined, or one size: nothing to choose from
+    subsets = [
+        subset
+        for subset in itertools.combinations(kept, rank - 1)
+        if np.linalg.matrix_rank(rows(subset)) == 1 + len(subset)
+    ]
+    spread = np.log(
+        np.maximum(design[:, 1:].max(axis=0), TINY)
+        / np.maximum(design[:, 1:].min(axis=0), TINY)
+    )
+    subsets.sort(key=lambda subset: -float(np.sum(spread[list(subset)])))
+    return subsets[0], tuple(subsets[1:])
 
 
 def size_form(design, hardware):

@@ -263,3 +263,73 @@ def test_parameters_that_grow_together_keep_the_one_that_extrapolates():
     exponents = both.coef_[1, 1:]
     assert exponents[0] < 0 < exponents[1]
     assert np.exp(both.coef_[1] @ [1.0, *np.log(class_b[0, :2])]) < 0.6 * low
+
+
+def _two_classes(law):
+    """Two sizes whose order and nonzeros grow together (NPB CG's classes S and W)
+    on 1, 2, 4 processes, the cycles ``law(na, nnz)``; and class A's size."""
+    na = np.repeat([1400.0, 7000.0], 3)
+    nnz = np.repeat([78148.0, 508402.0], 3)
+    procs = np.tile([1, 2, 4], 2)
+    total = law(na, nnz)
+    hardware = np.column_stack([1 - 1 / total, total, np.zeros(6)])
+    pairs = zip(total, procs, strict=True)
+    seconds = np.array(
+        [calculation_time(1 - 1 / c, c, 0.0, F, int(t)) for c, t in pairs]
+    )
+    return np.column_stack([na, nnz, procs]), seconds, hardware
+
+
+def _through_two(values, total, at):
+    """The line through two sizes' cycles, at ``at``."""
+    (low, high), (c_low, c_high) = np.unique(values), np.unique(total)
+    return c_low + (c_high - c_low) * (at - low) / (high - low)
+
+
+@pytest.mark.parametrize("truth", ["nnz", "na"])
+def test_two_sizes_that_grow_together_regress_on_one_and_span_the_other(truth):
+    # two sizes fix one coefficient between the order and the nonzeros: least
+    # squares on both traded one against the other and put class A at 1.6 % of
+    # its cycles; FiM-Cal regresses on the one that grows most (nnz) and its
+    # range spans the law on the other
+    def law(na, nnz):
+        return 2e6 + (80.0 * nnz if truth == "nnz" else 6000.0 * na)
+
+    X, y, hardware = _two_classes(law)
+    model = FiMCal(frequency=F, process_law="constant", parameter_names=("na", "nnz"))
+    with pytest.warns(ScaleprobeWarning, match="cannot tell .* in nnz from .* in na"):
+        model.fit(X, y, hardware=hardware)
+    assert model.kept_ == (1,)
+    assert model.size_alternatives_ == ((0,),)
+    assert model.size_note().startswith(" on nnz, which the sizes cannot tell from na")
+    class_a = np.array([[14000.0, 1853104.0, 1]])
+    cycles = model.predict_hardware(class_a)[0, 1]
+    on_nnz = _through_two(X[:, 1], hardware[:, 1], 1853104.0)
+    on_na = _through_two(X[:, 0], hardware[:, 1], 14000.0)
+    assert cycles == pytest.approx(on_nnz, rel=1e-4)
+    low, high = model.predict_range(class_a, cycles=True)
+    assert low[0] <= min(on_na, on_nnz) * (1 + 1e-4)
+    assert high[0] >= max(on_na, on_nnz) * (1 - 1e-4)
+    measured = law(14000.0, 1853104.0)
+    assert low[0] * (1 - 1e-4) <= measured <= high[0] * (1 + 1e-4)
+    if truth == "nnz":
+        assert cycles == pytest.approx(measured, rel=1e-4)
+
+
+def test_sizes_that_determine_every_parameter_have_no_alternatives():
+    X, y, hardware = _training()
+    model = FiMCal(frequency=F).fit(X, y, hardware=hardware)
+    assert model.size_alternatives_ == ()
+    assert model.size_note() == ""
+    assert all(state["alternatives"] == [] for state in model.law_fits_.values())
+
+
+def test_a_frames_columns_name_the_parameters_the_sizes_cannot_tell_apart():
+    import pandas as pd
+
+    X, y, hardware = _two_classes(lambda na, nnz: 2e6 + 80.0 * nnz)
+    frame = pd.DataFrame(X, columns=["order", "nonzeros", "ranks"])
+    with pytest.warns(ScaleprobeWarning, match="in nonzeros from cycles in order"):
+        FiMCal(frequency=F).fit(frame, y, hardware=hardware)
+    with pytest.warns(ScaleprobeWarning, match="in x1 from cycles in x0"):
+        FiMCal(frequency=F).fit(X, y, hardware=hardware)

@@ -1,5 +1,5 @@
-"""NPB's classes as ordered sizes: a real NPB IS sweep over classes S and W through
-``scaleprobe fit --model fim``, projected to class A by name."""
+"""NPB's classes as ordered sizes: real NPB IS and CG sweeps over classes S and W
+through ``scaleprobe fit --model fim``, projected to class A by name."""
 
 from __future__ import annotations
 
@@ -137,6 +137,48 @@ def test_fim_fits_is_classes_s_and_w_and_projects_class_a(tmp_path, cluster, cap
     capsys.readouterr()
     assert _run([*argv, "--param", "class=Q"]) == 2
     assert "'Q' is not a class of npb.is" in capsys.readouterr().err
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_fim_projects_cg_class_a_from_two_classes_that_grow_together(
+    tmp_path, cluster, capsys
+):
+    # classes S and W fix one coefficient between CG's order and nonzeros: FiM-Cal
+    # regressed on both put class A's computation on one node at 0.007 s, below
+    # class W's own 0.17; it now regresses on the nonzeros, says so, and its range
+    # spans the law on the order
+    from distributed import Client
+
+    spec = {
+        "name": "cg-classes",
+        "kernel": "npb.cg",
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "class": ["S", "W"]},
+        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s"},
+        "timeout": 600,
+        "output": str(tmp_path / "cg.zarr"),
+    }
+    with Client(cluster) as client:
+        data = run_sweep(spec, client, progress=False)
+    assert (data.status.values == "ok").all(), data.error.values
+    models = tmp_path / "models.json"
+    argv = ["fit", str(tmp_path / "cg.zarr"), "--model", "fim", "--output"]
+    assert _run([*argv, str(models)]) == 0
+    captured = capsys.readouterr()
+    assert "cannot tell FiM-Cal's cycles in nnz from cycles in na" in captured.err
+    assert "on nnz, which the sizes cannot tell from na" in captured.out
+
+    out = tmp_path / "a.csv"
+    argv = ["project", str(models), "--name", "fim", "--nodes", "1,2"]
+    assert _run([*argv, "--param", "class=A", "--output", str(out)]) == 0
+    table = pd.read_csv(out).set_index("nodes")
+    X, _ = make_features(data, fim=True)
+    class_w = X[X["nnz"] == X["nnz"].max()].groupby("nodes")["comp_time_iterations"]
+    # class A multiplies by 3.6 the nonzeros class W multiplies, at the same 15
+    # iterations: more computation, never less
+    for nodes in (1, 2):
+        assert table.loc[nodes, "time_predicted"] > class_w.median()[nodes]
+        assert table.loc[nodes, "time_lower"] < table.loc[nodes, "time_predicted"]
 
 
 def test_a_class_projects_at_the_iterations_it_times():
