@@ -4,6 +4,7 @@ the calls and data points of a configuration never run regressed from the small 
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -333,6 +334,16 @@ def test_a_working_set_across_the_cache_from_training_warns():
         warnings.simplefilter("error")
         both.predict(near)
         both.predict(far[far["ranks"] == 32])
+    # trained in the cache and projected fuller than twice the fullest training
+    # point, still within it: the cycles per unit of work may rise
+    roomy = FiM(replications=4).fit(_with_memory(X, 64 * 2**20), y)
+    expected = r"38.1 MiB on 1 processes, more than 2x the fullest .* \(3.05 MiB\)"
+    with pytest.warns(MemoryRegimeWarning, match=expected) as caught:
+        roomy.predict(far)
+    assert len(caught) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roomy.predict(near)  # 1.9x the fullest: nothing to say
     # no cache known: nothing to say
     unknown = FiM(replications=4).fit(_with_memory(X, np.nan), y)
     with warnings.catch_warnings():
@@ -353,18 +364,27 @@ def test_ranks_computing_at_once_share_the_cache():
         r"computing at once on one cache \(up to 2\) are projected at 38.1 MiB on 1, "
         r"38.1 MiB on 2, 19.1 MiB on 4 processes, beyond"
     )
-    with pytest.warns(MemoryRegimeWarning, match=message):
+    with pytest.warns(MemoryRegimeWarning) as caught:
         model.predict(far)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        model.predict(far[far["ranks"] >= 8])  # 9.5 and 2.4 MiB: in the cache
+    texts = [str(w.message) for w in caught]
+    assert len(texts) == 2, texts  # and 8 ranks filling the cache (below)
+    assert re.search(message, texts[1]), texts
+    # 9.5 and 2.4 MiB: in the cache; the first more than twice the fullest
+    # training point (3.05 MiB), which is all FiM says of them
+    fuller = r"9.54 MiB on 8 processes, more than 2x the fullest"
+    with pytest.warns(MemoryRegimeWarning, match=fuller) as caught:
+        model.predict(far[far["ranks"] >= 8])
+    assert len(caught) == 1
     # a rank's own working set alone leaves 4 ranks in the cache; so does a sharer
     # count the records could not give (NaN)
     unknown = _with_memory(X, 16 * 2**20).assign(cache_sharers=np.nan)
     alone = FiM(replications=4).fit(unknown, y)
     assert alone.memory_["sharers"] == 1
-    with pytest.warns(MemoryRegimeWarning, match=r"on 1, 19.1 MiB on 2 processes"):
+    with pytest.warns(MemoryRegimeWarning) as caught:
         alone.predict(far)
+    texts = [str(w.message) for w in caught]
+    assert "on 1, 19.1 MiB on 2 processes, beyond" in texts[-1], texts
+    assert "9.54 MiB on 4 processes, more than 2x the fullest" in texts[0], texts
 
 
 @pytest.mark.parametrize(
