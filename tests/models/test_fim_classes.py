@@ -15,6 +15,25 @@ from scaleprobe.models import make_features
 from scaleprobe.models.core.ordered import class_sizes, ordered_sizes
 
 
+def _classes_sweep(output, cluster, kernel, params):
+    """A real sweep of ``kernel``'s classes S and W on 1, 2, 4 emulated nodes."""
+    from distributed import Client
+
+    spec = {
+        "name": f"{kernel.split('.')[-1]}-classes",
+        "kernel": kernel,
+        "params": params,
+        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "class": ["S", "W"]},
+        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s"},
+        "timeout": 600,
+        "output": str(output),
+    }
+    with Client(cluster) as client:
+        data = run_sweep(spec, client, progress=False)
+    assert (data.status.values == "ok").all(), data.error.values
+    return data
+
+
 def _run(argv):
     parser = argparse.ArgumentParser(prog="scaleprobe")
     register(parser.add_subparsers(dest="command", required=True))
@@ -99,20 +118,7 @@ def test_sizes_name_every_choice():
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_fim_fits_is_classes_s_and_w_and_projects_class_a(tmp_path, cluster, capsys):
-    from distributed import Client
-
-    spec = {
-        "name": "is-classes",
-        "kernel": "npb.is",
-        "params": {"counters": False},
-        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "class": ["S", "W"]},
-        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s"},
-        "timeout": 600,
-        "output": str(tmp_path / "is.zarr"),
-    }
-    with Client(cluster) as client:
-        data = run_sweep(spec, client, progress=False)
-    assert (data.status.values == "ok").all(), data.error.values
+    data = _classes_sweep(tmp_path / "is.zarr", cluster, "npb.is", {"counters": False})
     X, _ = make_features(data, fim=True)
     assert "class" not in X.columns
     assert sorted(X["total_keys"].unique()) == [2.0**16, 2.0**20]
@@ -148,19 +154,7 @@ def test_fim_projects_cg_class_a_from_two_classes_that_grow_together(
     # regressed on both put class A's computation on one node at 0.007 s, below
     # class W's own 0.17; it now regresses on the nonzeros, says so, and its range
     # spans the law on the order
-    from distributed import Client
-
-    spec = {
-        "name": "cg-classes",
-        "kernel": "npb.cg",
-        "sweep": {"nodes": [1, 2, 4], "ppn": 1, "class": ["S", "W"]},
-        "throttle": {"mode": "emulated", "link_bandwidth": "1 Gbit/s"},
-        "timeout": 600,
-        "output": str(tmp_path / "cg.zarr"),
-    }
-    with Client(cluster) as client:
-        data = run_sweep(spec, client, progress=False)
-    assert (data.status.values == "ok").all(), data.error.values
+    data = _classes_sweep(tmp_path / "cg.zarr", cluster, "npb.cg", {})
     models = tmp_path / "models.json"
     argv = ["fit", str(tmp_path / "cg.zarr"), "--model", "fim", "--output"]
     assert _run([*argv, str(models)]) == 0
