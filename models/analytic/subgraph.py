@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares, nnls
+from scipy.optimize import least_squares
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core.interface import ModelBase, fitted_ranges
+from ..laws.lsq import nnls
 
 __all__ = ["FEATURES", "TERMS", "SubgraphComplexity", "SubgraphTerms"]
 

@@ -62,9 +62,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ..core.warnings import InsufficientDataWarning, warn
+from ..laws.lsq import nnls
 from .markov import CHAINS
 
 __all__ = ["LoadLaw", "fit_computation"]

@@ -66,8 +66,8 @@ import math
 import warnings
 
 import numpy as np
-from scipy.optimize import nnls
 
+from ..laws.lsq import nnls
 from .cache import _run_scatter
 
 __all__ = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ..core.warnings import InsufficientDataWarning, MemoryRegimeWarning, warn
+from ..laws.lsq import nnls
 
 
 def _count_basis(x, q, jobs):

@@ -79,7 +79,9 @@ mean, where the growth carried on put the mean rank at 1.85x.
 from __future__ import annotations
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, special, stats
+
+from ..laws.lsq import nnls
 
 __all__ = [
     "BEYOND",
@@ -305,7 +307,7 @@ def fit_wait(keys, q, ratio, weight, cores=None):
         if not np.any(basis):
             coef = np.zeros(len(columns))
         else:
-            coef, _ = optimize.nnls(basis, excesses * root)
+            coef, _ = nnls(basis, excesses * root)
         spreads[tail] = float(coef[0])
         if cores is not None:
             spreads["turns"][tail] = float(coef[1])
