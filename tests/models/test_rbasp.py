@@ -6,6 +6,7 @@ import pytest
 from scaleprobe.models import (
     RBASP,
     ExtrapolationWarning,
+    InsufficientDataWarning,
     fit_ensemble,
     load_models,
     save_models,
@@ -82,3 +83,28 @@ def test_in_the_ensemble_and_a_model_file(tmp_path):
     a = fit.project("rbasp", nodes=[16, 32])["time_predicted"].values
     b = loaded.project("rbasp", nodes=[16, 32])["time_predicted"].values
     np.testing.assert_allclose(a, b)
+
+
+def test_sizes_that_grow_together_regress_on_the_one_that_grows_most():
+    # two classes whose order and nonzeros grow together (NPB CG's S and W): least
+    # squares on both traded -0.016 per unit of order against 0.0002 per nonzero
+    rows = [
+        (float(q), na, nnz, float(r))
+        for q in (1, 2, 4)
+        for na, nnz in ((1400.0, 78148.0), (7000.0, 508402.0))
+        for r in (0, 1)
+    ]
+    X = pd.DataFrame(rows, columns=["ranks", "na", "nnz", "run"])
+
+    def law(frame):
+        q = frame["ranks"]
+        return np.exp2(-5.0 + 4e-6 * frame["nnz"] - 0.3 * q + 0.02 * q**2)
+
+    with pytest.warns(InsufficientDataWarning, match="law in nnz from one in na"):
+        model = RBASP().fit(X, law(X))
+    assert model.kept_ == (1,)
+    np.testing.assert_allclose(
+        [model.intercept_, *model.coef_], [-5.0, 0.0, 4e-6, -0.3, 0.02], atol=1e-9
+    )
+    class_a = pd.DataFrame({"ranks": [1.0], "na": [14000.0], "nnz": [1853104.0]})
+    np.testing.assert_allclose(model.predict(class_a), law(class_a), rtol=1e-6)
