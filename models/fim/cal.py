@@ -364,20 +364,25 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if not self.size_alternatives_:
             return ""
-        taken = " and ".join(self._names(self.kept_))
-        rest = "; ".join(" and ".join(self._names(k)) for k in self.size_alternatives_)
+        taken, rest = self._undetermined_words()
         return (
             f" on {taken}, which the sizes cannot tell from {rest} (the range spans "
             "both)"
         )
 
-    def _warn_undetermined(self, design):
-        """Warn that the sizes cannot tell the laws of ``size_alternatives_`` from
-        the one taken."""
-        taken = " and ".join(self._names(self.kept_)) or "the intercept"
+    def _undetermined_words(self):
+        """``(taken, others)``: the parameters regressed on and the alternatives,
+        named."""
+        taken = " and ".join(self._names(self.kept_))
         others = "; ".join(
             " and ".join(self._names(kept)) for kept in self.size_alternatives_
         )
+        return taken, others
+
+    def _warn_undetermined(self, design):
+        """Warn that the sizes cannot tell the laws of ``size_alternatives_`` from
+        the one taken."""
+        taken, others = self._undetermined_words()
         sizes = len(np.unique(design[:, 1:], axis=0))
         warn(
             f"the {sizes} training sizes cannot tell FiM-Cal's cycles in {taken} "
@@ -394,42 +399,33 @@ class FiMCal(ModelBase, RegressorMixin, BaseEstimator):
         """Under ``law``, the state of each law of the cycles on
         ``size_alternatives_`` (fitted on the same points, with the law's alpha)."""
         states = []
-        width = design.shape[1]
         form = self.forms_[1]
-        for kept in getattr(self, "size_alternatives_", ()):
-            rows = keep(design, kept)
+        for kept in self.size_alternatives_:
             fitted = fit_process_law(
-                rows,
+                keep(design, kept),
                 counts,
                 hardware[:, 1],
                 law,
                 lambda part, total: SizeLaw(part, total, form),
             )
-            if fitted[0] != law:
-                continue
-            size, base, gamma = fitted[1:4]
-            states.append(
-                {
-                    "cycles": embed(size.coef[None], kept, width)[0],
-                    "form": size.form,
-                    "base": float(base),
-                    "growth": embed(gamma[None], kept, width)[0],
-                }
-            )
+            if fitted[0] == law:
+                states.append(self._law_state(*fitted[1:4], kept=kept))
         return states
 
     def _set_law(self, law, gamma, base):
         self.process_law_, self.growth_, self.process_base_ = law, gamma, base
 
-    def _law_state(self, size, base, gamma):
+    def _law_state(self, size, base, gamma, kept=None):
         """What a process law changes: the one-process cycles (TC's row of
-        ``coef_`` and its form), :math:`q_0` and the growth, embedded."""
+        ``coef_`` and its form), :math:`q_0` and the growth, embedded from the
+        parameters ``kept`` (default ``kept_``)."""
+        kept = self.kept_ if kept is None else kept
         width = self.coef_.shape[1]
         return {
-            "cycles": embed(size.coef[None], self.kept_, width)[0],
+            "cycles": embed(size.coef[None], kept, width)[0],
             "form": size.form,
             "base": float(base),
-            "growth": embed(gamma[None], self.kept_, width)[0],
+            "growth": embed(gamma[None], kept, width)[0],
         }
 
     def _under(self, law, state):

@@ -166,10 +166,9 @@ class RBASP(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             *(1 + j for j in self.kept_),
             *range(1 + x.shape[1], design.shape[1]),
         ]
+        fitted, *_ = np.linalg.lstsq(design[:, columns], np.log2(y), rcond=None)
         solution = np.zeros(design.shape[1])
-        solution[columns] = np.linalg.lstsq(design[:, columns], np.log2(y), rcond=None)[
-            0
-        ]
+        solution[columns] = fitted
         self.intercept_ = float(solution[0])
         self.coef_ = solution[1:]
         self.q_range_ = (float(q.min()), float(q.max()))
@@ -190,7 +189,7 @@ class RBASP(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         kept, others = determined_parameters(design, every, "linear")
         if others:
             names = self.parameters_
-            taken = " and ".join(names[j] for j in kept) or "none"
+            taken = " and ".join(names[j] for j in kept)
             rest = "; ".join(" and ".join(names[j] for j in o) for o in others)
             warn(
                 f"RBASP: the training sizes cannot tell a law in {taken} from one in "
