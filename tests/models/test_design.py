@@ -157,3 +157,20 @@ def test_when_no_law_fits_the_closest_ones_keep_the_interval_wide():
     kept = [name for name, why in state.rejected.items() if why.startswith("kept")]
     assert sorted(kept) == sorted(law.name for law in state.laws)
     assert math.exp(expected_log_width(state)) > 10  # not the noise's 1.02x
+
+
+def test_a_law_whose_band_reaches_zero_at_the_target_is_not_plausible():
+    # a compute kernel on 1, 2, 4 nodes, two runs each, one of them slow: the law
+    # linear in log2(p) runs through zero near 8 nodes, and its band there had no
+    # lower end in log (the width at 8 nodes was 3e12)
+    samples = [[0.2104, 0.2099], [0.1138, 0.1148], [0.0570, 0.0748]]
+    state = design_state([1, 2, 4], samples, 8)
+    assert (
+        state.rejected["c0 + c1*log2(p)"] == "its band reaches zero before the target"
+    )
+    width = math.exp(expected_log_width(state))
+    assert 1.0 < width < 10.0, width
+    from scaleprobe.models.design.criterion import target_interval
+
+    lower, upper = target_interval(state)
+    assert 0.0 < lower < 0.033 < upper  # perfect speedup from 4 nodes lies within
