@@ -175,16 +175,54 @@ class SeriesModel:
         return np.maximum(value, 0.0)
 
     def doublings(self, x):
-        """Doublings of ``x`` beyond the largest measured count (0 inside)."""
-        ratio = np.asarray(x, dtype=float) / float(self.x[-1])
-        return np.log2(np.maximum(ratio, 1.0))
+        """Doublings between ``x`` and the nearest measured count: beyond the
+        largest, below the smallest or between two (0 at a measured count).
+
+        Parameters
+        ----------
+        x : array-like
+
+        Returns
+        -------
+        ndarray
+        """
+        x = np.asarray(x, dtype=float)
+        with np.errstate(divide="ignore"):
+            gaps = np.abs(np.log2(x[..., None] / self.x))
+        return np.min(gaps, axis=-1)
+
+    def misses(self, x):
+        """How far (|log|) the law misses the measured centres nearest ``x``: the
+        larger of its misses at the two counts about ``x`` inside the measured
+        range, its miss at the nearest end outside it; infinite where the law is
+        not positive at such a count (it cannot tell there).
+
+        Parameters
+        ----------
+        x : array-like
+
+        Returns
+        -------
+        ndarray
+        """
+        x = np.asarray(x, dtype=float)
+        fitted = self.law.predict(self.coef, self.x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            miss = np.abs(np.log(np.where(fitted > 0, fitted, np.nan) / self.centre))
+        miss = np.nan_to_num(miss, nan=np.inf)
+        above = np.clip(np.searchsorted(self.x, x, side="left"), 0, self.x.size - 1)
+        below = np.clip(np.searchsorted(self.x, x, side="right") - 1, 0, None)
+        return np.maximum(miss[above], miss[below])
 
     def interval(self, x):
         """``(lower, upper)``: the plausible laws' range, widened to ``kappa`` times
         the scale of the prediction's uncertainty either side of it (log: the
-        plausible laws' spread, :attr:`floor` per doubling beyond the largest count
-        and the standard error of a centre growing with the doublings; and the spread
-        of slopes a new regime may take); never below zero.
+        plausible laws' spread, :attr:`floor` per doubling from the nearest measured
+        count -- beyond the largest, below the smallest or between two -- and the
+        standard error of a centre growing with the doublings; and the spread of
+        slopes a new regime may take), and at least as wide as the law's misses of
+        the measured centres nearest ``x`` (:meth:`misses`: at a measured count the
+        interval holds its measurement); never below zero.
 
         Parameters
         ----------
@@ -209,6 +247,7 @@ class SeriesModel:
         )
         if self.regime:
             width = width + REGIME_SPREAD * np.log(2.0) * distance
+        width = np.maximum(width, self.misses(x))
         with np.errstate(over="ignore", invalid="ignore"):
             lowest, highest = np.exp(low_log), np.exp(high_log)
             upper = np.fmax(highest, centre * np.exp(width))

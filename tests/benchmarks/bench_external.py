@@ -2,6 +2,7 @@
 
 Run:  python tests/benchmarks/bench_external.py --data DIR [--extrap PATH]
           [--dataset NAME ...] [--holdout 1 2] [--jobs N] [--csv OUT.csv]
+      python tests/benchmarks/bench_external.py --data DIR --interior
       python tests/benchmarks/bench_external.py --from-cali *.cali --output F.jsonl
 
 ``DIR`` (default: the environment variable ``SCALEPROBE_EXTERNAL_DATA``) holds public
@@ -44,7 +45,8 @@ share, the coverage of its intervals, their median upper/lower, the width no
 interval about its predictions could beat at 90 % (chosen in hindsight), the median
 interval
 score (Gneiting and Raftery 2007) over the measurement; the wall time of
-scaleprobe's fit and of Extra-P's command.
+scaleprobe's fit and of Extra-P's command. ``--interior`` judges the intervals
+between measured counts instead: every interior count left out in turn.
 """
 
 from __future__ import annotations
@@ -438,7 +440,53 @@ def _split(name, usable, holdout, executable):
     return table, details
 
 
+def interior(name, series):
+    """Leave-one-out inside the data: every interior count of every series left out
+    in turn (the counts of all series fitted at once), its interval judged there.
+
+    Returns the row of the data set: interior points, coverage, median width and
+    median interval score.
+    """
+    from scaleprobe.models.profiles import ProfileTable, fit_profile
+
+    held, ratios, scores = [], [], []
+    for i in range(1, max(len(s.ranks) for s in series) - 1):
+        inner = [s for s in series if i < len(s.ranks) - 1]
+        rows = [
+            (float(p), s.name, "time", run, float(value))
+            for s in inner
+            for j, (p, values) in enumerate(zip(s.ranks, s.values, strict=True))
+            if j != i
+            for run, value in enumerate(values)
+        ]
+        table = ProfileTable.from_rows(["p"], rows, source={"path": name}, ranks="p")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_profile(table)
+        for s in inner:
+            lower, upper = fit.model(s.name).interval([float(s.ranks[i])])
+            terms = _interval_terms(s, {int(s.ranks[i]): (lower[0], upper[0])})
+            held, ratios, scores = held + terms[0], ratios + terms[1], scores + terms[2]
+    return {
+        "dataset": name,
+        "points": len(held),
+        "coverage": float(np.mean(held)),
+        "width": float(np.median(ratios)),
+        "score": float(np.median(scores)),
+    }
+
+
 def run(args):
+    if args.interior:
+        table = [interior(name, DATASETS[name](args.data)) for name in args.dataset]
+        print(pd.DataFrame(table).to_string(index=False, float_format=_format))
+        print(
+            "\npoints: interior counts left out, one at a time, over the series; "
+            "coverage: share of them inside the 90 % interval of the fit without "
+            "them; width: median upper/lower; score: median interval score over "
+            "the measurement"
+        )
+        return table
     executable = args.extrap or shutil.which("extrap")
     if executable and not os.path.exists(executable):
         executable = shutil.which(executable)
@@ -519,6 +567,11 @@ def main(argv=None):
     parser.add_argument("--holdout", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--jobs", type=int, default=1, help="ignored (one graph)")
     parser.add_argument("--csv", help="write per-series errors to this CSV")
+    parser.add_argument(
+        "--interior",
+        action="store_true",
+        help="judge the intervals between measured counts (leave one out)",
+    )
     args = parser.parse_args(argv)
     if args.from_cali:
         if not args.output:

@@ -323,3 +323,30 @@ def test_intervals_calibrated_on_extrapolation_hold_drifting_laws():
     width = np.median(ratios, axis=0)
     assert width[0] < 4.0, width
     assert width[0] < width[1] < 8.0, width
+
+
+def test_intervals_hold_the_measurements_and_widen_below_and_between_counts():
+    # one run per count, 5 % scatter about known laws, on 4 to 512 ranks
+    laws = {
+        "strong": lambda p: 80.0 / p + 1.0,
+        "weak": lambda p: 3.0 + 0.2 * np.log2(p),
+    }
+    counts = 2.0 ** np.arange(2, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(
+            synthetic_profile(laws, counts=counts, runs=1, noise=0.05, seed=3)
+        )
+    for model in fit.models:
+        # at a measured count the interval holds what was measured there
+        lower, upper = model.interval(model.x)
+        assert np.all((lower <= model.centre) & (model.centre <= upper)), model.name
+        # below the smallest count it widens with the doublings, as beyond
+        below = np.log(np.divide(*model.interval([4.0, 2.0, 1.0])[::-1]))
+        assert below[0] < below[1] < below[2], (model.name, below)
+        # between two measured counts it takes half a doubling's scale either side
+        middle = 32.0 * math.sqrt(2.0)
+        lower, upper = model.interval([middle])
+        centre = model.predict([middle])
+        half = min(np.log(upper / centre)[0], np.log(centre / lower)[0])
+        assert half >= model.kappa * math.sqrt(0.5), (model.name, half)
