@@ -117,3 +117,63 @@ def test_one_series_chosen_from_a_profile_takes_the_ensemble(tmp_path, capsys):
         training = json.loads(projection.attrs["training"])
         assert "scale" not in training["units"]
         assert float(projection["time_lower"].min()) >= 0
+
+
+def _csv(path, series):
+    """A CSV of ranks, region and time: ``series[region] = {ranks: time}``."""
+    rows = ["ranks,region,time [s]"]
+    for region, values in series.items():
+        rows += [f"{p},{region},{t:.6g}" for p, t in values.items()]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _law(law, counts):
+    return {p: law(p) for p in counts}
+
+
+def test_series_that_end_at_different_counts_say_where(tmp_path, capsys):
+    # "short" was measured up to 64 ranks only: its 0.69 s is not a value at 512
+    csv = _csv(
+        tmp_path / "app.csv",
+        {
+            "long": _law(lambda p: 0.1 + 0.01 * p, RANKS),
+            "short": _law(lambda p: 40.0 / p + 0.06, RANKS[:3]),
+        },
+    )
+    assert _run(["fit", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "at 512 " not in out
+    header = next(line for line in out.splitlines() if "last measured" in line)
+    assert header.split()[1:5] == ["last", "measured", "at", "ranks"]
+    rows = {row.split()[0]: row.split() for row in out.splitlines() if row.strip()}
+    assert rows["region=long"][1:3] == ["5.22", "512"]
+    assert rows["region=short"][1:3] == ["0.685", "64"]
+    # series that end at the same count keep one column headed with it
+    assert _run(["fit", str(_ranks_csv(tmp_path / "same.csv"))]) == 0
+    out = capsys.readouterr().out
+    assert "last measured" not in out
+    assert "series (largest at the largest ranks count first):" in out
+    assert out.split("first):\n")[1].split()[:3] == ["series", "at", "512"]
+
+
+def test_verdicts_add_up_and_two_counts_are_not_said_to_miss_a_check(tmp_path, capsys):
+    csv = _csv(
+        tmp_path / "app.csv",
+        {
+            "solve": _law(lambda p: 40.0 / p + 0.06, RANKS),
+            "two": _law(lambda p: 1.0 / p, RANKS[:2]),
+            "one": _law(lambda p: 1.0 / p, RANKS[:1]),
+        },
+    )
+    assert _run(["fit", str(csv), "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "3 series over ranks" in out
+    assert "verdicts: 1 trusted, 0 fallback, 1 refused, 1 left out" in out
+    assert "missed its own" not in out
+    assert (
+        "warning: 1 of 3 series have fewer than three counts: no law can be checked "
+        "on a held-out count, so they are refused" in out
+    )
+    assert "  region=two: 2 counts" in out
+    assert "1 of 3 series are left out: fewer than two counts" in out
