@@ -317,8 +317,18 @@ def _table(rows, columns):
     return lines
 
 
-def _name(width=48):
-    return lambda text: text if len(text) <= width else text[: width - 1] + "…"
+def _name(width=48, *, verbose=False):
+    """A series' name for a table cell: whole with ``verbose``, else cut in the
+    middle so the leaf of a call path stays (``main->lul…->CalcForceForNodes``)."""
+
+    def cut(text):
+        if verbose or len(text) <= width:
+            return text
+        tail = (width - 1) // 2 + (width - 1) % 2
+        head = width - 1 - tail
+        return text[:head] + "…" + text[-tail:]
+
+    return cut
 
 
 def render_ranking(projection, *, top=10, verbose=False):
@@ -341,7 +351,7 @@ def render_ranking(projection, *, top=10, verbose=False):
     axis = projection.axis
     number = "{:.4g}".format
     value = [
-        ("series", "series", _name()),
+        ("series", "series", _name(verbose=verbose)),
         ("predicted", "predicted", number),
         ("lower", "lower", number),
         ("upper", "upper", number),
@@ -373,7 +383,7 @@ def render_ranking(projection, *, top=10, verbose=False):
         for line in _table(
             shown,
             [
-                ("series", "series", _name()),
+                ("series", "series", _name(verbose=verbose)),
                 ("advice", "what would tell", str),
             ],
         )
@@ -400,9 +410,9 @@ def _conflict_lines(projection, verbose, top):
         for line in _table(
             shown,
             [
-                ("series", "series", _name()),
+                ("series", "series", _name(verbose=verbose)),
                 ("predicted", "predicted", number),
-                ("caller", "caller", _name(32)),
+                ("caller", "caller", _name(32, verbose=verbose)),
                 ("caller_predicted", "caller's", number),
                 ("at", f"from {projection.axis}", "{:g}".format),
             ],
@@ -490,7 +500,7 @@ def _series_lines(fit, top, verbose):
     order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
     shown = order if verbose else order[:top]
     ends = {float(m.x[-1]) for m in fit.models}
-    columns = [("series", "series", _name())]
+    columns = [("series", "series", _name(verbose=verbose))]
     if len(ends) == 1:
         title = f"series (largest at the largest {fit.axis} count first):"
         columns.append(("largest", f"at {ends.pop():g}", "{:.4g}".format))

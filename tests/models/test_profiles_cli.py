@@ -177,3 +177,25 @@ def test_verdicts_add_up_and_two_counts_are_not_said_to_miss_a_check(tmp_path, c
     )
     assert "  region=two: 2 counts" in out
     assert "1 of 3 series are left out: fewer than two counts" in out
+
+
+def test_verbose_tables_tell_long_call_paths_apart(tmp_path, capsys):
+    stem = "main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal->"
+    leaves = ("CalcForceForNodes", "CalcAccelerationForNodes")
+    csv = _csv(
+        tmp_path / "app.csv",
+        {stem + leaf: _law(lambda p: 40.0 / p + 0.06, RANKS) for leaf in leaves},
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    assert _run(["project", str(models), "--ranks", "2048", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    for leaf in leaves:
+        assert f"region={stem}{leaf} " in out
+    # without --verbose a name is cut in the middle: the leaf stays
+    assert _run(["project", str(models), "--ranks", "2048"]) == 0
+    out = capsys.readouterr().out
+    assert stem not in out
+    assert "region=main->lulesh.cyc…Nodal->CalcForceForNodes " in out
+    assert "region=main->lulesh.cyc…CalcAccelerationForNodes " in out
