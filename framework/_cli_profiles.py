@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_inputs import BadInputError, parse_values, writable
+from ._cli_inputs import BadInputError, check_measurements, parse_values, writable
 
 __all__ = [
     "add_profile_arguments",
@@ -86,6 +86,7 @@ def _read(args):
     """The profile of ``args.results``, its metric chosen by ``--target``."""
     from scaleprobe.models.profiles import read_profile
 
+    check_measurements(args.results)
     table = read_profile(
         args.results,
         ranks=args.ranks_from,
@@ -214,6 +215,10 @@ def report_profile_command(args, client_of, reported):
     from scaleprobe.models.profiles.report import write_profile_report
     from scaleprobe.models.profiles.summary import emit
 
+    if Path(args.output).suffix not in (".md", ".html"):
+        raise BadInputError(
+            f"--output {args.output}: write a profile's report as .md or .html"
+        )
     writable(args.output, "--output")
     with reported(), client_of(args) as client:
         fit = _fit(args, client)

@@ -199,3 +199,41 @@ def test_verbose_tables_tell_long_call_paths_apart(tmp_path, capsys):
     assert stem not in out
     assert "region=main->lulesh.cyc…Nodal->CalcForceForNodes " in out
     assert "region=main->lulesh.cyc…CalcAccelerationForNodes " in out
+
+
+def test_what_fit_cannot_read_is_one_line_that_says_what_it_reads(tmp_path, capsys):
+    csv = _ranks_csv(tmp_path / "app.csv")
+    code = _run(["fit", str(csv), "--ranks-from", "nosuch"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "no column 'nosuch' for the process count" in err
+    assert "['ranks', 'region', 'time']" in err
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    for argv in (["fit", str(models)], ["fit", str(models), "--model", "base"]):
+        assert _run(argv) == 2
+        err = capsys.readouterr().err
+        assert "is a model file written by 'scaleprobe fit', not measurements" in err
+        assert f"'scaleprobe project {models}'" in err
+    tsv = tmp_path / "runs.tsv"
+    tsv.write_text(csv.read_text())
+    assert _run(["fit", str(tsv)]) == 2
+    err = capsys.readouterr().err
+    assert "scaleprobe does not read .tsv files; give the results of" in err
+    assert "Zarr" not in err
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_the_fit(
+    tmp_path, capsys, monkeypatch
+):
+    from scaleprobe.framework import _cli_profiles
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the output was checked")
+
+    monkeypatch.setattr(_cli_profiles, "_fit", no_fit)
+    csv = _ranks_csv(tmp_path / "app.csv")
+    assert _run(["report", str(csv), "--output", str(tmp_path / "x.pdf")]) == 2
+    assert "write a profile's report as .md or .html" in capsys.readouterr().err
