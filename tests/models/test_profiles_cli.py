@@ -237,3 +237,34 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_fit(
     csv = _ranks_csv(tmp_path / "app.csv")
     assert _run(["report", str(csv), "--output", str(tmp_path / "x.pdf")]) == 2
     assert "write a profile's report as .md or .html" in capsys.readouterr().err
+
+
+def test_values_left_out_are_named_with_their_count(tmp_path, capsys):
+    for text, shown in (("NaN", "nan"), ("inf", "inf")):
+        csv = tmp_path / f"{shown}.csv"
+        csv.write_text(f"np,time\n4,1.0\n8,{text}\n16,0.3\n32,0.2\n")
+        assert _run(["fit", str(csv)]) == 0
+        out = capsys.readouterr().out
+        assert (
+            "note: 1 value(s) left out as not finite numbers (NaN or inf): "
+            f"(no call path) {shown} at 8 ranks" in out
+        )
+    negative = tmp_path / "neg.csv"
+    negative.write_text("np,time\n4,1.0\n8,-0.5\n16,0.3\n32,0.2\n")
+    assert _run(["fit", str(negative)]) == 2
+    err = capsys.readouterr().err
+    assert "zero or negative" in err
+    assert "(no call path) -0.5 at 8 ranks" in err
+
+
+def test_a_metric_a_call_path_never_had_makes_no_series(tmp_path, capsys):
+    # "io" has no bytes at any count: not a series, and no value is said missing
+    rows = ["ranks,region,time,bytes"]
+    for p in RANKS:
+        rows += [f"{p},solve,{40.0 / p:.6g},{1e6 / p:.6g}", f"{p},io,0.5,"]
+    csv = tmp_path / "app.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    assert _run(["fit", str(csv), "--target", "bytes"]) == 0
+    out = capsys.readouterr().out
+    assert "1 series over ranks" in out
+    assert "left out" not in out
