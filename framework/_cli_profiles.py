@@ -140,6 +140,49 @@ def fit_profile_command(args, client_of, reported):
     return 0
 
 
+# Options of one model's projection (``project`` of a sweep's models), with their
+# defaults: a profile's projection has no scale, network, phase or figure.
+_ONE_MODEL_OPTIONS = {
+    "bandwidth": "100",
+    "scale": None,
+    "param": None,
+    "link_bandwidth": None,
+    "latency": None,
+    "plot": None,
+    "pattern": None,
+    "stencil": None,
+    "shape": None,
+    "allocation": None,
+    "machine_nodes": None,
+    "allocation_seed": None,
+    "nodes_per_switch": None,
+    "switches_per_rack": None,
+}
+
+
+def _check_top(args):
+    """``--top`` is a positive number of rows."""
+    if args.top < 1:
+        raise BadInputError(
+            f"--top {args.top}: give the rows of each table as a positive integer"
+        )
+
+
+def _check_profile_options(args):
+    """Refuse the options of one model's projection given for a profile's models."""
+    given = [
+        "--" + name.replace("_", "-")
+        for name, default in _ONE_MODEL_OPTIONS.items()
+        if getattr(args, name, default) != default
+    ]
+    if given:
+        raise BadInputError(
+            f"{', '.join(given)}: not for a profile's models ({args.model_file}); "
+            "project a profile with --ranks or --nodes (with --ppn), --name, --top, "
+            "--verbose and --output (.csv, .nc, .zarr)"
+        )
+
+
 def _counts(args, fit):
     """The counts of the profile's axis that ``--ranks`` or ``--nodes`` ask for."""
     ranks = getattr(args, "ranks", None)
@@ -176,6 +219,8 @@ def project_profile_command(args):
     from scaleprobe.models.profiles.result import load_profile_fit
     from scaleprobe.models.profiles.summary import render_ranking
 
+    _check_profile_options(args)
+    _check_top(args)
     writable(args.output, "--output")
     fit = load_profile_fit(args.model_file)
     at = _counts(args, fit)
@@ -215,6 +260,7 @@ def report_profile_command(args, client_of, reported):
     from scaleprobe.models.profiles.report import write_profile_report
     from scaleprobe.models.profiles.summary import emit
 
+    _check_top(args)
     if Path(args.output).suffix not in (".md", ".html"):
         raise BadInputError(
             f"--output {args.output}: write a profile's report as .md or .html"

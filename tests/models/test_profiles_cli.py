@@ -268,3 +268,31 @@ def test_a_metric_a_call_path_never_had_makes_no_series(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 series over ranks" in out
     assert "left out" not in out
+
+
+def test_options_a_profile_projection_cannot_use_are_refused(tmp_path, capsys):
+    models = tmp_path / "m.json"
+    csv = _ranks_csv(tmp_path / "app.csv")
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    plot = tmp_path / "r.png"
+    argv = ["project", str(models), "--ranks", "1024"]
+    extra = ["--scale", "20", "--link-bandwidth", "100 Gbit/s", "--plot", str(plot)]
+    assert _run([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "scaleprobe: error: --scale, --link-bandwidth, --plot: not for a profile's"
+    )
+    assert not plot.exists()
+    for top in ("-3", "0"):
+        assert _run([*argv, "--top", top]) == 2
+        assert f"--top {top}: give the rows of each table as a positive integer" in (
+            capsys.readouterr().err
+        )
+    report = tmp_path / "r.md"
+    assert _run(["report", str(csv), "--top", "0", "--output", str(report)]) == 2
+    assert not report.exists()
+    capsys.readouterr()
+    assert _run([*argv, "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.split("will dominate:\n")[1].split("\n\n")[0].count("region=") == 1
