@@ -174,7 +174,8 @@ def conflicts(projection):
     list of dict
         One per child above its caller: ``series``, ``caller``, ``metric``, ``at``
         (the first projected count where it is above), ``predicted`` and
-        ``caller_predicted`` there; sorted by how far above.
+        ``caller_predicted`` there, and ``measured``, the smallest and largest
+        counts both were measured at; sorted by how far above.
     """
     models = projection.models
     pairs = callers(models)
@@ -188,6 +189,7 @@ def conflicts(projection):
         if above.size == 0:
             continue
         first = above[0]
+        both = (models[child].x, models[caller].x)
         out.append(
             {
                 "series": models[child].name,
@@ -196,6 +198,7 @@ def conflicts(projection):
                 "at": float(projection.at[first]),
                 "predicted": float(mine[first]),
                 "caller_predicted": float(theirs[first]),
+                "measured": (max(x[0] for x in both), min(x[-1] for x in both)),
             }
         )
     return sorted(
@@ -227,6 +230,36 @@ def describe(found, axis, *, limit=3):
     return (
         f"{len(found)} call path(s) projected above their caller, where every "
         f"measurement of the metric had each call path within its caller: {shown}"
-        f"{more}. Both cannot be right: the child's law is extrapolated past what "
-        "its caller allows (measure a larger count to tell)"
+        f"{more}. Both cannot be right: " + "; ".join(_why(found))
     )
+
+
+def _why(found):
+    """Why a child may be above its caller, by where that first happens: beyond,
+    below or inside the counts both were measured at."""
+    where = {
+        "beyond"
+        if r["at"] > r["measured"][1]
+        else "below"
+        if r["at"] < r["measured"][0]
+        else "inside"
+        for r in found
+    }
+    why = []
+    if "beyond" in where:
+        why.append(
+            "the child's law is extrapolated past what its caller allows (measure "
+            "a larger count to tell)"
+        )
+    if "below" in where:
+        why.append(
+            "below the measured counts the child's law is extrapolated past what "
+            "its caller allows (measure a smaller count to tell)"
+        )
+    if "inside" in where:
+        why.append(
+            "inside the measured counts, where the measurements keep each call path "
+            "within its caller, the laws miss their measurements (take the "
+            "measurements there)"
+        )
+    return why

@@ -228,23 +228,54 @@ def advice(model, target):
     Returns
     -------
     str
-        More repetitions when run-to-run noise dominates, else a count between the
-        largest measured and the target (where the plausible laws part).
+        More repetitions when run-to-run noise dominates; beyond the data, a count
+        between the largest measured and the target (where the plausible laws
+        part); at a measured count, the measurement; below or between the
+        measured counts, the target itself.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> m = S(x=[32.0, 64.0, 128.0], centre=[4.0, 2.1, 1.2], count=[3, 3, 3],
+    ...       noise=0.01, status="refused")
+    >>> advice(m, 4096.0)
+    'measure at 512: the plausible laws part there'
+    >>> advice(m, 64.0)
+    'measured at 64: 2.1 (no law of this series is vouched for; take the measurement)'
+    >>> advice(m, 4.0)
+    'measure at 4: below the smallest measured count (32) the plausible laws part'
     """
-    largest = float(model.x[-1])
-    if model.noise > _NOISY or (model.count[-1] < 2 and model.status == "refused"):
-        runs = int(model.count[-1])
+    x = np.asarray(model.x, dtype=float)
+    largest = float(x[-1])
+    nearest = int(np.argmin(np.abs(np.log(x / target))))
+    runs = int(model.count[nearest])
+    if model.noise > _NOISY:
+        where = " at the largest counts" if target > largest else ""
         return (
-            f"repeat the runs at the largest counts (now {runs} at {largest:g}): "
-            f"their spread ({model.noise:.0%}) hides the trend"
-            if model.noise > _NOISY
-            else f"measure at {geometric_middle(largest, max(target, 2 * largest)):g} "
-            f"and repeat the runs (now {runs} at {largest:g})"
+            f"repeat the runs{where} (now {runs} at {x[nearest]:g}): their spread "
+            f"({model.noise:.0%}) hides the trend"
         )
-    return (
-        f"measure at {geometric_middle(largest, max(target, 2 * largest)):g}: the "
-        "plausible laws part there"
+    repeat = (
+        f" and repeat the runs (now {runs} at {x[nearest]:g})"
+        if runs < 2 and model.status == "refused"
+        else ""
     )
+    if target > largest:
+        middle = geometric_middle(largest, max(target, 2 * largest))
+        if repeat:
+            return f"measure at {middle:g}{repeat}"
+        return f"measure at {middle:g}: the plausible laws part there"
+    if np.isclose(x[nearest], target):
+        return (
+            f"measured at {target:g}: {float(model.centre[nearest]):.4g} (no law of "
+            "this series is vouched for; take the measurement)"
+        )
+    if target < x[0]:
+        where = f"below the smallest measured count ({x[0]:g})"
+    else:
+        above = int(np.searchsorted(x, target))
+        where = f"between the measured {x[above - 1]:g} and {x[above]:g}"
+    return f"measure at {target:g}{repeat}: {where} the plausible laws part"
 
 
 def rank(projection, *, top=10):

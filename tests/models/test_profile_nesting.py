@@ -12,6 +12,7 @@ from scaleprobe.models import PhysicalLimitWarning
 from scaleprobe.models.profiles import ProfileTable, fit_profile
 from scaleprobe.models.profiles.nesting import (
     callers,
+    describe,
     marked_exclusive,
     nested_metrics,
 )
@@ -123,3 +124,25 @@ def test_one_pair_of_a_metric_named_exclusive_is_not_held():
     assert marked_exclusive("time", ["time", "time (inc)"])
     assert marked_exclusive("x", ["x", "inclusive#x"])
     assert not marked_exclusive("time", ["time", "bytes (inc)"])
+
+
+def test_a_conflict_inside_the_measured_counts_is_not_called_an_extrapolation():
+    def found(at):
+        return {
+            "series": "main->f",
+            "caller": "main",
+            "predicted": 2.0,
+            "caller_predicted": 1.0,
+            "at": at,
+            "measured": (27.0, 343.0),
+        }
+
+    inside = describe([found(100.0)], "ranks")
+    assert "inside the measured counts" in inside
+    assert "extrapolated" not in inside
+    assert "larger count" not in inside
+    below = describe([found(8.0)], "ranks")
+    assert "measure a smaller count to tell" in below
+    assert "larger" not in below
+    beyond = describe([found(8000.0)], "ranks")
+    assert beyond.endswith("allows (measure a larger count to tell)")

@@ -296,3 +296,32 @@ def test_options_a_profile_projection_cannot_use_are_refused(tmp_path, capsys):
     assert _run([*argv, "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert out.split("will dominate:\n")[1].split("\n\n")[0].count("region=") == 1
+
+
+def test_advice_follows_where_the_projection_is(tmp_path, capsys):
+    # "wave" follows no law: the data cannot tell it, so it is listed with advice
+    wave = dict(zip(RANKS, (1.0, 3.0, 0.5, 2.0, 0.7, 2.5), strict=True))
+    csv = _csv(
+        tmp_path / "app.csv",
+        {"solve": _law(lambda p: 40.0 / p + 0.06, RANKS), "wave": wave},
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    expected = {
+        "8": "measure at 8: below the smallest measured count (16) the plausible "
+        "laws part",
+        "64": "measured at 64: 0.5 (no law of this series is vouched for; take "
+        "the measurement)",
+        "100": "measure at 100: between the measured 64 and 128 the plausible laws "
+        "part",
+        "8192": "measure at 2048: the plausible laws part there",
+    }
+    for ranks, advice in expected.items():
+        assert _run(["project", str(models), "--ranks", ranks]) == 0
+        row = next(
+            line
+            for line in capsys.readouterr().out.splitlines()
+            if line.startswith("  region=wave ")
+        )
+        assert row.split(None, 1)[1] == advice
