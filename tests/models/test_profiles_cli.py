@@ -325,3 +325,19 @@ def test_advice_follows_where_the_projection_is(tmp_path, capsys):
             if line.startswith("  region=wave ")
         )
         assert row.split(None, 1)[1] == advice
+
+
+def test_the_hints_of_one_series_of_ranks_speak_of_ranks(tmp_path, capsys):
+    two = _csv(tmp_path / "two.csv", {"solve": {4: 1.0, 8: 0.6}})
+    assert _run(["fit", str(two), "--model", "base"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "held-out rank counts" in text
+    assert "measure a third rank count" in text
+    assert "node count" not in text
+    flat = {p: 1.0 + 0.02 * (i % 2) for i, p in enumerate(RANKS)}
+    csv = _csv(tmp_path / "flat.csv", {"solve": flat})
+    assert _run(["fit", str(csv), "--model", "base", "--model", "pmnf"]) == 0
+    captured = capsys.readouterr()
+    assert "rank order p-value " in captured.out + captured.err
+    assert " p = " not in captured.out + captured.err
