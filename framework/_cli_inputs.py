@@ -12,6 +12,7 @@ __all__ = [
     "OUTPUT_SUFFIXES",
     "BadInputError",
     "check_figure_path",
+    "check_measurements",
     "check_model_file",
     "check_output_path",
     "load_results",
@@ -242,6 +243,73 @@ def parse_cv(specs, column="nodes"):
     return out
 
 
+#: What ``fit`` and ``report`` read, in words.
+READABLE = (
+    "the results of 'scaleprobe run' (.zarr, .nc), a measurement file (.csv, "
+    ".parquet, Extra-P .txt, .json, .jsonl) or a profile (Caliper .cali, Caliper "
+    "or Hatchet .json, or a folder of runs)"
+)
+#: Suffixes of a file (not a folder) that ``fit`` and ``report`` may read.
+_READ_SUFFIXES = (
+    ".csv",
+    ".parquet",
+    ".pq",
+    ".txt",
+    ".json",
+    ".jsonl",
+    ".cali",
+    ".cubex",
+    ".nc",
+    ".zip",
+    ".yaml",
+    ".yml",
+)
+#: The ``format`` of model files, as their first bytes spell it.
+_MODEL_FORMATS = (
+    '"format": "scaleprobe-models"',
+    '"format": "scaleprobe-profile-models"',
+)
+
+
+def check_measurements(path):
+    """Refuse a model file, or a file of a kind nothing reads, before reading it.
+
+    Parameters
+    ----------
+    path : str
+        What ``fit`` or ``report`` was given to fit.
+
+    Raises
+    ------
+    BadInputError
+        A model file written by ``scaleprobe fit``, or a file whose suffix no
+        reader takes; the message says what is read.
+
+    Examples
+    --------
+    >>> check_measurements("missing.tsv")
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework._cli_inputs.BadInputError: missing.tsv: scaleprobe does not read .tsv files; give the results of 'scaleprobe run' (.zarr, .nc), a measurement file (.csv, .parquet, Extra-P .txt, .json, .jsonl) or a profile (Caliper .cali, Caliper or Hatchet .json, or a folder of runs)
+    """  # noqa: E501
+    where = Path(path)
+    suffix = where.suffix.lower()
+    if suffix == ".zarr" or where.is_dir():
+        return
+    if suffix not in _READ_SUFFIXES:
+        kind = f"{suffix} files" if suffix else "files without a suffix"
+        raise BadInputError(f"{path}: scaleprobe does not read {kind}; give {READABLE}")
+    if suffix == ".json" and where.is_file():
+        with open(where, encoding="utf-8", errors="replace") as stream:
+            head = stream.read(200)
+        if any(mark in head for mark in _MODEL_FORMATS):
+            raise BadInputError(
+                f"{path} is a model file written by 'scaleprobe fit', not "
+                f"measurements: fit and report take {READABLE}; project its models "
+                f"with 'scaleprobe project {path}'"
+            )
+
+
 def load_results(path, args=None):
     """Open the results of ``scaleprobe run`` or a measurement file, for the models.
 
@@ -270,6 +338,7 @@ def load_results(path, args=None):
 
     if not Path(path).exists() and not ResultStore(path).exists():
         raise BadInputError(f"no results at {path}")
+    check_measurements(path)
     if measurement_format(path) is not None:
         return load_measurements(path, **_measurement_options(args))
     if Path(path).suffix.lower() in (".yaml", ".yml"):

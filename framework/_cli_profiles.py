@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_inputs import BadInputError, parse_values, writable
+from ._cli_inputs import BadInputError, check_measurements, parse_values, writable
 
 __all__ = [
     "add_profile_arguments",
@@ -86,6 +86,7 @@ def _read(args):
     """The profile of ``args.results``, its metric chosen by ``--target``."""
     from scaleprobe.models.profiles import read_profile
 
+    check_measurements(args.results)
     table = read_profile(
         args.results,
         ranks=args.ranks_from,
@@ -139,6 +140,49 @@ def fit_profile_command(args, client_of, reported):
     return 0
 
 
+# Options of one model's projection (``project`` of a sweep's models), with their
+# defaults: a profile's projection has no scale, network, phase or figure.
+_ONE_MODEL_OPTIONS = {
+    "bandwidth": "100",
+    "scale": None,
+    "param": None,
+    "link_bandwidth": None,
+    "latency": None,
+    "plot": None,
+    "pattern": None,
+    "stencil": None,
+    "shape": None,
+    "allocation": None,
+    "machine_nodes": None,
+    "allocation_seed": None,
+    "nodes_per_switch": None,
+    "switches_per_rack": None,
+}
+
+
+def _check_top(args):
+    """``--top`` is a positive number of rows."""
+    if args.top < 1:
+        raise BadInputError(
+            f"--top {args.top}: give the rows of each table as a positive integer"
+        )
+
+
+def _check_profile_options(args):
+    """Refuse the options of one model's projection given for a profile's models."""
+    given = [
+        "--" + name.replace("_", "-")
+        for name, default in _ONE_MODEL_OPTIONS.items()
+        if getattr(args, name, default) != default
+    ]
+    if given:
+        raise BadInputError(
+            f"{', '.join(given)}: not for a profile's models ({args.model_file}); "
+            "project a profile with --ranks or --nodes (with --ppn), --name, --top, "
+            "--verbose and --output (.csv, .nc, .zarr)"
+        )
+
+
 def _counts(args, fit):
     """The counts of the profile's axis that ``--ranks`` or ``--nodes`` ask for."""
     ranks = getattr(args, "ranks", None)
@@ -175,6 +219,8 @@ def project_profile_command(args):
     from scaleprobe.models.profiles.result import load_profile_fit
     from scaleprobe.models.profiles.summary import render_ranking
 
+    _check_profile_options(args)
+    _check_top(args)
     writable(args.output, "--output")
     fit = load_profile_fit(args.model_file)
     at = _counts(args, fit)
@@ -214,6 +260,11 @@ def report_profile_command(args, client_of, reported):
     from scaleprobe.models.profiles.report import write_profile_report
     from scaleprobe.models.profiles.summary import emit
 
+    _check_top(args)
+    if Path(args.output).suffix not in (".md", ".html"):
+        raise BadInputError(
+            f"--output {args.output}: write a profile's report as .md or .html"
+        )
     writable(args.output, "--output")
     with reported(), client_of(args) as client:
         fit = _fit(args, client)

@@ -294,7 +294,8 @@ def _splitters(cv, column, X, y):
     if extrapolation is not None and not list(extrapolation.split(X, y)):
         warn(
             f"{distinct} distinct {column} count(s): extrapolation cannot be checked "
-            "on held-out node counts (it needs 3); scores are random folds only",
+            f"on held-out {column[:-1]} counts (it needs 3); scores are random folds "
+            "only",
             InsufficientDataWarning,
             stacklevel=3,
         )

@@ -421,6 +421,7 @@ def _roles(frame, path, given, process):
     columns = list(frame.columns)
     for names, what in ((parameters, "parameters"), (metrics, "metrics")):
         _check_names(names or [], columns, what, path)
+    _check_names(list(process), columns, "the process count", path)
     if run is not None:
         _check_names([run], columns, "run", path)
     else:

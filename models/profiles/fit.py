@@ -61,22 +61,53 @@ def _centres(values):
     return centre, count, math.sqrt(squares / dof)
 
 
-def _usable(series):
-    """The series a law can be fitted to, and the others by reason."""
-    usable, skipped = [], {}
+#: Why a series with a value of zero or less is left out.
+_LOW = "values that are zero or negative"
+
+
+def _usable(series, axis="ranks"):
+    """The series a law can be fitted to, the others by reason, and notes that
+    name each value left out (the series, the count and the value)."""
+    usable, skipped, not_finite, not_positive = [], {}, [], []
     for index, item in enumerate(series):
         values = [np.asarray(v, dtype=float) for v in item.values]
+        not_finite += [
+            f"{item.name} {value:g} at {x:g} {axis}"
+            for x, v in zip(item.x, values, strict=True)
+            for value in v[~np.isfinite(v)]
+        ]
         values = [v[np.isfinite(v)] for v in values]
         keep = [i for i, v in enumerate(values) if v.size]
         values = [values[i] for i in keep]
         x = np.asarray(item.x, dtype=float)[keep]
-        if any(np.any(v <= 0) for v in values):
-            skipped.setdefault("values that are zero or negative", []).append(index)
+        low = [
+            (c, v[v <= 0][0]) for c, v in zip(x, values, strict=True) if np.any(v <= 0)
+        ]
+        if low:
+            skipped.setdefault(_LOW, []).append(index)
+            not_positive.append(f"{item.name} {low[0][1]:g} at {low[0][0]:g} {axis}")
         elif x.size < 2:
             skipped.setdefault("fewer than two counts", []).append(index)
         else:
             usable.append((index, x, *_centres(values)))
-    return usable, skipped
+    notes = []
+    if not_finite:
+        notes.append(
+            f"{len(not_finite)} value(s) left out as not finite numbers (NaN or "
+            f"inf): {_listed(not_finite)}"
+        )
+    if not_positive:
+        notes.append(
+            f"{len(not_positive)} series left out for a value that is zero or "
+            f"negative (a time or count cannot be): {_listed(not_positive)}"
+        )
+    return usable, skipped, notes
+
+
+def _listed(items, limit=3):
+    """The first ``limit`` items, and how many more."""
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
 
 
 def search_chunk(items):
@@ -391,11 +422,13 @@ def fit_profile(table, *, level=0.9, client=None, chunk=CHUNK):
         raise ValueError(f"level must be in (0, 1); got {level!r}")
     start = time.perf_counter()
     series = table.series()
-    usable, skipped = _usable(series)
+    usable, skipped, notes = _usable(series, table.axis)
     if not usable:
         raise ValueError(
             f"no series of {table.source.get('path', 'the profile')} can be modelled: "
-            + "; ".join(f"{len(v)} with {k}" for k, v in skipped.items())
+            + "; ".join(
+                [f"{len(v)} with {k}" for k, v in skipped.items() if k != _LOW] + notes
+            )
         )
     tasks = [dask.delayed(search_chunk)(part) for part in _chunks(usable, chunk)]
     final = dask.delayed(_finish)(tasks, usable, level)
@@ -419,6 +452,7 @@ def fit_profile(table, *, level=0.9, client=None, chunk=CHUNK):
         level=level,
         calibration=calibration,
         seconds=time.perf_counter() - start,
+        notes=notes,
     )
 
 

@@ -341,11 +341,18 @@ def _table(path, fmt, axis, parameters):
             if "callpath" in labels
             else [""] * len(frame)
         )
+        paths = [
+            " ".join(p for p in pair if p) for pair in zip(calls, texts, strict=True)
+        ]
+        # a call path with no value of this metric was not measured in it; one with
+        # some keeps its missing cells, so the fit says which it left out
+        measured = {
+            path for path, value in zip(paths, values, strict=True) if value == value
+        }
         for i, value in enumerate(values):
-            if value == value:  # a missing value is no measurement
-                callpath = " ".join(part for part in (calls[i], texts[i]) if part)
+            if paths[i] in measured:
                 rows.append(
-                    (*points[i], callpath, metric, int(frame["run"].iloc[i]), value)
+                    (*points[i], paths[i], metric, int(frame["run"].iloc[i]), value)
                 )
     source = {
         "path": str(Path(path).resolve()),

@@ -13,7 +13,14 @@ import html
 from pathlib import Path
 
 from .nesting import describe
-from .summary import breaks_left_out, findings, rank, scale_words
+from .summary import (
+    breaks_left_out,
+    findings,
+    rank,
+    scale_words,
+    series_count,
+    verdict_words,
+)
 
 __all__ = ["REPORT_FACTOR", "write_profile_report"]
 
@@ -44,11 +51,10 @@ def _sections(fit, top, verbose):
     target = REPORT_FACTOR * largest
     projection = fit.project([target])
     ranked = rank(projection, top=len(fit.models) if verbose else top)
-    counts = fit.counts()
     intro = [
         f"Source: {fit.source.get('path', '')} ({fit.source.get('format', '')}); "
-        f"{len(fit.models)} series over {fit.axis}, fitted in {fit.seconds:.2f} s.",
-        "Verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
+        f"{series_count(fit)} series over {fit.axis}, fitted in {fit.seconds:.2f} s.",
+        f"Verdicts: {verdict_words(fit)}.",
         f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from {fit.calibration.get('residuals', 0)} "
         "held-out errors over the profile" + breaks_left_out(fit.calibration) + ".",

@@ -159,7 +159,9 @@ class ProfileFit:
     seconds: float = 0.0
 
     @classmethod
-    def build(cls, table, series, fitted, skipped, *, level, calibration, seconds):
+    def build(
+        cls, table, series, fitted, skipped, *, level, calibration, seconds, notes=()
+    ):
         """Assemble the fit from the graph's results.
 
         Parameters
@@ -172,6 +174,8 @@ class ProfileFit:
         level : float
         calibration : dict
         seconds : float
+        notes : sequence of str, default=()
+            Notes of the fit (values left out), after the table's.
 
         Returns
         -------
@@ -200,7 +204,7 @@ class ProfileFit:
             skipped=names,
             level=level,
             calibration=dict(calibration),
-            notes=list(table.notes),
+            notes=[*table.notes, *notes],
             seconds=float(seconds),
         )
 

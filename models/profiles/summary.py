@@ -33,6 +33,8 @@ __all__ = [
     "render_fit",
     "render_ranking",
     "scale_words",
+    "series_count",
+    "verdict_words",
 ]
 
 # Run-to-run spread (log sd) above which more repetitions are the advice.
@@ -125,14 +127,15 @@ def findings(fit):
     list of Finding
     """
     total = len(fit.models) + sum(len(v) for v in fit.skipped.values())
+    kept = "their laws are kept, to project by name"
+    short = [m for m in fit.models if m.x.size < 3]
     found = []
     for status, category, what in (
         (
             "refused",
             UnreliableModelWarning,
-            "refused: no law held its held-out "
-            "check and the naive trend missed its own (their laws are kept, to project "
-            "by name)",
+            "refused: no law held its held-out check and the naive trend missed "
+            f"its own ({kept})",
         ),
         (
             "fallback",
@@ -141,7 +144,8 @@ def findings(fit):
             "held-out check where no law did",
         ),
     ):
-        chosen = [m for m in fit.models if m.status == status]
+        # a series of two counts had no check to miss: it is told below
+        chosen = [m for m in fit.models if m.status == status and m.x.size >= 3]
         if chosen:
             found.append(
                 Finding(
@@ -161,14 +165,15 @@ def findings(fit):
                 tuple(f"{m.name}: {_jumps(m)}" for m in jumped),
             )
         )
-    short = [m for m in fit.models if m.x.size < 3]
     if short:
+        refused = all(m.status == "refused" for m in short)
         found.append(
             Finding(
-                InsufficientDataWarning,
+                UnreliableModelWarning if refused else InsufficientDataWarning,
                 f"{len(short)} of {total} series have fewer than three counts: no law "
-                "can be checked on a held-out count",
-                tuple(m.name for m in short),
+                "can be checked on a held-out count"
+                + (f", so they are refused ({kept})" if refused else ""),
+                tuple(f"{m.name}: {m.x.size} counts" for m in short),
             )
         )
     for reason, names in fit.skipped.items():
@@ -223,23 +228,54 @@ def advice(model, target):
     Returns
     -------
     str
-        More repetitions when run-to-run noise dominates, else a count between the
-        largest measured and the target (where the plausible laws part).
+        More repetitions when run-to-run noise dominates; beyond the data, a count
+        between the largest measured and the target (where the plausible laws
+        part); at a measured count, the measurement; below or between the
+        measured counts, the target itself.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> m = S(x=[32.0, 64.0, 128.0], centre=[4.0, 2.1, 1.2], count=[3, 3, 3],
+    ...       noise=0.01, status="refused")
+    >>> advice(m, 4096.0)
+    'measure at 512: the plausible laws part there'
+    >>> advice(m, 64.0)
+    'measured at 64: 2.1 (no law of this series is vouched for; take the measurement)'
+    >>> advice(m, 4.0)
+    'measure at 4: below the smallest measured count (32) the plausible laws part'
     """
-    largest = float(model.x[-1])
-    if model.noise > _NOISY or (model.count[-1] < 2 and model.status == "refused"):
-        runs = int(model.count[-1])
+    x = np.asarray(model.x, dtype=float)
+    largest = float(x[-1])
+    nearest = int(np.argmin(np.abs(np.log(x / target))))
+    runs = int(model.count[nearest])
+    if model.noise > _NOISY:
+        where = " at the largest counts" if target > largest else ""
         return (
-            f"repeat the runs at the largest counts (now {runs} at {largest:g}): "
-            f"their spread ({model.noise:.0%}) hides the trend"
-            if model.noise > _NOISY
-            else f"measure at {geometric_middle(largest, max(target, 2 * largest)):g} "
-            f"and repeat the runs (now {runs} at {largest:g})"
+            f"repeat the runs{where} (now {runs} at {x[nearest]:g}): their spread "
+            f"({model.noise:.0%}) hides the trend"
         )
-    return (
-        f"measure at {geometric_middle(largest, max(target, 2 * largest)):g}: the "
-        "plausible laws part there"
+    repeat = (
+        f" and repeat the runs (now {runs} at {x[nearest]:g})"
+        if runs < 2 and model.status == "refused"
+        else ""
     )
+    if target > largest:
+        middle = geometric_middle(largest, max(target, 2 * largest))
+        if repeat:
+            return f"measure at {middle:g}{repeat}"
+        return f"measure at {middle:g}: the plausible laws part there"
+    if np.isclose(x[nearest], target):
+        return (
+            f"measured at {target:g}: {float(model.centre[nearest]):.4g} (no law of "
+            "this series is vouched for; take the measurement)"
+        )
+    if target < x[0]:
+        where = f"below the smallest measured count ({x[0]:g})"
+    else:
+        above = int(np.searchsorted(x, target))
+        where = f"between the measured {x[above - 1]:g} and {x[above]:g}"
+    return f"measure at {target:g}{repeat}: {where} the plausible laws part"
 
 
 def rank(projection, *, top=10):
@@ -312,8 +348,18 @@ def _table(rows, columns):
     return lines
 
 
-def _name(width=48):
-    return lambda text: text if len(text) <= width else text[: width - 1] + "…"
+def _name(width=48, *, verbose=False):
+    """A series' name for a table cell: whole with ``verbose``, else cut in the
+    middle so the leaf of a call path stays (``main->lul…->CalcForceForNodes``)."""
+
+    def cut(text):
+        if verbose or len(text) <= width:
+            return text
+        tail = (width - 1) // 2 + (width - 1) % 2
+        head = width - 1 - tail
+        return text[:head] + "…" + text[-tail:]
+
+    return cut
 
 
 def render_ranking(projection, *, top=10, verbose=False):
@@ -336,7 +382,7 @@ def render_ranking(projection, *, top=10, verbose=False):
     axis = projection.axis
     number = "{:.4g}".format
     value = [
-        ("series", "series", _name()),
+        ("series", "series", _name(verbose=verbose)),
         ("predicted", "predicted", number),
         ("lower", "lower", number),
         ("upper", "upper", number),
@@ -366,7 +412,11 @@ def render_ranking(projection, *, top=10, verbose=False):
     lines += [
         "  " + line
         for line in _table(
-            shown, [("series", "series", _name()), ("advice", "what would tell", str)]
+            shown,
+            [
+                ("series", "series", _name(verbose=verbose)),
+                ("advice", "what would tell", str),
+            ],
         )
     ]
     if len(unclear) > len(shown):
@@ -391,9 +441,9 @@ def _conflict_lines(projection, verbose, top):
         for line in _table(
             shown,
             [
-                ("series", "series", _name()),
+                ("series", "series", _name(verbose=verbose)),
                 ("predicted", "predicted", number),
-                ("caller", "caller", _name(32)),
+                ("caller", "caller", _name(32, verbose=verbose)),
                 ("caller_predicted", "caller's", number),
                 ("at", f"from {projection.axis}", "{:g}".format),
             ],
@@ -404,6 +454,40 @@ def _conflict_lines(projection, verbose, top):
     return lines
 
 
+def verdict_words(fit):
+    """How many series each verdict has, and how many were left out, in words.
+
+    Parameters
+    ----------
+    fit : ProfileFit
+
+    Returns
+    -------
+    str
+        ``7 trusted, 0 fallback, 4 refused, 4 left out``: the numbers add up to
+        every series of the profile.
+    """
+    words = [f"{n} {s}" for s, n in fit.counts().items()]
+    left_out = sum(len(names) for names in fit.skipped.values())
+    if left_out:
+        words.append(f"{left_out} left out")
+    return ", ".join(words)
+
+
+def series_count(fit):
+    """Every series of the profile: those fitted and those left out.
+
+    Parameters
+    ----------
+    fit : ProfileFit
+
+    Returns
+    -------
+    int
+    """
+    return len(fit.models) + sum(len(names) for names in fit.skipped.values())
+
+
 def render_fit(fit, *, top=20, verbose=False):
     """The text ``scaleprobe fit`` prints for a profile.
 
@@ -411,7 +495,7 @@ def render_fit(fit, *, top=20, verbose=False):
     ----------
     fit : ProfileFit
     top : int, default=20
-        Series listed (the largest at the largest count), unless ``verbose``.
+        Series listed (the largest last measurement first), unless ``verbose``.
     verbose : bool, default=False
         Every series, and every series each finding concerns.
 
@@ -419,51 +503,67 @@ def render_fit(fit, *, top=20, verbose=False):
     -------
     str
     """
-    counts = fit.counts()
     path = fit.source.get("path", "")
     lines = [
-        f"{path}: {len(fit.models)} series over {fit.axis} "
+        f"{path}: {series_count(fit)} series over {fit.axis} "
         f"({fit.source.get('format', '')}), fitted in {fit.seconds:.2f} s",
-        "verdicts: " + ", ".join(f"{n} {s}" for s, n in counts.items()),
+        f"verdicts: {verdict_words(fit)}",
         f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from "
         f"{fit.calibration.get('residuals', 0)} held-out errors over the profile"
         + breaks_left_out(fit.calibration),
     ]
-    order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
-    shown = order if verbose else order[:top]
-    rows = [
-        {
-            "series": m.name,
-            "largest": float(m.centre[-1]),
-            "law": m.law.describe(m.coef, variable=_variable(fit)),
-            "status": m.status,
-            "check": "-" if m.check is None else f"{m.check:.3g} %",
-        }
-        for m in shown
-    ]
-    lines += ["", f"series (largest at the largest {fit.axis} count first):"]
-    lines += [
-        "  " + line
-        for line in _table(
-            rows,
-            [
-                ("series", "series", _name()),
-                ("largest", f"at {order[0].x[-1]:g}" if order else "", "{:.4g}".format),
-                ("status", "status", str),
-                ("check", "held-out SMAPE", str),
-                ("law", "law", str),
-            ],
-        )
-    ]
-    if len(order) > len(shown):
-        lines.append(f"  ... {len(order) - len(shown)} more (--verbose lists them)")
+    lines += _series_lines(fit, top, verbose)
     for finding in findings(fit):
         lines.append(("warning: " if finding.category else "note: ") + finding.summary)
         if verbose:
             lines += [f"  {item}" for item in finding.series]
     lines += [f"note: {note}" for note in fit.notes]
     return "\n".join(lines)
+
+
+def _series_lines(fit, top, verbose):
+    """The table of the fitted series, the largest last measurement first.
+
+    Where the series end at different counts, each row says at which: a value at
+    60 ranks and one at 2560 are not headed as if both were at 2560.
+    """
+    order = sorted(fit.models, key=lambda m: -float(m.centre[-1]))
+    shown = order if verbose else order[:top]
+    ends = {float(m.x[-1]) for m in fit.models}
+    columns = [("series", "series", _name(verbose=verbose))]
+    if len(ends) == 1:
+        title = f"series (largest at the largest {fit.axis} count first):"
+        columns.append(("largest", f"at {ends.pop():g}", "{:.4g}".format))
+    else:
+        title = (
+            "series (largest last measurement first; the series end at different "
+            "counts, so `scaleprobe project` compares them at one count):"
+        )
+        columns += [
+            ("largest", "last measured", "{:.4g}".format),
+            ("end", f"at {fit.axis}", "{:g}".format),
+        ]
+    columns += [
+        ("status", "status", str),
+        ("check", "held-out SMAPE", str),
+        ("law", "law", str),
+    ]
+    rows = [
+        {
+            "series": m.name,
+            "largest": float(m.centre[-1]),
+            "end": float(m.x[-1]),
+            "law": m.law.describe(m.coef, variable=_variable(fit)),
+            "status": m.status,
+            "check": "-" if m.check is None else f"{m.check:.3g} %",
+        }
+        for m in shown
+    ]
+    lines = ["", title] + ["  " + line for line in _table(rows, columns)]
+    if len(order) > len(shown):
+        lines.append(f"  ... {len(order) - len(shown)} more (--verbose lists them)")
+    return lines
 
 
 def _variable(fit):

@@ -44,7 +44,7 @@ CAPTIONS = {
     "the smallest measured bandwidth or beyond the largest measured node count "
     "(extrapolated); dashed: node counts that were not measured.",
     "extrapolation_error": "Mean error of every model per cross-validation "
-    "(extrapolation: trained on the smaller node counts, tested on the larger); "
+    "(extrapolation: trained on the smaller counts, tested on the larger); "
     "the trusted model is outlined, the naive baseline is the bar to beat.",
 }
 

@@ -306,8 +306,9 @@ def choose_model(
 def _unchecked(X, column):
     return (
         f"with {X[column].nunique()} {column} count(s) no model can be checked on "
-        "held-out node counts: the laws are fitted (project one by name to see it), "
-        "but none is presented as trustworthy — measure a third node count"
+        f"held-out {column[:-1]} counts: the laws are fitted (project one by name to "
+        f"see it), but none is presented as trustworthy — measure a third "
+        f"{column[:-1]} count"
     )
 
 
@@ -329,11 +330,12 @@ def _by_scores(models, scores, X, training, splitters, degenerate):
         best = select_model(scores, cv=cv, exclude=list(excluded))
     except ValueError:
         if not _all_set_aside(scored, excluded):
+            count = training["column"][:-1]
             reason = (
                 f"no model could be checked on held-out data ({cv}: every fold "
-                "holds too few node counts): the laws are fitted, but none is "
+                f"holds too few {count} counts): the laws are fitted, but none is "
                 "presented as trustworthy — project one by name to see it, and "
-                "measure more node counts"
+                f"measure more {count} counts"
             )
             warn(reason, InsufficientDataWarning, stacklevel=3)
             return Verdict(None, reason, **common)

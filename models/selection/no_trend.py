@@ -43,7 +43,7 @@ def _evidence(model):
         for test, value in line["tests"].items():
             largest[test] = min(largest.get(test, 1.0), value)
     names = {"slope": "slope", "rank": "rank order", "replicates": "between runs"}
-    return ", ".join(f"{names[t]} p = {v:.2f}" for t, v in sorted(largest.items()))
+    return ", ".join(f"{names[t]} p-value {v:.2f}" for t, v in sorted(largest.items()))
 
 
 def _hidden_slope(model, level):

@@ -117,3 +117,227 @@ def test_one_series_chosen_from_a_profile_takes_the_ensemble(tmp_path, capsys):
         training = json.loads(projection.attrs["training"])
         assert "scale" not in training["units"]
         assert float(projection["time_lower"].min()) >= 0
+
+
+def _csv(path, series):
+    """A CSV of ranks, region and time: ``series[region] = {ranks: time}``."""
+    rows = ["ranks,region,time [s]"]
+    for region, values in series.items():
+        rows += [f"{p},{region},{t:.6g}" for p, t in values.items()]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _law(law, counts):
+    return {p: law(p) for p in counts}
+
+
+def test_series_that_end_at_different_counts_say_where(tmp_path, capsys):
+    # "short" was measured up to 64 ranks only: its 0.69 s is not a value at 512
+    csv = _csv(
+        tmp_path / "app.csv",
+        {
+            "long": _law(lambda p: 0.1 + 0.01 * p, RANKS),
+            "short": _law(lambda p: 40.0 / p + 0.06, RANKS[:3]),
+        },
+    )
+    assert _run(["fit", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "at 512 " not in out
+    header = next(line for line in out.splitlines() if "last measured" in line)
+    assert header.split()[1:5] == ["last", "measured", "at", "ranks"]
+    rows = {row.split()[0]: row.split() for row in out.splitlines() if row.strip()}
+    assert rows["region=long"][1:3] == ["5.22", "512"]
+    assert rows["region=short"][1:3] == ["0.685", "64"]
+    # series that end at the same count keep one column headed with it
+    assert _run(["fit", str(_ranks_csv(tmp_path / "same.csv"))]) == 0
+    out = capsys.readouterr().out
+    assert "last measured" not in out
+    assert "series (largest at the largest ranks count first):" in out
+    assert out.split("first):\n")[1].split()[:3] == ["series", "at", "512"]
+
+
+def test_verdicts_add_up_and_two_counts_are_not_said_to_miss_a_check(tmp_path, capsys):
+    csv = _csv(
+        tmp_path / "app.csv",
+        {
+            "solve": _law(lambda p: 40.0 / p + 0.06, RANKS),
+            "two": _law(lambda p: 1.0 / p, RANKS[:2]),
+            "one": _law(lambda p: 1.0 / p, RANKS[:1]),
+        },
+    )
+    assert _run(["fit", str(csv), "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "3 series over ranks" in out
+    assert "verdicts: 1 trusted, 0 fallback, 1 refused, 1 left out" in out
+    assert "missed its own" not in out
+    assert (
+        "warning: 1 of 3 series have fewer than three counts: no law can be checked "
+        "on a held-out count, so they are refused" in out
+    )
+    assert "  region=two: 2 counts" in out
+    assert "1 of 3 series are left out: fewer than two counts" in out
+
+
+def test_verbose_tables_tell_long_call_paths_apart(tmp_path, capsys):
+    stem = "main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal->"
+    leaves = ("CalcForceForNodes", "CalcAccelerationForNodes")
+    csv = _csv(
+        tmp_path / "app.csv",
+        {stem + leaf: _law(lambda p: 40.0 / p + 0.06, RANKS) for leaf in leaves},
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    assert _run(["project", str(models), "--ranks", "2048", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    for leaf in leaves:
+        assert f"region={stem}{leaf} " in out
+    # without --verbose a name is cut in the middle: the leaf stays
+    assert _run(["project", str(models), "--ranks", "2048"]) == 0
+    out = capsys.readouterr().out
+    assert stem not in out
+    assert "region=main->lulesh.cyc…Nodal->CalcForceForNodes " in out
+    assert "region=main->lulesh.cyc…CalcAccelerationForNodes " in out
+
+
+def test_what_fit_cannot_read_is_one_line_that_says_what_it_reads(tmp_path, capsys):
+    csv = _ranks_csv(tmp_path / "app.csv")
+    code = _run(["fit", str(csv), "--ranks-from", "nosuch"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "no column 'nosuch' for the process count" in err
+    assert "['ranks', 'region', 'time']" in err
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    for argv in (["fit", str(models)], ["fit", str(models), "--model", "base"]):
+        assert _run(argv) == 2
+        err = capsys.readouterr().err
+        assert "is a model file written by 'scaleprobe fit', not measurements" in err
+        assert f"'scaleprobe project {models}'" in err
+    tsv = tmp_path / "runs.tsv"
+    tsv.write_text(csv.read_text())
+    assert _run(["fit", str(tsv)]) == 2
+    err = capsys.readouterr().err
+    assert "scaleprobe does not read .tsv files; give the results of" in err
+    assert "Zarr" not in err
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_the_fit(
+    tmp_path, capsys, monkeypatch
+):
+    from scaleprobe.framework import _cli_profiles
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the output was checked")
+
+    monkeypatch.setattr(_cli_profiles, "_fit", no_fit)
+    csv = _ranks_csv(tmp_path / "app.csv")
+    assert _run(["report", str(csv), "--output", str(tmp_path / "x.pdf")]) == 2
+    assert "write a profile's report as .md or .html" in capsys.readouterr().err
+
+
+def test_values_left_out_are_named_with_their_count(tmp_path, capsys):
+    for text, shown in (("NaN", "nan"), ("inf", "inf")):
+        csv = tmp_path / f"{shown}.csv"
+        csv.write_text(f"np,time\n4,1.0\n8,{text}\n16,0.3\n32,0.2\n")
+        assert _run(["fit", str(csv)]) == 0
+        out = capsys.readouterr().out
+        assert (
+            "note: 1 value(s) left out as not finite numbers (NaN or inf): "
+            f"(no call path) {shown} at 8 ranks" in out
+        )
+    negative = tmp_path / "neg.csv"
+    negative.write_text("np,time\n4,1.0\n8,-0.5\n16,0.3\n32,0.2\n")
+    assert _run(["fit", str(negative)]) == 2
+    err = capsys.readouterr().err
+    assert "zero or negative" in err
+    assert "(no call path) -0.5 at 8 ranks" in err
+
+
+def test_a_metric_a_call_path_never_had_makes_no_series(tmp_path, capsys):
+    # "io" has no bytes at any count: not a series, and no value is said missing
+    rows = ["ranks,region,time,bytes"]
+    for p in RANKS:
+        rows += [f"{p},solve,{40.0 / p:.6g},{1e6 / p:.6g}", f"{p},io,0.5,"]
+    csv = tmp_path / "app.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    assert _run(["fit", str(csv), "--target", "bytes"]) == 0
+    out = capsys.readouterr().out
+    assert "1 series over ranks" in out
+    assert "left out" not in out
+
+
+def test_options_a_profile_projection_cannot_use_are_refused(tmp_path, capsys):
+    models = tmp_path / "m.json"
+    csv = _ranks_csv(tmp_path / "app.csv")
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    plot = tmp_path / "r.png"
+    argv = ["project", str(models), "--ranks", "1024"]
+    extra = ["--scale", "20", "--link-bandwidth", "100 Gbit/s", "--plot", str(plot)]
+    assert _run([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "scaleprobe: error: --scale, --link-bandwidth, --plot: not for a profile's"
+    )
+    assert not plot.exists()
+    for top in ("-3", "0"):
+        assert _run([*argv, "--top", top]) == 2
+        assert f"--top {top}: give the rows of each table as a positive integer" in (
+            capsys.readouterr().err
+        )
+    report = tmp_path / "r.md"
+    assert _run(["report", str(csv), "--top", "0", "--output", str(report)]) == 2
+    assert not report.exists()
+    capsys.readouterr()
+    assert _run([*argv, "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.split("will dominate:\n")[1].split("\n\n")[0].count("region=") == 1
+
+
+def test_advice_follows_where_the_projection_is(tmp_path, capsys):
+    # "wave" follows no law: the data cannot tell it, so it is listed with advice
+    wave = dict(zip(RANKS, (1.0, 3.0, 0.5, 2.0, 0.7, 2.5), strict=True))
+    csv = _csv(
+        tmp_path / "app.csv",
+        {"solve": _law(lambda p: 40.0 / p + 0.06, RANKS), "wave": wave},
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    expected = {
+        "8": "measure at 8: below the smallest measured count (16) the plausible "
+        "laws part",
+        "64": "measured at 64: 0.5 (no law of this series is vouched for; take "
+        "the measurement)",
+        "100": "measure at 100: between the measured 64 and 128 the plausible laws "
+        "part",
+        "8192": "measure at 2048: the plausible laws part there",
+    }
+    for ranks, advice in expected.items():
+        assert _run(["project", str(models), "--ranks", ranks]) == 0
+        row = next(
+            line
+            for line in capsys.readouterr().out.splitlines()
+            if line.startswith("  region=wave ")
+        )
+        assert row.split(None, 1)[1] == advice
+
+
+def test_the_hints_of_one_series_of_ranks_speak_of_ranks(tmp_path, capsys):
+    two = _csv(tmp_path / "two.csv", {"solve": {4: 1.0, 8: 0.6}})
+    assert _run(["fit", str(two), "--model", "base"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "held-out rank counts" in text
+    assert "measure a third rank count" in text
+    assert "node count" not in text
+    flat = {p: 1.0 + 0.02 * (i % 2) for i, p in enumerate(RANKS)}
+    csv = _csv(tmp_path / "flat.csv", {"solve": flat})
+    assert _run(["fit", str(csv), "--model", "base", "--model", "pmnf"]) == 0
+    captured = capsys.readouterr()
+    assert "rank order p-value " in captured.out + captured.err
+    assert " p = " not in captured.out + captured.err
