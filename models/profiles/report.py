@@ -15,6 +15,7 @@ from pathlib import Path
 from .nesting import describe
 from .summary import (
     breaks_left_out,
+    few_errors,
     findings,
     rank,
     scale_words,
@@ -57,7 +58,10 @@ def _sections(fit, top, verbose):
         f"Verdicts: {verdict_words(fit)}.",
         f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from {fit.calibration.get('residuals', 0)} "
-        "held-out errors over the profile" + breaks_left_out(fit.calibration) + ".",
+        "held-out errors over the profile"
+        + breaks_left_out(fit.calibration)
+        + few_errors(fit.calibration)
+        + ".",
     ]
     notes = [f.summary for f in findings(fit)] + list(fit.notes)
     found = projection.conflicts()

@@ -11,6 +11,7 @@ those the data cannot tell (with :func:`advice`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "advice",
     "breaks_left_out",
     "emit",
+    "few_errors",
     "findings",
     "rank",
     "render_fit",
@@ -113,6 +115,42 @@ def breaks_left_out(calibration):
     if n == 1:
         return " (1 more lay across a break in its series and is left out)"
     return f" ({n} more lay across a break in their series and are left out)"
+
+
+def few_errors(calibration):
+    """The clause that says when the held-out errors are too few for the level:
+    the conformal quantile of ``n`` errors at level ``q`` is the
+    ``ceil((n + 1) q)``-th smallest, which ``n`` errors hold only from
+    ``n >= q / (1 - q)`` on (9 at 90 %); below, the factor is their largest and the
+    level is not assured ("" otherwise, and for a profile too short to calibrate).
+
+    Parameters
+    ----------
+    calibration : dict
+        :attr:`ProfileFit.calibration`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(few_errors({"form": "combined", "residuals": 3, "level": 0.9}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ; 3 are fewer than the 9 a 90% interval needs: the factor is their largest and
+    the level is not assured
+    >>> few_errors({"form": "combined", "residuals": 9, "level": 0.9})
+    ''
+    """
+    n = int(calibration.get("residuals") or 0)
+    level = float(calibration.get("level", 0.9))
+    needed = math.ceil(level / (1.0 - level) - 1e-9)
+    if calibration.get("form") != "combined" or n == 0 or n >= needed:
+        return ""
+    return (
+        f"; {n} are fewer than the {needed} a {level:.0%} interval needs: the factor "
+        "is their largest and the level is not assured"
+    )
 
 
 def findings(fit):
@@ -511,7 +549,8 @@ def render_fit(fit, *, top=20, verbose=False):
         f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from "
         f"{fit.calibration.get('residuals', 0)} held-out errors over the profile"
-        + breaks_left_out(fit.calibration),
+        + breaks_left_out(fit.calibration)
+        + few_errors(fit.calibration),
     ]
     lines += _series_lines(fit, top, verbose)
     for finding in findings(fit):

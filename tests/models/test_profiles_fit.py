@@ -350,3 +350,16 @@ def test_intervals_hold_the_measurements_and_widen_below_and_between_counts():
         centre = model.predict([middle])
         half = min(np.log(upper / centre)[0], np.log(centre / lower)[0])
         assert half >= model.kappa * math.sqrt(0.5), (model.name, half)
+
+
+def test_a_factor_from_fewer_errors_than_the_level_needs_says_so():
+    laws = {"a": lambda p: 10.0 / p + 1.0, "b": lambda p: 2.0 + 0.1 * p}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        few = fit_profile(synthetic_profile(laws, counts=COUNTS[:4]))
+        many = fit_profile(synthetic_profile(dict(LAWS)))
+    # four counts: one held-out error a series, two in all
+    assert few.calibration["residuals"] == 2
+    assert "2 are fewer than the 9 a 90% interval needs" in render_fit(few)
+    assert many.calibration["residuals"] >= 9
+    assert "interval needs" not in render_fit(many)
