@@ -36,6 +36,8 @@ __all__ = [
 EXTRAPOLATED = {"color": "0.93", "zorder": 0, "lw": 0}
 #: How the measured points are named in a legend.
 MEASURED_LABEL = "measured: median, bar from lowest to highest run"
+#: The bandwidth (% of the link) of measurements made without throttling it.
+FULL_BANDWIDTH = 100.0
 #: Units of the scores a bar chart shows.
 SCORE_UNITS = {"smape": "%", "mape": "%", "within_10": "share", "r2": "1"}
 
@@ -392,9 +394,15 @@ def _ideal_line(ax, ideal, target):
 def _measured_points(ax, measured, colours, other_network):
     """The measured medians with the range of their runs, in the colour of their
     bandwidth (hollow and black when the projection is for another network, whose
-    name ``other_network`` is then)."""
+    name ``other_network`` is then). Measurements without a bandwidth axis were
+    made at the full link: the projection's 100 %."""
     first = True
-    for bw, group in measured.groupby("bandwidth"):
+    groups = (
+        measured.groupby("bandwidth")
+        if "bandwidth" in measured
+        else [(FULL_BANDWIDTH, measured)]
+    )
+    for bw, group in groups:
         colour = colours.get(float(bw))
         if colour is None and not other_network:
             continue  # a bandwidth the projection does not show
