@@ -229,11 +229,14 @@ def _project_inputs(args):
     check_model_file(args.model_file)
     check_output_path(args.output, "--output", OUTPUT_SUFFIXES["project --output"])
     check_figure_path(args.plot)
-    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
-    if not counts:
+    ranks = getattr(args, "ranks", None)
+    if ranks and args.nodes:
+        raise BadInputError("give --ranks or --nodes, not both")
+    if not (ranks or args.nodes):
         raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
+    asked = "ranks" if ranks else "nodes"
     return {
-        "nodes": parse_values(counts, integer=True, option="--nodes"),
+        asked: parse_values(ranks or args.nodes, integer=True, option=f"--{asked}"),
         "bandwidth": parse_percentages(args.bandwidth),
         "scale": None
         if args.scale is None
@@ -252,6 +255,8 @@ def _project(args) -> int:
     fit = load_models(args.model_file)
     name = _projected_name(args, fit)
     if name == MODEL:
+        if "nodes" not in inputs:
+            raise BadInputError(f"{MODEL} predicts at node counts: give --nodes")
         return project_phase(args, fit, name, inputs["nodes"])
     with reported_warnings():
         result = fit.project(

@@ -15,6 +15,7 @@ from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
     project,
+    resolve_ppn,
     training_frame,
     wide_nodes,
     widen_to_measured,
@@ -23,6 +24,13 @@ from ..selection.choose import Verdict, render_verdict
 from ..selection.rules import floor_model
 
 __all__ = ["EnsembleFit"]
+
+#: Why counts of the other axis cannot be projected without ranks per node (the
+#: wording of :meth:`~scaleprobe.models.profiles.ProfileFit.resolve`).
+_UNCONVERTED = (
+    "the model's data run over {axis}; give {axis} (--{axis}) or the ranks per "
+    "node (--ppn) to convert {asked}"
+)
 
 SCORE_COLUMNS = [
     "model",
@@ -103,7 +111,8 @@ class EnsembleFit:
         self,
         name=None,
         *,
-        nodes,
+        nodes=None,
+        ranks=None,
         bandwidth=100.0,
         scale=None,
         ppn=None,
@@ -112,10 +121,15 @@ class EnsembleFit:
     ):
         """Project a model (default: the selected one); see :func:`project`.
 
+        The counts are ``nodes`` or ``ranks``, converted by :meth:`counts` to
+        those the model's data count: a projection runs over ranks for a model
+        of rank counts alone (:attr:`ranks_only`), over nodes otherwise.
+
         Raises
         ------
         ValueError
-            When no name is given and no model was selected (the verdict says why).
+            When no name is given and no model was selected (the verdict says why);
+            counts that cannot be converted (see :meth:`counts`).
 
         Warns
         -----
@@ -134,8 +148,7 @@ class EnsembleFit:
             raise ValueError(
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
             )
-        if ppn is None and self.ranks_only:
-            ppn = 1.0  # a model of rank counts alone: the counts given are ranks
+        nodes, ppn = self.counts(nodes=nodes, ranks=ranks, ppn=ppn)
         where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
         candidates = [name] if named else [name, *self._size_laws(name)]
         reason = ""
@@ -211,6 +224,81 @@ class EnsembleFit:
         """Whether the models were fitted on rank counts without ranks per node:
         projections then run over ranks, labelled so."""
         return self.training.get("column") == "ranks" and not self.training.get("ppn")
+
+    def counts(self, *, nodes=None, ranks=None, ppn=None):
+        """The counts a projection runs over, and its ranks per node.
+
+        A model of rank counts alone (:attr:`ranks_only`) projects over ranks: node
+        counts need ``ppn`` to become ranks, rank counts take none. Any other model
+        projects over nodes: rank counts are divided by ``ppn`` (default: the
+        trained one) into whole nodes.
+
+        Parameters
+        ----------
+        nodes, ranks : array-like, default=None
+            One of them: the node or the rank counts asked for.
+        ppn : float, default=None
+            Ranks per node.
+
+        Returns
+        -------
+        counts : numpy.ndarray
+            Ranks for a model of rank counts alone, else nodes.
+        ppn : float or None
+            1 for a model of rank counts alone (its counts are ranks), else
+            ``ppn`` (None: the trained one).
+
+        Raises
+        ------
+        ValueError
+            Both or neither counts; nodes for a model of ranks alone without
+            ``ppn``, or ranks with it; rank counts that are not whole nodes.
+
+        Examples
+        --------
+        >>> from scaleprobe.models.selection.choose import Verdict
+        >>> fit = EnsembleFit({}, None, pd.DataFrame(), Verdict(None, ""),
+        ...                   training={"column": "nodes", "ppn": [4]})
+        >>> fit.counts(ranks=[128, 256])
+        (array([32., 64.]), 4.0)
+        """
+        if (nodes is None) == (ranks is None):
+            raise ValueError("give the counts to project to: nodes or ranks, one")
+        asked = "ranks" if ranks is not None else "nodes"
+        values = np.atleast_1d(np.asarray(ranks if asked == "ranks" else nodes, float))
+        if ppn is not None and not (float(ppn) >= 1 and float(ppn).is_integer()):
+            raise ValueError(
+                "ppn (ranks per node) must be a whole number of at least 1; "
+                f"got {ppn:g}"
+            )
+        if self.ranks_only:
+            return self._rank_counts(values, asked, ppn), 1.0
+        if asked == "nodes":
+            return values, ppn
+        if ppn is None and not self.training.get("ppn"):
+            raise ValueError(_UNCONVERTED.format(axis="nodes", asked="ranks"))
+        # the projection itself warns of a ppn other than the trained one
+        ppn = float(ppn) if ppn is not None else resolve_ppn(None, self.training)
+        nodes = values / ppn
+        partial = values[nodes != np.round(nodes)]
+        if partial.size:
+            raise ValueError(
+                f"{partial[0]:g} ranks are not a whole number of nodes at {ppn:g} "
+                f"ranks per node; give rank counts that are multiples of {ppn:g}"
+            )
+        return nodes, ppn
+
+    @staticmethod
+    def _rank_counts(values, asked, ppn):
+        """The ranks of a model of rank counts alone, from ``values`` of ``asked``."""
+        if asked == "nodes" and ppn is None:
+            raise ValueError(_UNCONVERTED.format(axis="ranks", asked="nodes"))
+        if asked == "ranks" and ppn is not None:
+            raise ValueError(
+                "the model's data run over ranks, without ranks per node: rank "
+                "counts take no ppn (give ranks alone, or nodes with ppn)"
+            )
+        return values * ppn if asked == "nodes" else values
 
     def _labelled(self, out):
         """The projection over ``ranks`` for a model of ranks alone, and without

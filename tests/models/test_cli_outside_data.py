@@ -71,3 +71,72 @@ def test_report_of_data_without_a_bandwidth_axis(
             f"![projection]({name}_projection.png)"
             in (tmp_path / f"{name}.md").read_text()
         )
+
+
+def _table(out):
+    """The projection table ``project`` prints: its header and rows, split."""
+    lines = out.splitlines()
+    end = lines.index("") if "" in lines else len(lines)
+    return [line.split() for line in lines[1:end]]
+
+
+def test_ranks_of_a_model_over_nodes_are_its_nodes_at_the_trained_ppn(
+    runs_csv, tmp_path, capsys
+):
+    model = _runs_model(runs_csv, tmp_path)
+    capsys.readouterr()
+    assert main(["project", str(model), "--nodes", "32,64"]) == 0
+    by_nodes = _table(capsys.readouterr().out)
+    assert main(["project", str(model), "--ranks", "128,256"]) == 0
+    by_ranks = _table(capsys.readouterr().out)
+    assert by_ranks == by_nodes  # 128 ranks at ppn 4: 32 nodes, labelled nodes
+    assert by_ranks[0][0] == "nodes"
+    assert [row[0] for row in by_ranks[1:]] == ["32", "64"]
+    assert by_ranks[1][2] == "1.726"  # base at 32 nodes; 128 nodes gives 0.6704
+
+
+def test_nodes_of_a_model_over_ranks_are_converted_with_ppn(
+    ranks_jsonl, tmp_path, capsys
+):
+    model = _ranks_model(ranks_jsonl, tmp_path)
+    capsys.readouterr()
+    assert main(["project", str(model), "--ranks", "256,1024"]) == 0
+    by_ranks = _table(capsys.readouterr().out)
+    assert main(["project", str(model), "--nodes", "32,128", "--ppn", "8"]) == 0
+    by_nodes = _table(capsys.readouterr().out)
+    assert by_nodes == by_ranks  # labelled ranks, the ranks asked for
+    assert by_nodes[0][0] == "ranks"
+    assert [row[0] for row in by_nodes[1:]] == ["256", "1024"]
+
+
+@pytest.mark.parametrize(
+    ("counts", "message"),
+    [
+        (
+            ["--nodes", "8:64"],
+            "the model's data run over ranks; give ranks (--ranks) or the ranks "
+            "per node (--ppn) to convert nodes",
+        ),
+        (["--ranks", "64", "--ppn", "8"], "rank counts take no ppn"),
+        (["--ranks", "64", "--nodes", "8"], "give --ranks or --nodes, not both"),
+    ],
+)
+def test_counts_a_model_over_ranks_cannot_take_are_refused(
+    ranks_jsonl, tmp_path, capsys, counts, message
+):
+    model = _ranks_model(ranks_jsonl, tmp_path)
+    capsys.readouterr()
+    assert main(["project", str(model), *counts]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("scaleprobe: error: ")
+    assert message in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_ranks_that_are_not_whole_nodes_are_refused(runs_csv, tmp_path, capsys):
+    model = _runs_model(runs_csv, tmp_path)
+    capsys.readouterr()
+    assert main(["project", str(model), "--ranks", "130"]) == 2
+    err = capsys.readouterr().err
+    assert "130 ranks are not a whole number of nodes at 4 ranks per node" in err
