@@ -276,7 +276,8 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
             )
         )
     units = projection[f"{target}_predicted"].attrs.get("units", "s")
-    ax_time.set(yscale="log", ylabel=f"{target} ({units})")
+    ylabel = f"{target} ({units})" if units else f"{target} (units not stated)"
+    ax_time.set(yscale="log", ylabel=ylabel)
     ax_time.set_title(
         f"{target}: {'measured and ' if shown is not None else ''}projected"
     )

@@ -5,6 +5,7 @@ the options such data take, and no variable of a scaleprobe kernel."""
 import json
 
 import pytest
+import xarray as xr
 from scaleprobe.framework.cli import main
 
 #: Times of runs.csv (docs/guide/measurements.md): two inputs over nodes.
@@ -140,3 +141,46 @@ def test_ranks_that_are_not_whole_nodes_are_refused(runs_csv, tmp_path, capsys):
     assert main(["project", str(model), "--ranks", "130"]) == 2
     err = capsys.readouterr().err
     assert "130 ranks are not a whole number of nodes at 4 ranks per node" in err
+
+
+def test_a_projection_of_outside_data_has_nothing_of_graph500(
+    runs_csv, tmp_path, capsys
+):
+    model = _runs_model(runs_csv, tmp_path)
+    output = tmp_path / "projection.nc"
+    capsys.readouterr()
+    assert main(["project", str(model), "--nodes", "64", "--output", str(output)]) == 0
+    assert "teps" not in capsys.readouterr().out
+    with xr.open_dataset(output) as projection:
+        assert set(projection.data_vars) == {
+            "time_predicted",
+            "time_lower",
+            "time_upper",
+        }  # no TEPS, no computation and communication parts
+        assert "edgefactor" not in projection.attrs
+        assert projection["time_predicted"].attrs["units"] == ""  # not stated
+        training = json.loads(projection.attrs["training"])
+        assert "s0" not in training  # the data have no scale
+        assert float(projection["time_predicted"].squeeze()) == pytest.approx(
+            1.061, rel=1e-3
+        )
+
+
+def test_a_scale_of_outside_data_is_theirs(tmp_path, capsys):
+    path = tmp_path / "scales.csv"
+    rows = ["N,scale,time [s]"]
+    for scale in (20, 22):
+        rows += [
+            f"{n},{scale},{2.0 ** (scale - 20) * (40 / n + 2 / n**0.5):.5f}"
+            for n in (2, 4, 8, 16, 32)
+        ]
+    path.write_text("\n".join(rows) + "\n")
+    model, output = tmp_path / "scales.json", tmp_path / "projection.nc"
+    argv = ["fit", str(path), "--nodes-from", "N", "--ppn", "4", "--s0", "20"]
+    assert main([*argv, "--model", "pmnf", "--output", str(model)]) == 0
+    argv = ["project", str(model), "--name", "pmnf", "--nodes", "64"]
+    assert main([*argv, "--scale", "22", "--output", str(output)]) == 0
+    with xr.open_dataset(output) as projection:
+        assert "teps_predicted" not in projection
+        assert projection["scale"].attrs["long_name"] == "problem scale"
+        assert projection["time_predicted"].attrs["units"] == "s"  # the header's
