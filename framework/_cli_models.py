@@ -23,6 +23,7 @@ from ._cli_inputs import (
     check_figure_path,
     check_model_file,
     check_output_path,
+    check_ppn,
     load_results,
     parse_cv,
     parse_percentages,
@@ -112,6 +113,7 @@ def _features(args):
     from scaleprobe.models import make_features
     from scaleprobe.models.core.features import measurement_sets
 
+    check_ppn(args.ppn)
     dataset = load_results(args.results, args)
     if args.target not in dataset.data_vars:
         raise BadInputError(
@@ -247,6 +249,7 @@ def _project_inputs(args):
 
 def _project(args) -> int:
     check_model_file(args.model_file)
+    check_ppn(args.ppn)
     if takes_profile_models(args):  # a profile's models: every series, ranked
         return project_profile_command(args)
     from scaleprobe.models import load_models

@@ -32,6 +32,9 @@ _UNCONVERTED = (
     "node (--ppn) to convert {asked}"
 )
 
+#: The bandwidth (% of the link) of data measured without throttling it.
+FULL_BANDWIDTH = 100.0
+
 SCORE_COLUMNS = [
     "model",
     "cv",
@@ -149,6 +152,7 @@ class EnsembleFit:
                 f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
             )
         nodes, ppn = self.counts(nodes=nodes, ranks=ranks, ppn=ppn)
+        self._check_trained(bandwidth, scale)
         where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
         candidates = [name] if named else [name, *self._size_laws(name)]
         reason = ""
@@ -287,6 +291,27 @@ class EnsembleFit:
                 f"ranks per node; give rank counts that are multiples of {ppn:g}"
             )
         return nodes, ppn
+
+    def _check_trained(self, bandwidth, scale):
+        """Refuse a bandwidth or a scale the data do not have as an axis: a model
+        fitted without one cannot tell what it changes."""
+        ranges = self.training.get("feature_ranges")
+        if ranges is None:  # no record of what was trained: nothing to check
+            return
+        trained = ", ".join(ranges) or "none"
+        if scale is not None and "scale" not in ranges:
+            raise ValueError(
+                "the models were not trained over a scale (their data have none); "
+                f"they were trained over: {trained}"
+            )
+        others = np.atleast_1d(np.asarray(bandwidth, dtype=float))
+        others = others[others != FULL_BANDWIDTH]
+        if others.size and "bandwidth" not in ranges:
+            raise ValueError(
+                f"bandwidth {others[0]:g} %: the models were not trained over a "
+                "bandwidth (their data were measured on the link as it is, "
+                f"{FULL_BANDWIDTH:g} %); they were trained over: {trained}"
+            )
 
     @staticmethod
     def _rank_counts(values, asked, ppn):

@@ -184,3 +184,57 @@ def test_a_scale_of_outside_data_is_theirs(tmp_path, capsys):
         assert "teps_predicted" not in projection
         assert projection["scale"].attrs["long_name"] == "problem scale"
         assert projection["time_predicted"].attrs["units"] == "s"  # the header's
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            ["--scale", "20,30"],
+            "the models were not trained over a scale (their data have none); "
+            "they were trained over: nodes, ranks, ppn",
+        ),
+        (
+            ["--bandwidth", "50"],
+            "bandwidth 50 %: the models were not trained over a bandwidth",
+        ),
+        (
+            ["--ppn", "2.5"],
+            "--ppn must be a whole number of ranks per node, at least 1; got 2.5",
+        ),
+        (
+            ["--ppn", "0"],
+            "--ppn must be a whole number of ranks per node, at least 1; got 0",
+        ),
+        (
+            ["--ppn", "-4"],
+            "--ppn must be a whole number of ranks per node, at least 1; got -4",
+        ),
+    ],
+)
+def test_options_the_model_does_not_take_are_refused(
+    runs_csv, tmp_path, capsys, option, message
+):
+    model = _runs_model(runs_csv, tmp_path)
+    capsys.readouterr()
+    assert main(["project", str(model), "--nodes", "64", *option]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"scaleprobe: error: {message}")
+    assert captured.err.count("\n") == 1
+    assert main(["project", str(model), "--nodes", "64", "--bandwidth", "100"]) == 0
+
+
+@pytest.mark.parametrize("ppn", ["2.5", "0", "-4"])
+def test_a_ppn_that_is_no_count_of_ranks_is_refused_for_a_profile(
+    ranks_jsonl, tmp_path, capsys, ppn
+):
+    models = tmp_path / "profile.json"
+    assert main(["fit", str(ranks_jsonl), "--output", str(models)]) == 0
+    capsys.readouterr()
+    assert main(["project", str(models), "--nodes", "64", "--ppn", ppn]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "scaleprobe: error: --ppn must be a whole number of ranks per node, at "
+        f"least 1; got {float(ppn):g}\n"
+    )
