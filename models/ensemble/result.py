@@ -124,15 +124,15 @@ class EnsembleFit:
     ):
         """Project a model (default: the selected one); see :func:`project`.
 
-        The counts are ``nodes`` or ``ranks``, converted by :meth:`counts` to
-        those the model's data count: a projection runs over ranks for a model
-        of rank counts alone (:attr:`ranks_only`), over nodes otherwise.
+        ``nodes`` or ``ranks`` are converted to the counts of the model's data
+        (:meth:`counts`): ranks for a model of rank counts alone, else nodes.
 
         Raises
         ------
         ValueError
             When no name is given and no model was selected (the verdict says why);
-            counts that cannot be converted (see :meth:`counts`).
+            counts :meth:`counts` refuses; a scale or a bandwidth other than 100 %
+            for data without that axis.
 
         Warns
         -----
@@ -144,13 +144,7 @@ class EnsembleFit:
             the selected one.
         """
         named = name is not None
-        name = name or self.selected
-        if name is None:
-            raise ValueError(f"no model to project: {self.verdict.reason}")
-        if name not in self.models:
-            raise ValueError(
-                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
-            )
+        name = self._model_name(name)
         nodes, ppn = self.counts(nodes=nodes, ranks=ranks, ppn=ppn)
         self._check_trained(bandwidth, scale)
         where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
@@ -195,6 +189,17 @@ class EnsembleFit:
             out.attrs["cannot_tell_from"] = float(wide[0])
             out.attrs["cannot_tell_at"] = [float(n) for n in wide]
         return self._labelled(out)
+
+    def _model_name(self, name):
+        """``name``, else the selected model's; an error when the fit has neither."""
+        name = name or self.selected
+        if name is None:
+            raise ValueError(f"no model to project: {self.verdict.reason}")
+        if name not in self.models:
+            raise ValueError(
+                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
+            )
+        return name
 
     def _unreachable(self, name, reason, nodes, params, where):
         """Why the trusted model and the plausible ones cannot project a size never
