@@ -299,10 +299,12 @@ def _print_projection(fit, result):
     target = fit.training.get("target", "time")
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]
+    table = result[columns]
+    if "bandwidth" not in fit.training.get("feature_ranges", {"bandwidth": None}):
+        table = table.squeeze("bandwidth", drop=True)  # the data have no such axis
     print(f"{result.attrs['model_name']}: {result.attrs['law']}")
     print(
-        result[columns]
-        .to_dataframe()
+        table.to_dataframe()
         .reset_index()
         .to_string(index=False, float_format=lambda v: f"{v:.4g}")
     )

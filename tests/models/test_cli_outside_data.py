@@ -91,9 +91,9 @@ def test_ranks_of_a_model_over_nodes_are_its_nodes_at_the_trained_ppn(
     assert main(["project", str(model), "--ranks", "128,256"]) == 0
     by_ranks = _table(capsys.readouterr().out)
     assert by_ranks == by_nodes  # 128 ranks at ppn 4: 32 nodes, labelled nodes
-    assert by_ranks[0][0] == "nodes"
+    assert by_ranks[0] == ["nodes", "time_predicted", "time_lower", "time_upper"]
     assert [row[0] for row in by_ranks[1:]] == ["32", "64"]
-    assert by_ranks[1][2] == "1.726"  # base at 32 nodes; 128 nodes gives 0.6704
+    assert by_ranks[1][1] == "1.726"  # base at 32 nodes; 128 nodes gives 0.6704
 
 
 def test_nodes_of_a_model_over_ranks_are_converted_with_ppn(
