@@ -90,7 +90,7 @@ def plot_measured_vs_predicted(
     held_out_label : str, default="held out"
         What was held out, for the legend.
     quantity, units : str
-        The axes' quantity and its units.
+        The axes' quantity and its units (empty: not stated).
 
     Returns
     -------
@@ -118,9 +118,10 @@ def plot_measured_vs_predicted(
     finite = finite[np.isfinite(finite)]
     low, high = finite.min(), finite.max()
     ax.plot([low, high], [low, high], "k--", lw=1, label="ideal (predicted = measured)")
+    unit_text = f"({units})" if units else "(units not stated)"
     ax.set(
-        xlabel=f"measured {quantity} ({units})",
-        ylabel=f"predicted {quantity} ({units})",
+        xlabel=f"measured {quantity} {unit_text}",
+        ylabel=f"predicted {quantity} {unit_text}",
         title=f"{title}, {'in-sample and held out' if held_out else 'in-sample'}",
     )
     if low > 0 and high / low > 100:  # times spanning decades read better on log axes

@@ -238,3 +238,18 @@ def test_a_ppn_that_is_no_count_of_ranks_is_refused_for_a_profile(
         "scaleprobe: error: --ppn must be a whole number of ranks per node, at "
         f"least 1; got {float(ppn):g}\n"
     )
+
+
+def test_figures_of_outside_data_do_not_assume_seconds(runs_csv, tmp_path):
+    from scaleprobe.models import load_models
+    from scaleprobe.models.report.plots import (
+        plot_measured_vs_predicted,
+        plot_projection,
+    )
+
+    fit = load_models(_runs_model(runs_csv, tmp_path))
+    units = fit.training["units"]["time"]
+    figure = plot_projection(fit.project(nodes=[32, 64]))
+    assert figure.axes[0].get_ylabel() == "time (units not stated)"
+    figure = plot_measured_vs_predicted([1.0, 2.0], [1.1, 1.9], units=units)
+    assert figure.axes[0].get_xlabel() == "measured time (units not stated)"
