@@ -242,6 +242,7 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
         as hollow points of the training network.
     """
     target = projection.attrs.get("target", "time")
+    projection, measured, ideal, count = _over_nodes(projection, measured, ideal)
     data = _shown(projection)
     has_teps = "teps_predicted" in data
     fig = Figure(figsize=(12 if has_teps else 7, 6.2), layout="constrained")
@@ -267,6 +268,7 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
         data["nodes"].values.astype(float),
         shown,
         _largest_measured(projection, shown),
+        count,
     )
     level = projection.attrs.get("interval_level")
     extra = []
@@ -294,9 +296,23 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
     return fig
 
 
-def _node_axes(axes, nodes, shown, largest):
-    """Each axis' node ticks and grid, and the span beyond the largest measured
-    node count (none when nothing is extrapolated)."""
+def _over_nodes(projection, measured, ideal):
+    """A projection over ranks (a model of rank counts alone) and its measurements,
+    their ranks in the place of nodes, and what the counts are: "node" or "rank"."""
+    if "ranks" not in projection.dims or "nodes" in projection.dims:
+        return projection, measured, ideal, "node"
+    if measured is None:
+        measured = measured_frame(projection.attrs.get("training"))
+    if measured is not None and "nodes" not in measured:
+        measured = measured.rename(columns={"ranks": "nodes"})
+    if ideal is not None and "ranks" in ideal.dims:
+        ideal = ideal.rename({"ranks": "nodes"})
+    return projection.rename({"ranks": "nodes"}), measured, ideal, "rank"
+
+
+def _node_axes(axes, nodes, shown, largest, count="node"):
+    """Each axis' count ticks and grid, and the span beyond the largest measured
+    count (none when nothing is extrapolated); ``count``: "node" or "rank"."""
     for ax in axes:
         if largest is not None and nodes.max() > largest:
             ax.axvspan(
@@ -304,12 +320,12 @@ def _node_axes(axes, nodes, shown, largest):
                 nodes.max(),
                 **EXTRAPOLATED,
                 gid="extrapolated",
-                label=f"extrapolated: beyond {count_label(largest)}",
+                label=f"extrapolated: beyond {count_label(largest, count)}",
             )
         every = (
             [nodes, shown["nodes"].to_numpy(float)] if shown is not None else [nodes]
         )
-        nodes_axis(ax, np.concatenate(every))
+        nodes_axis(ax, np.concatenate(every), label=f"{count}s (count)")
         ax.grid(True, which="major", alpha=0.3)
 
 

@@ -253,3 +253,18 @@ def test_figures_of_outside_data_do_not_assume_seconds(runs_csv, tmp_path):
     assert figure.axes[0].get_ylabel() == "time (units not stated)"
     figure = plot_measured_vs_predicted([1.0, 2.0], [1.1, 1.9], units=units)
     assert figure.axes[0].get_xlabel() == "measured time (units not stated)"
+
+
+def test_a_projection_over_ranks_is_drawn_over_ranks(ranks_jsonl, tmp_path, capsys):
+    from scaleprobe.models import load_models
+    from scaleprobe.models.report.plots import plot_projection
+
+    model = _ranks_model(ranks_jsonl, tmp_path)
+    figure = tmp_path / "projection.png"
+    argv = ["project", str(model), "--ranks", "64:1024", "--plot", str(figure)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert figure.stat().st_size > 0
+    axes = plot_projection(load_models(model).project(ranks=[64, 1024])).axes[0]
+    assert axes.get_xlabel() == "ranks (count)"
+    measured = [line for line in axes.lines if line.get_gid() == "measured"]
+    assert measured[0].get_xdata().tolist() == [8, 16, 32, 64, 128]
