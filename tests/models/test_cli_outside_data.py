@@ -268,3 +268,16 @@ def test_a_projection_over_ranks_is_drawn_over_ranks(ranks_jsonl, tmp_path, caps
     assert axes.get_xlabel() == "ranks (count)"
     measured = [line for line in axes.lines if line.get_gid() == "measured"]
     assert measured[0].get_xdata().tolist() == [8, 16, 32, 64, 128]
+
+
+def test_a_report_of_ranks_alone_projects_over_ranks(ranks_jsonl, tmp_path, capsys):
+    output = tmp_path / "app.md"
+    series = ["--callpath", "main", "--target", "time_avg"]
+    code = main(["report", str(ranks_jsonl), *series, "--output", str(output)])
+    assert code == 0, capsys.readouterr().err
+    text = output.read_text()
+    projection = text.split("## Projection of ")[1].split("##")[0]
+    assert "bandwidth" not in projection.splitlines()[0]  # the data have none
+    assert "| ranks | time_avg_predicted |" in projection
+    assert "| 256 |" in projection  # twice the largest measured count
+    assert (tmp_path / "app_projection.png").stat().st_size > 0
