@@ -305,9 +305,10 @@ class EnsembleFit:
             return
         trained = ", ".join(ranges) or "none"
         if scale is not None and "scale" not in ranges:
+            asked = ", ".join(f"{v:g}" for v in np.atleast_1d(scale).astype(float))
             raise ValueError(
-                "the models were not trained over a scale (their data have none); "
-                f"they were trained over: {trained}"
+                f"scale {asked}: the models were not trained over a scale (their "
+                f"data have none); they were trained over: {trained}"
             )
         others = np.atleast_1d(np.asarray(bandwidth, dtype=float))
         others = others[others != FULL_BANDWIDTH]

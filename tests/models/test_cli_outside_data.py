@@ -191,8 +191,8 @@ def test_a_scale_of_outside_data_is_theirs(tmp_path, capsys):
     [
         (
             ["--scale", "20,30"],
-            "the models were not trained over a scale (their data have none); "
-            "they were trained over: nodes, ranks, ppn",
+            "scale 20, 30: the models were not trained over a scale (their data "
+            "have none); they were trained over: nodes, ranks, ppn",
         ),
         (
             ["--bandwidth", "50"],
