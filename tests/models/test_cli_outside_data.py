@@ -281,3 +281,15 @@ def test_a_report_of_ranks_alone_projects_over_ranks(ranks_jsonl, tmp_path, caps
     assert "| ranks | time_avg_predicted |" in projection
     assert "| 256 |" in projection  # twice the largest measured count
     assert (tmp_path / "app_projection.png").stat().st_size > 0
+
+
+def test_the_python_project_takes_ranks_as_the_command_does(ranks_jsonl, tmp_path):
+    from scaleprobe.framework.api import project
+
+    model = _ranks_model(ranks_jsonl, tmp_path)
+    by_ranks = project(model, ranks="256,1024")
+    by_nodes = project(model, nodes=[32, 128], ppn=8)
+    assert by_ranks["ranks"].values.tolist() == [256, 1024]
+    assert by_nodes["time_avg_predicted"].equals(by_ranks["time_avg_predicted"])
+    with pytest.raises(ValueError, match="give ranks"):
+        project(model, nodes=[32])
