@@ -364,7 +364,7 @@ def _projected_lines(ax_time, ax_teps, data, target):
     colours, banded = {}, False
     for bw in data["bandwidth"].values:
         one = data.sel(bandwidth=bw)
-        label = f"projected at {bw:g} % bandwidth"
+        label = f"projected{_at_bandwidth(data, bw)}"
         (line,) = ax_time.plot(nodes, one[f"{target}_predicted"], label=label)
         colours[float(bw)] = line.get_color()
         lower, upper = one[f"{target}_lower"].values, one[f"{target}_upper"].values
@@ -405,8 +405,20 @@ def _ideal_line(ax, ideal, target):
         one[f"{target}_predicted"],
         "k--",
         lw=1,
-        label=f"naive baseline at {bandwidth:g} % bandwidth",
+        label=f"naive baseline{_at_bandwidth(base, bandwidth)}",
     )
+
+
+def _at_bandwidth(projection, bandwidth):
+    """`` at 50 % bandwidth``, or nothing for a fit whose data have no bandwidth
+    axis (its training's feature ranges)."""
+    import json
+
+    training = projection.attrs.get("training")
+    ranges = json.loads(training).get("feature_ranges") if training else None
+    if ranges is not None and "bandwidth" not in ranges:
+        return ""
+    return f" at {float(bandwidth):g} % bandwidth"
 
 
 def _measured_points(ax, measured, colours, other_network):

@@ -251,6 +251,9 @@ def test_figures_of_outside_data_do_not_assume_seconds(runs_csv, tmp_path):
     units = fit.training["units"]["time"]
     figure = plot_projection(fit.project(nodes=[32, 64]))
     assert figure.axes[0].get_ylabel() == "time (units not stated)"
+    legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert "projected" in legend  # no bandwidth the data do not have
+    assert not any("bandwidth" in text for text in legend)
     figure = plot_measured_vs_predicted([1.0, 2.0], [1.1, 1.9], units=units)
     assert figure.axes[0].get_xlabel() == "measured time (units not stated)"
 
