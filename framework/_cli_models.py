@@ -300,8 +300,9 @@ def _print_projection(fit, result):
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]
     table = result[columns]
-    if "bandwidth" not in fit.training.get("feature_ranges", {"bandwidth": None}):
-        table = table.squeeze("bandwidth", drop=True)  # the data have no such axis
+    ranges = fit.training.get("feature_ranges", {"bandwidth": None})
+    if "bandwidth" not in ranges and "bandwidth" in table.dims:
+        table = table.isel(bandwidth=0, drop=True)  # the data have no such axis
     print(f"{result.attrs['model_name']}: {result.attrs['law']}")
     print(
         table.to_dataframe()
