@@ -425,6 +425,13 @@ def _units(X_all, target, dataset):
     return units
 
 
+def _scaleless_outside(X_all, dataset):
+    """Whether the data were measured outside scaleprobe without a scale: no
+    reference scale ``s0`` means anything to them."""
+    outside = dataset is not None and measured_outside({"provenance": dataset.attrs})
+    return outside and "scale" not in X_all.columns
+
+
 def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
     ranges = {
         c: [float(X_all[c].min()), float(X_all[c].max())]
@@ -478,7 +485,7 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
         "runs": int(X[[*configuration_keys(X), "run"]].drop_duplicates().shape[0])
         if "run" in X.columns
         else len(y),
-        **({"s0": float(s0)} if "scale" in X_all.columns else {}),
+        **({} if _scaleless_outside(X_all, dataset) else {"s0": float(s0)}),
         "run_spread": run_spread(X, y),
         "provenance": provenance,
     }

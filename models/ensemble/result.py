@@ -14,6 +14,7 @@ from ..core.warnings import ExtrapolationWarning, warn
 from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
+    measured_outside,
     project,
     resolve_ppn,
     training_frame,
@@ -298,13 +299,16 @@ class EnsembleFit:
         return nodes, ppn
 
     def _check_trained(self, bandwidth, scale):
-        """Refuse a bandwidth or a scale the data do not have as an axis: a model
-        fitted without one cannot tell what it changes."""
+        """Refuse a bandwidth the data do not have as an axis, and a scale data
+        measured outside scaleprobe do not have: a model fitted without one cannot
+        tell what it changes. (A sweep of one kernel at one scale keeps it: its
+        TEPS are counted at the scale it names.)"""
         ranges = self.training.get("feature_ranges")
         if ranges is None:  # no record of what was trained: nothing to check
             return
         trained = ", ".join(ranges) or "none"
-        if scale is not None and "scale" not in ranges:
+        outside = measured_outside(self.training)
+        if scale is not None and "scale" not in ranges and outside:
             asked = ", ".join(f"{v:g}" for v in np.atleast_1d(scale).astype(float))
             raise ValueError(
                 f"scale {asked}: the models were not trained over a scale (their "

@@ -296,3 +296,17 @@ def test_the_python_project_takes_ranks_as_the_command_does(ranks_jsonl, tmp_pat
     assert by_nodes["time_avg_predicted"].equals(by_ranks["time_avg_predicted"])
     with pytest.raises(ValueError, match="give ranks"):
         project(model, nodes=[32])
+
+
+def test_a_sweep_at_one_scale_still_projects_its_teps(make_results, tmp_path, capsys):
+    # a sweep of one kernel at one scale (the demo's Graph500 at scale 14) has no
+    # scale axis, but its TEPS are counted at the scale it was run at
+    results = tmp_path / "results.nc"
+    sweep = make_results(scale=(20,), bandwidth=(50, 100), trials=2)
+    sweep.isel(scale=0, drop=True).to_netcdf(results)
+    model = tmp_path / "models.json"
+    argv = ["fit", str(results), "--model", "base", "--cv", "kfold:3"]
+    assert main([*argv, "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["project", str(model), "--nodes", "64", "--scale", "20"]) == 0
+    assert "teps_predicted" in capsys.readouterr().out
