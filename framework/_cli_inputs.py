@@ -15,6 +15,7 @@ __all__ = [
     "check_measurements",
     "check_model_file",
     "check_output_path",
+    "check_ppn",
     "load_results",
     "parse_cv",
     "parse_percentages",
@@ -431,6 +432,34 @@ def check_figure_path(path):
     BadInputError
     """
     check_output_path(path, "--plot", OUTPUT_SUFFIXES["--plot"])
+
+
+def check_ppn(ppn):
+    """Refuse a ``--ppn`` that is not a whole number of ranks per node.
+
+    Parameters
+    ----------
+    ppn : float or None
+        As parsed (None: not given).
+
+    Raises
+    ------
+    BadInputError
+        Zero, negative, fractional or not finite.
+
+    Examples
+    --------
+    >>> check_ppn(2.5)
+    Traceback (most recent call last):
+    ...
+    scaleprobe.framework._cli_inputs.BadInputError: --ppn must be a whole number of ranks per node, at least 1; got 2.5
+    """  # noqa: E501
+    if ppn is None:
+        return
+    if not (ppn >= 1 and float(ppn).is_integer()):
+        raise BadInputError(
+            f"--ppn must be a whole number of ranks per node, at least 1; got {ppn:g}"
+        )
 
 
 def check_model_file(path):

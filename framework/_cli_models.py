@@ -23,6 +23,7 @@ from ._cli_inputs import (
     check_figure_path,
     check_model_file,
     check_output_path,
+    check_ppn,
     load_results,
     parse_cv,
     parse_percentages,
@@ -112,6 +113,7 @@ def _features(args):
     from scaleprobe.models import make_features
     from scaleprobe.models.core.features import measurement_sets
 
+    check_ppn(args.ppn)
     dataset = load_results(args.results, args)
     if args.target not in dataset.data_vars:
         raise BadInputError(
@@ -229,11 +231,14 @@ def _project_inputs(args):
     check_model_file(args.model_file)
     check_output_path(args.output, "--output", OUTPUT_SUFFIXES["project --output"])
     check_figure_path(args.plot)
-    counts = args.nodes or getattr(args, "ranks", None)  # ranks: a ranks-only model
-    if not counts:
+    ranks = getattr(args, "ranks", None)
+    if ranks and args.nodes:
+        raise BadInputError("give --ranks or --nodes, not both")
+    if not (ranks or args.nodes):
         raise BadInputError("give the counts to project to: --nodes or --ranks VALUES")
+    asked = "ranks" if ranks else "nodes"
     return {
-        "nodes": parse_values(counts, integer=True, option="--nodes"),
+        asked: parse_values(ranks or args.nodes, integer=True, option=f"--{asked}"),
         "bandwidth": parse_percentages(args.bandwidth),
         "scale": None
         if args.scale is None
@@ -244,6 +249,7 @@ def _project_inputs(args):
 
 def _project(args) -> int:
     check_model_file(args.model_file)
+    check_ppn(args.ppn)
     if takes_profile_models(args):  # a profile's models: every series, ranked
         return project_profile_command(args)
     from scaleprobe.models import load_models
@@ -252,6 +258,8 @@ def _project(args) -> int:
     fit = load_models(args.model_file)
     name = _projected_name(args, fit)
     if name == MODEL:
+        if "nodes" not in inputs:
+            raise BadInputError(f"{MODEL} predicts at node counts: give --nodes")
         return project_phase(args, fit, name, inputs["nodes"])
     with reported_warnings():
         result = fit.project(
@@ -291,10 +299,13 @@ def _print_projection(fit, result):
     target = fit.training.get("target", "time")
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in result]
+    table = result[columns]
+    ranges = fit.training.get("feature_ranges", {"bandwidth": None})
+    if "bandwidth" not in ranges and "bandwidth" in table.dims:
+        table = table.isel(bandwidth=0, drop=True)  # the data have no such axis
     print(f"{result.attrs['model_name']}: {result.attrs['law']}")
     print(
-        result[columns]
-        .to_dataframe()
+        table.to_dataframe()
         .reset_index()
         .to_string(index=False, float_format=lambda v: f"{v:.4g}")
     )

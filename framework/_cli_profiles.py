@@ -52,7 +52,7 @@ def add_profile_arguments(parser, command):
     if command == "project":
         group.add_argument(
             "--ranks",
-            help="rank counts to project a profile to (same forms as --nodes); a "
+            help="rank counts to project to (same forms as --nodes); a model or "
             "profile measured over ranks needs no --ppn",
         )
 

@@ -214,7 +214,8 @@ def _link(link_bandwidth, latency):
 def project(
     fitted,
     *,
-    nodes,
+    nodes=None,
+    ranks=None,
     bandwidth=100,
     scale=None,
     ppn=None,
@@ -229,9 +230,12 @@ def project(
     ----------
     fitted : EnsembleFit, str or path-like
         A result of :func:`fit`, or its model file.
-    nodes : array-like of int or str
+    nodes : array-like of int or str, optional
         Node counts, or the command line's forms: ``"4:1024"`` (doublings),
         ``"4:64:4"`` or ``"4,8,16"``.
+    ranks : array-like of int or str, optional
+        Rank counts instead, same forms: those of a model fitted on rank counts
+        alone, else divided into nodes by ``ppn``.
     bandwidth : float, array-like or str, default=100
         Percentages of the (target) link.
     scale : float or array-like, optional
@@ -267,6 +271,8 @@ def project(
     link = _link(link_bandwidth, latency)
     if isinstance(nodes, str):
         nodes = parse_values(nodes, integer=True, option="nodes")
+    if isinstance(ranks, str):
+        ranks = parse_values(ranks, integer=True, option="ranks")
     if isinstance(bandwidth, str):
         bandwidth = parse_percentages(bandwidth, option="bandwidth")
     if isinstance(fitted, (str, os.PathLike)):
@@ -275,6 +281,7 @@ def project(
     return fitted.project(
         model,
         nodes=nodes,
+        ranks=ranks,
         bandwidth=bandwidth,
         scale=scale,
         ppn=ppn,

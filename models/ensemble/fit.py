@@ -41,6 +41,7 @@ from ..fim.rbasp import RBASP
 from ..laws.baseline import PowerLawBaseline
 from ..laws.pmnf import PMNFSearch
 from ..laws.scaling_law import PRESETS, ScalingLaw
+from ..projection.grid import measured_outside
 from ..selection.choose import choose_model
 from ..traffic.model import TrafficModel
 from .result import EnsembleFit
@@ -402,6 +403,36 @@ def _size_axes(model, name, training, data):
     return axes, notes
 
 
+def _units(X_all, target, dataset):
+    """The units of the features and of the target, as far as they are known.
+
+    A scaleprobe sweep's scale counts the vertices of its graph and its time is in
+    seconds; data measured outside scaleprobe say their own units (a ``time [s]``
+    header, ``units=``), else they are left unknown (``""``).
+    """
+    outside = dataset is not None and measured_outside({"provenance": dataset.attrs})
+    units = {
+        name: unit
+        for name, unit in (
+            ("nodes", "1"),
+            ("ranks", "1"),
+            ("ppn", "1"),
+            ("bandwidth", "percent"),
+            ("scale", "1" if outside else "log2(vertices)"),
+        )
+        if name in X_all.columns
+    }
+    units[target] = "s" if "time" in target and not outside else ""
+    return units
+
+
+def _scaleless_outside(X_all, dataset):
+    """Whether the data were measured outside scaleprobe without a scale: no
+    reference scale ``s0`` means anything to them."""
+    outside = dataset is not None and measured_outside({"provenance": dataset.attrs})
+    return outside and "scale" not in X_all.columns
+
+
 def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
     ranges = {
         c: [float(X_all[c].min()), float(X_all[c].max())]
@@ -415,18 +446,7 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
     }
     for name, values in parameters.items():
         ranges[name] = [values[0], values[-1]]
-    units = {
-        name: unit
-        for name, unit in (
-            ("nodes", "1"),
-            ("ranks", "1"),
-            ("ppn", "1"),
-            ("bandwidth", "percent"),
-            ("scale", "log2(vertices)"),
-        )
-        if name in X_all.columns  # none of a kernel's units on outside data
-    }
-    units[target] = "s" if "time" in target else ""
+    units = _units(X_all, target, dataset)
     if dataset is not None:
         for name in parameters:
             if name in dataset.coords:
@@ -466,7 +486,7 @@ def _training_metadata(X, y, X_all, column, target, link, dataset, s0):
         "runs": int(X[[*configuration_keys(X), "run"]].drop_duplicates().shape[0])
         if "run" in X.columns
         else len(y),
-        "s0": float(s0),
+        **({} if _scaleless_outside(X_all, dataset) else {"s0": float(s0)}),
         "run_spread": run_spread(X, y),
         "provenance": provenance,
     }

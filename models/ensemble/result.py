@@ -14,7 +14,9 @@ from ..core.warnings import ExtrapolationWarning, warn
 from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
+    measured_outside,
     project,
+    resolve_ppn,
     training_frame,
     wide_nodes,
     widen_to_measured,
@@ -23,6 +25,16 @@ from ..selection.choose import Verdict, render_verdict
 from ..selection.rules import floor_model
 
 __all__ = ["EnsembleFit"]
+
+#: Why counts of the other axis cannot be projected without ranks per node (the
+#: wording of :meth:`~scaleprobe.models.profiles.ProfileFit.resolve`).
+_UNCONVERTED = (
+    "the model's data run over {axis}; give {axis} (--{axis}) or the ranks per "
+    "node (--ppn) to convert {asked}"
+)
+
+#: The bandwidth (% of the link) of data measured without throttling it.
+FULL_BANDWIDTH = 100.0
 
 SCORE_COLUMNS = [
     "model",
@@ -103,7 +115,8 @@ class EnsembleFit:
         self,
         name=None,
         *,
-        nodes,
+        nodes=None,
+        ranks=None,
         bandwidth=100.0,
         scale=None,
         ppn=None,
@@ -112,10 +125,15 @@ class EnsembleFit:
     ):
         """Project a model (default: the selected one); see :func:`project`.
 
+        ``nodes`` or ``ranks`` are converted to the counts of the model's data
+        (:meth:`counts`): ranks for a model of rank counts alone, else nodes.
+
         Raises
         ------
         ValueError
-            When no name is given and no model was selected (the verdict says why).
+            When no name is given and no model was selected (the verdict says why);
+            counts :meth:`counts` refuses; a scale or a bandwidth other than 100 %
+            for data without that axis.
 
         Warns
         -----
@@ -127,15 +145,9 @@ class EnsembleFit:
             the selected one.
         """
         named = name is not None
-        name = name or self.selected
-        if name is None:
-            raise ValueError(f"no model to project: {self.verdict.reason}")
-        if name not in self.models:
-            raise ValueError(
-                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
-            )
-        if ppn is None and self.ranks_only:
-            ppn = 1.0  # a model of rank counts alone: the counts given are ranks
+        name = self._model_name(name)
+        nodes, ppn = self.counts(nodes=nodes, ranks=ranks, ppn=ppn)
+        self._check_trained(bandwidth, scale)
         where = {"bandwidth": bandwidth, "scale": scale, "ppn": ppn, "link": link}
         candidates = [name] if named else [name, *self._size_laws(name)]
         reason = ""
@@ -179,6 +191,17 @@ class EnsembleFit:
             out.attrs["cannot_tell_at"] = [float(n) for n in wide]
         return self._labelled(out)
 
+    def _model_name(self, name):
+        """``name``, else the selected model's; an error when the fit has neither."""
+        name = name or self.selected
+        if name is None:
+            raise ValueError(f"no model to project: {self.verdict.reason}")
+        if name not in self.models:
+            raise ValueError(
+                f"model {name!r} is not in this fit; it has {', '.join(self.models)}"
+            )
+        return name
+
     def _unreachable(self, name, reason, nodes, params, where):
         """Why the trusted model and the plausible ones cannot project a size never
         measured, and which of the others can (by name)."""
@@ -211,6 +234,106 @@ class EnsembleFit:
         """Whether the models were fitted on rank counts without ranks per node:
         projections then run over ranks, labelled so."""
         return self.training.get("column") == "ranks" and not self.training.get("ppn")
+
+    def counts(self, *, nodes=None, ranks=None, ppn=None):
+        """The counts a projection runs over, and its ranks per node.
+
+        A model of rank counts alone (:attr:`ranks_only`) projects over ranks: node
+        counts need ``ppn`` to become ranks, rank counts take none. Any other model
+        projects over nodes: rank counts are divided by ``ppn`` (default: the
+        trained one) into whole nodes.
+
+        Parameters
+        ----------
+        nodes, ranks : array-like, default=None
+            One of them: the node or the rank counts asked for.
+        ppn : float, default=None
+            Ranks per node.
+
+        Returns
+        -------
+        counts : numpy.ndarray
+            Ranks for a model of rank counts alone, else nodes.
+        ppn : float or None
+            1 for a model of rank counts alone (its counts are ranks), else
+            ``ppn`` (None: the trained one).
+
+        Raises
+        ------
+        ValueError
+            Both or neither counts; nodes for a model of ranks alone without
+            ``ppn``, or ranks with it; rank counts that are not whole nodes.
+
+        Examples
+        --------
+        >>> from scaleprobe.models.selection.choose import Verdict
+        >>> fit = EnsembleFit({}, None, pd.DataFrame(), Verdict(None, ""),
+        ...                   training={"column": "nodes", "ppn": [4]})
+        >>> fit.counts(ranks=[128, 256])
+        (array([32., 64.]), 4.0)
+        """
+        if (nodes is None) == (ranks is None):
+            raise ValueError("give the counts to project to: nodes or ranks, one")
+        asked = "ranks" if ranks is not None else "nodes"
+        values = np.atleast_1d(np.asarray(ranks if asked == "ranks" else nodes, float))
+        if ppn is not None and not (float(ppn) >= 1 and float(ppn).is_integer()):
+            raise ValueError(
+                "ppn (ranks per node) must be a whole number of at least 1; "
+                f"got {ppn:g}"
+            )
+        if self.ranks_only:
+            return self._rank_counts(values, asked, ppn), 1.0
+        if asked == "nodes":
+            return values, ppn
+        if ppn is None and not self.training.get("ppn"):
+            raise ValueError(_UNCONVERTED.format(axis="nodes", asked="ranks"))
+        # the projection itself warns of a ppn other than the trained one
+        ppn = float(ppn) if ppn is not None else resolve_ppn(None, self.training)
+        nodes = values / ppn
+        partial = values[nodes != np.round(nodes)]
+        if partial.size:
+            raise ValueError(
+                f"{partial[0]:g} ranks are not a whole number of nodes at {ppn:g} "
+                f"ranks per node; give rank counts that are multiples of {ppn:g}"
+            )
+        return nodes, ppn
+
+    def _check_trained(self, bandwidth, scale):
+        """Refuse a bandwidth the data do not have as an axis, and a scale data
+        measured outside scaleprobe do not have: a model fitted without one cannot
+        tell what it changes. (A sweep of one kernel at one scale keeps it: its
+        TEPS are counted at the scale it names.)"""
+        ranges = self.training.get("feature_ranges")
+        if ranges is None:  # no record of what was trained: nothing to check
+            return
+        trained = ", ".join(ranges) or "none"
+        outside = measured_outside(self.training)
+        if scale is not None and "scale" not in ranges and outside:
+            asked = ", ".join(f"{v:g}" for v in np.atleast_1d(scale).astype(float))
+            raise ValueError(
+                f"scale {asked}: the models were not trained over a scale (their "
+                f"data have none); they were trained over: {trained}"
+            )
+        others = np.atleast_1d(np.asarray(bandwidth, dtype=float))
+        others = others[others != FULL_BANDWIDTH]
+        if others.size and "bandwidth" not in ranges:
+            raise ValueError(
+                f"bandwidth {others[0]:g} %: the models were not trained over a "
+                "bandwidth (their data were measured on the link as it is, "
+                f"{FULL_BANDWIDTH:g} %); they were trained over: {trained}"
+            )
+
+    @staticmethod
+    def _rank_counts(values, asked, ppn):
+        """The ranks of a model of rank counts alone, from ``values`` of ``asked``."""
+        if asked == "nodes" and ppn is None:
+            raise ValueError(_UNCONVERTED.format(axis="ranks", asked="nodes"))
+        if asked == "ranks" and ppn is not None:
+            raise ValueError(
+                "the model's data run over ranks, without ranks per node: rank "
+                "counts take no ppn (give ranks alone, or nodes with ppn)"
+            )
+        return values * ppn if asked == "nodes" else values
 
     def _labelled(self, out):
         """The projection over ``ranks`` for a model of ranks alone, and without

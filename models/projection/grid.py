@@ -20,6 +20,7 @@ from .derived import EDGEFACTOR, teps
 __all__ = [
     "CANNOT_TELL_RATIO",
     "cannot_tell_from",
+    "measured_outside",
     "measured_spread",
     "project",
     "resolve_params",
@@ -34,6 +35,36 @@ _COORD_ATTRS = {
     "bandwidth": {"units": "percent", "long_name": "share of the link bandwidth"},
     "scale": {"units": "1", "long_name": "problem scale (log2 of the vertices)"},
 }
+#: The scale of data measured outside scaleprobe: a parameter of their own.
+_OUTSIDE_SCALE = {"units": "1", "long_name": "problem scale"}
+
+
+def measured_outside(training):
+    """Whether a fit's data were measured outside scaleprobe (a measurement file).
+
+    Their laws are fitted and projected as any other's, but nothing of a kernel is
+    known of them: no traversed edges per second, no vertices behind a scale, no
+    computation and communication parts of a law.
+
+    Parameters
+    ----------
+    training : dict or None
+        Training metadata (``provenance``: the ``format`` of a measurement file,
+        the ``kernel`` of a sweep).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> measured_outside({"provenance": {"source": "runs.csv", "format": "csv"}})
+    True
+    >>> measured_outside({"provenance": {"kernel": "graph500"}})
+    False
+    """
+    provenance = (training or {}).get("provenance") or {}
+    return "format" in provenance and "kernel" not in provenance
 
 
 def resolve_ppn(ppn, training):
@@ -444,9 +475,10 @@ def _project(
     predicted = np.asarray(model.predict(grid.frame), dtype=float)
     named = (target, (training or {}).get("units", {}).get(target, "s"))
     data_vars = _predicted(model, grid, predicted, interval, named)
-    data_vars.update(_teps(grid, predicted, target, edgefactor))
     coords = dict(grid.coords)
-    data_vars.update(_components(model, grid, named, coords))
+    if not measured_outside(training):  # a kernel's quantities, for its data
+        data_vars.update(_teps(grid, predicted, target, edgefactor))
+        data_vars.update(_components(model, grid, named, coords))
     if floor_model is not None:
         data_vars.update(_floor(floor_model, grid, predicted, named))
     attrs = {"model": type(model).__name__, "ppn": grid.ppn, "edgefactor": edgefactor}
@@ -615,6 +647,8 @@ def _dataset(data_vars, coords, attrs, params, training):
     for name, extra in _COORD_ATTRS.items():
         if name in out.coords:
             out[name].attrs.update(extra)
+    if "scale" in out.coords and measured_outside(training):
+        out["scale"].attrs.update(_OUTSIDE_SCALE)
     trained_units = (training or {}).get("units", {})
     for name in params:
         out[name].attrs.update(

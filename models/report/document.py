@@ -230,16 +230,10 @@ def _projection_parts(fit, data, project_to):
     """The projection's figures (projection, measured vs predicted, bandwidth
     impact) and its sections (the table, where the data cannot tell)."""
     X, y = data
-    column = fit.training["column"]
-    if column == "ranks" and not fit.training.get("ppn"):
-        return {}, [
-            (
-                "Projection",
-                "the data hold rank counts without a ppn: give ppn to project to nodes",
-            )
-        ]
     name = fit.selected or "baseline"
     where = _where(fit, X, project_to)
+    if fit.ranks_only:  # rank counts without a ppn: projected over ranks
+        where["ranks"] = where.pop("nodes")
     projection = fit.project(name, **where).squeeze(list(where["params"]), drop=False)
     with quiet():  # a reference line in a figure, not a projection anyone trusts
         baseline = fit.project(
@@ -365,8 +359,10 @@ def _projection_sections(fit, name, projection, where):
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]
     columns += [c for c in (f"{target}_floor", "teps_predicted") if c in at]
     table = at[columns].to_dataframe().reset_index()
-    table = table[["nodes", *columns]]
-    heading = f"Projection of {name} at {bandwidth:g} % bandwidth"
+    table = table[["ranks" if "ranks" in at.dims else "nodes", *columns]]
+    heading = f"Projection of {name}"
+    if "bandwidth" in fit.training.get("feature_ranges", {"bandwidth": None}):
+        heading += f" at {bandwidth:g} % bandwidth"
     if where["scale"] is not None:
         heading += f", scale {where['scale']:g}"
     for key, values in where["params"].items():

@@ -36,6 +36,8 @@ __all__ = [
 EXTRAPOLATED = {"color": "0.93", "zorder": 0, "lw": 0}
 #: How the measured points are named in a legend.
 MEASURED_LABEL = "measured: median, bar from lowest to highest run"
+#: The bandwidth (% of the link) of measurements made without throttling it.
+FULL_BANDWIDTH = 100.0
 #: Units of the scores a bar chart shows.
 SCORE_UNITS = {"smape": "%", "mape": "%", "within_10": "share", "r2": "1"}
 
@@ -88,7 +90,7 @@ def plot_measured_vs_predicted(
     held_out_label : str, default="held out"
         What was held out, for the legend.
     quantity, units : str
-        The axes' quantity and its units.
+        The axes' quantity and its units (empty: not stated).
 
     Returns
     -------
@@ -116,9 +118,10 @@ def plot_measured_vs_predicted(
     finite = finite[np.isfinite(finite)]
     low, high = finite.min(), finite.max()
     ax.plot([low, high], [low, high], "k--", lw=1, label="ideal (predicted = measured)")
+    unit_text = f"({units})" if units else "(units not stated)"
     ax.set(
-        xlabel=f"measured {quantity} ({units})",
-        ylabel=f"predicted {quantity} ({units})",
+        xlabel=f"measured {quantity} {unit_text}",
+        ylabel=f"predicted {quantity} {unit_text}",
         title=f"{title}, {'in-sample and held out' if held_out else 'in-sample'}",
     )
     if low > 0 and high / low > 100:  # times spanning decades read better on log axes
@@ -239,6 +242,7 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
         as hollow points of the training network.
     """
     target = projection.attrs.get("target", "time")
+    projection, measured, ideal, count = _over_nodes(projection, measured, ideal)
     data = _shown(projection)
     has_teps = "teps_predicted" in data
     fig = Figure(figsize=(12 if has_teps else 7, 6.2), layout="constrained")
@@ -264,6 +268,7 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
         data["nodes"].values.astype(float),
         shown,
         _largest_measured(projection, shown),
+        count,
     )
     level = projection.attrs.get("interval_level")
     extra = []
@@ -274,7 +279,8 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
             )
         )
     units = projection[f"{target}_predicted"].attrs.get("units", "s")
-    ax_time.set(yscale="log", ylabel=f"{target} ({units})")
+    ylabel = f"{target} ({units})" if units else f"{target} (units not stated)"
+    ax_time.set(yscale="log", ylabel=ylabel)
     ax_time.set_title(
         f"{target}: {'measured and ' if shown is not None else ''}projected"
     )
@@ -290,9 +296,23 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
     return fig
 
 
-def _node_axes(axes, nodes, shown, largest):
-    """Each axis' node ticks and grid, and the span beyond the largest measured
-    node count (none when nothing is extrapolated)."""
+def _over_nodes(projection, measured, ideal):
+    """A projection over ranks (a model of rank counts alone) and its measurements,
+    their ranks in the place of nodes, and what the counts are: "node" or "rank"."""
+    if "ranks" not in projection.dims or "nodes" in projection.dims:
+        return projection, measured, ideal, "node"
+    if measured is None:
+        measured = measured_frame(projection.attrs.get("training"))
+    if measured is not None and "nodes" not in measured:
+        measured = measured.rename(columns={"ranks": "nodes"})
+    if ideal is not None and "ranks" in ideal.dims:
+        ideal = ideal.rename({"ranks": "nodes"})
+    return projection.rename({"ranks": "nodes"}), measured, ideal, "rank"
+
+
+def _node_axes(axes, nodes, shown, largest, count="node"):
+    """Each axis' count ticks and grid, and the span beyond the largest measured
+    count (none when nothing is extrapolated); ``count``: "node" or "rank"."""
     for ax in axes:
         if largest is not None and nodes.max() > largest:
             ax.axvspan(
@@ -300,12 +320,12 @@ def _node_axes(axes, nodes, shown, largest):
                 nodes.max(),
                 **EXTRAPOLATED,
                 gid="extrapolated",
-                label=f"extrapolated: beyond {count_label(largest)}",
+                label=f"extrapolated: beyond {count_label(largest, count)}",
             )
         every = (
             [nodes, shown["nodes"].to_numpy(float)] if shown is not None else [nodes]
         )
-        nodes_axis(ax, np.concatenate(every))
+        nodes_axis(ax, np.concatenate(every), label=f"{count}s (count)")
         ax.grid(True, which="major", alpha=0.3)
 
 
@@ -344,7 +364,7 @@ def _projected_lines(ax_time, ax_teps, data, target):
     colours, banded = {}, False
     for bw in data["bandwidth"].values:
         one = data.sel(bandwidth=bw)
-        label = f"projected at {bw:g} % bandwidth"
+        label = f"projected{_at_bandwidth(data, bw)}"
         (line,) = ax_time.plot(nodes, one[f"{target}_predicted"], label=label)
         colours[float(bw)] = line.get_color()
         lower, upper = one[f"{target}_lower"].values, one[f"{target}_upper"].values
@@ -385,16 +405,34 @@ def _ideal_line(ax, ideal, target):
         one[f"{target}_predicted"],
         "k--",
         lw=1,
-        label=f"naive baseline at {bandwidth:g} % bandwidth",
+        label=f"naive baseline{_at_bandwidth(base, bandwidth)}",
     )
+
+
+def _at_bandwidth(projection, bandwidth):
+    """`` at 50 % bandwidth``, or nothing for a fit whose data have no bandwidth
+    axis (its training's feature ranges)."""
+    import json
+
+    training = projection.attrs.get("training")
+    ranges = json.loads(training).get("feature_ranges") if training else None
+    if ranges is not None and "bandwidth" not in ranges:
+        return ""
+    return f" at {float(bandwidth):g} % bandwidth"
 
 
 def _measured_points(ax, measured, colours, other_network):
     """The measured medians with the range of their runs, in the colour of their
     bandwidth (hollow and black when the projection is for another network, whose
-    name ``other_network`` is then)."""
+    name ``other_network`` is then). Measurements without a bandwidth axis were
+    made at the full link: the projection's 100 %."""
     first = True
-    for bw, group in measured.groupby("bandwidth"):
+    groups = (
+        measured.groupby("bandwidth")
+        if "bandwidth" in measured
+        else [(FULL_BANDWIDTH, measured)]
+    )
+    for bw, group in groups:
         colour = colours.get(float(bw))
         if colour is None and not other_network:
             continue  # a bandwidth the projection does not show

@@ -107,7 +107,7 @@ def test_one_series_chosen_from_a_profile_takes_the_ensemble(tmp_path, capsys):
     capsys.readouterr()
     output = tmp_path / "projection.nc"
     # fitted on ranks alone: projected without --ppn, over ranks
-    code = _run(["project", str(models), "--nodes", "32768", "--output", str(output)])
+    code = _run(["project", str(models), "--ranks", "32768", "--output", str(output)])
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.splitlines()[1].split()[0] == "ranks"
