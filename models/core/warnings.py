@@ -105,6 +105,34 @@ def quiet():
         _QUIET.reset(token)
 
 
+@contextlib.contextmanager
+def kept_state():
+    """Give back the process-wide warning state as it was, after work in threads.
+
+    :func:`warnings.catch_warnings` saves the process-wide filters and display
+    functions on entry and puts them back on exit, so two threads that enter and
+    leave it out of order (the folds of a cross-validation fitting with pandas and
+    scikit-learn, which use it) can leave another thread's ``"ignore"`` in place,
+    and every warning after it is lost. Wrapped around a threaded computation, the
+    state is the caller's again when it ends.
+
+    Examples
+    --------
+    >>> before = list(warnings.filters)
+    >>> with kept_state():
+    ...     warnings.simplefilter("ignore")  # as a thread's catch_warnings leaves it
+    >>> list(warnings.filters) == before
+    True
+    """
+    module = warnings
+    saved = (list(module.filters), module.showwarning, module._showwarnmsg_impl)
+    try:
+        yield
+    finally:
+        module.filters, module.showwarning, module._showwarnmsg_impl = saved
+        module._filters_mutated()
+
+
 def warn(message, category, stacklevel=2):
     """Issue a scaleprobe warning unless :func:`quiet` is active."""
     if not _QUIET.get():

@@ -16,7 +16,7 @@ from sklearn.model_selection import GroupKFold
 from ..core.configs import configuration_keys
 from ..core.features import make_features
 from ..core.interface import interval_method_of
-from ..core.warnings import quiet
+from ..core.warnings import kept_state, quiet
 from ..laws.baseline import PowerLawBaseline
 from .intervals import _configurations
 from .metrics import METRICS, score_predictions
@@ -238,10 +238,11 @@ def evaluate(
             "no folds: the splitters produced no train/test split (extrapolation "
             "needs at least three distinct node counts)"
         )
-    if client is not None:
-        rows = client.gather(client.compute(tasks))
-    else:
-        rows = dask.compute(*tasks)
+    with kept_state():  # the folds' threads swap the process's warning filters
+        if client is not None:
+            rows = client.gather(client.compute(tasks))
+        else:
+            rows = dask.compute(*tasks)
     return _scores(rows, labels, level, target)
 
 

@@ -59,11 +59,9 @@ cache there is nothing to read, and FiM warns instead
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ..core.warnings import InsufficientDataWarning, warn
+from ..core.warnings import InsufficientDataWarning, quiet, warn
 from ..laws.lsq import nnls
 from .markov import CHAINS
 
@@ -328,8 +326,7 @@ def _held_out(make, inputs, seconds, hardware, q, loads, cache):
     """Errors of FiM-Cal and of the load law at the largest count, fitted on the
     smaller ones: ``{"none": e, "load": e}``."""
     held, rest = q == q.max(), q < q.max()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet(), np.errstate(all="ignore"):  # thread-safe, unlike catch_warnings
         alone = make().fit(
             inputs[rest],
             seconds[rest],

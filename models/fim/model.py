@@ -67,7 +67,6 @@ Without those columns (any other data) FiM is FiM-Cal on the whole time.
 from __future__ import annotations
 
 import math
-import warnings
 from types import MappingProxyType
 
 import numpy as np
@@ -78,7 +77,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core.configs import MEASURED_COLUMNS, REPLICATE_COLUMNS, is_measured
 from ..core.interface import ModelBase, PerformanceModelTags, check_level, fitted_ranges
-from ..core.warnings import InsufficientDataWarning, warn
+from ..core.warnings import InsufficientDataWarning, quiet, warn
 from .cache import LoadLaw, fit_computation
 from .cal import FiMCal
 from .com import FiMCom
@@ -1066,8 +1065,9 @@ def log_residuals(model, X, y, keys):
     ratios, medians : ndarray
     """
     y = np.asarray(y, dtype=float).ravel()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the training rows' own
+    # the training rows' own warnings; quiet() and errstate, not catch_warnings,
+    # which swaps process-wide state under the other folds' threads
+    with quiet(), np.errstate(all="ignore"):
         predicted = model.predict(X)
     _, group = np.unique(np.asarray(keys, dtype=float), axis=0, return_inverse=True)
     group = group.ravel()

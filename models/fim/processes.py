@@ -63,10 +63,10 @@ residuals, and the range spans the central part of the refits of every law kept.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from ..core.warnings import quiet
 from ..laws.lsq import nnls
 from .cache import _run_scatter
 
@@ -548,8 +548,7 @@ def keep_laws(model, fits, others, rows, measured, size_fit):
         alternative = model._under(other, {**state, "alpha": 1.0})
         # a law the runs cannot reject, not the answer: its calibration's
         # complaints are the law taken's to make
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet(), np.errstate(all="ignore"):
             state["alpha"] = alternative._calibrate(design, counts, y)
         fits[other] = state
     for law, state in fits.items():

@@ -274,3 +274,31 @@ def test_an_alternative_is_not_joined_where_its_time_leaves_physical_growth(fitt
     assert np.all(out["time_lower"].sel(inside) <= rbasp["time_lower"].sel(inside))
     assert np.all(out["time_upper"].sel(inside) >= rbasp["time_upper"].sel(inside))
     assert np.all(out["time_lower"].sel(inside) < without["time_lower"].sel(inside))
+
+
+def test_warnings_survive_folds_that_swap_the_warning_state_in_threads(monkeypatch):
+    # catch_warnings swaps process-wide filters; pandas and scikit-learn enter it
+    # in every fold's thread, and two threads that left it out of order left
+    # "ignore" in place: a command-line fit then printed none of its warnings
+    import threading
+
+    original = warnings.catch_warnings
+
+    class Unordered(original):
+        """A thread's catch_warnings that leaves its own filters behind, as the
+        one of two threads that saved the other's does."""
+
+        def __exit__(self, *exc):
+            if threading.current_thread() is threading.main_thread():
+                return super().__exit__(*exc)
+            warnings.simplefilter("ignore")
+            return None
+
+    monkeypatch.setattr(warnings, "catch_warnings", Unordered)
+    models = {"fim": FiM(replications=4, link_bandwidth=1.25e8)}
+    with original(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_ensemble(_dataset(), models=models)
+        # after the folds, a warning of the main thread is still seen
+        warnings.warn("after the folds", UserWarning, stacklevel=1)
+    assert "after the folds" in [str(w.message) for w in caught]
