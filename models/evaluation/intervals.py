@@ -284,7 +284,8 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
             f"{rates.size} calibration residual(s) for a {level:.0%} interval (a "
             f"conformal quantile needs {math.ceil(level / (1 - level))}): using the "
             f"largest observed widening rate ({kappa:.3g} per doubling of "
-            f"{column}); measure more node counts for a calibrated interval",
+            f"{column}); measure more {column.rstrip('s')} counts for a calibrated "
+            "interval",
             InsufficientDataWarning,
             stacklevel=2,
         )

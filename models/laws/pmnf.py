@@ -299,7 +299,8 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
         warn(
             f"only 2 distinct values of {self.parameter!r}: no scaling law can be "
             "selected or checked against a held-out point; using the power law "
-            "through the two (measure a third node count to know more)",
+            f"through the two (measure a third {self.parameter.rstrip('s')} count to "
+            "know more)",
             InsufficientDataWarning,
             stacklevel=3,
         )

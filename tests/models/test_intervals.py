@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scaleprobe.models import (
+    ExtrapolationSplit,
     InsufficientDataWarning,
     PMNFSearch,
     PowerLawBaseline,
@@ -133,6 +134,11 @@ def test_calibration_with_few_residuals_warns_and_stays_finite():
     assert np.all(np.isfinite(upper))
     assert np.all(lower < upper)
     assert PredictionInterval.from_dict(interval.to_dict()) == interval
+    # the advice names the axis the counts are on
+    ranks = X.rename(columns={"nodes": "ranks"})
+    split = ExtrapolationSplit(column="ranks", n_splits=3)
+    with pytest.warns(InsufficientDataWarning, match="more rank counts"):
+        calibrate_interval(PowerLawBaseline(over="ranks"), ranks, y, cv=split)
 
 
 def test_calibrated_range_covers_the_truth_of_an_in_family_law():

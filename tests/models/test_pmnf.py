@@ -77,6 +77,8 @@ def test_two_process_counts_warn_and_give_the_power_law_through_them():
     with pytest.warns(InsufficientDataWarning, match="only 2 distinct"):
         model = PMNFSearch().fit(p.reshape(-1, 1), y)
     assert len(model.terms_) == 1
+    with pytest.warns(InsufficientDataWarning, match="a third rank count"):
+        PMNFSearch(parameter="ranks").fit(pd.DataFrame({"ranks": p}), y)
     np.testing.assert_allclose(model.predict([[2.0], [4.0]]), [10.0, 6.0], rtol=1e-2)
     assert model.search_scores_ is None  # nothing was scored in-sample
 
