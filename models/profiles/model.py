@@ -209,7 +209,9 @@ class SeriesModel:
         fitted = self.law.predict(self.coef, self.x)
         with np.errstate(divide="ignore", invalid="ignore"):
             miss = np.abs(np.log(np.where(fitted > 0, fitted, np.nan) / self.centre))
-        miss = np.nan_to_num(miss, nan=np.inf)
+        # a hair wider than the miss, so that the measurement is inside its bound
+        # after the round trip through log and exp
+        miss = np.nan_to_num(miss, nan=np.inf) * (1.0 + 1e-9) + 1e-12
         above = np.clip(np.searchsorted(self.x, x, side="left"), 0, self.x.size - 1)
         below = np.clip(np.searchsorted(self.x, x, side="right") - 1, 0, None)
         return np.maximum(miss[above], miss[below])
