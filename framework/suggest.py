@@ -246,6 +246,25 @@ def _series(results, fixed, metric):
     return samples, runs, cost
 
 
+def _shared_cores(results, fixed):
+    """Cores of the one host every priced point of the slice ran all its ranks on
+    (the emulated link's ``core_slots``), or None when they spread over hosts or
+    the link did not share cores."""
+    hosts, slots = set(), set()
+    for result in results:
+        coords = result["coords"]
+        if result.get("status") != "ok" or not result.get("launch_time"):
+            continue
+        if any(coords.get(k) != v for k, v in fixed.items()):
+            continue
+        record = result.get("record") or {}
+        hosts.update((record.get("placement") or {}).get("hosts") or [None])
+        slots.add((record.get("link") or {}).get("core_slots") or 0)
+    if len(hosts) != 1 or None in hosts or len(slots) != 1:
+        return None
+    return slots.pop() or None
+
+
 def _pooled(results, fixed, metric):
     """The interval's factor pooled over every slice of the store (the values of
     the fixed keys: bandwidths, scales, ...), as the profile fit pools a profile's
@@ -350,7 +369,9 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     state = design_state(
         counts, [samples[x] for x in counts], target_nodes, pooled=rate
     )
-    cost_law = CostLaw.fit(*zip(*cost, strict=True))
+    cost_law = CostLaw.fit(
+        *zip(*cost, strict=True), cores=_shared_cores(results, fixed)
+    )
     candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
     design = plan_design(state, candidates, cost_law, **budget.limits())
     return Suggestion(design, state, spec, fixed, runs, budget, metric, path)
@@ -410,8 +431,10 @@ def extension_spec(suggestion, path):
     done = store.done_keys()
     folder = os.path.dirname(os.path.abspath(path))
     output = os.path.relpath(os.path.abspath(store.path), folder)
-    _, _, measured = _series(store.results(), suggestion.fixed, suggestion.metric)
-    cost = CostLaw.fit(*zip(*measured, strict=True))
+    results = store.results()
+    _, _, measured = _series(results, suggestion.fixed, suggestion.metric)
+    cores = _shared_cores(results, suggestion.fixed)
+    cost = CostLaw.fit(*zip(*measured, strict=True), cores=cores)
     for picks in range(len(suggestion.design.plan), 0, -1):
         planned = _planned_points(suggestion, picks)
         raw = _extension_raw(suggestion, planned, output)

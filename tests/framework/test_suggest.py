@@ -118,6 +118,24 @@ def test_the_plan_fits_the_budget(campaign):
     assert tiny.design.ranking  # still ranked, just not affordable
 
 
+def test_points_priced_on_the_one_host_their_ranks_share(campaign):
+    # every rank of the campaign ran on this host, whose cores the emulated
+    # link's slots count: a 16-node point is 16 ranks taking turns on them
+    store = ResultStore(campaign)
+    results = [r for r in store.results() if r["status"] == "ok"]
+    slots = results[0]["record"]["link"]["core_slots"]
+    assert all(len(r["record"]["placement"]["hosts"]) == 1 for r in results)
+    busiest = [
+        r["launch_time"] * min(4, slots) / 4
+        for r in results
+        if r["coords"]["nodes"] == 4
+    ]
+    suggestion = suggest(campaign, "nodes=256", "30 s")
+    ranked = {r.candidate.x: r for r in suggestion.design.ranking if r.candidate.new}
+    one_run = ranked[16.0].wall_seconds / ranked[16.0].candidate.repeats
+    assert one_run >= 16 / slots * sorted(busiest)[0] * (1 - 1e-9)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

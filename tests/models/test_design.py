@@ -131,6 +131,26 @@ def test_the_cost_law_recovers_a_known_growth():
     assert float(cost.wall_seconds(16)) == pytest.approx(3.0 * 4.0)
 
 
+def test_ranks_sharing_one_hosts_cores_take_turns_on_them():
+    # A strong-scaling kernel on one 2-core host: 0.2 s of start-up per rank plus
+    # 0.4 s of work shared by the ranks; 4 ranks take turns two at a time.
+    def busy(ranks):
+        return 0.2 + 0.4 / ranks
+
+    nodes = np.array([1, 2, 4])
+    walls = np.array([busy(n) * n / min(n, 2) for n in nodes])
+    alone = CostLaw.fit(nodes, nodes, walls)
+    shared = CostLaw.fit(nodes, nodes, walls, cores=2)
+    assert shared.rank_seconds == pytest.approx(busy(4))
+    # 16 ranks on 2 cores: 8 turns of at least one rank's 0.3 s at 4 ranks
+    assert float(shared.wall_seconds(16)) == pytest.approx(8 * busy(4))
+    assert float(shared.wall_seconds(16)) >= 8 * busy(16)
+    assert float(alone.wall_seconds(16)) < 0.5 * 8 * busy(16)  # the line alone
+    assert float(shared.core_seconds(16)) == pytest.approx(16 * 8 * busy(4))
+    # where the ranks fit the cores the measured line stands
+    assert float(shared.wall_seconds(1)) == pytest.approx(float(alone.wall_seconds(1)))
+
+
 def test_a_linear_law_is_recovered_with_its_information():
     x = np.array([1.0, 2.0, 4.0, 8.0])
     fitted = fit_law(LINEAR, x, 3.0 + 0.5 * x, np.full(4, 2.0))
