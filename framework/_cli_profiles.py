@@ -133,7 +133,7 @@ def fit_profile_command(args, client_of, reported):
     with reported(), client_of(args) as client:
         fit = _fit(args, client)
         emit(fit)
-    print(render_fit(fit, verbose=args.verbose))
+    print(render_fit(fit, verbose=args.verbose, warnings=False))
     if args.output:
         fit.save(args.output)
         print(f"models: {args.output} ({len(fit)} series)")

@@ -526,7 +526,7 @@ def series_count(fit):
     return len(fit.models) + sum(len(names) for names in fit.skipped.values())
 
 
-def render_fit(fit, *, top=20, verbose=False):
+def render_fit(fit, *, top=20, verbose=False, warnings=True):
     """The text ``scaleprobe fit`` prints for a profile.
 
     Parameters
@@ -536,6 +536,10 @@ def render_fit(fit, *, top=20, verbose=False):
         Series listed (the largest last measurement first), unless ``verbose``.
     verbose : bool, default=False
         Every series, and every series each finding concerns.
+    warnings : bool, default=True
+        List the findings that are warnings. The command line issues them as
+        warnings (one line each on standard error) and lists them here only with
+        ``verbose``, as the heading of the series they concern.
 
     Returns
     -------
@@ -554,6 +558,8 @@ def render_fit(fit, *, top=20, verbose=False):
     ]
     lines += _series_lines(fit, top, verbose)
     for finding in findings(fit):
+        if finding.category and not (warnings or verbose):
+            continue
         lines.append(("warning: " if finding.category else "note: ") + finding.summary)
         if verbose:
             lines += [f"  {item}" for item in finding.series]

@@ -177,6 +177,13 @@ def test_verdicts_add_up_and_two_counts_are_not_said_to_miss_a_check(tmp_path, c
     )
     assert "  region=two: 2 counts" in out
     assert "1 of 3 series are left out: fewer than two counts" in out
+    # without --verbose each warning is said once, on standard error
+    assert _run(["fit", str(csv)]) == 0
+    said = capsys.readouterr()
+    warning = "1 of 3 series have fewer than three counts"
+    assert (said.out + said.err).count(warning) == 1
+    assert f"scaleprobe: warning: UnreliableModelWarning: {warning}" in said.err
+    assert "warning: " not in said.out
 
 
 def test_verbose_tables_tell_long_call_paths_apart(tmp_path, capsys):
