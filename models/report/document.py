@@ -30,23 +30,49 @@ from .plots import (
 
 __all__ = ["projection_nodes", "write_report"]
 
-#: What each figure shows, under it.
-CAPTIONS = {
-    "projection": "The projection with its interval (shaded) at every measured "
-    "bandwidth, the latency floor and the naive baseline; points are the "
-    "measurements (median over runs and trials, bar from the lowest to the highest "
-    "run); the grey span is extrapolated beyond the largest measured node count.",
-    "measured_vs_predicted": "In-sample: the measured configurations against the "
-    "model fitted on them. Held out: the largest node count against the model "
-    "refitted without it, the extrapolation a projection makes.",
-    "bandwidth_impact": "Completion-time increment over the available bandwidth and "
-    "the bandwidth a node count needs to stay within an increment; shaded: below "
-    "the smallest measured bandwidth or beyond the largest measured node count "
-    "(extrapolated); dashed: node counts that were not measured.",
-    "extrapolation_error": "Mean error of every model per cross-validation "
-    "(extrapolation: trained on the smaller counts, tested on the larger); "
-    "the trusted model is outlined, the naive baseline is the bar to beat.",
-}
+
+def captions(count="node", bandwidths=True, floor=True):
+    """What each figure shows, under it, in the words of the data.
+
+    Parameters
+    ----------
+    count : {"node", "rank"}, default="node"
+        The process axis of the data.
+    bandwidths : bool, default=True
+        The projection has a line per measured bandwidth.
+    floor : bool, default=True
+        The projection draws the link model's latency floor.
+
+    Returns
+    -------
+    dict of str to str
+        Figure name -> caption.
+
+    Examples
+    --------
+    >>> captions("rank", bandwidths=False, floor=False)["projection"][:64]
+    'The projection with its interval (shaded) and the naive baseline'
+    """
+    lines = ("at every measured bandwidth, " if bandwidths else "") + (
+        "the latency floor " if floor else ""
+    )
+    return {
+        "projection": f"The projection with its interval (shaded) {lines}and the "
+        "naive baseline; points are the measurements (median over runs and trials, "
+        "bar from the lowest to the highest run); the grey span is extrapolated "
+        f"beyond the largest measured {count} count.",
+        "measured_vs_predicted": "In-sample: the measured configurations against "
+        f"the model fitted on them. Held out: the largest {count} count against the "
+        "model refitted without it, the extrapolation a projection makes.",
+        "bandwidth_impact": "Completion-time increment over the available bandwidth "
+        f"and the bandwidth a {count} count needs to stay within an increment; "
+        "shaded: below the smallest measured bandwidth or beyond the largest "
+        f"measured {count} count (extrapolated); dashed: {count} counts that were "
+        "not measured.",
+        "extrapolation_error": "Mean error of every model per cross-validation "
+        "(extrapolation: trained on the smaller counts, tested on the larger); "
+        "the trusted model is outlined, the naive baseline is the bar to beat.",
+    }
 
 
 def projection_nodes(largest, project_to=None, smallest=1):
@@ -153,12 +179,13 @@ def write_report(
         X, y = make_features(
             dataset, target=target, s0=s0, ppn=ppn, **measurement_sets(dataset)
         )
-        figures, sections = _projection_parts(fit, (X, y), project_to)
+        figures, sections, words = _projection_parts(fit, (X, y), project_to)
     figures["extrapolation_error"] = plot_extrapolation_error(
         fit.scores, trusted=fit.selected
     )
     sections = [*_fit_sections(fit, fmt), *sections]
-    _write(path, fmt, _facts(fit, X, caught), sections, figures)
+    words["count"] = "rank" if fit.ranks_only else "node"
+    _write(path, fmt, _facts(fit, X, caught), sections, (figures, captions(**words)))
     if verdict_to is not None:
         print(render_verdict(fit.verdict), file=verdict_to)
     return path
@@ -185,14 +212,17 @@ def _fit_sections(fit, fmt):
     ]
 
 
-def _write(path, fmt, facts, sections, figures):
-    """The report file (and, for Markdown, its PNG figures beside it)."""
+def _write(path, fmt, facts, sections, drawn):
+    """The report file (and, for Markdown, its PNG figures beside it): ``drawn``
+    is the figures and their captions."""
+    figures, words = drawn
     images = {}
     for name, figure in figures.items():
         images[name] = _figure_bytes(figure)
         if fmt == "md":
             (path.parent / f"{path.stem}_{name}.png").write_bytes(images[name])
-    path.write_text(_render(fmt, facts, sections, images, path), encoding="utf-8")
+    text = _render(fmt, facts, sections, (images, words), path)
+    path.write_text(text, encoding="utf-8")
 
 
 def _facts(fit, X, caught):
@@ -228,7 +258,8 @@ def _preformatted(text, fmt):
 
 def _projection_parts(fit, data, project_to):
     """The projection's figures (projection, measured vs predicted, bandwidth
-    impact) and its sections (the table, where the data cannot tell)."""
+    impact), its sections (the table, where the data cannot tell) and what its
+    figure shows (:func:`captions`' ``bandwidths`` and ``floor``)."""
     X, y = data
     name = fit.selected or "baseline"
     where = _where(fit, X, project_to)
@@ -265,7 +296,11 @@ def _projection_parts(fit, data, project_to):
                     f"measured at ({exc})",
                 )
             )
-    return figures, sections
+    shown = {
+        "bandwidths": projection.sizes.get("bandwidth", 1) > 1,
+        "floor": f"{fit.training['target']}_floor" in projection,
+    }
+    return figures, sections, shown
 
 
 def _where(fit, X, project_to):
@@ -374,7 +409,8 @@ def _projection_sections(fit, name, projection, where):
     return sections
 
 
-def _render(fmt, facts, sections, images, path):
+def _render(fmt, facts, sections, drawn, path):
+    images, words = drawn
     sections = [(t, b if isinstance(b, str) else _table(b, fmt)) for t, b in sections]
     if fmt == "md":
         parts = ["# scaleprobe model report", "", *[f"- {f}" for f in facts], ""]
@@ -382,7 +418,7 @@ def _render(fmt, facts, sections, images, path):
             parts += [f"## {title}", "", body, ""]
         parts += ["## Figures", ""]
         for n in images:
-            parts += [f"![{n}]({path.stem}_{n}.png)", "", f"*{CAPTIONS.get(n, n)}*", ""]
+            parts += [f"![{n}]({path.stem}_{n}.png)", "", f"*{words.get(n, n)}*", ""]
         return "\n".join(parts) + "\n"
     body = ["<h1>scaleprobe model report</h1>", "<ul>"]
     body += [f"<li>{html.escape(f).replace('`', '')}</li>" for f in facts] + ["</ul>"]
@@ -391,7 +427,7 @@ def _render(fmt, facts, sections, images, path):
     body.append("<h2>Figures</h2>")
     for name, data in images.items():
         encoded = base64.b64encode(data).decode("ascii")
-        caption = f"{name.replace('_', ' ')}: {CAPTIONS.get(name, '')}"
+        caption = f"{name.replace('_', ' ')}: {words.get(name, '')}"
         body.append(
             f'<figure><img alt="{name}" src="data:image/png;base64,{encoded}">'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"

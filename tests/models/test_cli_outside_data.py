@@ -284,6 +284,12 @@ def test_a_report_of_ranks_alone_projects_over_ranks(ranks_jsonl, tmp_path, caps
     assert "| ranks | time_avg_predicted |" in projection
     assert "| 256 |" in projection  # twice the largest measured count
     assert (tmp_path / "app_projection.png").stat().st_size > 0
+    # the captions speak of what the figures show: ranks, one line, no link model
+    figures = text.split("## Figures")[1]
+    assert "beyond the largest measured rank count." in figures
+    assert "Held out: the largest rank count" in figures
+    assert "node" not in figures
+    assert "latency floor" not in figures and "every measured bandwidth" not in figures
 
 
 def test_the_python_project_takes_ranks_as_the_command_does(ranks_jsonl, tmp_path):

@@ -193,6 +193,11 @@ def test_report_markdown_has_tables_and_figures(make_results, tmp_path, capsys):
     ):
         assert f"report_{name}.png" in text
         assert (tmp_path / f"report_{name}.png").stat().st_size > 5000
+    figures = text.split("## Figures")[1]
+    assert "(shaded) at every measured bandwidth, " in figures
+    # the latency floor is named where the projection has one to draw
+    assert ("the latency floor" in figures) == ("time_floor" in projection)
+    assert "beyond the largest measured node count" in figures
 
 
 def test_html_report_is_self_contained(make_results, tmp_path):
