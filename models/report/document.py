@@ -388,7 +388,11 @@ def _projection_sections(fit, name, projection, where):
     tell."""
     target = fit.training["target"]
     bandwidth = where["bandwidth"][0]
-    at = projection.sel(bandwidth=bandwidth)
+    at = (
+        projection.sel(bandwidth=bandwidth)
+        if "bandwidth" in projection.dims
+        else projection
+    )
     if "scale" in at.dims:
         at = at.isel(scale=0)
     columns = [f"{target}_predicted", f"{target}_lower", f"{target}_upper"]

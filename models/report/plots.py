@@ -298,7 +298,13 @@ def plot_projection(projection, *, measured=None, ideal=None, title="Projection"
 
 def _over_nodes(projection, measured, ideal):
     """A projection over ranks (a model of rank counts alone) and its measurements,
-    their ranks in the place of nodes, and what the counts are: "node" or "rank"."""
+    their ranks in the place of nodes, and what the counts are: "node" or "rank".
+    A projection of data without a bandwidth axis is drawn as one line, at the
+    link as it was."""
+    if "bandwidth" not in projection.dims:
+        projection = projection.expand_dims(bandwidth=[FULL_BANDWIDTH])
+    if ideal is not None and "bandwidth" not in ideal.dims:
+        ideal = ideal.expand_dims(bandwidth=[FULL_BANDWIDTH])
     if "ranks" not in projection.dims or "nodes" in projection.dims:
         return projection, measured, ideal, "node"
     if measured is None:

@@ -158,6 +158,9 @@ def test_a_projection_of_outside_data_has_nothing_of_graph500(
             "time_upper",
         }  # no TEPS, no computation and communication parts
         assert "edgefactor" not in projection.attrs
+        # measured on the link as it was: no bandwidth axis of scaleprobe's sweeps
+        assert dict(projection.sizes) == {"nodes": 1}
+        assert "bandwidth" not in projection.coords
         assert projection["time_predicted"].attrs["units"] == ""  # not stated
         training = json.loads(projection.attrs["training"])
         assert "s0" not in training  # the data have no scale
@@ -267,8 +270,12 @@ def test_a_projection_over_ranks_is_drawn_over_ranks(ranks_jsonl, tmp_path, caps
     argv = ["project", str(model), "--ranks", "64:1024", "--plot", str(figure)]
     assert main(argv) == 0, capsys.readouterr().err
     assert figure.stat().st_size > 0
-    axes = plot_projection(load_models(model).project(ranks=[64, 1024])).axes[0]
+    projection = load_models(model).project(ranks=[64, 1024])
+    assert dict(projection.sizes) == {"ranks": 2}
+    axes = plot_projection(projection).axes[0]
     assert axes.get_xlabel() == "ranks (count)"
+    (line,) = [line for line in axes.lines if line.get_label() == "projected"]
+    assert line.get_ydata().tolist() == projection["time_avg_predicted"].values.tolist()
     measured = [line for line in axes.lines if line.get_gid() == "measured"]
     assert measured[0].get_xdata().tolist() == [8, 16, 32, 64, 128]
 
