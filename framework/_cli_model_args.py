@@ -3,6 +3,7 @@ has its own) and how every model command reports the models' warnings."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 import warnings
@@ -77,7 +78,9 @@ def common_arguments(parser):
         help="prediction-interval level (default: 0.9)",
     )
     parser.add_argument(
-        "--ppn", type=int, help="ranks per node, for data that do not record it"
+        "--ppn",
+        type=_number,
+        help="ranks per node, for data that do not record it",
     )
     _measurement_arguments(parser)
     where = parser.add_mutually_exclusive_group()
@@ -110,3 +113,14 @@ def _measurement_arguments(parser):
         help="keep one value of another parameter (repeatable)",
     )
     group.add_argument("--units", help="units of the measured values (e.g. s)")
+
+
+def _number(text):
+    """A number as ``--ppn`` is given: an int when whole, else the float, which
+    the commands then refuse in one line, naming the option (argparse's own
+    refusal of ``int("2.5")`` printed the whole usage)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give a number; got {text!r}") from None
+    return int(value) if value.is_integer() else value

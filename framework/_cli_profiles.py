@@ -13,7 +13,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._cli_inputs import BadInputError, check_measurements, parse_values, writable
+from ._cli_inputs import (
+    BadInputError,
+    check_measurements,
+    check_ppn,
+    parse_values,
+    writable,
+)
 
 __all__ = [
     "add_profile_arguments",
@@ -87,6 +93,7 @@ def _read(args):
     from scaleprobe.models.profiles import read_profile
 
     check_measurements(args.results)
+    check_ppn(args.ppn)
     table = read_profile(
         args.results,
         ranks=args.ranks_from,

@@ -243,6 +243,27 @@ def test_a_ppn_that_is_no_count_of_ranks_is_refused_for_a_profile(
     )
 
 
+@pytest.mark.parametrize("ppn", ["2.5", "0", "-4"])
+@pytest.mark.parametrize("command", ["fit", "report"])
+@pytest.mark.parametrize("one", [True, False], ids=["one series", "profile"])
+def test_fit_and_report_refuse_a_ppn_that_is_no_count_of_ranks(
+    runs_csv, tmp_path, capsys, ppn, command, one
+):
+    argv = [command, str(runs_csv), "--nodes-from", "N", "--ppn", ppn]
+    argv += ["--select", "input=large"] if one else []
+    argv += [
+        "--output",
+        str(tmp_path / ("out.md" if command == "report" else "m.json")),
+    ]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "scaleprobe: error: --ppn must be a whole number of ranks per node, at "
+        f"least 1; got {float(ppn):g}\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.csv"]  # nothing written
+
+
 def test_figures_of_outside_data_do_not_assume_seconds(runs_csv, tmp_path):
     from scaleprobe.models import load_models
     from scaleprobe.models.report.plots import (
