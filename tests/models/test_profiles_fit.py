@@ -106,6 +106,11 @@ def test_verdicts_agree_with_their_reasons():
     zigzag = [1.0, 50.0, 2.0, 60.0, 1.0, 40.0, 40.0, 40.0]
     zigzag = dict(zip(COUNTS, zigzag, strict=True))
     laws["zig-zag, then level"] = lambda p: np.vectorize(zigzag.get)(p)
+    # and one whose last two counts climb more steeply than the three before
+    bending = dict(
+        zip(COUNTS, [1.0, 50.0, 2.0, 60.0, 1.0, 8.0, 20.0, 70.0], strict=True)
+    )
+    laws["zig-zag, then bending up"] = lambda p: np.vectorize(bending.get)(p)
     noise = dict(zip(COUNTS, 10.0 ** rng.uniform(-2, 2, COUNTS.size), strict=True))
     laws["noise"] = lambda p: np.vectorize(noise.get)(p)
     with warnings.catch_warnings():
@@ -114,6 +119,7 @@ def test_verdicts_agree_with_their_reasons():
     statuses = {m.name: m.status for m in fit.models}
     assert statuses["compute 1/p"] == "trusted"
     assert statuses["zig-zag, then level"] == "fallback"
+    assert statuses["zig-zag, then bending up"] == "fallback"
     assert statuses["noise"] == "refused"
     for model in fit.models:
         if model.status == "trusted" and model.law.kind != "regime":
@@ -121,6 +127,15 @@ def test_verdicts_agree_with_their_reasons():
             assert f"{model.check:.1f} %" in model.reason
         elif model.status == "fallback":
             assert model.law.label == "naive trend"
+            # its interval spans the trend of the last three counts as well
+            assert [law.label for law, _ in model.alternatives] == [
+                "power law (last 3)"
+            ]
+            logs = np.log(model.x[-3:]), np.log(model.centre[-3:])
+            slope, intercept = np.polyfit(*logs, 1)
+            lower, upper = model.interval(np.array([4096.0]))
+            three = math.exp(intercept + slope * math.log(4096.0))
+            assert lower[0] <= three <= upper[0]
             assert model.trend_check <= RELIABLE_SMAPE
             assert model.check is None or model.check > RELIABLE_SMAPE
             assert "fallback" in model.reason
