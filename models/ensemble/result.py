@@ -338,12 +338,16 @@ class EnsembleFit:
     def _labelled(self, out):
         """The projection over ``ranks`` for a model of ranks alone, and without
         the attributes of another kind of data (the edges per vertex of TEPS) or
-        the axes its data do not have (the bandwidth of data measured on the
-        link as it is)."""
+        the axes data measured outside scaleprobe do not have (the bandwidth of
+        data measured on the link as it is)."""
         if "teps_predicted" not in out:
             out.attrs.pop("edgefactor", None)
-        ranges = self.training.get("feature_ranges")
-        if ranges is not None and "bandwidth" not in ranges and "bandwidth" in out.dims:
+        ranges = self.training.get("feature_ranges") or {"bandwidth": None}
+        if (
+            "bandwidth" not in ranges
+            and "bandwidth" in out.dims
+            and measured_outside(self.training)
+        ):
             out = out.isel(bandwidth=0, drop=True)
         if self.ranks_only and "nodes" in out.dims:
             out = out.rename({"nodes": "ranks"})
