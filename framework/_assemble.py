@@ -47,14 +47,24 @@ def _link(campaign: dict) -> LinkConfig:
 
 
 def _axes(campaign: dict, results: list[dict]) -> dict:
-    """The spec's axes, extended by any coordinate a stored point has beyond them."""
+    """The spec's axes, extended by any coordinate a stored point has beyond them.
+
+    An axis as the spec lists it keeps its order; one that stored points extend
+    (a campaign ``suggest`` extended, whose spec lists its last counts) is put in
+    increasing order when it holds numbers, not in the order they were measured,
+    so that it is an index ``sel`` can slice."""
     axes = {k: list(v) for k, v in campaign["sweep"].items()}
+    extended = set()
     for result in results:
         for key, value in result["coords"].items():
             if key not in axes:
                 axes[key] = [value]
             elif value not in axes[key]:
                 axes[key].append(value)
+                extended.add(key)
+    for key in extended:
+        if _kind(axes[key]) == "float" and None not in axes[key]:
+            axes[key] = sorted(axes[key])
     return axes
 
 

@@ -51,6 +51,26 @@ def _result(nodes, bandwidth, status="ok", trials=2, levels=3):
     }
 
 
+def test_counts_added_to_a_campaign_are_an_increasing_index(tmp_path):
+    # a campaign extended by suggest stores counts in the order they were measured
+    store = ResultStore(tmp_path / "c.zarr")
+    campaign = _campaign()
+    campaign["sweep"]["nodes"] = [4, 1]
+    store.start(campaign)
+    for nodes in (4, 1, 16, 2):
+        store.write_point(_result(nodes, 100))
+    ds = store.consolidate()
+    assert ds["nodes"].values.tolist() == [1, 2, 4, 16]
+    assert ds["bandwidth"].values.tolist() == [100, 50]  # as the spec lists them
+    assert ds["ranks"].sel(ppn=1).values.tolist() == [1, 2, 4, 16]
+    assert ds.run_time.sel(
+        nodes=slice(2, 4), bandwidth=100
+    ).squeeze().values.tolist() == [
+        pytest.approx(0.02),
+        pytest.approx(0.04),
+    ]
+
+
 def test_points_assemble_into_a_labelled_dataset(tmp_path):
     store = ResultStore(tmp_path / "c.zarr")
     store.start(_campaign())
