@@ -56,7 +56,7 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     store = ResultStore(campaign)
     before = {r["key"]: r["started"] for r in store.results()}
     written = tmp_path / "next.yaml"
-    now = suggest(campaign, "nodes=256", "40 s")
+    now = suggest(campaign, "nodes=256", "15 s")
     code = main(
         [
             "suggest",
@@ -64,7 +64,7 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
             "--target",
             "nodes=256",
             "--budget",
-            "40 s",
+            "15 s",
             "--write",
             str(written),
         ]
@@ -99,7 +99,7 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     # writes a spec
     # that keeps the campaign's rule and loads, whichever counts it picks.
     assert raw["admissible"] == "power_of_two"
-    again = suggest(campaign, "nodes=256", "40 s")
+    again = suggest(campaign, "nodes=256", "15 s")
     measured = {float(x) for x in again.state.x}
     weighed = {r.candidate.x for r in again.design.ranking}
     assert weighed | measured >= {1.0, 2.0, 4.0, 8.0, 16.0}
