@@ -18,6 +18,32 @@ def _status_counts(ds: xr.Dataset) -> dict:
     return {str(v) if v else "not run": int(c) for v, c in pairs}
 
 
+def _outside_the_spec(ds: xr.Dataset, counts: dict) -> int:
+    """How many empty cells of the grid are no point of the stored spec, taken
+    out of ``counts["not run"]`` (which then counts the spec's points not run);
+    0 when the Dataset keeps no spec to tell."""
+    from .planning import plan
+    from .spec import SpecError, load_spec
+
+    text = ds.attrs.get("spec")
+    if not counts.get("not run") or not text:
+        return 0
+    try:
+        points = plan(load_spec(text.rstrip("\n") + "\n"))
+    except (SpecError, ValueError):
+        return 0
+    status = ds["status"]
+    axes = [ds[d].values.tolist() for d in status.dims]
+    empty = {
+        tuple(axes[i][j] for i, j in enumerate(cell))
+        for cell in np.argwhere(status.values == "")
+    }
+    pending = sum(tuple(p.coords.get(d) for d in status.dims) in empty for p in points)
+    outside = counts["not run"] - pending
+    counts["not run"] = pending
+    return outside
+
+
 def error_line(error: str, limit: int = 160) -> str:
     """The line of an error text that says what went wrong, at most ``limit`` long.
 
@@ -236,8 +262,17 @@ def summarize(
     lines.append("dimensions: " + ", ".join(f"{d}={n}" for d, n in ds.sizes.items()))
     if "status" in ds:
         counts = _status_counts(ds)
+        outside = _outside_the_spec(ds, counts)
         lines.append(
-            "points: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            "points: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            + (
+                f"; {outside} other cell(s) of the grid are no point of its "
+                "last spec (a campaign extended by suggest measures some runs "
+                "at some counts)"
+                if outside
+                else ""
+            )
         )
         failed = failures_of(ds, path)
         if failed:

@@ -8,10 +8,11 @@ import shutil
 import pytest
 import yaml
 from scaleprobe.framework import run_sweep
+from scaleprobe.framework._summary import summarize
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
-from scaleprobe.framework.store import ResultStore
+from scaleprobe.framework.store import ResultStore, open_results
 from scaleprobe.framework.suggest import (
     extension_spec,
     parse_budget,
@@ -94,6 +95,16 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     assert {k: after[k] for k in before} == before
     assert len(after) == len(before) + len(todo)
     assert plan(load_spec(str(written)), store.done_keys()) == []
+    # show counts the new spec's points as run, the grid's other cells apart
+    ds = open_results(campaign)
+    shown = summarize(ds, path=campaign).splitlines()[2]
+    others = ds["status"].size - len(after)
+    assert shown == (
+        f"points: not run 0, ok {len(after)}; {others} other cell(s) of the grid "
+        "are no point of its last spec (a campaign extended by suggest measures "
+        "some runs at some counts)"
+    )
+    assert list(ds["nodes"].values) == sorted(ds["nodes"].values)
     # The store now keeps the written spec: the next suggestion still weighs what
     # the campaign admits (powers of two up to 4 x the largest count measured) and
     # writes a spec
