@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-__all__ = ["error_line", "failure_line", "failures_of", "metric_error", "summarize"]
+__all__ = [
+    "error_line",
+    "failure_line",
+    "failures_of",
+    "metric_error",
+    "spec_cells",
+    "summarize",
+]
 
 #: Variables of a results Dataset that describe points rather than measure them.
 _NOT_METRICS = ("status", "error")
@@ -18,27 +25,51 @@ def _status_counts(ds: xr.Dataset) -> dict:
     return {str(v) if v else "not run": int(c) for v, c in pairs}
 
 
-def _outside_the_spec(ds: xr.Dataset, counts: dict) -> int:
-    """How many empty cells of the grid are no point of the stored spec, taken
-    out of ``counts["not run"]`` (which then counts the spec's points not run);
-    0 when the Dataset keeps no spec to tell."""
+def spec_cells(ds: xr.Dataset):
+    """The cells of the grid that are points of the spec a store keeps.
+
+    A campaign extended by ``suggest`` keeps its last spec, and its grid (the
+    product of every count and run measured) has cells no spec asked for.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Campaign results.
+
+    Returns
+    -------
+    set of tuple or None
+        The coordinates of each point, in the order of the dimensions of
+        ``status``; None when the Dataset keeps no spec that loads.
+    """
     from .planning import plan
     from .spec import SpecError, load_spec
 
     text = ds.attrs.get("spec")
-    if not counts.get("not run") or not text:
-        return 0
+    if not text or "status" not in ds:
+        return None
     try:
         points = plan(load_spec(text.rstrip("\n") + "\n"))
     except (SpecError, ValueError):
+        return None
+    dims = ds["status"].dims
+    return {tuple(p.coords.get(d) for d in dims) for p in points}
+
+
+def _outside_the_spec(ds: xr.Dataset, counts: dict) -> int:
+    """How many empty cells of the grid are no point of the stored spec, taken
+    out of ``counts["not run"]`` (which then counts the spec's points not run);
+    0 when the Dataset keeps no spec to tell."""
+    cells = spec_cells(ds) if counts.get("not run") else None
+    if cells is None:
         return 0
     status = ds["status"]
     axes = [ds[d].values.tolist() for d in status.dims]
-    empty = {
+    empty = [
         tuple(axes[i][j] for i, j in enumerate(cell))
         for cell in np.argwhere(status.values == "")
-    }
-    pending = sum(tuple(p.coords.get(d) for d in status.dims) in empty for p in points)
+    ]
+    pending = sum(cell in cells for cell in empty)
     outside = counts["not run"] - pending
     counts["not run"] = pending
     return outside

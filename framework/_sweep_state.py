@@ -265,16 +265,23 @@ def state_from_store(ds, metric: str = "time") -> dict:
     -------
     dict
         The state :func:`sweep_view` reads: every point of the store with its
-        status (``pending`` where none was measured), values and error.
+        status (``pending`` where the spec it keeps has a point not measured),
+        values and error.
     """
+    from ._summary import spec_cells
+
     dims = list(ds["status"].dims)
     axes = {d: [_python(v) for v in ds[d].values] for d in dims}
     has_metric = metric in ds.data_vars
+    cells = spec_cells(ds)
     points = {}
     for index in itertools.product(*(range(len(axes[d])) for d in dims)):
         where = dict(zip(dims, index, strict=True))
         coords = {d: axes[d][i] for d, i in where.items()}
         status = str(ds["status"][where].item()) or "pending"
+        unasked = cells is not None and tuple(coords.values()) not in cells
+        if status == "pending" and unasked:
+            continue  # a cell of the grid no spec of the store asks for
         point = _new_point(coords, status if status in STATUSES else "failed")
         if has_metric:
             point["values"] = _finite(ds[metric][where].values.ravel().tolist())

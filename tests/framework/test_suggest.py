@@ -9,6 +9,7 @@ import pytest
 import yaml
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework._summary import summarize
+from scaleprobe.framework._sweep_state import state_from_store
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
@@ -105,6 +106,9 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
         "some runs at some counts)"
     )
     assert list(ds["nodes"].values) == sorted(ds["nodes"].values)
+    # and so does the dashboard's page of the store: its points, none pending
+    points = state_from_store(ds)["points"].values()
+    assert sorted(p["status"] for p in points) == ["ok"] * len(after)
     # The store now keeps the written spec: the next suggestion still weighs what
     # the campaign admits (powers of two up to 4 x the largest count measured) and
     # writes a spec
