@@ -218,16 +218,20 @@ class Suggestion:
 
 
 def _series(results, fixed, metric):
-    """Samples and costs of the slice: ``{nodes: [values]}``, run indices, costs."""
+    """Samples and cost of the slice: ``{nodes: [values]}``, run indices, and the
+    :class:`~scaleprobe.models.design.CostLaw` of its priced points (None when no
+    point has a wall time), told the host's cores when all of them ran every rank
+    on one host (the emulated link's ``core_slots``)."""
     samples, runs, cost = {}, {}, []
-    seen_metrics = set()
+    seen_metrics, hosts, slots = set(), set(), set()
     for result in results:
         coords = result["coords"]
         if result.get("status") != "ok":
             continue
         if any(coords.get(k) != v for k, v in fixed.items()):
             continue
-        metrics = (result.get("record") or {}).get("metrics") or {}
+        record = result.get("record") or {}
+        metrics = record.get("metrics") or {}
         seen_metrics.update(metrics)
         value = metrics.get(metric)
         nodes = float(coords["nodes"])
@@ -236,6 +240,8 @@ def _series(results, fixed, metric):
         if wall:
             ranks = int(coords["nodes"]) * int(coords["ppn"])
             cost.append((nodes, ranks, float(wall)))
+            hosts.update((record.get("placement") or {}).get("hosts") or [None])
+            slots.add((record.get("link") or {}).get("core_slots") or 0)
         if value is not None and math.isfinite(value) and value > 0:
             samples.setdefault(nodes, []).append(float(value))
     if seen_metrics and metric not in seen_metrics:
@@ -243,26 +249,17 @@ def _series(results, fixed, metric):
             f"--metric {metric!r} is not in the stored records; allowed: "
             + ", ".join(sorted(seen_metrics))
         )
-    return samples, runs, cost
+    return samples, runs, _cost_law(cost, hosts, slots)
 
 
-def _shared_cores(results, fixed):
-    """Cores of the one host every priced point of the slice ran all its ranks on
-    (the emulated link's ``core_slots``), or None when they spread over hosts or
-    the link did not share cores."""
-    hosts, slots = set(), set()
-    for result in results:
-        coords = result["coords"]
-        if result.get("status") != "ok" or not result.get("launch_time"):
-            continue
-        if any(coords.get(k) != v for k, v in fixed.items()):
-            continue
-        record = result.get("record") or {}
-        hosts.update((record.get("placement") or {}).get("hosts") or [None])
-        slots.add((record.get("link") or {}).get("core_slots") or 0)
-    if len(hosts) != 1 or None in hosts or len(slots) != 1:
+def _cost_law(cost, hosts, slots):
+    """The cost law of the priced points; the host's cores when one host ran them."""
+    from scaleprobe.models.design import CostLaw
+
+    if not cost:
         return None
-    return slots.pop() or None
+    shared = len(hosts) == 1 and None not in hosts and len(slots) == 1
+    return CostLaw.fit(*zip(*cost, strict=True), cores=slots.pop() if shared else None)
 
 
 def _pooled(results, fixed, metric):
@@ -343,7 +340,7 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     ValueError
         Bad target, budget or metric, or too little measured to design from.
     """
-    from scaleprobe.models.design import CostLaw, design_state, plan_design
+    from scaleprobe.models.design import design_state, plan_design
 
     store = ResultStore(path)
     if not store.exists():
@@ -356,21 +353,18 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     target_nodes, fixed = parse_target(target, campaign["sweep"])
     budget = parse_budget(budget) if isinstance(budget, str) else budget
     results = store.results()  # read once: the slice and every other
-    samples, runs, cost = _series(results, fixed, metric)
+    samples, runs, cost_law = _series(results, fixed, metric)
     if len(samples) < 2:
         raise ValueError(
             f"{path}: the slice {fixed or 'of the campaign'} has {metric} at "
             f"{len(samples)} node count(s); a design needs at least 2"
         )
-    if not cost:
+    if cost_law is None:
         raise ValueError(f"{path}: no stored point has a wall time to price by")
     counts = sorted(samples)
     rate = _pooled(results, fixed, metric)
     state = design_state(
         counts, [samples[x] for x in counts], target_nodes, pooled=rate
-    )
-    cost_law = CostLaw.fit(
-        *zip(*cost, strict=True), cores=_shared_cores(results, fixed)
     )
     candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
     design = plan_design(state, candidates, cost_law, **budget.limits())
@@ -425,16 +419,11 @@ def extension_spec(suggestion, path):
     seconds : float
         Their predicted cost, in the budget's kind (wall or core-seconds).
     """
-    from scaleprobe.models.design import CostLaw
-
     store = ResultStore(suggestion.store)
     done = store.done_keys()
     folder = os.path.dirname(os.path.abspath(path))
     output = os.path.relpath(os.path.abspath(store.path), folder)
-    results = store.results()
-    _, _, measured = _series(results, suggestion.fixed, suggestion.metric)
-    cores = _shared_cores(results, suggestion.fixed)
-    cost = CostLaw.fit(*zip(*measured, strict=True), cores=cores)
+    _, _, cost = _series(store.results(), suggestion.fixed, suggestion.metric)
     for picks in range(len(suggestion.design.plan), 0, -1):
         planned = _planned_points(suggestion, picks)
         raw = _extension_raw(suggestion, planned, output)
