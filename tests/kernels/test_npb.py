@@ -42,8 +42,8 @@ def test_stream_writes_into_given_buffers_and_checks_them():
 
 
 def test_ep_reuses_one_workspace_for_every_chunk():
-    # a chunk of 2**19 pairs draws 8 MiB of numbers; fresh arrays per chunk would
-    # allocate over 40 MiB (numbers, x, y, t, the accepted pairs, the factor)
+    # a chunk of 2**16 pairs draws 1 MiB of numbers; fresh arrays per chunk would
+    # allocate over 5 MiB (numbers, x, y, t, the accepted pairs, the factor)
     import tracemalloc
 
     pairs = ep._CHUNK_BATCHES << ep.BATCH_LOG2
