@@ -3,7 +3,8 @@
 One point is one ``mpiexec -n <ranks>`` (or ``srun`` inside a SLURM allocation) of
 ``python -m scaleprobe.kernels.<kernel>``. The child runs in its own process group
 with an environment cleaned of the MPI variables a parent launched by MPI would leak
-into it, with one BLAS/OpenMP thread per rank, and with the point's link
+into it and of the tuning a Dask Nanny gave its worker process, with one BLAS/OpenMP
+thread per rank, and with the point's link
 (:class:`~scaleprobe.kernels.schema.LinkConfig`) in its environment. A crash, a
 non-zero exit, a missing or malformed record and a timeout are all results too: the
 sweep records them and goes on.
@@ -50,6 +51,7 @@ __all__ = [
     "launch_environment",
     "launch_point",
     "launcher_words",
+    "nanny_variables",
     "parse_output",
     "point_link",
     "point_threads",
@@ -84,6 +86,8 @@ THREAD_VARIABLES = (
     "VECLIB_MAXIMUM_THREADS",
 )
 STATUSES = ("ok", "failed", "timeout", "invalid")
+#: The name distributed gives the process a Nanny spawns for its worker.
+NANNY_PROCESS = "Dask Worker process (from Nanny)"
 _GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_guard.py")
 
 
@@ -307,15 +311,63 @@ def launcher_words(
     return [settings.mpiexec, *placement]
 
 
-def child_environment(threads: int = 1, environ=None) -> dict:
+def nanny_variables(process_name: str | None = None) -> dict:
+    """The variables a Dask Nanny set for the worker process it spawned, by value.
+
+    A Nanny puts ``distributed.nanny.pre-spawn-environ`` (glibc's
+    ``MALLOC_TRIM_THRESHOLD_`` at 65536, one OpenMP/BLAS thread) and a fixed
+    ``PYTHONHASHSEED`` into the environment of its worker, for the worker's own
+    sake; a launch from that worker would hand them to every rank. The trim
+    threshold also turns off glibc's adaptive ``mmap`` threshold: every array of
+    128 KiB or more is then mapped and unmapped afresh, and NPB EP's class S on one
+    rank took 0.43 s of CPU, 0.25 s of it in the kernel's page faults, against
+    0.16 s without it.
+
+    Parameters
+    ----------
+    process_name : str, optional
+        The process's name; :func:`multiprocessing.current_process`'s by default.
+
+    Returns
+    -------
+    dict
+        Name -> the value the Nanny sets; empty outside a Nanny-spawned worker.
+
+    Examples
+    --------
+    >>> nanny_variables("MainProcess")
+    {}
+    >>> nanny_variables(NANNY_PROCESS)["MALLOC_TRIM_THRESHOLD_"]
+    '65536'
+    """
+    import multiprocessing
+
+    if process_name is None:
+        process_name = multiprocessing.current_process().name
+    if process_name != NANNY_PROCESS:
+        return {}
+    import dask
+    import distributed  # noqa: F401  (its defaults enter Dask's configuration)
+
+    found = dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}
+    values = {k: str(v) for k, v in found.items() if v is not None}
+    if values.get("PYTHONHASHSEED") in (None, "0"):
+        values["PYTHONHASHSEED"] = "6640"  # what distributed's Nanny sets then
+    return values
+
+
+def child_environment(threads: int = 1, environ=None, nanny=None) -> dict:
     """Return the environment for a child ``mpiexec``, free of the parent's MPI.
 
     Inherited ``PMI_*``, ``PMIX_*``, ``HYDRA_*``, ``MPI_LOCAL*``, ``OMPI_*`` and
     ``MPIEXEC_*`` variables are removed (a child ``mpiexec`` started from a process
     that MPI itself started would otherwise try to join the parent's job and hang),
-    and so is ``SLURMD_NODENAME`` (the ranks name their hosts by it),
-    BLAS/OpenMP threads are pinned, and the Python environment's ``bin`` comes first
-    on ``PATH`` (so the ranks' ``python`` and tools are this environment's).
+    and so is ``SLURMD_NODENAME`` (the ranks name their hosts by it); in a worker
+    a Dask Nanny spawned, so is every variable that still holds the value the Nanny
+    gave it (:func:`nanny_variables`: a program measured from such a worker ran
+    with glibc tuned for Dask's worker). BLAS/OpenMP threads are pinned, and the
+    Python environment's ``bin`` comes first on ``PATH`` (so the ranks' ``python``
+    and tools are this environment's). A spec's ``env`` sets any of them again.
 
     Parameters
     ----------
@@ -323,6 +375,8 @@ def child_environment(threads: int = 1, environ=None) -> dict:
         BLAS/OpenMP threads per rank.
     environ : mapping, optional
         The environment to start from; :data:`os.environ` by default.
+    nanny : mapping, optional
+        The Nanny's variables; :func:`nanny_variables` of this process by default.
 
     Returns
     -------
@@ -333,9 +387,17 @@ def child_environment(threads: int = 1, environ=None) -> dict:
     >>> env = child_environment(2, {"PMI_FD": "7", "HOME": "/root", "PATH": "/bin"})
     >>> "PMI_FD" in env, env["OMP_NUM_THREADS"], env["HOME"]
     (False, '2', '/root')
+    >>> tuned = {"MALLOC_TRIM_THRESHOLD_": "65536"}
+    >>> "MALLOC_TRIM_THRESHOLD_" in child_environment(1, tuned, nanny=tuned)
+    False
     """
     environ = os.environ if environ is None else environ
-    env = {k: v for k, v in environ.items() if not k.startswith(STRIPPED_PREFIXES)}
+    nanny = nanny_variables() if nanny is None else nanny
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not k.startswith(STRIPPED_PREFIXES) and nanny.get(k) != v
+    }
     for name in THREAD_VARIABLES:
         env[name] = str(threads)
     bindir = os.path.dirname(sys.executable)

@@ -285,3 +285,65 @@ def test_the_launching_processs_slurm_node_is_not_the_ranks(monkeypatch):
     monkeypatch.setenv("SLURMD_NODENAME", "n7")
     spec = _none_spec(nodes=1, ppn=2)
     assert "SLURMD_NODENAME" not in launch_environment(spec, plan(spec)[0])
+
+
+def _environment_sweep(tmp_path, name, env=None):
+    # a leading 0: an unset variable reads 0 (braces are the command's placeholders)
+    report = "t=1 trim=0$MALLOC_TRIM_THRESHOLD_ threads=0$OMP_NUM_THREADS"
+    return {
+        "name": name,
+        "kernel": "external",
+        "params": {
+            "command": "{mpiexec} -n {ranks} sh -c "
+            f"'[ \"$PMI_RANK\" = 0 ] || exit 0; echo \"{report}\"'",
+            "parser": "regex",
+            "patterns": {
+                "time": r"t=(\S+)",
+                "trim": r"trim=(\S+)",
+                "threads": r"threads=(\S+)",
+            },
+        },
+        "sweep": {"nodes": [2]},
+        "throttle": {"mode": "none"},
+        "env": env or {},
+        "timeout": 30,
+        "output": str(tmp_path / f"{name}.zarr"),
+    }
+
+
+def test_ranks_launched_from_a_nanny_worker_get_no_dask_tuning(tmp_path, client):
+    # A Nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its worker, for the worker: in a
+    # rank it turns off glibc's adaptive mmap threshold (NPB EP class S: 0.43 s of
+    # CPU for 0.16). The session cluster's workers are Nanny-spawned.
+    from scaleprobe.framework import run_sweep
+
+    seen = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+    assert set(seen.values()) == {"65536"}
+    ds = run_sweep(_environment_sweep(tmp_path, "nanny"), client, progress=False)
+    assert (ds.status.values == "ok").all(), ds.error.values
+    assert float(ds.trim.squeeze()) == 0.0
+    assert float(ds.threads.squeeze()) == 1.0
+    # what the spec asks for, the ranks get
+    kept = _environment_sweep(tmp_path, "kept", {"MALLOC_TRIM_THRESHOLD_": "65536"})
+    ds = run_sweep(kept, client, progress=False)
+    assert float(ds.trim.squeeze()) == 65536.0
+
+
+def test_only_values_the_nanny_set_are_removed():
+    from scaleprobe.framework.launch import (
+        NANNY_PROCESS,
+        child_environment,
+        nanny_variables,
+    )
+
+    nanny = nanny_variables(NANNY_PROCESS)
+    assert nanny["MALLOC_TRIM_THRESHOLD_"] == "65536"
+    assert nanny_variables("MainProcess") == {}
+    environ = {"MALLOC_TRIM_THRESHOLD_": "65536", "PYTHONHASHSEED": "6640", "A": "1"}
+    env = child_environment(2, environ, nanny=nanny)
+    assert env["A"] == "1" and env["OMP_NUM_THREADS"] == "2"  # threads: scaleprobe's
+    assert not env.keys() & {"MALLOC_TRIM_THRESHOLD_", "PYTHONHASHSEED"}
+    # a value of the user's own, not the Nanny's, stays; outside a Nanny all stay
+    mine = dict(environ, MALLOC_TRIM_THRESHOLD_="1048576")
+    assert child_environment(1, mine, nanny=nanny)["MALLOC_TRIM_THRESHOLD_"] == "1048576"
+    assert child_environment(1, environ, nanny={})["PYTHONHASHSEED"] == "6640"
