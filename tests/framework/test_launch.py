@@ -295,7 +295,7 @@ def _environment_sweep(tmp_path, name, env=None):
         "kernel": "external",
         "params": {
             "command": "{mpiexec} -n {ranks} sh -c "
-            f"'[ \"$PMI_RANK\" = 0 ] || exit 0; echo \"{report}\"'",
+            f'\'[ "$PMI_RANK" = 0 ] || exit 0; echo "{report}"\'',
             "parser": "regex",
             "patterns": {
                 "time": r"t=(\S+)",
@@ -341,9 +341,11 @@ def test_only_values_the_nanny_set_are_removed():
     assert nanny_variables("MainProcess") == {}
     environ = {"MALLOC_TRIM_THRESHOLD_": "65536", "PYTHONHASHSEED": "6640", "A": "1"}
     env = child_environment(2, environ, nanny=nanny)
-    assert env["A"] == "1" and env["OMP_NUM_THREADS"] == "2"  # threads: scaleprobe's
+    assert env["A"] == "1"
+    assert env["OMP_NUM_THREADS"] == "2"  # the threads are scaleprobe's to set
     assert not env.keys() & {"MALLOC_TRIM_THRESHOLD_", "PYTHONHASHSEED"}
     # a value of the user's own, not the Nanny's, stays; outside a Nanny all stay
     mine = dict(environ, MALLOC_TRIM_THRESHOLD_="1048576")
-    assert child_environment(1, mine, nanny=nanny)["MALLOC_TRIM_THRESHOLD_"] == "1048576"
+    kept = child_environment(1, mine, nanny=nanny)
+    assert kept["MALLOC_TRIM_THRESHOLD_"] == "1048576"
     assert child_environment(1, environ, nanny={})["PYTHONHASHSEED"] == "6640"
