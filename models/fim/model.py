@@ -84,6 +84,8 @@ from .com import FiMCom
 from .processes import typical
 from .regressions import (
     PREFERRED_FORMS,
+    _calls,
+    _calls_basis,
     _check_forms,
     _check_memory,
     _count_basis,
@@ -210,7 +212,9 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
     communication_ : dict of str to FiMCom
         One per collective kind.
     counts_ : dict of str to tuple of ndarray
-        Non-negative coefficients of the calls and of the data points per call.
+        Non-negative coefficients of the calls in a run (per iteration timed and
+        once a run: a scatter of the input before the iterations is not repeated
+        by them) and of the data points per call.
     count_forms_ : dict of str to list of ndarray
         Every form with the fewest terms that reproduces a kind's measured data
         points per call; ``counts_`` holds the one a collective of that kind takes
@@ -498,7 +502,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
         wait.collective_wait`), s; zeros without one."""
         calls = np.zeros(len(q))
         for kind in self.communication_:
-            calls = calls + per * (_count_basis(x, q, False) @ self.counts_[kind][0])
+            calls = calls + _calls(self.counts_[kind][0], x, q, per)
         return collective_wait(getattr(self, "collective_wait_", None), calls, q)
 
     def _computation(self, x, q, ranged=None):
@@ -741,7 +745,7 @@ def fit_collectives(X, sizes, make):
         forms = _count_forms(jobs_basis, per_call)
         prefer = PREFERRED_FORMS[COLLECTIVE_PATTERNS[kind]]
         counts[kind] = (
-            _fit_counts(_count_basis(x, q, False), calls / per),
+            _fit_counts(_calls_basis(x, q, per), calls),
             _fit_counts(jobs_basis, per_call, prefer=prefer, forms=forms),
         )
         count_forms[kind] = forms
@@ -769,7 +773,7 @@ def predict_collectives(model, x, q, per, level=None):
     parts = {}
     for kind, com in model.communication_.items():
         calls_coef, jobs_coef = model.counts_[kind]
-        calls = per * (_count_basis(x, q, False) @ calls_coef)
+        calls = _calls(calls_coef, x, q, per)
         basis = _count_basis(x, q, True)
         jobs = basis @ jobs_coef
         _check_forms(

@@ -32,6 +32,24 @@ def _count_basis(x, q, jobs):
     )
 
 
+def _calls_basis(x, q, per):
+    """Regressors of a collective's calls in a run: ``per`` (the iterations timed)
+    times 1 and the application parameters, then 1 and the parameters again for
+    the calls made once a run (a scatter of the input before the iterations)."""
+    once = _count_basis(x, q, False)
+    return np.hstack([np.asarray(per, float)[:, None] * once, once])
+
+
+def _calls(coef, x, q, per):
+    """A kind's calls in a run from :func:`_calls_basis`'s coefficients; a model
+    fitted before the calls once a run were told apart has only the per-iteration
+    ones."""
+    once = _count_basis(x, q, False)
+    if len(coef) == once.shape[1]:
+        return np.asarray(per, float) * (once @ coef)
+    return _calls_basis(x, q, per) @ coef
+
+
 #: The data-point regressors of :func:`_count_basis` by position, as a form names
 #: them (``x`` an application parameter).
 JOB_TERMS = (

@@ -19,7 +19,7 @@ from scaleprobe.models.fim.cache import LoadLaw
 from scaleprobe.models.fim.markov import synchronized_time
 from scaleprobe.models.fim.model import FiM, fim_measurements
 from scaleprobe.models.fim.model import band as _band
-from scaleprobe.models.fim.regressions import _count_basis, _fit_counts
+from scaleprobe.models.fim.regressions import _calls, _count_basis, _fit_counts
 from scaleprobe.models.io.serialization import _decode, _encode
 
 F = 2e9
@@ -90,7 +90,7 @@ def test_extrapolates_computation_and_collective_counts():
     for kind, calls, jobs in [("scatter", 1, 1e6 * (q - 1) / q), ("bcast", 10, 8)]:
         calls_coef, jobs_coef = model.counts_[kind]
         np.testing.assert_allclose(
-            _count_basis(x, q, False) @ calls_coef, calls, rtol=1e-6
+            _calls(calls_coef, x, q, np.ones(2)), calls, rtol=1e-6
         )
         np.testing.assert_allclose(
             _count_basis(x, q, True) @ jobs_coef, jobs, rtol=1e-6
@@ -296,6 +296,30 @@ def test_iterations_multiply_the_computation_and_the_calls():
         varied.predict(without)
     with pytest.raises(ValueError, match="must be positive"):
         FiM().fit(X.assign(stages=0), y)
+
+
+def test_a_collective_called_once_a_run_is_not_repeated_by_the_iterations():
+    # K-means scatters its points once, then broadcasts the centroids every
+    # iteration: trained on 5 and 10 iterations, asked for 40
+    frames = [
+        _kmeans_like([1e4, 2e4, 4e4], [1, 2, 4], iterations=n)[0].assign(stages=n)
+        for n in (5, 10)
+    ]
+    X = pd.concat(frames, ignore_index=True)
+    y = X[["comp_time_iterations", "scatter_time", "bcast_time"]].sum(axis=1)
+    model = FiM(replications=10).fit(X, y)
+    far = pd.DataFrame({"ranks": [16.0], "points": [1e6], "stages": [40.0]})
+    x, q, per = np.array([[1e6]]), np.array([16.0]), np.array([40.0])
+    scatter, bcast = (model.counts_[kind][0] for kind in ("scatter", "bcast"))
+    np.testing.assert_allclose(_calls(scatter, x, q, per), [1.0], rtol=1e-6)
+    np.testing.assert_allclose(_calls(bcast, x, q, per), [40.0], rtol=1e-6)
+    expected = LATENCY + 1e6 * (15 / 16) * PER_POINT  # one scatter, as measured
+    np.testing.assert_allclose(model.predict_parts(far)["scatter"], expected, rtol=0.2)
+    # a model file of before keeps its calls per iteration
+    once = _count_basis(x, q, False)
+    old = np.linalg.lstsq(_count_basis(x, q, False), [0.25], rcond=None)[0]
+    assert once.shape[1] == len(old)
+    np.testing.assert_allclose(_calls(old, x, q, per), [10.0], rtol=1e-6)
 
 
 def _with_memory(frame, cache):
