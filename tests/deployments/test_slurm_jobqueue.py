@@ -1,6 +1,7 @@
 """``scaleprobe run --cluster slurm``: Dask workers as SLURM jobs (dask-jobqueue)."""
 
 import json
+import time
 from types import SimpleNamespace
 
 import dask
@@ -79,6 +80,19 @@ def test_cluster_slurm_runs_every_point_inside_worker_jobs(
 @pytest.mark.slurm
 @pytest.mark.mpi
 @pytest.mark.slow
+def _settled_jobs(slurm, comment, timeout=30.0):
+    """The controller's lines of the jobs with ``comment`` once none is completing
+    (a completing job counts only the nodes still releasing it in NumNodes)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        jobs = slurm.run("scontrol", "show", "jobs", "-o").stdout.splitlines()
+        ours = [line for line in jobs if f"Comment={comment}" in line]
+        completing = any("JobState=COMPLETING" in line for line in ours)
+        if not completing or time.monotonic() > deadline:
+            return ours
+        time.sleep(0.5)
+
+
 def test_cluster_slurm_places_points_on_the_nodes_of_a_worker_job(
     slurm, tmp_path, monkeypatch
 ):
@@ -115,8 +129,7 @@ def test_cluster_slurm_places_points_on_the_nodes_of_a_worker_job(
         assert seen["hosts"] == slurm.names
         assert seen["ranks_per_host"] == [ppn] * 4
     # the worker job held its nodes alone
-    jobs = slurm.run("scontrol", "show", "jobs", "-o").stdout.splitlines()
-    ours = [line for line in jobs if f"Comment={comment}" in line]
+    ours = _settled_jobs(slurm, comment)
     assert ours, "the worker job is not known to the controller"
     for line in ours:
         assert "OverSubscribe=NO" in line, line
