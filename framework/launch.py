@@ -38,6 +38,7 @@ from ._hostload import LoadMeter
 from .hosts import hosts_given, launch_hosts, placement_arguments, this_host
 from .netns import NetnsError
 from .settings import LaunchError, LaunchSettings, resolve_mpiexec
+from .sitempi import is_wheel_mpich
 from .spec import Spec
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPENMPI_AS_ROOT",
+    "SRUN_PMI1",
     "LaunchError",
     "build_command",
     "child_environment",
@@ -77,6 +79,15 @@ STRIPPED_PREFIXES = (
 )
 #: What Open MPI's launcher needs to start ranks as root; it refuses without them.
 OPENMPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+#: The ``mpich`` wheel's transport in ``srun`` steps: OFI over TCP. That MPICH speaks
+#: PMI-1 to SLURM's ``pmi2`` plugin, which reads a PMI-1 request in one read of
+#: 1024 bytes; MPICH splits a value into segments of up to 1022 characters, and
+#: UCX's worker address (its default netmod, one entry per network interface) makes
+#: segments whose request line runs past 1024 bytes: the plugin answers "invalid
+#: client request", the rank exits and its step's other ranks wait for ever. With
+#: 12 interfaces more on a host, 19 of 19 4-node steps failed so; an OFI/TCP
+#: address is one socket address (a 72-byte request).
+SRUN_PMI1 = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
@@ -415,7 +426,8 @@ def launch_environment(
     the point's link (:func:`point_link`, in
     :data:`~scaleprobe.kernels.schema.LINK_ENV`), ``SCALEPROBE_POINT`` (the point's
     coordinates), :data:`OPENMPI_AS_ROOT` where root launches with Open MPI's
-    ``mpiexec``, and the spec's ``env`` (which may override any of them).
+    ``mpiexec``, :data:`SRUN_PMI1` where ``srun`` starts the ``mpich`` wheel's
+    ranks, and the spec's ``env`` (which may override any of them).
 
     Parameters
     ----------
@@ -443,6 +455,8 @@ def launch_environment(
         from .netns import MPI_ENVIRONMENT
 
         env.update(MPI_ENVIRONMENT)
+    elif _uses_srun(settings) and is_wheel_mpich(settings.program_library):
+        env.update(SRUN_PMI1)
     env.update(spec.env)
     return env
 

@@ -177,9 +177,10 @@ def check_launcher(spec: Spec, settings: LaunchSettings) -> LaunchSettings:
     Returns
     -------
     LaunchSettings
-        ``settings`` with the program's MPI (``program_family``, ``program_mpi``)
-        and, where the ``mpiexec`` found is of another MPI than the program's, the
-        matching one installed beside the program's MPI library.
+        ``settings`` with the program's MPI (``program_family``, ``program_mpi``,
+        ``program_library``) and, where the ``mpiexec`` found is of another MPI
+        than the program's, the matching one installed beside the program's MPI
+        library.
 
     Raises
     ------
@@ -194,7 +195,10 @@ def check_launcher(spec: Spec, settings: LaunchSettings) -> LaunchSettings:
     if program is None:
         return settings
     settings = dataclasses.replace(
-        settings, program_family=program.family, program_mpi=program.describe()
+        settings,
+        program_family=program.family,
+        program_mpi=program.describe(),
+        program_library=program.library,
     )
     if spec.throttle.mode == "netns":
         if program.family != "mpich":

@@ -136,6 +136,10 @@ class LaunchSettings:
         ``srun --mpi`` plugin (``pmix`` for Open MPI, else ``pmi2``).
     program_mpi : str, default=""
         The MPI the program links, e.g. ``Open MPI (/usr/lib/.../libmpi.so.40)``.
+    program_library : str, default=""
+        Path of that MPI's library, where a sweep found it: the ``mpich`` wheel's
+        (:func:`~scaleprobe.framework.sitempi.is_wheel_mpich`) is given its
+        transport for ``srun`` (:data:`~scaleprobe.framework.launch.SRUN_PMI1`).
 
     Examples
     --------
@@ -160,6 +164,7 @@ class LaunchSettings:
     mpiexec_mpi: str = ""
     program_family: str = "unknown"
     program_mpi: str = ""
+    program_library: str = ""
 
     @classmethod
     def from_config(cls) -> LaunchSettings:

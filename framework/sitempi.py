@@ -33,6 +33,7 @@ __all__ = [
     "MpiImplementation",
     "binary_mpi",
     "family_name",
+    "is_wheel_mpich",
     "launcher_mpi",
     "launchers_beside",
     "library_mpi",
@@ -102,6 +103,49 @@ class MpiImplementation:
         str
         """
         return f"{self.name} ({self.library})" if self.library else self.name
+
+
+@functools.lru_cache(maxsize=1)
+def _wheel_libraries() -> frozenset:
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("mpich").files or ()
+    except metadata.PackageNotFoundError:
+        return frozenset()
+    found = set()
+    for file in files:
+        if _LIBRARY.match(os.path.basename(str(file))):
+            found.add(os.path.realpath(file.locate()))
+    return frozenset(found)
+
+
+def is_wheel_mpich(library: str) -> bool:
+    """Whether an MPI library is the ``mpich`` wheel's (the one mpi4py loads here).
+
+    That MPICH reaches SLURM's ``pmi2`` plugin through PMI-1 alone (its PMI-2 client
+    is not built), and over UCX by default: :func:`~scaleprobe.framework.launch.
+    launch_environment` picks its transport for ``srun`` launches by this.
+
+    Parameters
+    ----------
+    library : str
+        Path of an MPI library, e.g. :attr:`MpiImplementation.library`.
+
+    Returns
+    -------
+    bool
+        False for an empty path, another library, or where no ``mpich`` wheel is
+        installed.
+
+    Examples
+    --------
+    >>> is_wheel_mpich("/usr/lib/x86_64-linux-gnu/libmpi.so.40")
+    False
+    """
+    if not library:
+        return False
+    return os.path.realpath(library) in _wheel_libraries()
 
 
 def _family_of_soname(soname: str) -> str:

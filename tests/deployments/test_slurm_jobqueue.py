@@ -77,9 +77,6 @@ def test_cluster_slurm_runs_every_point_inside_worker_jobs(
     assert scripts, "the worker jobs wrote no logs"
 
 
-@pytest.mark.slurm
-@pytest.mark.mpi
-@pytest.mark.slow
 def _settled_jobs(slurm, comment, timeout=30.0):
     """The controller's lines of the jobs with ``comment`` once none is completing
     (a completing job counts only the nodes still releasing it in NumNodes)."""
@@ -93,6 +90,9 @@ def _settled_jobs(slurm, comment, timeout=30.0):
         time.sleep(0.5)
 
 
+@pytest.mark.slurm
+@pytest.mark.mpi
+@pytest.mark.slow
 def test_cluster_slurm_places_points_on_the_nodes_of_a_worker_job(
     slurm, tmp_path, monkeypatch
 ):

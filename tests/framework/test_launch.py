@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import socket
@@ -7,6 +8,7 @@ import dask
 import pytest
 from scaleprobe.framework._hostload import MIN_SECONDS
 from scaleprobe.framework.launch import (
+    SRUN_PMI1,
     build_command,
     launch_environment,
     launch_point,
@@ -279,6 +281,28 @@ def test_open_mpi_as_root_gets_its_consent_and_mpich_nothing(monkeypatch):
     assert build_command(spec, point, settings=openmpi)[:4] == [
         "/usr/bin/mpiexec.openmpi", "--oversubscribe", "-n", "2",
     ]  # fmt: skip
+
+
+def test_srun_runs_the_wheels_mpich_over_ofi_tcp_and_nothing_else(monkeypatch):
+    # the rule's known answers; tests/deployments/test_slurm_pmi.py runs the steps
+    for name in SRUN_PMI1:
+        monkeypatch.delenv(name, raising=False)
+    spec = _none_spec(nodes=4, ppn=1)
+    point = plan(spec)[0]
+    wheel = check_launcher(spec, LaunchSettings.from_config()).program_library
+    srun = LaunchSettings(mpiexec="/x/mpiexec", launcher="srun", program_library=wheel)
+    env = launch_environment(spec, point, srun)
+    assert {name: env.get(name) for name in SRUN_PMI1} == SRUN_PMI1
+    # hydra's PMI takes any value: the wheel keeps its own transport there
+    hydra = dataclasses.replace(srun, launcher="mpiexec")
+    assert not set(SRUN_PMI1) & set(launch_environment(spec, point, hydra))
+    # another MPI (a site MPICH with SLURM's PMI-2) keeps its own
+    site = dataclasses.replace(srun, program_library="/opt/mpich/lib/libmpi.so.12")
+    assert not set(SRUN_PMI1) & set(launch_environment(spec, point, site))
+    # the spec's env has the last word
+    chosen = _none_spec(nodes=4, ppn=1, env={"MPIR_CVAR_CH4_NETMOD": "ucx"})
+    env = launch_environment(chosen, plan(chosen)[0], srun)
+    assert (env["MPIR_CVAR_CH4_NETMOD"], env["FI_PROVIDER"]) == ("ucx", "tcp")
 
 
 def test_the_launching_processs_slurm_node_is_not_the_ranks(monkeypatch):
