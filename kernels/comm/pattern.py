@@ -27,8 +27,10 @@ process (and node) is also the busiest. A phase ends when its busiest node has
 finished, and patterns with boundaries (a stencil's edge ranks have fewer
 neighbours) are not uniform; :meth:`CommPattern.metrics` therefore also gives
 ``NTmax``, the inter-node bytes of the busiest node (the larger of what it sends
-and what it receives), which is not among the paper's metrics (:data:`METRICS`) but
-in :data:`EXTRA_METRICS`.
+and what it receives), and ``SWTmax``, the inter-switch bytes of the busiest switch
+(what leaves or enters it through its uplinks: ``SW`` counts the switches an
+allocation touches, not what their uplinks carry). Neither is among the paper's
+metrics (:data:`METRICS`); both are in :data:`EXTRA_METRICS`.
 
 :func:`place_nodes` puts an allocation of ``N`` nodes on a machine of
 ``machine_nodes`` nodes, compactly (consecutive nodes) or at random (seeded), as a
@@ -55,8 +57,9 @@ __all__ = [
 #: The descriptive metrics, in the order :meth:`CommPattern.metric_vector` uses.
 METRICS = ("S", "M", "PPN", "N", "I", "PT", "NT", "V", "NI", "VI", "SW", "R", "SWR")
 
-#: Metrics beyond the paper's: the busiest node's inter-node bytes.
-EXTRA_METRICS = ("NTmax",)
+#: Metrics beyond the paper's: the busiest node's inter-node bytes, the busiest
+#: switch's inter-switch bytes.
+EXTRA_METRICS = ("NTmax", "SWTmax")
 
 #: Long names of the metrics.
 METRIC_LONG_NAMES = {
@@ -74,6 +77,7 @@ METRIC_LONG_NAMES = {
     "R": "racks the allocation touches",
     "SWR": "switches per rack SW / R",
     "NTmax": "inter-node bytes of the busiest node (sent or received)",
+    "SWTmax": "inter-switch bytes of the busiest switch (sent or received)",
 }
 
 #: Units of the metrics.
@@ -92,6 +96,7 @@ METRIC_UNITS = {
     "R": "1",
     "SWR": "1",
     "NTmax": "bytes",
+    "SWTmax": "bytes",
 }
 
 
@@ -292,6 +297,12 @@ class CommPattern:
         across = np.where(crossing, self.sizes, 0.0)
         sent = np.bincount(node, across.sum(axis=1), minlength=nodes)
         received = np.bincount(node, across.sum(axis=0), minlength=nodes)
+        rank_switch = np.unique(switch, return_inverse=True)[1][node]
+        uplinks = np.where(
+            rank_switch[:, None] != rank_switch[None, :], self.sizes, 0.0
+        )
+        leaving = np.bincount(rank_switch, uplinks.sum(axis=1), minlength=switches)
+        entering = np.bincount(rank_switch, uplinks.sum(axis=0), minlength=switches)
         return {
             "S": size,
             "M": per_process,
@@ -307,6 +318,7 @@ class CommPattern:
             "R": float(racks),
             "SWR": switches / racks,
             "NTmax": float(max(sent.max(), received.max())),
+            "SWTmax": float(max(leaving.max(), entering.max())),
         }
 
     def metric_vector(self, **mapping):

@@ -34,7 +34,9 @@ a pattern with boundaries (a stencil's inner nodes carry up to 1.7x the mean ``N
 loads its nodes less evenly than the benchmark's random pairings (at most 1.33x), so
 a model on the mean node traffic alone under-predicts it (by 15-38 % on the stencils
 of ``tests/benchmarks/bench_commpredictor.py``, against 0-10 % with ``NTmax`` but
-for the few-byte phases of area Ia).
+for the few-byte phases of area Ia). ``SWTmax``, the inter-switch bytes of the
+busiest switch, may be given too: what a switch's uplinks carry, which neither the
+paper's metrics nor ``NTmax`` describe.
 """
 
 from __future__ import annotations

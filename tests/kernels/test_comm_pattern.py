@@ -46,6 +46,22 @@ def test_busiest_node_traffic_counts_what_a_node_sends_or_receives():
     assert CommPattern(sizes).metrics(ppn=2)["NTmax"] == 200.0
 
 
+def test_busiest_switch_traffic_counts_what_leaves_or_enters_a_switch():
+    # nodes on machine nodes 0, 1 (switch 0) and 16, 17 (switch 1), ppn 1: node 0
+    # sends 100 B to node 2 and 70 B to node 1 (same switch), node 1 50 B to node 3,
+    # node 3 30 B to node 0; switch 0 sends 150 B up, receives 30 B
+    sizes = np.zeros((4, 4))
+    sizes[0, 2], sizes[0, 1], sizes[1, 3], sizes[3, 0] = 100.0, 70.0, 50.0, 30.0
+    pattern = CommPattern(sizes)
+    m = pattern.metrics(ppn=1, placement=[0, 1, 16, 17], nodes_per_switch=16)
+    assert (m["SWTmax"], m["NTmax"], m["SW"]) == (150.0, 170.0, 2)
+    # one switch: nothing goes up, whatever the nodes send
+    assert pattern.metrics(ppn=1, nodes_per_switch=16)["SWTmax"] == 0.0
+    # every node a switch of its own: the busiest switch is the busiest node
+    m = pattern.metrics(ppn=1, nodes_per_switch=1)
+    assert m["SWTmax"] == m["NTmax"] == 170.0
+
+
 def test_all_on_one_node_has_no_node_traffic():
     m = CommPattern.from_partners([[1], [0]], 4096).metrics(ppn=2)
     assert m["I"] == 0
