@@ -231,6 +231,16 @@ def _recorded(dataset, target, name, X) -> bool:
     return len(wider) == len(X)
 
 
+def _positive_times(predicted):
+    """The predicted times with those not above zero (a law carried beyond its
+    training rows; :meth:`predict` warned) set to NaN, and how many they were."""
+    import numpy as np
+
+    predicted = np.asarray(predicted, dtype=float)
+    unknown = ~(predicted > 0)
+    return np.where(unknown, np.nan, predicted), int(unknown.sum())
+
+
 def _description(args):
     mapping = {"ppn": int(args.ppn) if args.ppn else 1}
     for key in ("allocation", "machine_nodes", "nodes_per_switch", "switches_per_rack"):
@@ -315,7 +325,7 @@ def project_phase(args, fit, name, nodes):
     with reported_warnings():
         predicted = model.predict(frame[list(model.feature_names_in_)])
     table["area"] = model.area_names(frame[list(model.feature_names_in_)])
-    table["time_predicted"] = predicted
+    table["time_predicted"], unknown = _positive_times(predicted)
     what = (
         f"--stencil {args.stencil} --shape {args.shape}"
         if args.stencil
@@ -325,6 +335,11 @@ def project_phase(args, fit, name, nodes):
     columns = ["N", "PPN", "S", "M", "NT", "NTmax", "SW", "SWTmax", "R", "area"]
     columns = [name for name in columns if name in table] + ["time_predicted"]
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if unknown:
+        print(
+            f"{unknown} of {len(table)} rows: the law gives no positive time there, "
+            "beyond what the benchmark covered: cannot tell (time_predicted NaN)"
+        )
     print()
     print(render_verdict(fit.verdict))
     if args.output:

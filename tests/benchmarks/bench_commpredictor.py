@@ -226,26 +226,34 @@ def baselines(X, y):
     }
 
 
+def _mean(values):
+    """Mean of the values predicted (NaN: the model could not tell)."""
+    return np.nanmean(values) if np.isfinite(values).any() else np.nan
+
+
 def table(predictions, observed, area, kernel):
-    """Per model: mean |relative error|, share within 30 %, per area and kernel."""
+    """Per model: mean |relative error| over the phases it predicted, share within
+    30 % of all phases (one it cannot tell, NaN, is not within), per area and
+    kernel, and how many it could not tell."""
     print(
         f"\n{'model':<10} {'mean|err|':>9} {'within30%':>9}  per area mean|err| "
         "(n) | per kernel"
     )
     for name, predicted in predictions.items():
-        error = (predicted - observed) / observed
+        error = np.abs((predicted - observed) / observed)
         parts = [
-            f"{a}: {100 * np.mean(np.abs(error[area == a])):.0f} % "
-            f"(n={int((area == a).sum())})"
+            f"{a}: {100 * _mean(error[area == a]):.0f} % (n={int((area == a).sum())})"
             for a in np.unique(area)
         ]
         parts += [
-            f"{k}: {100 * np.mean(np.abs(error[kernel == k])):.0f} %"
-            for k in np.unique(kernel)
+            f"{k}: {100 * _mean(error[kernel == k]):.0f} %" for k in np.unique(kernel)
         ]
+        unknown = int(np.isnan(error).sum())
+        if unknown:
+            parts.append(f"cannot tell: {unknown}")
         print(
-            f"{name:<10} {100 * np.mean(np.abs(error)):>8.1f}% "
-            f"{100 * np.mean(np.abs(error) <= 0.3):>8.0f}%  " + "  ".join(parts)
+            f"{name:<10} {100 * _mean(error):>8.1f}% "
+            f"{100 * np.mean(error <= 0.3):>8.0f}%  " + "  ".join(parts)
         )
 
 

@@ -212,9 +212,12 @@ def report(predictions, observed, area, rows):
         )
     for name in ("predictor", "predictor+NTmax"):
         error = np.abs(predictions[name] - observed) / observed
+        unknown = int(np.isnan(error).sum())  # cannot tell: never within
+        mean = np.nanmean(error) if unknown < len(error) else np.nan
         print(
-            f"{name}: mean |err| {100 * error.mean():.1f} %, "
-            f"{100 * np.mean(error <= 0.3):.0f} % within +-30 %"
+            f"{name}: mean |err| {100 * mean:.1f} % of {len(error) - unknown} "
+            f"predicted, {100 * np.mean(error <= 0.3):.0f} % of {len(error)} within "
+            f"+-30 % ({unknown} cannot tell)"
         )
 
 

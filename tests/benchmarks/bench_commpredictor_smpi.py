@@ -521,11 +521,13 @@ def evaluate(points, records, models, X, y, workdir):
     print_phases(points, rows, observed, predictions, area)
     for name in models:
         error = np.abs(predictions[name] - observed) / observed
-        met = error.mean() <= 0.2 and np.mean(error <= 0.3) >= 0.75
+        unknown = int(np.isnan(error).sum())  # cannot tell: never within
+        mean = np.nanmean(error) if unknown < len(error) else np.nan
+        met = mean <= 0.2 and np.mean(error <= 0.3) >= 0.75
         print(
-            f"{name}: mean |err| {100 * error.mean():.1f} %, "
-            f"{100 * np.mean(error <= 0.3):.0f} % within +-30 %: goal "
-            f"{'met' if met else 'NOT met'}"
+            f"{name}: mean |err| {100 * mean:.1f} % of {len(error) - unknown} "
+            f"predicted, {100 * np.mean(error <= 0.3):.0f} % of {len(error)} within "
+            f"+-30 % ({unknown} cannot tell): goal {'met' if met else 'NOT met'}"
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -160,6 +161,46 @@ def test_a_phase_set_by_its_busiest_node_is_projected_with_ntmax(tmp_path, capsy
     lines = capsys.readouterr().out.splitlines()
     assert "NTmax" not in lines[1].split()
     assert float(lines[2].split()[-1]) < 0.85 * _busiest_law(expected).iloc[0]
+
+
+def _falling_law(metrics):
+    """A known time that falls with the node traffic (positive on the benchmark's
+    rows, up to 8.4 MB of NT; below zero beyond 13 MB)."""
+    return 4e-3 - 3e-10 * metrics["NT"]
+
+
+@pytest.mark.slow  # fits an ensemble
+def test_a_time_not_above_zero_is_printed_as_cannot_tell(tmp_path, capsys):
+    from scaleprobe.models import load_models
+
+    results = _benchmark(tmp_path, law=_falling_law)
+    model = str(tmp_path / "comm.json")
+    fit = ["fit", str(results), "--model", "commpredictor", "--output", model]
+    assert main(fit) == 0
+    shapes = {"96,96,96": 96, "2048,2048,2048": 2048}
+    mapping = {"pattern": {"stencil": "jacobi3d"}, "mapping": {"ppn": 2}}
+    raw = {}
+    predictor = load_models(model).models["commpredictor"]
+    features = list(predictor.feature_names_in_)
+    for text, side in shapes.items():
+        mapping["pattern"]["shape"] = [side] * 3
+        table = pattern_table(mapping, [8], columns=[*METRICS])
+        with warnings.catch_warnings():  # beyond the range: predict warns
+            warnings.simplefilter("ignore")
+            raw[text] = predictor.predict(table.assign(nodes=table["N"])[features])[0]
+    assert raw["96,96,96"] > 0 > raw["2048,2048,2048"]  # the law carried too far
+    capsys.readouterr()
+    output = tmp_path / "phase.csv"
+    argv = ["project", model, "--stencil", "jacobi3d", "--nodes", "8", "--ppn", "2"]
+    assert main([*argv, "--shape", "2048,2048,2048", "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 rows: the law gives no positive time there" in out
+    assert "cannot tell" in out
+    assert np.isnan(pd.read_csv(output)["time_predicted"].iloc[0])
+    assert main([*argv, "--shape", "96,96,96", "--output", str(output)]) == 0
+    assert "cannot tell" not in capsys.readouterr().out
+    predicted = pd.read_csv(output)["time_predicted"].iloc[0]
+    assert predicted == pytest.approx(raw["96,96,96"])
 
 
 def test_project_predicts_a_stencil_never_run_at_a_mapping(fitted, capsys):
