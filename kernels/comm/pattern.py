@@ -100,6 +100,15 @@ METRIC_UNITS = {
 }
 
 
+def _busiest(group, sizes) -> float:
+    """The most bytes one group of ranks (a node, a switch) sends to other groups or
+    receives from them; ``group`` gives each rank's group, numbered from 0."""
+    across = np.where(group[:, None] != group[None, :], sizes, 0.0)
+    sent = np.bincount(group, across.sum(axis=1))
+    received = np.bincount(group, across.sum(axis=0))
+    return float(max(sent.max(), received.max()))
+
+
 def place_nodes(nodes, allocation="compact", *, machine_nodes=None, seed=0):
     """Machine node index of each node of an allocation.
 
@@ -294,15 +303,7 @@ class CommPattern:
         process_traffic = size * per_process
         node_traffic = process_traffic * ppn * share
         node_messages = per_process * share * ppn
-        across = np.where(crossing, self.sizes, 0.0)
-        sent = np.bincount(node, across.sum(axis=1), minlength=nodes)
-        received = np.bincount(node, across.sum(axis=0), minlength=nodes)
         rank_switch = np.unique(switch, return_inverse=True)[1][node]
-        uplinks = np.where(
-            rank_switch[:, None] != rank_switch[None, :], self.sizes, 0.0
-        )
-        leaving = np.bincount(rank_switch, uplinks.sum(axis=1), minlength=switches)
-        entering = np.bincount(rank_switch, uplinks.sum(axis=0), minlength=switches)
         return {
             "S": size,
             "M": per_process,
@@ -317,8 +318,8 @@ class CommPattern:
             "SW": float(switches),
             "R": float(racks),
             "SWR": switches / racks,
-            "NTmax": float(max(sent.max(), received.max())),
-            "SWTmax": float(max(leaving.max(), entering.max())),
+            "NTmax": _busiest(node, self.sizes),
+            "SWTmax": _busiest(rank_switch, self.sizes),
         }
 
     def metric_vector(self, **mapping):
