@@ -686,7 +686,7 @@ def _wait(process, spec: Spec, settings: LaunchSettings, keep_running, result):
             )
             result["stopped"] = True
     except subprocess.TimeoutExpired:
-        terminate_group(process, settings.kill_grace)
+        terminate_group(process, _grace(process, settings))
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
         result["error"] = (
@@ -827,6 +827,47 @@ def launch_point(
 
 
 # ------------------------------------------------------------ the launch's process
+
+
+def _grace(process, settings: LaunchSettings) -> float:
+    """Seconds from SIGTERM to SIGKILL of a launch that ran out of time.
+
+    ``srun`` ends its step on SIGTERM (it signals the tasks, then waits up to
+    SLURM's ``KillWait`` for them); killed before, it leaves the step's ranks
+    running on the nodes, where the next points would share their cores.
+    """
+    args = process.args if isinstance(process.args, list | tuple) else [process.args]
+    if os.path.basename(str(args[0])) != "srun":
+        return settings.kill_grace
+    return max(settings.kill_grace, _slurm_kill_wait() + 2.0)
+
+
+def _slurm_kill_wait() -> float:
+    """SLURM's ``KillWait``: seconds between a step's SIGTERM and its SIGKILL.
+
+    Read from ``scontrol show config`` (only a launch that ran out of time asks);
+    SLURM's default, 30, where it cannot be read.
+
+    Returns
+    -------
+    float
+    """
+    try:
+        out = subprocess.run(
+            ["scontrol", "show", "config"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 30.0
+    for line in out.splitlines():
+        name, _, value = line.partition("=")
+        if name.strip() == "KillWait" and value.split():
+            with contextlib.suppress(ValueError):
+                return float(value.split()[0])
+    return 30.0
 
 
 def terminate_group(process: subprocess.Popen, grace: float) -> None:

@@ -118,6 +118,23 @@ def test_a_hang_is_killed_with_its_whole_process_group():
     assert left.stdout.strip() == ""
 
 
+def test_srun_is_given_slurms_kill_wait_to_end_its_step(monkeypatch):
+    # srun ends its step on SIGTERM and waits up to KillWait for the tasks; a
+    # SIGKILL before that leaves them on the nodes
+    from types import SimpleNamespace
+
+    from scaleprobe.framework import launch
+
+    monkeypatch.setattr(launch, "_slurm_kill_wait", lambda: 30.0)
+    settings = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=2.0)
+    srun = SimpleNamespace(args=["srun", "--mpi=pmi2", "--ntasks=4", "prog"])
+    assert launch._grace(srun, settings) == 32.0
+    hydra = SimpleNamespace(args=["/x/mpiexec", "-n", "4", "prog"])
+    assert launch._grace(hydra, settings) == 2.0
+    patient = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=60.0)
+    assert launch._grace(srun, patient) == 60.0
+
+
 def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
     import dask
 
