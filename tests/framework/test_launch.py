@@ -301,7 +301,7 @@ def test_open_mpi_as_root_gets_its_consent_and_mpich_nothing(monkeypatch):
 
 
 def test_srun_runs_the_wheels_mpich_over_ofi_tcp_and_nothing_else(monkeypatch):
-    # the rule's known answers; tests/deployments/test_slurm_pmi.py runs the steps
+    # the rule's known answers; tests/deployments/test_slurm_wheel_pmi.py runs the steps
     for name in SRUN_PMI1:
         monkeypatch.delenv(name, raising=False)
     spec = _none_spec(nodes=4, ppn=1)
