@@ -679,14 +679,14 @@ def _wait(process, spec: Spec, settings: LaunchSettings, keep_running, result):
     try:
         stdout, stderr, stopped = wait_launch(process, spec.timeout, keep_running)
         if stopped:
-            terminate_group(process, 0.5)
+            terminate_group(process, _grace(settings))
             stdout, stderr = process.communicate()
             result["error"] = (
                 "the sweep that asked for this point went away; launch killed"
             )
             result["stopped"] = True
     except subprocess.TimeoutExpired:
-        terminate_group(process, _grace(process, settings))
+        terminate_group(process, _grace(settings))
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
         result["error"] = (
@@ -694,7 +694,7 @@ def _wait(process, spec: Spec, settings: LaunchSettings, keep_running, result):
         )
     finally:
         if process.poll() is None:
-            terminate_group(process, 0.5)
+            terminate_group(process, _grace(settings))
     return stdout, stderr
 
 
@@ -829,15 +829,14 @@ def launch_point(
 # ------------------------------------------------------------ the launch's process
 
 
-def _grace(process, settings: LaunchSettings) -> float:
-    """Seconds from SIGTERM to SIGKILL of a launch that ran out of time.
+def _grace(settings: LaunchSettings) -> float:
+    """Seconds from SIGTERM to SIGKILL of a launch that is killed.
 
     ``srun`` ends its step on SIGTERM (it signals the tasks, then waits up to
-    SLURM's ``KillWait`` for them); killed before, it leaves the step's ranks
+    SLURM's ``KillWait`` for them); killed before, it can leave the step's ranks
     running on the nodes, where the next points would share their cores.
     """
-    args = process.args if isinstance(process.args, list | tuple) else [process.args]
-    if os.path.basename(str(args[0])) != "srun":
+    if not _uses_srun(settings):
         return settings.kill_grace
     return max(settings.kill_grace, _slurm_kill_wait() + 2.0)
 
@@ -873,6 +872,10 @@ def _slurm_kill_wait() -> float:
 def terminate_group(process: subprocess.Popen, grace: float) -> None:
     """Kill the launch's whole process group: SIGTERM, then SIGKILL after ``grace``.
 
+    The group, not only its leader, has ``grace`` seconds to end: the leader (the
+    guard of ``_guard.py``) dies at once on SIGTERM, while ``srun`` in the same group
+    still signals the step's tasks and waits for them.
+
     Parameters
     ----------
     process : subprocess.Popen
@@ -880,20 +883,51 @@ def terminate_group(process: subprocess.Popen, grace: float) -> None:
     grace : float
         Seconds between SIGTERM and SIGKILL.
     """
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            if sig == signal.SIGKILL:
-                return
-        except subprocess.TimeoutExpired:
-            continue
-    # The leader may be gone while ranks it left behind still hold the group.
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace)  # reaped, the leader no longer holds the group
+    while time.monotonic() < deadline and _group_alive(process.pid):
+        time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5.0)
+    deadline = time.monotonic() + 5.0  # the killed members end
+    while time.monotonic() < deadline and _group_alive(process.pid):
+        time.sleep(0.05)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process that has not ended is left in the process group ``pgid``.
+
+    Ended processes not yet reaped by their new parent (zombies) do not count;
+    without ``/proc``, any member does.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    return any(entry.isdigit() and _running_member(entry, pgid) for entry in entries)
+
+
+def _running_member(pid: str, pgid: int) -> bool:
+    """Whether process ``pid`` is in group ``pgid`` and not a zombie (``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return False
+    return len(fields) > 2 and fields[0] != "Z" and fields[2] == str(pgid)
 
 
 def wait_launch(process, timeout: float, keep_running, poll: float = 0.5):

@@ -3,6 +3,8 @@ import json
 import os
 import socket
 import subprocess
+import sys
+import time
 
 import dask
 import pytest
@@ -121,18 +123,50 @@ def test_a_hang_is_killed_with_its_whole_process_group():
 def test_srun_is_given_slurms_kill_wait_to_end_its_step(monkeypatch):
     # srun ends its step on SIGTERM and waits up to KillWait for the tasks; a
     # SIGKILL before that leaves them on the nodes
-    from types import SimpleNamespace
-
     from scaleprobe.framework import launch
 
     monkeypatch.setattr(launch, "_slurm_kill_wait", lambda: 30.0)
-    settings = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=2.0)
-    srun = SimpleNamespace(args=["srun", "--mpi=pmi2", "--ntasks=4", "prog"])
-    assert launch._grace(srun, settings) == 32.0
-    hydra = SimpleNamespace(args=["/x/mpiexec", "-n", "4", "prog"])
-    assert launch._grace(hydra, settings) == 2.0
-    patient = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=60.0)
-    assert launch._grace(srun, patient) == 60.0
+    srun = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=2.0, launcher="srun")
+    assert launch._grace(srun) == 32.0
+    hydra = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=2.0, launcher="mpiexec")
+    assert launch._grace(hydra) == 2.0
+    patient = LaunchSettings(mpiexec="/x/mpiexec", kill_grace=60.0, launcher="srun")
+    assert launch._grace(patient) == 60.0
+
+
+def test_the_whole_group_not_only_its_leader_gets_the_grace(tmp_path):
+    # The guard leads the group and dies at once on SIGTERM; srun, in the same
+    # group, still needs its grace to end the step's tasks cleanly.
+    from scaleprobe.framework import launch
+
+    done, ready = tmp_path / "ended", tmp_path / "ready"
+    slow = (
+        f"trap 'sleep 1; echo clean > {done}; exit 0' TERM; "
+        f"touch {ready}; sleep 60 & wait"
+    )
+    guard = os.path.join(os.path.dirname(launch.__file__), "_guard.py")
+
+    def start():
+        ready.unlink(missing_ok=True)
+        process = subprocess.Popen(
+            [sys.executable, "-S", guard, str(os.getpid()), "bash", "-c", slow],
+            start_new_session=True,
+        )
+        for _ in range(600):  # the trap is set
+            if ready.exists():
+                return process
+            time.sleep(0.05)
+        raise AssertionError("the group's member never started")
+
+    process = start()
+    launch.terminate_group(process, 30.0)
+    assert done.read_text() == "clean\n"  # the member ended by itself
+    assert not launch._group_alive(process.pid)
+    done.unlink()
+    hurried = start()
+    launch.terminate_group(hurried, 0.2)  # too short a grace: SIGKILL
+    assert not done.exists()
+    assert not launch._group_alive(hurried.pid)
 
 
 def test_real_nodes_are_placed_ppn_per_node(monkeypatch, tmp_path):
