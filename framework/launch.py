@@ -303,7 +303,8 @@ def launcher_words(
         # none) ppn per node; emulated nodes are virtual and live on one host (its
         # core slots are host-wide), so every rank goes to one node, more ranks
         # than CPUs allowed (virtual time charges CPU time).
-        plugin = "pmix" if settings.program_family == "openmpi" else "pmi2"
+        openmpi = settings.program is not None and settings.program.family == "openmpi"
+        plugin = "pmix" if openmpi else "pmi2"
         placement = (
             [f"--nodes={nodes}", f"--ntasks-per-node={ppn}"]
             if real_nodes
@@ -455,7 +456,11 @@ def launch_environment(
         from .netns import MPI_ENVIRONMENT
 
         env.update(MPI_ENVIRONMENT)
-    elif _uses_srun(settings) and is_wheel_mpich(settings.program_library):
+    elif (
+        _uses_srun(settings)
+        and settings.program is not None
+        and is_wheel_mpich(settings.program.library)
+    ):
         env.update(SRUN_PMI1)
     env.update(spec.env)
     return env

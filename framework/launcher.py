@@ -177,10 +177,9 @@ def check_launcher(spec: Spec, settings: LaunchSettings) -> LaunchSettings:
     Returns
     -------
     LaunchSettings
-        ``settings`` with the program's MPI (``program_family``, ``program_mpi``,
-        ``program_library``) and, where the ``mpiexec`` found is of another MPI
-        than the program's, the matching one installed beside the program's MPI
-        library.
+        ``settings`` with the program's MPI (``program``) and, where the
+        ``mpiexec`` found is of another MPI than the program's, the matching one
+        installed beside the program's MPI library.
 
     Raises
     ------
@@ -194,12 +193,7 @@ def check_launcher(spec: Spec, settings: LaunchSettings) -> LaunchSettings:
     program = program_mpi(spec, settings)
     if program is None:
         return settings
-    settings = dataclasses.replace(
-        settings,
-        program_family=program.family,
-        program_mpi=program.describe(),
-        program_library=program.library,
-    )
+    settings = dataclasses.replace(settings, program=program)
     if spec.throttle.mode == "netns":
         if program.family != "mpich":
             raise SettingsError(
@@ -234,11 +228,13 @@ def describe_mpi(settings: LaunchSettings) -> str:
 
     Examples
     --------
+    >>> from scaleprobe.framework.sitempi import MpiImplementation
+    >>> program = MpiImplementation("openmpi", "Open MPI", "/usr/lib/libmpi.so.40")
     >>> describe_mpi(LaunchSettings(mpiexec="/usr/bin/mpiexec.openmpi",
-    ...                             mpiexec_mpi="Open MPI 4.1.4",
-    ...                             program_mpi="Open MPI (/usr/lib/libmpi.so.40)"))
+    ...                             mpiexec_mpi="Open MPI 4.1.4", program=program))
     'the program links Open MPI (/usr/lib/libmpi.so.40); mpiexec /usr/bin/mpiexec.openmpi is Open MPI 4.1.4'
     """  # noqa: E501
-    program = settings.program_mpi or "an MPI this cannot tell"
+    program = settings.program.describe() if settings.program else None
+    program = program or "an MPI this cannot tell"
     launcher = settings.mpiexec_mpi or "of an MPI this cannot tell"
     return f"the program links {program}; mpiexec {settings.mpiexec} is {launcher}"

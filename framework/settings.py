@@ -18,7 +18,7 @@ import sys
 
 from . import config
 from ._names import did_you_mean
-from .sitempi import launcher_mpi
+from .sitempi import MpiImplementation, launcher_mpi
 
 __all__ = [
     "LAUNCHERS",
@@ -130,14 +130,11 @@ class LaunchSettings:
         ``OMPI_ALLOW_RUN_AS_ROOT`` variables.
     mpiexec_mpi : str, default=""
         What ``mpiexec --version`` says it is, e.g. ``MPICH 5.0.2 (hydra)``.
-    program_family : str, default="unknown"
-        The MPI family the program links, where a sweep found out
-        (:func:`~scaleprobe.framework.launcher.check_launcher`): it picks the
-        ``srun --mpi`` plugin (``pmix`` for Open MPI, else ``pmi2``).
-    program_mpi : str, default=""
-        The MPI the program links, e.g. ``Open MPI (/usr/lib/.../libmpi.so.40)``.
-    program_library : str, default=""
-        Path of that MPI's library, where a sweep found it: the ``mpich`` wheel's
+    program : MpiImplementation or None, default=None
+        The MPI the program links, where a sweep found out
+        (:func:`~scaleprobe.framework.launcher.check_launcher`): its family picks
+        the ``srun --mpi`` plugin (``pmix`` for Open MPI, else ``pmi2``), and the
+        ``mpich`` wheel's library
         (:func:`~scaleprobe.framework.sitempi.is_wheel_mpich`) is given its
         transport for ``srun`` (:data:`~scaleprobe.framework.launch.SRUN_PMI1`).
 
@@ -162,9 +159,7 @@ class LaunchSettings:
     kill_grace: float = 2.0
     mpiexec_family: str = "unknown"
     mpiexec_mpi: str = ""
-    program_family: str = "unknown"
-    program_mpi: str = ""
-    program_library: str = ""
+    program: MpiImplementation | None = None
 
     @classmethod
     def from_config(cls) -> LaunchSettings:

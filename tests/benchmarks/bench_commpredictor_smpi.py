@@ -311,13 +311,11 @@ def uplink_share(pattern, ppn, hosts, uplinks=4):
     the paper's 13 (nor ``NTmax``) describes. 0 when no message leaves its leaf; above
     1 the leaf's uplinks, not its nodes' links, bound the phase.
     """
-    node = np.arange(pattern.ranks) // ppn
-    leaf = np.asarray(hosts)[node] // NODES_PER_SWITCH
-    across = np.where(leaf[:, None] != leaf[None, :], pattern.sizes, 0.0)
-    up = np.bincount(leaf, across.sum(axis=1))
-    down = np.bincount(leaf, across.sum(axis=0))
-    busiest = pattern.metrics(ppn=ppn)["NTmax"]
-    return max(up.max(), down.max()) / uplinks / busiest if busiest else 0.0
+    metrics = pattern.metrics(
+        ppn=ppn, placement=hosts, nodes_per_switch=NODES_PER_SWITCH
+    )
+    busiest = metrics["NTmax"]
+    return metrics["SWTmax"] / uplinks / busiest if busiest else 0.0
 
 
 def print_uplinks(train, times, points):

@@ -39,7 +39,7 @@ def test_an_open_mpi_program_gets_the_pmix_plugin(slurm, tmp_path, monkeypatch):
     point = plan(spec)[0]
     with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
         settings = check_launcher(spec, LaunchSettings.from_config())
-    assert settings.program_family == "openmpi"
+    assert settings.program.family == "openmpi"
     result = launch_point(spec, point, settings=settings)
     assert result["command"][:2] == ["srun", "--mpi=pmix"]
     assert result["status"] == "ok", result["error"]

@@ -21,6 +21,7 @@ import subprocess
 
 import dask
 import pytest
+from _system import missing
 from scaleprobe.framework.launch import SRUN_PMI1, launch_point
 from scaleprobe.framework.launcher import check_launcher
 from scaleprobe.framework.planning import plan
@@ -43,7 +44,7 @@ def _ip(*words: str) -> None:
 def many_interfaces():
     """``PAIRS`` veth pairs with addresses, up, on this host; removed afterwards."""
     if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("adding network interfaces needs root and 'ip' (iproute2)")
+        pytest.skip(missing("root and 'ip' (apt-get install iproute2)"))
     tag = f"spu{os.getpid() % 10000}"
     made = []
     try:
@@ -81,7 +82,7 @@ def test_wheel_ranks_start_on_four_nodes_of_a_host_of_many_interfaces(
     spec = _spec()
     with dask.config.set({"scaleprobe.launch.launcher": "srun"}):
         settings = check_launcher(spec, LaunchSettings.from_config())
-    assert settings.program_family == "mpich"
+    assert settings.program.family == "mpich"
     point = plan(spec)[0]
     result = launch_point(spec, point, settings=settings)
     assert result["command"][:2] == ["srun", "--mpi=pmi2"]

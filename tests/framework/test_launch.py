@@ -19,6 +19,7 @@ from scaleprobe.framework.launch import (
 from scaleprobe.framework.launcher import check_launcher
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.settings import LaunchSettings, SettingsError
+from scaleprobe.framework.sitempi import MpiImplementation
 from scaleprobe.framework.spec import load_spec
 
 pytestmark = pytest.mark.mpi
@@ -288,9 +289,8 @@ def test_an_external_programs_mpiexec_carries_the_placement(monkeypatch, tmp_pat
         "./bfs", "12",
     ]  # fmt: skip
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    srun = LaunchSettings(
-        mpiexec="/x/mpiexec", launcher="srun", program_family="openmpi"
-    )
+    openmpi = MpiImplementation("openmpi", "Open MPI", "/usr/lib/libmpi.so.40")
+    srun = LaunchSettings(mpiexec="/x/mpiexec", launcher="srun", program=openmpi)
     assert build_command(spec, plan(spec)[0], settings=srun) == [
         "srun", "--mpi=pmix", "--ntasks=4", "--nodes=2", "--ntasks-per-node=2",
         "-n", "4", "./bfs", "12",
@@ -340,15 +340,16 @@ def test_srun_runs_the_wheels_mpich_over_ofi_tcp_and_nothing_else(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     spec = _none_spec(nodes=4, ppn=1)
     point = plan(spec)[0]
-    wheel = check_launcher(spec, LaunchSettings.from_config()).program_library
-    srun = LaunchSettings(mpiexec="/x/mpiexec", launcher="srun", program_library=wheel)
+    wheel = check_launcher(spec, LaunchSettings.from_config()).program
+    srun = LaunchSettings(mpiexec="/x/mpiexec", launcher="srun", program=wheel)
     env = launch_environment(spec, point, srun)
     assert {name: env.get(name) for name in SRUN_PMI1} == SRUN_PMI1
     # hydra's PMI takes any value: the wheel keeps its own transport there
     hydra = dataclasses.replace(srun, launcher="mpiexec")
     assert not set(SRUN_PMI1) & set(launch_environment(spec, point, hydra))
     # another MPI (a site MPICH with SLURM's PMI-2) keeps its own
-    site = dataclasses.replace(srun, program_library="/opt/mpich/lib/libmpi.so.12")
+    site_mpich = MpiImplementation("mpich", "MPICH", "/opt/mpich/lib/libmpi.so.12")
+    site = dataclasses.replace(srun, program=site_mpich)
     assert not set(SRUN_PMI1) & set(launch_environment(spec, point, site))
     # the spec's env has the last word
     chosen = _none_spec(nodes=4, ppn=1, env={"MPIR_CVAR_CH4_NETMOD": "ucx"})

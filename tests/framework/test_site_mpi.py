@@ -154,7 +154,7 @@ def test_a_python_program_on_the_venv_mpich_needs_no_change(tmp_path):
     settings = LaunchSettings.from_config()
     checked = check_launcher(spec, settings)
     assert checked.mpiexec == settings.mpiexec
-    assert (checked.program_family, checked.mpiexec_family) == ("mpich", "mpich")
+    assert (checked.program.family, checked.mpiexec_family) == ("mpich", "mpich")
 
 
 # --------------------------------------------------------- run with its MPI
@@ -169,7 +169,7 @@ def test_the_open_mpi_program_runs_ok_under_its_own_mpiexec(
     assert (ds.status.values == "ok").all(), ds.error.values
     assert ds.attrs["mpiexec"] == OPENMPI_RUN
     settings = yaml.safe_load(ds.attrs["launch_settings"])
-    assert settings["program_family"] == "openmpi"
+    assert settings["program"]["family"] == "openmpi"
     points = _stored_points(tmp_path / "out.points")
     assert sorted(p["coords"]["nodes"] for p in points) == [1, 2]
     for point in points:  # the world each launch saw is the point's
