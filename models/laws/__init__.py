@@ -11,7 +11,7 @@ from .._lazy import attach
 #: Public name -> submodule that defines it.
 _EXPORTS = {
     "FlatTrend": "flat",
-    "NO_TREND_LEVEL": "flat",
+    "NO_TREND_LEVEL": "trend",
     "PMNFSearch": "pmnf",
     "PMNF_EXPONENTS": "pmnf",
     "PRESETS": "scaling_law",

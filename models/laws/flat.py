@@ -10,12 +10,9 @@ from ..core.interface import check_level
 from ..core.warnings import InsufficientDataWarning, warn
 from . import envelope as _envelope
 from .baseline import PowerLawBaseline
+from .trend import NO_TREND_LEVEL, rank_pvalues, slope_pvalues
 
 __all__ = ["NO_TREND_LEVEL", "FlatTrend", "no_trend", "trend_tests"]
-
-#: Significance level of the trend tests: a trend is read in the data when any test
-#: rejects "no trend" at this level.
-NO_TREND_LEVEL = 0.1
 
 
 def trend_tests(counts, logs):
@@ -54,11 +51,8 @@ def trend_tests(counts, logs):
     centres = np.array([v.mean() for v in runs])
     out = {}
     if x.size >= 4:
-        out["slope"] = float(stats.linregress(x, centres).pvalue)
-        # exact for the few counts a sweep has; tied centres need the asymptotic form
-        exact = np.unique(centres).size == centres.size
-        method = "exact" if exact else "asymptotic"
-        out["rank"] = float(stats.kendalltau(x, centres, method=method).pvalue)
+        out["slope"] = float(slope_pvalues(x, centres[:, None])[0])
+        out["rank"] = float(rank_pvalues(x, centres[:, None])[0])
     if x.size >= 2 and any(v.size > 1 for v in runs):
         spread = sum(float(np.sum((v - v.mean()) ** 2)) for v in runs)
         if spread > 0:

@@ -25,6 +25,7 @@ from .search import (
     Candidate,
     SeriesGroup,
     default_candidates,
+    no_trend,
     predict,
     search_group,
     select,
@@ -151,10 +152,13 @@ def _search_members(members, laws, order):
     found = search_group(group, laws)
     margin = _NOISE_MARGIN * group.noise / np.sqrt(group.count.mean(axis=0))
     m = x.size
-    chosen, score, eligible = select(found, laws, m, margin, order)
+    flat = no_trend(group, m, found.jumps)
+    chosen, score, eligible = select(found, laws, m, margin, order, flat)
     rates, checks, dropped = _nested(found, laws, group, margin, order)
     # the check of the counts before a jump at the largest one
-    before, before_score, _ = select(found, laws, m - 1, margin, order)
+    before, before_score, _ = select(
+        found, laws, m - 1, margin, order, no_trend(group, m - 1, found.jumps)
+    )
     naive = laws.index(Candidate("power", window=2))
     far = predict(laws, found.coef, x[-1] * np.asarray(_SPAN))
     out = []
@@ -222,7 +226,8 @@ def _nested(found, laws, group, margin, order):
     total, weight = np.zeros(group.size), np.zeros(group.size)
     standard = group.noise / np.sqrt(group.count.mean(axis=0))
     for rank, length in enumerate(range(m - 1, max(2, m - 1 - _NESTED), -1)):
-        chosen, score, eligible = select(found, laws, length, margin, order)
+        flat = no_trend(group, length, found.jumps)
+        chosen, score, eligible = select(found, laws, length, margin, order, flat)
         if score is None:
             continue
         distance = np.log2(group.x[length:] / group.x[length - 1])

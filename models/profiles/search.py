@@ -10,8 +10,8 @@ errors (:func:`select`): the simplest law whose error is within a margin of the
 best. The same choice made on every shorter prefix (nested) gives the errors the
 intervals are calibrated on (:mod:`scaleprobe.models.profiles.calibrate`).
 
-Only numpy is used: a profile of thousands of call paths is searched in well under a
-second per thousand series.
+Only numpy is used: a profile of thousands of call paths
+is searched in well under a second per thousand series.
 
 Candidates
 ----------
@@ -40,6 +40,13 @@ import numpy as np
 
 from ..laws.regime import find_jumps
 from ..laws.terms import Term, term_cost
+from ..laws.trend import (
+    NO_TREND_LEVEL,
+    curvature_pvalues,
+    f_pvalues,
+    rank_pvalues,
+    slope_pvalues,
+)
 
 __all__ = [
     "EXPONENTS",
@@ -47,6 +54,7 @@ __all__ = [
     "Candidate",
     "SeriesGroup",
     "default_candidates",
+    "no_trend",
     "search_group",
     "select",
 ]
@@ -446,12 +454,15 @@ def _fold_scores(found, laws, length):
     return score
 
 
-def select(found, laws, length, noise, order):
+def select(found, laws, length, noise, order, flat=None):
     """The law chosen for each series from the counts of a prefix.
 
     The best score wins unless a simpler law (earlier in ``order``) is within
     :data:`TOLERANCE` of it, or within the noise of the centres; a simpler law is
-    taken then.
+    taken then. A series whose prefix shows no trend beyond its noise (``flat``,
+    :func:`no_trend`) is given the best level (a ``constant`` law) that can be
+    scored, as the ensemble trusts the level of such measurements; the laws its
+    unrestricted choice found plausible stay among its alternatives.
 
     Parameters
     ----------
@@ -463,6 +474,8 @@ def select(found, laws, length, noise, order):
         The noise margin of each series (log units).
     order : ndarray of int
         Indices of ``laws`` from the simplest.
+    flat : ndarray of bool, shape (series,), optional
+        The series whose prefix shows no trend.
 
     Returns
     -------
@@ -476,6 +489,25 @@ def select(found, laws, length, noise, order):
     if score is None:
         size = found.coef.shape[1]
         return np.full(size, -1), None, np.zeros((len(laws), size), bool)
+    chosen, eligible = _choose(score, found.far[length], noise, order)
+    if flat is None or not flat.any():
+        return chosen, score, eligible
+    constant = np.array([law.kind == "constant" for law in laws])
+    levels = np.where(constant[:, None], score, np.nan)
+    trusted = flat & np.isfinite(levels).any(axis=0)
+    if trusted.any():
+        noise = np.broadcast_to(noise, trusted.shape)
+        level, within = _choose(
+            levels[:, trusted], found.far[length][:, trusted], noise[trusted], order
+        )
+        chosen[trusted] = level
+        eligible[:, trusted] |= within
+    return chosen, score, eligible
+
+
+def _choose(score, far, noise, order):
+    """The choice of :func:`select` from the scores ``(laws, series)``, and the
+    laws within its margin; ``far`` are the laws' predictions beyond the prefix."""
     with np.errstate(all="ignore"):
         best = np.nanmin(np.where(np.isfinite(score), score, np.nan), axis=0)
     margin = np.maximum(TOLERANCE * best, noise)
@@ -488,7 +520,7 @@ def select(found, laws, length, noise, order):
         eligible = eligible | (np.isfinite(score) & (ranks < TOP) & unclear[None, :])
     if CHOICE == "median":
         with np.errstate(all="ignore"):
-            level = np.log(np.where(eligible, found.far[length], np.nan))
+            level = np.log(np.where(eligible, far, np.nan))
             middle = np.nanmedian(level, axis=0)
             gap = np.abs(level - middle)
         nearest = np.nanmin(gap, axis=0)
@@ -497,4 +529,60 @@ def select(found, laws, length, noise, order):
         ranked = eligible[order]
     chosen = order[np.argmax(ranked, axis=0)]
     chosen = np.where(ranked.any(axis=0), chosen, -1)
-    return chosen, score, eligible
+    return chosen, eligible
+
+
+def no_trend(group, length, jumps):
+    """The series whose ``length`` smallest counts show no trend beyond their noise.
+
+    The tests of :func:`~scaleprobe.models.laws.flat.trend_tests`, for every series
+    of the group at once: the log-log slope and the order of the centres (four
+    counts or more), and, where the series has repeated runs, the spread between
+    the centres against the pooled spread of the runs (an F test on the logs). No
+    test rejects "no trend" at :data:`~scaleprobe.models.laws.flat.NO_TREND_LEVEL`,
+    at least one could be made, and no jump
+    (:func:`~scaleprobe.models.laws.regime.find_jumps`) lies in the prefix.
+
+    Parameters
+    ----------
+    group : SeriesGroup
+    length : int
+    jumps : list of list of dict
+        The jumps of each series (:attr:`GroupSearch.jumps`).
+
+    Returns
+    -------
+    ndarray of bool, shape (series,)
+    """
+    x = group.x[:length]
+    logs = np.log(group.centre[:length])
+    tests = []
+    if length >= 4:
+        tests += [slope_pvalues(np.log(x), logs), rank_pvalues(x, logs)]
+    if length >= 5:
+        tests.append(curvature_pvalues(np.log(x), logs))
+    if length >= 2:
+        tests.append(_replicate_pvalues(group, logs))
+    if not tests:
+        return np.zeros(group.size, dtype=bool)
+    p = np.vstack(tests)
+    tested = np.isfinite(p).any(axis=0)
+    with np.errstate(invalid="ignore"):
+        quiet = np.where(tested, np.fmin.reduce(p, axis=0), 0.0) > NO_TREND_LEVEL
+    broken = np.array([any(j["index"] < length for j in js) for js in jumps], bool)
+    return tested & quiet & ~broken
+
+
+def _replicate_pvalues(group, logs):
+    """P-values of "the centres differ no more than the runs do" (NaN without runs):
+    the one-way analysis of variance on the logs, from the centres and the pooled
+    spread of the runs of every count."""
+    count = group.count[: logs.shape[0]]
+    dof = (group.count - 1).sum(axis=0)
+    mean = (count * logs).sum(axis=0) / count.sum(axis=0)
+    between = (count * (logs - mean) ** 2).sum(axis=0) / (logs.shape[0] - 1)
+    within = group.noise**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = f_pvalues(between / within, logs.shape[0] - 1, dof)
+    p = np.where(within > 0, p, np.where(between > 0, 0.0, 1.0))
+    return np.where(dof > 0, p, np.nan)

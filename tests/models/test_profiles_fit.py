@@ -378,3 +378,52 @@ def test_a_factor_from_fewer_errors_than_the_level_needs_says_so():
     assert "2 are fewer than the 9 a 90% interval needs" in render_fit(few)
     assert many.calibration["residuals"] >= 9
     assert "interval needs" not in render_fit(many)
+
+
+#: One measurement per count, wandering by a few percent as weak scaling does.
+WANDER = np.array([1.00, 1.04, 0.98, 1.05, 0.99, 1.03])
+WEAK = np.array([27.0, 64.0, 125.0, 216.0, 343.0, 512.0])
+
+
+def test_a_series_without_a_trend_beyond_its_noise_is_given_its_level():
+    laws = {
+        "level": lambda p: 10.0 * WANDER,
+        "rising": lambda p: (2.0 + 0.1 * np.sqrt(p)) * WANDER,
+        # falls, then rises: no slope over all counts and no order, but a curve
+        "bowl": lambda p: np.array([30.0, 21.0, 18.0, 18.5, 21.0, 26.0]),
+    }
+    rows = [
+        (float(p), name, "time", 0, float(v))
+        for name, law in laws.items()
+        for p, v in zip(WEAK, law(WEAK), strict=True)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(ProfileTable.from_rows(["p"], rows, source={"path": "w"}))
+    level = fit.model("level")
+    assert level.law.kind == "constant"
+    assert level.predict([4096.0])[0] == pytest.approx(10.2, rel=0.03)
+    rising = fit.model("rising")
+    assert rising.law.kind != "constant"
+    truth = 2.0 + 0.1 * np.sqrt(1024.0)
+    assert rising.predict([1024.0])[0] == pytest.approx(truth, rel=0.15)
+    assert fit.model("bowl").law.kind != "constant"
+
+
+def test_runs_that_vary_less_than_the_centres_show_a_trend():
+    from scaleprobe.models.profiles.search import SeriesGroup, no_trend
+
+    centre = np.column_stack([10.0 * WANDER, 10.0 * WANDER])
+    # the same centres: runs that vary by 10 % hide the wander, runs of 0.5 % do not
+    group = SeriesGroup(
+        x=WEAK, centre=centre, count=np.full((6, 2), 5.0), noise=np.array([0.1, 0.005])
+    )
+    assert no_trend(group, 6, [[], []]).tolist() == [True, False]
+    # two counts and no runs: nothing can be tested, so nothing is read as flat
+    single = SeriesGroup(
+        x=WEAK[:2], centre=centre[:2], count=np.ones((2, 2)), noise=np.zeros(2)
+    )
+    assert no_trend(single, 2, [[], []]).tolist() == [False, False]
+    # a jump in the counts tested is a change the data show
+    jump = [{"index": 3}]
+    assert no_trend(group, 6, [jump, []]).tolist() == [False, False]
