@@ -861,7 +861,7 @@ def _slurm_kill_wait() -> float:
             ["scontrol", "show", "config"],
             capture_output=True,
             text=True,
-            timeout=20,
+            timeout=5,  # a controller answers in milliseconds
             stdin=subprocess.DEVNULL,
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
