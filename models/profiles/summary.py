@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.warnings import (
     InsufficientDataWarning,
+    NoTrendWarning,
     RegimeChangeWarning,
     UnreliableModelWarning,
     warn,
@@ -192,6 +193,18 @@ def findings(fit):
                     tuple(f"{m.name}: {m.reason}" for m in chosen),
                 )
             )
+    level = [m for m in fit.models if m.no_trend]
+    if level:
+        found.append(
+            Finding(
+                NoTrendWarning,
+                f"{len(level)} of {total} series show no trend beyond their noise: "
+                "their level is projected, and the laws they would have had "
+                "otherwise stay in their intervals (measure larger counts, or "
+                "repeat runs, to know more)",
+                tuple(m.name for m in level),
+            )
+        )
     jumped = [m for m in fit.models if m.jumps]
     if jumped:
         found.append(
