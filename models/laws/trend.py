@@ -2,8 +2,8 @@
 
 The slope, order and curvature of the centres of every series of a group, as arrays
 (the profile search tests thousands of call paths in one call); used by
-:func:`~scaleprobe.models.laws.flat.trend_tests` (slope and order) for one series
-as well, so the ensemble and the profile search read those alike. Only numpy: a profile fit
+:func:`~scaleprobe.models.laws.flat.trend_tests` for one series as well, so the
+ensemble and the profile search read a trend alike. Only numpy: a profile fit
 starts in a fraction of a second, and importing scipy's distributions would add up
 to half a second to it; the t and F tails are the regularised incomplete beta
 function (:func:`beta_tail`).
@@ -56,19 +56,7 @@ def slope_pvalues(x, centres):
     >>> slope_pvalues(x, np.column_stack([flat, rising])).round(3).tolist()
     [0.918, 0.0]
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(centres, dtype=float)
-    dx = x - x.mean()
-    sxx = float(dx @ dx)
-    slope = dx @ (y - y.mean(axis=0)) / sxx
-    residual = y - y.mean(axis=0) - np.outer(dx, slope)
-    dof = x.size - 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.sqrt((residual**2).sum(axis=0) / dof / sxx)
-        t = np.abs(slope) / scale
-    p = t_pvalues(t, dof)
-    p = np.where(scale > 0, p, np.where(np.abs(slope) > 0, 0.0, 1.0))
-    return np.where(np.isfinite(p), p, 1.0)
+    return _last_term_pvalues(x, centres, degree=1)
 
 
 def curvature_pvalues(x, centres):
@@ -96,20 +84,28 @@ def curvature_pvalues(x, centres):
     >>> curvature_pvalues(x, np.column_stack([bowl, level])).round(3).tolist()
     [0.019, 0.893]
     """
+    return _last_term_pvalues(x, centres, degree=2)
+
+
+def _last_term_pvalues(x, centres, degree):
+    """The t-test of the highest coefficient of the least-squares polynomial of
+    ``degree`` through each column of ``centres``: 1 where that coefficient is zero
+    (to rounding), 0 where only the residuals are."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(centres, dtype=float)
     dx = (x - x.mean()) / max(float(np.ptp(x)), 1e-300)
-    design = np.column_stack([np.ones_like(dx), dx, dx**2])
+    design = np.vander(dx, degree + 1, increasing=True)
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     residual = y - design @ coef
-    dof = x.size - 3
-    unscaled = np.linalg.inv(design.T @ design)[2, 2]
+    dof = x.size - degree - 1
+    unscaled = np.linalg.inv(design.T @ design)[degree, degree]
+    last = np.abs(coef[degree])
+    scale = np.sqrt((residual**2).sum(axis=0) / dof * unscaled)
+    rounding = 1e-10 * np.maximum(1.0, np.abs(y).max(axis=0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.sqrt((residual**2).sum(axis=0) / dof * unscaled)
-        t = np.abs(coef[2]) / scale
-    p = t_pvalues(t, dof)
-    p = np.where(scale > 0, p, np.where(np.abs(coef[2]) > 1e-12, 0.0, 1.0))
-    return np.where(np.isfinite(p), p, 1.0)
+        p = t_pvalues(last / scale, dof)
+    p = np.where(scale > rounding, p, 0.0)
+    return np.where((last > rounding) & np.isfinite(p), p, 1.0)
 
 
 def rank_pvalues(x, centres):

@@ -186,6 +186,9 @@ def _search_members(members, laws, order):
                 "rates": rates[s],
                 "across_breaks": int(dropped[s]),
                 "jumps": found.jumps[s],
+                "no_trend": bool(flat[s])
+                and chosen[s] >= 0
+                and laws[chosen[s]].kind == "constant",
             }
         )
     return out
@@ -330,11 +333,14 @@ def judge(partial, x, centre):
         return _regime_verdict(jumps[-1], smape_of_log(partial["before_jump"]))
     if partial["chosen"] >= 0 and check <= RELIABLE_SMAPE:
         law = laws[partial["chosen"]]
-        return (
-            partial["chosen"],
-            "trusted",
-            (f"{law.label} held its held-out check (SMAPE {check:.1f} %)"),
-        )
+        held = f"{law.label} held its held-out check (SMAPE {check:.1f} %)"
+        if partial.get("no_trend"):
+            held = (
+                f"its counts show no trend beyond their noise, so its level is "
+                f"projected ({held}); a trend too small to show may remain, and the "
+                "laws it would have had otherwise stay in its interval"
+            )
+        return partial["chosen"], "trusted", held
     naive = laws.index(Candidate("power", window=2))
     if np.isfinite(trend) and trend <= RELIABLE_SMAPE:
         why = (
@@ -528,6 +534,7 @@ def _finish(results, usable, level):
                 "floor": FLOOR,
                 "form": form,
                 "jumps": partial["jumps"] or find_jumps(x, np.log(centre)),
+                "no_trend": bool(partial.get("no_trend")) and status == "trusted",
                 "noise": noise,
                 "x": x,
                 "centre": centre,

@@ -129,6 +129,9 @@ class SeriesModel:
         The breaks the data show (:func:`~scaleprobe.models.laws.regime.find_jumps`).
     advice : str
         Which measurement would tell more, when the data cannot tell.
+    no_trend : bool
+        Its counts show no trend beyond their noise, and its level is projected
+        (:func:`~scaleprobe.models.profiles.search.no_trend`).
     """
 
     name: str
@@ -152,6 +155,7 @@ class SeriesModel:
     form: str = "spread"
     jumps: list = field(default_factory=list)
     advice: str = ""
+    no_trend: bool = False
 
     @property
     def regime(self):
@@ -287,6 +291,7 @@ class SeriesModel:
             "form": self.form,
             "jumps": list(self.jumps),
             "advice": self.advice,
+            "no_trend": bool(self.no_trend),
         }
 
     @classmethod
@@ -330,4 +335,5 @@ class SeriesModel:
             floor=float(data.get("floor", 0.0)),
             form=str(data.get("form", "spread")),
             jumps=list(data.get("jumps") or []),
+            no_trend=bool(data.get("no_trend", False)),
         )

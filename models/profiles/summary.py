@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.warnings import (
     InsufficientDataWarning,
+    NoTrendWarning,
     RegimeChangeWarning,
     UnreliableModelWarning,
     warn,
@@ -153,6 +154,35 @@ def few_errors(calibration):
     )
 
 
+def _shape_findings(fit, total):
+    """The findings on the shape of the series: no trend beyond the noise, jumps."""
+    found = []
+    level = [m for m in fit.models if m.no_trend]
+    if level:
+        found.append(
+            Finding(
+                NoTrendWarning,
+                f"{len(level)} of {total} series show no trend beyond their noise: "
+                "their level is projected, and the laws they would have had "
+                "otherwise stay in their intervals (measure larger counts, or "
+                "repeat runs, to know more)",
+                tuple(m.name for m in level),
+            )
+        )
+    jumped = [m for m in fit.models if m.jumps]
+    if jumped:
+        found.append(
+            Finding(
+                RegimeChangeWarning,
+                f"{len(jumped)} of {total} series jump between two counts (a change "
+                "of regime: an algorithm or protocol switch, a working set leaving a "
+                "cache); their laws use the counts after the last jump",
+                tuple(f"{m.name}: {_jumps(m)}" for m in jumped),
+            )
+        )
+    return found
+
+
 def findings(fit):
     """Every kind of finding of a profile's fit, one :class:`Finding` each.
 
@@ -192,17 +222,7 @@ def findings(fit):
                     tuple(f"{m.name}: {m.reason}" for m in chosen),
                 )
             )
-    jumped = [m for m in fit.models if m.jumps]
-    if jumped:
-        found.append(
-            Finding(
-                RegimeChangeWarning,
-                f"{len(jumped)} of {total} series jump between two counts (a change "
-                "of regime: an algorithm or protocol switch, a working set leaving a "
-                "cache); their laws use the counts after the last jump",
-                tuple(f"{m.name}: {_jumps(m)}" for m in jumped),
-            )
-        )
+    found += _shape_findings(fit, total)
     if short:
         refused = all(m.status == "refused" for m in short)
         found.append(

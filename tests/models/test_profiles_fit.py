@@ -16,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scaleprobe.models import (
     InsufficientDataWarning,
+    NoTrendWarning,
     RegimeChangeWarning,
     UnreliableModelWarning,
 )
@@ -402,7 +403,13 @@ def test_a_series_without_a_trend_beyond_its_noise_is_given_its_level():
         fit = fit_profile(ProfileTable.from_rows(["p"], rows, source={"path": "w"}))
     level = fit.model("level")
     assert level.law.kind == "constant"
+    assert level.no_trend
     assert level.predict([4096.0])[0] == pytest.approx(10.2, rel=0.03)
+    assert "no trend beyond their noise" in level.reason
+    said = [f for f in findings(fit) if f.category is NoTrendWarning]
+    assert [f.series for f in said] == [("level",)]
+    assert said[0].summary.startswith("1 of 3 series show no trend")
+    assert not fit.model("rising").no_trend
     rising = fit.model("rising")
     assert rising.law.kind != "constant"
     truth = 2.0 + 0.1 * np.sqrt(1024.0)
