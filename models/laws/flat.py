@@ -10,7 +10,7 @@ from ..core.interface import check_level
 from ..core.warnings import InsufficientDataWarning, warn
 from . import envelope as _envelope
 from .baseline import PowerLawBaseline
-from .trend import NO_TREND_LEVEL, curvature_pvalues, rank_pvalues, slope_pvalues
+from .trend import NO_TREND_LEVEL, rank_pvalues, slope_pvalues
 
 __all__ = ["NO_TREND_LEVEL", "FlatTrend", "no_trend", "trend_tests"]
 
@@ -22,9 +22,6 @@ def trend_tests(counts, logs):
       (t-test, ``m - 2`` degrees of freedom; needs 4 counts);
     - ``rank``: the centres are not ordered by the count (Kendall's tau, exact; needs 4
       counts): a monotone series is a trend whatever its shape, a jump included;
-    - ``curvature``: the centres lie on a line, not on a parabola, in log-log (t-test
-      of the quadratic coefficient, ``m - 3`` degrees of freedom; needs 5 counts): a
-      series that falls and rises again has no slope and no order, yet a trend;
     - ``replicates``: the centres differ no more than the repeated runs of one
       configuration do (one-way analysis of variance; needs a count with two runs).
 
@@ -56,8 +53,6 @@ def trend_tests(counts, logs):
     if x.size >= 4:
         out["slope"] = float(slope_pvalues(x, centres[:, None])[0])
         out["rank"] = float(rank_pvalues(x, centres[:, None])[0])
-    if x.size >= 5:
-        out["curvature"] = float(curvature_pvalues(x, centres[:, None])[0])
     if x.size >= 2 and any(v.size > 1 for v in runs):
         spread = sum(float(np.sum((v - v.mean()) ** 2)) for v in runs)
         if spread > 0:

@@ -2,11 +2,11 @@
 
 The slope, order and curvature of the centres of every series of a group, as arrays
 (the profile search tests thousands of call paths in one call); used by
-:func:`~scaleprobe.models.laws.flat.trend_tests` for one series as well, so the
-ensemble and the profile search read a trend alike. Only numpy: a profile fit
-starts in a fraction of a second, and importing scipy's distributions would add up
-to half a second to it; the t and F tails are the regularised incomplete beta
-function (:func:`beta_tail`).
+:func:`~scaleprobe.models.laws.flat.trend_tests` (slope and order) for one series
+as well, so the ensemble and the profile search read those alike. Only numpy: a
+profile fit starts in a fraction of a second, and importing scipy's distributions
+would add up to half a second to it; the t and F tails are the regularised
+incomplete beta function (:func:`beta_tail`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ every law and the naive trend a slope that is the noise's: the law that best
 predicts one held-out count wins the selection by chance, and its slope is continued
 to thousands of processes. When no test finds a trend (:func:`~scaleprobe.models.
 flat.trend_tests` on every configuration: the log-log slope, the order of the
-centres, their curvature and, with repeated runs, the spread between counts against
-the spread within one), :func:`trust_flat` trusts the level of the measurements
+centres and, with repeated runs, the spread between counts against the spread
+within one), :func:`trust_flat` trusts the level of the measurements
 (:class:`~scaleprobe.models.FlatTrend`) and keeps the model selected before as a
 plausible alternative, whose interval joins the level's: a trend too small to show
 in the data may still be there.
@@ -42,12 +42,7 @@ def _evidence(model):
     for line in model.spread_.values():
         for test, value in line["tests"].items():
             largest[test] = min(largest.get(test, 1.0), value)
-    names = {
-        "slope": "slope",
-        "rank": "rank order",
-        "curvature": "curvature",
-        "replicates": "between runs",
-    }
+    names = {"slope": "slope", "rank": "rank order", "replicates": "between runs"}
     return ", ".join(f"{names[t]} p-value {v:.2f}" for t, v in sorted(largest.items()))
 
 
