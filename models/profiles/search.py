@@ -10,8 +10,8 @@ errors (:func:`select`): the simplest law whose error is within a margin of the
 best. The same choice made on every shorter prefix (nested) gives the errors the
 intervals are calibrated on (:mod:`scaleprobe.models.profiles.calibrate`).
 
-Only numpy is used: a profile of thousands of call paths
-is searched in well under a second per thousand series.
+Only numpy is used: a profile of thousands of call paths is searched in well under a
+second per thousand series.
 
 Candidates
 ----------
@@ -544,7 +544,7 @@ def no_trend(group, length, jumps):
     its level missed CP2K's held-out counts by 25 % where the law it had otherwise
     missed them by 11 % (on the ensemble's known flat laws the test only took the
     level from 3 of 20 series more, bench_intervals.py). No test rejects "no
-    trend" at :data:`~scaleprobe.models.laws.flat.NO_TREND_LEVEL`, at least one
+    trend" at :data:`~scaleprobe.models.laws.trend.NO_TREND_LEVEL`, at least one
     could be made, and no jump (:func:`~scaleprobe.models.laws.regime.find_jumps`)
     lies in the prefix.
 
