@@ -137,12 +137,13 @@ def test_srun_is_given_slurms_kill_wait_to_end_its_step(monkeypatch):
 
 def test_the_whole_group_not_only_its_leader_gets_the_grace(tmp_path):
     # The guard leads the group and dies at once on SIGTERM; srun, in the same
-    # group, still needs its grace to end the step's tasks cleanly.
+    # group, still needs its grace to end the step's tasks cleanly. The member
+    # takes 3 s to end: the short grace's SIGKILL comes well before.
     from scaleprobe.framework import launch
 
     done, ready = tmp_path / "ended", tmp_path / "ready"
     slow = (
-        f"trap 'sleep 1; echo clean > {done}; exit 0' TERM; "
+        f"trap 'sleep 3; echo clean > {done}; exit 0' TERM; "
         f"touch {ready}; sleep 60 & wait"
     )
     guard = os.path.join(os.path.dirname(launch.__file__), "_guard.py")
