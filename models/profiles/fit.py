@@ -152,13 +152,13 @@ def _search_members(members, laws, order):
     found = search_group(group, laws)
     margin = _NOISE_MARGIN * group.noise / np.sqrt(group.count.mean(axis=0))
     m = x.size
-    flat = no_trend(group, m, found.jumps)
+    # the series without a trend on each prefix the choices see
+    flats = {k: no_trend(group, k, found.jumps) for k in range(max(1, m - 3), m + 1)}
+    flat = flats[m]
     chosen, score, eligible = select(found, laws, m, margin, order, flat)
-    rates, checks, dropped = _nested(found, laws, group, margin, order)
+    rates, checks, dropped = _nested(found, laws, group, margin, order, flats)
     # the check of the counts before a jump at the largest one
-    before, before_score, _ = select(
-        found, laws, m - 1, margin, order, no_trend(group, m - 1, found.jumps)
-    )
+    before, before_score, _ = select(found, laws, m - 1, margin, order, flats[m - 1])
     naive = laws.index(Candidate("power", window=2))
     far = predict(laws, found.coef, x[-1] * np.asarray(_SPAN))
     out = []
@@ -205,7 +205,7 @@ def _extremes(eligible, far, chosen):
     return sorted(picked)
 
 
-def _nested(found, laws, group, margin, order):
+def _nested(found, laws, group, margin, order, flats):
     """The choice made again on shorter prefixes, judged on the counts after them.
 
     Returns, per series, one record per count after a prefix — ``(|log error|,
@@ -221,7 +221,8 @@ def _nested(found, laws, group, margin, order):
     is the break's, which the fit names and widens that series for, not how far a
     law strays when it extrapolates; pooled over the profile, one such error set
     the factor of every series (the 90 % quantile of 14 errors is their largest).
-    The third result counts, per series, the errors so left out.
+    The third result counts, per series, the errors so left out. ``flats`` gives,
+    per prefix length, the series without a trend (:func:`no_trend`).
     """
     m = group.x.size
     records = [[] for _ in range(group.size)]
@@ -229,8 +230,9 @@ def _nested(found, laws, group, margin, order):
     total, weight = np.zeros(group.size), np.zeros(group.size)
     standard = group.noise / np.sqrt(group.count.mean(axis=0))
     for rank, length in enumerate(range(m - 1, max(2, m - 1 - _NESTED), -1)):
-        flat = no_trend(group, length, found.jumps)
-        chosen, score, eligible = select(found, laws, length, margin, order, flat)
+        chosen, score, eligible = select(
+            found, laws, length, margin, order, flats[length]
+        )
         if score is None:
             continue
         distance = np.log2(group.x[length:] / group.x[length - 1])
