@@ -26,6 +26,7 @@ from ..core.warnings import (
 from .result import CANNOT_TELL, geometric_middle
 
 __all__ = [
+    "EARLIER",
     "Finding",
     "advice",
     "breaks_left_out",
@@ -42,6 +43,9 @@ __all__ = [
 
 # Run-to-run spread (log sd) above which more repetitions are the advice.
 _NOISY = 0.1
+#: Counts asked for before the largest whose predicted values ``project`` shows
+#: beside the ranking, at most (the last ones; all of them are in ``--output``).
+EARLIER = 3
 
 
 @dataclass(frozen=True)
@@ -350,7 +354,8 @@ def rank(projection, *, top=10):
     dict of str to list of dict
         ``dominant`` (largest predicted values, per metric), ``fastest`` (largest
         growth over the largest measured count), both among the series the data
-        can tell; ``cannot_tell`` (interval wider than
+        can tell (``before``: the predicted values at the other counts asked
+        for); ``cannot_tell`` (interval wider than
         :data:`~scaleprobe.models.profiles.result.CANNOT_TELL`, or refused, with
         the advice): a centre the data cannot tell is not ranked as if known (a
         barrier of 0.2-14 ms on 27-343 ranks, its law ``p^3.2``, would have led
@@ -366,6 +371,7 @@ def rank(projection, *, top=10):
                 "series": model.name,
                 "metric": model.metric,
                 "predicted": float(projection.predicted[i, -1]),
+                "before": [float(v) for v in projection.predicted[i, :-1]],
                 "lower": float(projection.lower[i, -1]),
                 "upper": float(projection.upper[i, -1]),
                 "growth": float(growth[i]),
@@ -420,8 +426,24 @@ def _name(width=48, *, verbose=False):
     return cut
 
 
+def _earlier_columns(projection, ranked, number):
+    """Columns of the predicted values at the last :data:`EARLIER` counts asked
+    for before the largest, their values put into the ranked rows."""
+    counts = list(projection.at[:-1])[-EARLIER:]
+    first = len(projection.at) - 1 - len(counts)
+    columns = []
+    for j, value in enumerate(counts, start=first):
+        key = f"at {value:g}"
+        for table in ("dominant", "fastest"):
+            for row in ranked[table]:
+                row[key] = row["before"][j]
+        columns.append((key, key, number))
+    return columns
+
+
 def render_ranking(projection, *, top=10, verbose=False):
-    """The ranked tables ``project`` prints.
+    """The ranked tables ``project`` prints: ranked at the largest count asked
+    for, with the predicted values at up to :data:`EARLIER` other counts beside.
 
     Parameters
     ----------
@@ -439,9 +461,11 @@ def render_ranking(projection, *, top=10, verbose=False):
     at = projection.at[-1]
     axis = projection.axis
     number = "{:.4g}".format
+    earlier = _earlier_columns(projection, ranked, number)
     value = [
         ("series", "series", _name(verbose=verbose)),
-        ("predicted", "predicted", number),
+        *earlier,
+        ("predicted", f"at {at:g}" if earlier else "predicted", number),
         ("lower", "lower", number),
         ("upper", "upper", number),
         ("growth", "growth", lambda v: f"{v:.3g}x"),
@@ -450,9 +474,17 @@ def render_ranking(projection, *, top=10, verbose=False):
     lines = [
         f"at {at:g} {axis} ({projection.level:.0%} intervals; growth over the "
         "largest measured count):",
-        "",
-        "will dominate:",
     ]
+    hidden = len(projection.at) - 1 - len(earlier)
+    if earlier:
+        lines.append(
+            "(ranked there; the predicted values at "
+            + ", ".join(header.removeprefix("at ") for _, header, _ in earlier)
+            + f" {axis} beside"
+            + (f"; {hidden} more count(s) in --output" if hidden else "")
+            + ")"
+        )
+    lines += ["", "will dominate:"]
     lines += ["  " + line for line in _table(ranked["dominant"], value)]
     lines += ["", "grow fastest:"]
     lines += ["  " + line for line in _table(ranked["fastest"], value)]

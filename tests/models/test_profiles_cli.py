@@ -7,6 +7,7 @@ import argparse
 import json
 
 import numpy as np
+import pytest
 import xarray as xr
 from scaleprobe.framework._cli_models import register
 
@@ -71,6 +72,33 @@ def test_a_ranks_only_profile_projects_without_ppn_and_says_ranks(tmp_path, caps
     assert "--ppn" in capsys.readouterr().err
     assert _run(["project", str(models), "--nodes", "64", "--ppn", "4"]) == 0
     assert "at 256 ranks" in capsys.readouterr().out
+
+
+def test_a_profile_projection_shows_the_other_counts_asked_for(tmp_path, capsys):
+    models = tmp_path / "profile.json"
+    _run(["fit", str(_ranks_csv(tmp_path / "app.csv")), "--output", str(models)])
+    capsys.readouterr()
+    assert _run(["project", str(models), "--ranks", "256:4096"]) == 0
+    out = capsys.readouterr().out
+    assert "at 4096 ranks" in out
+    # ranked at 4096; the last three other counts beside, the fourth in --output
+    assert "the predicted values at 512, 1024, 2048 ranks beside" in out
+    assert "1 more count(s) in --output" in out
+    table = out.split("will dominate:\n")[1].split("\n\n")[0].splitlines()
+    assert table[0].split() == [
+        "series", "at", "512", "at", "1024", "at", "2048", "at", "4096",
+        "lower", "upper", "growth", "status",
+    ]  # fmt: skip
+    halo = next(line.split() for line in table if "region=halo" in line)
+    # 0.01 + 0.004 log2(p), runs 1.00, 1.01, 1.02 times it: their mean
+    for value, p in zip(halo[1:5], (512, 1024, 2048, 4096), strict=True):
+        assert float(value) == pytest.approx(1.01 * (0.01 + 0.004 * np.log2(p)), 0.01)
+    # one count: the plain table
+    assert _run(["project", str(models), "--ranks", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "beside" not in out
+    table = out.split("will dominate:\n")[1].splitlines()
+    assert table[0].split()[:3] == ["series", "predicted", "lower"]
 
 
 def test_a_profile_projection_is_written_with_its_axis(tmp_path, capsys):
