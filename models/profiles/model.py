@@ -33,7 +33,8 @@ __all__ = [
 #: What a series' verdict may be.
 STATUSES = ("trusted", "fallback", "refused")
 #: Spread (log) per doubling beyond the largest count that every interval has at
-#: least, before calibration: laws that agree still do not know the future.
+#: least, before calibration and after it: laws that agree still do not know the
+#: future, and a calibration on exact data sets its factor near zero.
 FLOOR = 0.05
 
 
@@ -226,7 +227,8 @@ class SeriesModel:
         plausible laws' spread, :attr:`floor` per doubling from the nearest measured
         count -- beyond the largest, below the smallest or between two -- and the
         standard error of a centre growing with the doublings; and the spread of
-        slopes a new regime may take), and at least as wide as the law's misses of
+        slopes a new regime may take), and at least as wide as :attr:`floor` per
+        doubling (whatever the calibration's factor) and as the law's misses of
         the measured centres nearest ``x`` (:meth:`misses`: at a measured count the
         interval holds its measurement); never below zero.
 
@@ -253,7 +255,9 @@ class SeriesModel:
         )
         if self.regime:
             width = width + REGIME_SPREAD * np.log(2.0) * distance
-        width = np.maximum(width, self.misses(x))
+        # a calibration on few or exact errors may set the factor near zero: the
+        # floor per doubling still holds
+        width = np.maximum(width, np.maximum(self.floor * distance, self.misses(x)))
         with np.errstate(over="ignore", invalid="ignore"):
             lowest, highest = np.exp(low_log), np.exp(high_log)
             upper = np.fmax(highest, centre * np.exp(width))

@@ -21,6 +21,7 @@ from scaleprobe.models import (
     UnreliableModelWarning,
 )
 from scaleprobe.models.profiles import ProfileTable, fit_profile, load_profile_fit
+from scaleprobe.models.profiles.model import FLOOR
 from scaleprobe.models.profiles.summary import emit, findings, rank, render_fit
 from scaleprobe.models.selection.limits import RELIABLE_SMAPE
 
@@ -379,6 +380,23 @@ def test_a_factor_from_fewer_errors_than_the_level_needs_says_so():
     assert "2 are fewer than the 9 a 90% interval needs" in render_fit(few)
     assert many.calibration["residuals"] >= 9
     assert "interval needs" not in render_fit(many)
+
+
+def test_exact_data_still_leave_the_floor_per_doubling_beyond_them():
+    # noise-free powers of p: every law chosen on a prefix predicts the next count
+    # exactly, the calibration's factor is about zero, the floor stays
+    rows = [(float(p), "linear", "time", 0, 0.25 * p) for p in (4, 8, 16, 32)]
+    table = ProfileTable.from_rows(["p"], rows, source={"path": "exact"}, ranks="p")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fit_profile(table).model("linear")
+    assert model.kappa < 1e-6
+    at = np.array([32.0, 64.0, 1024.0])
+    lower, upper = model.interval(at)
+    assert model.predict(at) == pytest.approx([8.0, 16.0, 256.0], rel=1e-6)
+    floor = pytest.approx(FLOOR * np.array([0.0, 1.0, 5.0]), abs=1e-9)
+    assert np.log(upper / model.predict(at)) == floor
+    assert np.log(model.predict(at) / lower) == floor
 
 
 #: One measurement per count, wandering by a few percent as weak scaling does.
