@@ -447,11 +447,17 @@ def _roles(frame, path, given, process):
             path, f"column {sorted(overlap)[0]!r} is both a parameter and a metric"
         )
     if not metrics:
+        text = [c for c in keys if not numeric[c]]
+        shown = "; ".join(
+            f"{c!r} is read as a label, most of its values are not numbers "
+            f"({frame[c].dropna().iloc[0]!r})"
+            for c in text
+        )
         raise file_error(
             path,
-            "has no metric column",
-            allowed=f"name the measured columns with metrics=[...]; columns are "
-            f"{columns}",
+            "has no metric column" + (f": {shown}" if shown else ""),
+            allowed=f"a column of numbers besides the parameters, of {columns}; in "
+            "Python, metrics=[...] names them",
         )
     return keys, metrics, run
 

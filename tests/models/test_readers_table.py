@@ -122,7 +122,13 @@ def test_csv_feeds_make_features_and_a_known_law(tmp_path):
 BAD_CSV = [
     ("np,time\n2,1.0\n4,0.5\n\n8,fast\n", "line 5", "column 'time' holds 'fast'"),
     ("np,time\n", None, "has no data rows"),
-    ("np,label\n2,a\n", None, "has no metric column"),
+    ("np\n2\n", None, "has no metric column (a column of numbers"),
+    (
+        "np,time\n2,abc\n4,1.0\n",
+        None,
+        "has no metric column: 'time' is read as a label, most of its values are "
+        "not numbers ('abc')",
+    ),
     ("np,nodes,time\n2,1,1.0\n", None, "several parameters could count processes"),
     ("cores,time\n2,1.0\n", None, "no parameter is recognised as a process count"),
     ("np,run,time\n2,0,1.0\n2,0,1.1\n", None, "two rows have the same keys"),
