@@ -9,7 +9,9 @@ model predicts the test configurations. The table gives, per model, the MAPE on 
 traffic-informed model's prediction for every test configuration.
 
 Run: ``python tests/benchmarks/bench_graph500_projection.py --directory DIR``
-(``--train`` / ``--test`` read existing result stores instead of running the sweeps).
+(``--train`` / ``--test`` read existing result stores instead of running the sweeps;
+``--train-nodes "[1, 2, 4, 8, 12, 16]" --test-nodes "[32, 64]"`` moves the split;
+``--fit-max 8`` fits on the training counts up to 8 and holds out the larger ones too).
 """
 
 from __future__ import annotations
@@ -69,6 +71,20 @@ def _centres(ds):
     return configs.rename(columns={"y": "time"})
 
 
+def _split(train, test, fit_max=None):
+    """The training Dataset to fit (its counts up to ``fit_max``) and the held-out
+    configurations' centres: the test sweep's, and the training's beyond
+    ``fit_max``."""
+    held = _centres(test)
+    if fit_max is None:
+        return train, held
+    nodes = train["nodes"].values
+    if np.any(nodes > fit_max):
+        beyond = _centres(train.sel(nodes=nodes[nodes > fit_max]))
+        held = pd.concat([beyond, held], ignore_index=True)
+    return train.sel(nodes=nodes[nodes <= fit_max]), held
+
+
 def main(argv=None):
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -79,6 +95,16 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--nbfs", type=int, default=8)
     parser.add_argument("--variant", default="simple")
+    parser.add_argument(
+        "--train-nodes", default="[1, 2, 3, 4, 6, 8]", help="training node counts"
+    )
+    parser.add_argument("--test-nodes", default="[16, 32]", help="held-out counts")
+    parser.add_argument(
+        "--fit-max",
+        type=float,
+        help="fit on the training counts up to this one; the larger ones are held out "
+        "with the test sweep's",
+    )
     args = parser.parse_args(argv)
     from scaleprobe.framework import open_results
     from scaleprobe.models import fit_ensemble
@@ -88,18 +114,18 @@ def main(argv=None):
     train = (
         open_results(args.train)
         if args.train
-        else _sweep(args.directory, "train", "[1, 2, 3, 4, 6, 8]", args)
+        else _sweep(args.directory, "train", args.train_nodes, args)
     )
     test = (
         open_results(args.test)
         if args.test
-        else _sweep(args.directory, "test", "[16, 32]", args)
+        else _sweep(args.directory, "test", args.test_nodes, args)
     )
     measured = time.perf_counter() - start
+    train, held = _split(train.load(), test.load(), args.fit_max)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = fit_ensemble(train.load())
-    held = _centres(test.load())
+        fit = fit_ensemble(train)
     rows, detail = [], None
     for name, model in fit.models.items():
         frame = held[["nodes", "ppn", "bandwidth", "scale"]].astype(float)
@@ -129,8 +155,9 @@ def main(argv=None):
             if interval is not None:
                 detail["lower"], detail["upper"] = low, high
     print(
-        f"training: nodes {sorted(_centres(train.load())['nodes'].unique())}, "
-        f"test: nodes {sorted(held['nodes'].unique())}; sweeps {measured:.0f} s"
+        f"training: nodes {[int(n) for n in train['nodes'].values]}, "
+        f"test: nodes {sorted(int(n) for n in held['nodes'].unique())}; "
+        f"sweeps {measured:.0f} s"
     )
     print(fit.verdict.reason)
     for note in fit.notes:
