@@ -52,12 +52,18 @@ def test_a_profile_is_fitted_whole_into_one_model_file(tmp_path, capsys):
     ]
 
 
-def test_a_ranks_only_profile_projects_without_ppn_and_says_ranks(tmp_path, capsys):
+def _projected(tmp_path, capsys, *options):
+    """Fit the three-region profile into a model file, project it with
+    ``options``; the model file and what ``project`` printed."""
     models = tmp_path / "profile.json"
     _run(["fit", str(_ranks_csv(tmp_path / "app.csv")), "--output", str(models)])
     capsys.readouterr()
-    assert _run(["project", str(models), "--ranks", "32768"]) == 0
-    out = capsys.readouterr().out
+    assert _run(["project", str(models), *options]) == 0
+    return models, capsys.readouterr().out
+
+
+def test_a_ranks_only_profile_projects_without_ppn_and_says_ranks(tmp_path, capsys):
+    models, out = _projected(tmp_path, capsys, "--ranks", "32768")
     assert "at 32768 ranks" in out
     assert "will dominate:" in out
     assert out.index("region=io") < out.index("region=halo")  # 0.5 s > 0.07 s
@@ -75,11 +81,7 @@ def test_a_ranks_only_profile_projects_without_ppn_and_says_ranks(tmp_path, caps
 
 
 def test_a_profile_projection_shows_the_other_counts_asked_for(tmp_path, capsys):
-    models = tmp_path / "profile.json"
-    _run(["fit", str(_ranks_csv(tmp_path / "app.csv")), "--output", str(models)])
-    capsys.readouterr()
-    assert _run(["project", str(models), "--ranks", "256:4096"]) == 0
-    out = capsys.readouterr().out
+    models, out = _projected(tmp_path, capsys, "--ranks", "256:4096")
     assert "at 4096 ranks" in out
     # ranked at 4096; the last three other counts beside, the fourth in --output
     assert "the predicted values at 512, 1024, 2048 ranks beside" in out
