@@ -546,6 +546,7 @@ def _finish(results, usable, level):
     return models, {
         "kappa": kappa,
         "form": form,
+        "floor": FLOOR,
         "residuals": count,
         "across_breaks": sum(p.get("across_breaks", 0) for p in partials.values()),
         "level": level,

@@ -141,7 +141,10 @@ class ProfileFit:
     level : float
         Level of the intervals.
     calibration : dict
-        ``kappa`` (widening per doubling) and the ``residuals`` behind it.
+        ``kappa`` (the factor every interval takes on its scale), ``form`` (of the
+        scale), ``floor`` (the half-width, log, per doubling that every interval has
+        at least; absent from files written before it), the ``residuals`` behind
+        ``kappa``.
     notes : list of str
     seconds : float
         Wall time of the fit.

@@ -83,15 +83,17 @@ def scale_words(calibration):
     --------
     >>> scale_words({"form": "combined"})
     "the plausible laws' spread plus the square root of the doublings beyond the data"
-    >>> scale_words({})
-    "the plausible laws' spread"
+    >>> scale_words({"floor": 0.05})
+    "the plausible laws' spread, never under 5.1 % either side per doubling"
     """
+    words = "the plausible laws' spread"
     if calibration.get("form") == "combined":
-        return (
-            "the plausible laws' spread plus the square root of the doublings beyond "
-            "the data"
-        )
-    return "the plausible laws' spread"
+        words += " plus the square root of the doublings beyond the data"
+    floor = float(calibration.get("floor") or 0.0)
+    if floor > 0:
+        percent = 100 * math.expm1(floor)
+        words += f", never under {percent:.2g} % either side per doubling"
+    return words
 
 
 def breaks_left_out(calibration):
