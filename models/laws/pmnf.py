@@ -121,13 +121,15 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
     ppn, s0, features
         As in :class:`ScalingLaw`.
 
-    family_interval : bool, default=True
+    family_interval : bool or "both", default=True
         :meth:`predict_interval` spans the plausible laws of the whole family (model
         uncertainty for a law found by search); False keeps to the chosen law's own
         coefficients, in their simultaneous confidence set
         (:func:`~scaleprobe.models.laws.envelope.simultaneous_budget`: the form was
         chosen on the same data), for nearly deterministic series such as traffic
-        counts, whose laws a calibration on held-out counts checks instead.
+        counts, whose laws a calibration on held-out counts checks instead;
+        ``"both"`` spans the two, for a time whose law was chosen on a few counts
+        (the traffic model's computation).
 
     Attributes
     ----------
@@ -202,6 +204,13 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
             raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
         if not 0 <= float(self.tol) < 1:
             raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
+        if not any(self.family_interval is v for v in (True, False)) and (
+            self.family_interval != "both"
+        ):
+            raise ValueError(
+                "family_interval must be True, False or 'both'; got "
+                f"{self.family_interval!r}"
+            )
 
     def fit(self, X, y, sample_weight=None):
         """Search the law, then refit it on all configurations.
@@ -396,28 +405,38 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
         table = self.training_
         prediction = self.best_estimator_.predict(array)
         bandwidth = bool(self.bandwidth) and "bandwidth" in table
-        if not self.family_interval:
+        ranges = []
+        if self.family_interval in (False, "both"):
             limit = _envelope.simultaneous_budget(
                 self.noise_, len(table), level, self.noise_dof_
             )
-            return _envelope.own_range(
-                table,
-                var,
-                prediction,
-                limit,
-                own=self.terms_,
-                bandwidth=bandwidth,
-                alpha=self.alpha_,
+            ranges.append(
+                _envelope.own_range(
+                    table,
+                    var,
+                    prediction,
+                    limit,
+                    own=self.terms_,
+                    bandwidth=bandwidth,
+                    alpha=self.alpha_,
+                )
             )
-        return _envelope.family_range(
-            table,
-            var,
-            prediction,
-            _envelope.budget(self.noise_, level, self.noise_dof_),
-            own=self.terms_,
-            data=bool(self.data),
-            bandwidth=bandwidth,
-            alpha=self.alpha_,
+        if self.family_interval in (True, "both"):
+            ranges.append(
+                _envelope.family_range(
+                    table,
+                    var,
+                    prediction,
+                    _envelope.budget(self.noise_, level, self.noise_dof_),
+                    own=self.terms_,
+                    data=bool(self.data),
+                    bandwidth=bandwidth,
+                    alpha=self.alpha_,
+                )
+            )
+        return (
+            np.minimum.reduce([low for low, _ in ranges]),
+            np.maximum.reduce([high for _, high in ranges]),
         )
 
     @property

@@ -616,7 +616,7 @@ def fit_group(runs, parts, where, *, over, max_terms):
             laws[part] = PMNFSearch(
                 parameter="ranks",
                 max_terms=max_terms,
-                family_interval=False,
+                family_interval="both" if part == "computation" else False,
                 **(COMPUTATION_LAWS if part == "computation" else COUNT_LAWS),
             ).fit(variable[rows].reshape(-1, 1), values[rows])
     return laws

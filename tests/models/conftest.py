@@ -95,10 +95,12 @@ def synthetic_traffic(
     latency=5e-6,
     noise=0.02,
     seed=0,
+    overhead=0.0,
 ):
     """Critical-path records of a program with known computation and traffic.
 
-    On ``n`` nodes (ppn 1): computation ``work / n + serial`` (noisy), ``steps *
+    On ``n`` nodes (ppn 1): computation ``work / n + serial + overhead * n`` (noisy),
+    ``steps *
     (n - 1)`` latency-bound steps and ``volume / n`` bytes through the busiest
     interface (none on one node), priced on ``link_bandwidth * bw / 100`` bytes/s
     and ``latency`` seconds. ``time`` is the sum of the parts.
@@ -109,7 +111,9 @@ def synthetic_traffic(
     n = np.array(nodes, float)[:, None, None]
     bw = np.array(bandwidth, float)[None, :, None]
     shape = (len(nodes), len(bandwidth), runs)
-    comp = (work / n + serial) * np.exp(noise * rng.standard_normal(shape))
+    comp = (work / n + serial + overhead * n) * np.exp(
+        noise * rng.standard_normal(shape)
+    )
     lat = np.broadcast_to(steps * (n - 1) * latency, shape)
     transfer = np.broadcast_to(
         volume / n * (n > 1) / (link_bandwidth * bw / 100), shape

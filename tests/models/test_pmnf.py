@@ -118,3 +118,20 @@ def test_rejects_bad_parameters():
         PMNFSearch().fit([[1.0], [2.0]], [1.0, -0.5])
     with pytest.raises(ValueError, match="2 distinct"):
         PMNFSearch().fit([[2.0], [2.0]], [1.0, 1.1])
+    with pytest.raises(ValueError, match="family_interval must be True, False or"):
+        PMNFSearch(family_interval="all").fit([[1.0], [2.0]], [1.0, 0.5])
+
+
+def test_both_intervals_join_the_own_set_and_the_family():
+    p, y = _noisy(lambda p: 3 + 80 / p, 0, stop=5, noise=0.02)
+    X = pd.DataFrame({"ranks": p})
+    far = pd.DataFrame({"ranks": [64.0, 1024.0]})
+    bands = {
+        mode: PMNFSearch(family_interval=mode).fit(X, y).predict_interval(far)
+        for mode in (False, True, "both")
+    }
+    low, high = bands["both"]
+    np.testing.assert_array_equal(low, np.minimum(bands[False][0], bands[True][0]))
+    np.testing.assert_array_equal(high, np.maximum(bands[False][1], bands[True][1]))
+    # the family's growing laws reach far above the chosen law's own set
+    assert np.all(bands[True][1] > bands[False][1])
