@@ -204,9 +204,7 @@ class PMNFSearch(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator)
             raise ValueError(f"max_terms must be 1, 2 or 3; got {self.max_terms!r}")
         if not 0 <= float(self.tol) < 1:
             raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
-        if not any(self.family_interval is v for v in (True, False)) and (
-            self.family_interval != "both"
-        ):
+        if self.family_interval not in (True, False, "both"):
             raise ValueError(
                 "family_interval must be True, False or 'both'; got "
                 f"{self.family_interval!r}"

@@ -428,19 +428,15 @@ def _name(width=48, *, verbose=False):
     return cut
 
 
-def _earlier_columns(projection, ranked, number):
+def _earlier_columns(projection, number):
     """Columns of the predicted values at the last :data:`EARLIER` counts asked
-    for before the largest, their values put into the ranked rows."""
+    for before the largest (each reads its count from a row's ``before``)."""
     counts = list(projection.at[:-1])[-EARLIER:]
     first = len(projection.at) - 1 - len(counts)
-    columns = []
-    for j, value in enumerate(counts, start=first):
-        key = f"at {value:g}"
-        for table in ("dominant", "fastest"):
-            for row in ranked[table]:
-                row[key] = row["before"][j]
-        columns.append((key, key, number))
-    return columns
+    return [
+        ("before", f"at {value:g}", lambda before, j=j: number(before[j]))
+        for j, value in enumerate(counts, start=first)
+    ]
 
 
 def render_ranking(projection, *, top=10, verbose=False):
@@ -463,7 +459,7 @@ def render_ranking(projection, *, top=10, verbose=False):
     at = projection.at[-1]
     axis = projection.axis
     number = "{:.4g}".format
-    earlier = _earlier_columns(projection, ranked, number)
+    earlier = _earlier_columns(projection, number)
     value = [
         ("series", "series", _name(verbose=verbose)),
         *earlier,

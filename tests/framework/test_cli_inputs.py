@@ -8,6 +8,7 @@ import subprocess
 import pytest
 import xarray as xr
 import yaml
+from _system import missing
 from scaleprobe.framework._cli_inputs import load_results
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.runner import prepare_sweep
@@ -100,7 +101,7 @@ def test_plan_counts_what_a_resumed_run_would_retry(tmp_path, capsys):
 @contextlib.contextmanager
 def _read_only_folder(path):
     if os.geteuid() != 0:
-        pytest.skip("mounting a read-only tmpfs needs root")
+        pytest.skip(missing("root, to mount a read-only tmpfs"))
     path.mkdir()
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(path)],
@@ -108,7 +109,7 @@ def _read_only_folder(path):
         text=True,
     )
     if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+        pytest.skip(missing(f"a tmpfs mount (mount said: {done.stderr.strip()})"))
     try:
         yield path
     finally:
