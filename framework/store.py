@@ -1030,7 +1030,7 @@ class ResultStore:
             if self.path.endswith(".nc"):
                 ds.to_netcdf(tmp)
             else:
-                ds.to_zarr(tmp, mode="w", zarr_format=2, consolidated=True)
+                _write_zarr(ds, tmp)
             if os.path.exists(self.path):
                 os.replace(self.path, old)
             os.replace(tmp, self.path)
@@ -1042,6 +1042,32 @@ class ResultStore:
             raise io_error(cause, "consolidated Dataset", self.path) from None
         remove_path(old)
         return ds
+
+
+def _write_zarr(ds: xr.Dataset, path: str) -> None:
+    """Write ``ds`` as a consolidated zarr (format 2) directory, one file at a time.
+
+    The Dataset is encoded in memory first and its files written here in order: zarr's
+    own writer stores chunks concurrently and, when one write fails (a full disk),
+    raises while the others still run, and those recreate the directory after it was
+    removed. A campaign's Dataset holds its measurements, a few MB even for a large
+    sweep, so the copy in memory costs little.
+    """
+    import zarr
+
+    encoded: dict = {}
+    ds.to_zarr(
+        zarr.storage.MemoryStore(store_dict=encoded),
+        mode="w",
+        zarr_format=2,
+        consolidated=True,
+    )
+    os.makedirs(path)
+    for key in sorted(encoded):
+        target = os.path.join(path, *key.split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(encoded[key].to_bytes())
 
 
 def _coords_order(coords: dict) -> tuple:

@@ -253,3 +253,42 @@ def test_a_full_disk_is_one_line_and_damages_nothing(tmp_path):
         ds = open_results(store.path)
         assert ds.attrs["points"] == 1
         assert ds.status.sel(nodes=1, bandwidth=100).item() == "ok"
+
+
+def test_a_consolidation_failing_half_way_leaves_no_partial_dataset(
+    tmp_path, monkeypatch
+):
+    import builtins
+
+    import scaleprobe.framework.store as store_module
+
+    store = _started(tmp_path)
+    store.write_point(_result(1, 100))
+    store.consolidate()
+    before = sorted(
+        os.path.relpath(os.path.join(d, n), store.path)
+        for d, _, files in os.walk(store.path)
+        for n in files
+    )
+    opened = []
+
+    def full_after_three(path, mode="r", *args, **kwargs):
+        if ".tmp-" in str(path) and "w" in mode:
+            opened.append(path)
+            if len(opened) > 3:
+                raise OSError(28, "No space left on device", str(path))
+        return builtins.open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "open", full_after_three, raising=False)
+    with pytest.raises(StoreIOError, match="no space left on the device"):
+        store.consolidate()
+    assert len(opened) == 4  # three files written, the fourth refused
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n or ".old-" in n]
+    after = sorted(
+        os.path.relpath(os.path.join(d, n), store.path)
+        for d, _, files in os.walk(store.path)
+        for n in files
+    )
+    assert after == before
+    monkeypatch.undo()
+    assert open_results(store.path).attrs["points"] == 1
