@@ -1053,21 +1053,15 @@ def _write_zarr(ds: xr.Dataset, path: str) -> None:
     removed. A campaign's Dataset holds its measurements, a few MB even for a large
     sweep, so the copy in memory costs little.
     """
-    import zarr
-
-    encoded: dict = {}
-    ds.to_zarr(
-        zarr.storage.MemoryStore(store_dict=encoded),
-        mode="w",
-        zarr_format=2,
-        consolidated=True,
-    )
+    encoded: dict = {}  # zarr 2 stores bytes in it, zarr 3 its Buffer objects
+    ds.to_zarr(encoded, mode="w", zarr_format=2, consolidated=True)
     os.makedirs(path)
     for key in sorted(encoded):
+        value = encoded[key]
         target = os.path.join(path, *key.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as f:
-            f.write(encoded[key].to_bytes())
+            f.write(value.to_bytes() if hasattr(value, "to_bytes") else value)
 
 
 def _coords_order(coords: dict) -> tuple:
