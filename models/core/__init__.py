@@ -22,6 +22,7 @@ _EXPORTS = {
     "NoTrendWarning": "warnings",
     "NoiseWarning": "warnings",
     "DEFAULT_LEVEL": "interface",
+    "INTERVAL_FLOOR": "interface",
     "INTERVAL_METHODS": "interface",
     "ModelBase": "interface",
     "PerformanceModel": "interface",

@@ -37,6 +37,7 @@ import pandas as pd
 
 __all__ = [
     "DEFAULT_LEVEL",
+    "INTERVAL_FLOOR",
     "INTERVAL_METHODS",
     "ModelBase",
     "PerformanceModel",
@@ -57,6 +58,12 @@ DEFAULT_LEVEL = 0.9
 #: :func:`~scaleprobe.models.calibrate_interval` widens by what held-out node counts
 #: show).
 INTERVAL_METHODS = ("consistent-range", "conformal")
+
+#: Spread (log) per doubling beyond the largest measured count that every calibrated
+#: interval has at least, either side of its prediction: laws that agree on the
+#: measured counts, or data measured without noise, still do not know the machine
+#: beyond them (0.05 is 5.1 % per doubling, 1.22 times wide at 4 times the count).
+INTERVAL_FLOOR = 0.05
 
 
 @runtime_checkable

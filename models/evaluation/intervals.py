@@ -27,6 +27,13 @@ An interval has two parts.
    range (a ``scale`` unit is a doubling): a projection to a size never measured
    carries what extrapolating in size cost the model on the data.
 
+4. **A floor**: whatever the calibration gave, an interval spans at least
+   ``floor`` (log, :data:`~scaleprobe.models.core.interface.INTERVAL_FLOOR`) per
+   doubling beyond the reference either side of the prediction. A calibration on
+   exact or nearly exact data sets ``kappa`` to 0 and the range to the noise's
+   width, which would claim a law holds to a fraction of a percent far beyond the
+   machine measured.
+
 Too few calibration residuals for a conformal quantile (fewer than
 ``ceil(1 / (1 - level)) - 1``) is not a reason for an infinite interval: the
 largest residual rate is used instead and an
@@ -45,7 +52,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ..core.configs import reduce_configurations
-from ..core.interface import interval_method_of
+from ..core.interface import INTERVAL_FLOOR, interval_method_of
 from ..core.warnings import InsufficientDataWarning, quiet, warn
 from .splitters import ExtrapolationSplit
 
@@ -64,7 +71,8 @@ class PredictionInterval:
     ``bounds`` returns ``[low * exp(-kappa d), high * exp(kappa d)]`` with
     ``(low, high)`` the model's consistent range (its prediction when it has none,
     then widened by ``kappa * max(d, 1)``) and ``d`` the doublings of ``column``
-    beyond ``reference``.
+    beyond ``reference``; the bounds are then never closer to the prediction than
+    ``exp(floor * d)`` either way.
 
     Parameters
     ----------
@@ -90,6 +98,11 @@ class PredictionInterval:
         configurations (sizes that grow together, as an NPB class's ``na`` and
         ``nnz``) measured one miss between them, and widen by the largest of their
         terms, not their sum; axes of different groups add.
+    floor : float, default=0.0
+        Least spread (log) per doubling beyond ``reference``, either side of the
+        prediction; :func:`calibrate_interval` sets
+        :data:`~scaleprobe.models.core.interface.INTERVAL_FLOOR` (intervals written
+        before it had none).
 
     Examples
     --------
@@ -97,6 +110,11 @@ class PredictionInterval:
     >>> lower, upper = iv.bounds(None, None, nodes=[64, 128], prediction=[1.0, 1.0])
     >>> np.round(upper, 4).tolist()
     [1.1052, 1.2214]
+    >>> exact = PredictionInterval(0.9, 0.0, 32, 40, 2.0, method="conformal",
+    ...                            floor=0.05)
+    >>> lower, upper = exact.bounds(None, None, nodes=[32, 128], prediction=[1.0, 1.0])
+    >>> np.round(lower, 4).tolist(), np.round(upper, 4).tolist()
+    ([1.0, 0.9048], [1.0, 1.1052])
     """
 
     level: float
@@ -107,6 +125,7 @@ class PredictionInterval:
     column: str = "nodes"
     method: str = "consistent-range"
     axes: tuple = ()
+    floor: float = 0.0
 
     def bounds(self, model, X, *, nodes=None, prediction=None):
         """Return ``(lower, upper)`` for the rows of ``X``.
@@ -129,18 +148,25 @@ class PredictionInterval:
         """
         nodes = np.asarray(X[self.column] if nodes is None else nodes, dtype=float)
         distance = _doublings(nodes, self.reference)
+        needed = self.method != "consistent-range" or self.floor > 0
+        if prediction is None and needed:
+            prediction = model.predict(X)
         if self.method == "consistent-range":
             low, high = model.predict_interval(X, level=self.level)
             width = self.kappa * distance
         else:
-            prediction = model.predict(X) if prediction is None else prediction
             low = high = np.asarray(prediction, dtype=float)
             width = self.kappa * np.maximum(distance, 1.0)
         width = width + self._size_width(X)
         # a law's range may reach below zero far out; a time never does
         low = np.maximum(np.asarray(low, dtype=float), 0.0)
         high = np.maximum(np.asarray(high, dtype=float), low)
-        return low * np.exp(-width), high * np.exp(width)
+        lower, upper = low * np.exp(-width), high * np.exp(width)
+        if self.floor > 0:
+            centre = np.maximum(np.asarray(prediction, dtype=float), 0.0)
+            lower = np.minimum(lower, centre * np.exp(-self.floor * distance))
+            upper = np.maximum(upper, centre * np.exp(self.floor * distance))
+        return lower, upper
 
     def _size_width(self, X):
         """The widening along the size axes: the largest term of each group,
@@ -244,7 +270,7 @@ def calibration_residuals(model, X, y, cv, level):
     return (np.concatenate(rates) if rates else np.empty(0)), reach
 
 
-def calibrate_interval(model, X, y, *, level=0.9, cv=None):
+def calibrate_interval(model, X, y, *, level=0.9, cv=None, floor=INTERVAL_FLOOR):
     """Calibrate a :class:`PredictionInterval` for ``model`` on ``X, y``.
 
     Parameters
@@ -259,6 +285,9 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
         Nominal coverage in (0, 1).
     cv : splitter with a ``column`` attribute, default=None
         Default ``ExtrapolationSplit(column="nodes", n_splits=3)``.
+    floor : float, default=INTERVAL_FLOOR
+        Least spread (log) per doubling beyond the largest ``column``, either side
+        of the prediction (:class:`PredictionInterval`).
 
     Returns
     -------
@@ -297,6 +326,7 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None):
         reach=float(reach),
         column=column,
         method=method,
+        floor=float(floor),
     )
 
 

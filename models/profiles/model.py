@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.interface import INTERVAL_FLOOR
 from ..laws.regime import REGIME_SPREAD
 from ..laws.terms import parse_term
 from .search import Candidate
@@ -35,7 +36,7 @@ STATUSES = ("trusted", "fallback", "refused")
 #: Spread (log) per doubling beyond the largest count that every interval has at
 #: least, before calibration and after it: laws that agree still do not know the
 #: future, and a calibration on exact data sets its factor near zero.
-FLOOR = 0.05
+FLOOR = INTERVAL_FLOOR
 
 
 def interval_scale(form, spread, distance, standard, *, floor=FLOOR):

@@ -55,6 +55,7 @@ from .rules import (
     PLAUSIBLE_FACTOR,
     RELIABLE_SMAPE,
     crossover_warning,
+    percent,
     prefer,
     select_model,
     set_aside,
@@ -461,15 +462,16 @@ def _judged(models, best, smape, physics, judged, common):
         if worse is not None:
             warn(
                 f"{worse}, the best law, extrapolates worse than the naive "
-                f"baseline (SMAPE {smape(worse):.1f} % against {baseline:.1f} %): "
+                f"baseline (SMAPE {percent(smape(worse))} % against "
+                f"{percent(baseline)} %): "
                 "scaleprobe projects the naive trend instead",
                 UnreliableModelWarning,
                 stacklevel=4,
             )
     else:
         reason = (
-            f"scaleprobe trusts {best}: SMAPE {score:.1f} % on {what} "
-            f"(naive baseline {baseline:.1f} %)"
+            f"scaleprobe trusts {best}: SMAPE {percent(score)} % on {what} "
+            f"(naive baseline {percent(baseline)} %)"
         )
         if models[best].has_floor:
             reason += "; it models computation and traffic counts and prices them "
@@ -477,8 +479,8 @@ def _judged(models, best, smape, physics, judged, common):
         if np.isfinite(baseline) and score > baseline:
             warn(
                 f"{best} extrapolates worse than the naive baseline (SMAPE "
-                f"{score:.1f} % against {baseline:.1f} %): read its projection "
-                "with care",
+                f"{percent(score)} % against {percent(baseline)} %): read its "
+                "projection with care",
                 UnreliableModelWarning,
                 stacklevel=4,
             )

@@ -31,12 +31,27 @@ __all__ = [
     "crossover_warning",
     "floor_model",
     "floor_violation",
+    "percent",
     "prefer",
     "select_model",
     "set_aside",
 ]
 
 _HIGHER_IS_BETTER = {"r2", "within_10", "within_30", "coverage"}
+
+
+def percent(value):
+    """A score in percent as the verdict prints it: one decimal, and one significant
+    digit below 0.05 so that two scores at rounding error do not read as 0.0.
+
+    Examples
+    --------
+    >>> percent(12.345), percent(0.0), percent(1.3e-14), percent(float("nan"))
+    ('12.3', '0.0', '1e-14', 'nan')
+    """
+    if 0 < abs(value) < 0.05:
+        return f"{value:.1g}"
+    return f"{value:.1f}"
 
 
 def select_model(scores, *, cv="extrapolation", metric="smape", exclude=()):
@@ -283,8 +298,8 @@ def prefer(smape, candidates, law, what):
                 (
                     name,
                     f"{chosen} beats its SMAPE on {what} by more than "
-                    f"{BASELINE_MARGIN:.0%} ({smape(chosen):.1f} % against "
-                    f"{smape(name):.1f} %)",
+                    f"{BASELINE_MARGIN:.0%} ({percent(smape(chosen))} % against "
+                    f"{percent(smape(name))} %)",
                 )
             )
         elif i > position:
@@ -296,8 +311,8 @@ def prefer(smape, candidates, law, what):
             refused.append(
                 (
                     name,
-                    f"SMAPE {smape(name):.1f} % on {what} does not beat {rival} "
-                    f"({smape(rival):.1f} %) by {BASELINE_MARGIN:.0%}",
+                    f"SMAPE {percent(smape(name))} % on {what} does not beat "
+                    f"{rival} ({percent(smape(rival))} %) by {BASELINE_MARGIN:.0%}",
                 )
             )
     return chosen, refused

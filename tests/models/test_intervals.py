@@ -284,3 +284,41 @@ def test_no_bound_of_a_time_is_below_zero():
     lower, upper = interval.bounds(line, far)
     assert np.all(lower == 0.0)
     assert np.all(upper >= lower)
+
+
+def test_exact_data_keep_a_floor_of_spread_per_doubling_beyond_them():
+    """0.25 p measured without noise on 4..64 nodes: the calibration gives no
+    widening and the laws' range is the truth itself, yet 16 times beyond the
+    interval spans at least 0.05 per doubling either side."""
+    X = _frame([4, 8, 16, 32, 64])
+    y = 0.25 * X["nodes"].to_numpy()
+    model = PMNFSearch(parameter="nodes").fit(X[["nodes"]], y)
+    with pytest.warns(InsufficientDataWarning, match="calibration residual"):
+        interval = calibrate_interval(PMNFSearch(parameter="nodes"), X[["nodes"]], y)
+    assert interval.kappa == pytest.approx(0.0, abs=1e-9)
+    assert interval.floor == pytest.approx(0.05)
+    far = pd.DataFrame({"nodes": [64.0, 128.0, 1024.0]})
+    lower, upper = interval.bounds(model, far)
+    doublings = np.array([0.0, 1.0, 4.0])
+    truth = 0.25 * far["nodes"].to_numpy()
+    # at the largest measured count the laws' own range (0.2 %), beyond it the floor
+    np.testing.assert_allclose(lower, truth * np.exp(-0.05 * doublings), rtol=0.01)
+    np.testing.assert_allclose(upper, truth * np.exp(0.05 * doublings), rtol=0.01)
+    np.testing.assert_allclose(lower[1:], truth[1:] * [0.951229, 0.818731], rtol=1e-6)
+    np.testing.assert_allclose(upper[1:], truth[1:] * [1.051271, 1.221403], rtol=1e-6)
+    # what a model file written before the floor holds reads back without it
+    older = {k: v for k, v in interval.to_dict().items() if k != "floor"}
+    without = PredictionInterval.from_dict(older)
+    assert without.floor == 0.0
+    lower, upper = without.bounds(model, far)
+    np.testing.assert_allclose([lower[-1], upper[-1]], [256.0, 256.0], rtol=0.01)
+
+
+def test_the_floor_never_narrows_a_calibrated_interval():
+    X = _frame([2, 4, 8, 16])
+    law = PowerLawBaseline().fit(X, 10 / X["nodes"].to_numpy())
+    far = pd.DataFrame({"nodes": [32.0, 256.0]})
+    wide = PredictionInterval(0.9, 0.3, 16.0, 12, 2.0, method="conformal")
+    floored = replace(wide, floor=0.05)
+    got, expected = floored.bounds(law, far), wide.bounds(law, far)
+    np.testing.assert_allclose(got, expected)
