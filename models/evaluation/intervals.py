@@ -1,6 +1,6 @@
 """Prediction intervals: the laws the data cannot reject, widened by what folds show.
 
-An interval has two parts.
+An interval is built in four steps.
 
 1. **The consistent range** (``model.predict_interval``): the profile likelihood
    range of the prediction (Venzon and Moolgavkar 1988; Pawitan 2001): every
