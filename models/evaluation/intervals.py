@@ -29,7 +29,8 @@ An interval is built in four steps.
 
 4. **A floor**: whatever the calibration gave, an interval spans at least
    ``floor`` (log, :data:`~scaleprobe.models.core.interface.INTERVAL_FLOOR`) per
-   doubling beyond the reference either side of the prediction. A calibration on
+   doubling beyond the reference node count, and per doubling of a calibrated
+   size beyond its measured range, either side of the prediction. A calibration on
    exact or nearly exact data sets ``kappa`` to 0 and the range to the noise's
    width, which would claim a law holds to a fraction of a percent far beyond the
    machine measured.
@@ -72,7 +73,8 @@ class PredictionInterval:
     ``(low, high)`` the model's consistent range (its prediction when it has none,
     then widened by ``kappa * max(d, 1)``) and ``d`` the doublings of ``column``
     beyond ``reference``; the bounds are then never closer to the prediction than
-    ``exp(floor * d)`` either way.
+    ``exp(floor * (d + s))`` either way, ``s`` the doublings of the size axes
+    outside their measured ranges (grouped as their widening is).
 
     Parameters
     ----------
@@ -99,8 +101,9 @@ class PredictionInterval:
         ``nnz``) measured one miss between them, and widen by the largest of their
         terms, not their sum; axes of different groups add.
     floor : float, default=0.0
-        Least spread (log) per doubling beyond ``reference``, either side of the
-        prediction; :func:`calibrate_interval` sets
+        Least spread (log) per doubling beyond ``reference`` and per doubling of a
+        size axis outside its measured range, either side of the prediction;
+        :func:`calibrate_interval` sets
         :data:`~scaleprobe.models.core.interface.INTERVAL_FLOOR` (intervals written
         before it had none).
 
@@ -163,20 +166,24 @@ class PredictionInterval:
         high = np.maximum(np.asarray(high, dtype=float), low)
         lower, upper = low * np.exp(-width), high * np.exp(width)
         if self.floor > 0:
+            spread = self.floor * (distance + self._size_width(X, rate=1.0))
             centre = np.maximum(np.asarray(prediction, dtype=float), 0.0)
-            lower = np.minimum(lower, centre * np.exp(-self.floor * distance))
-            upper = np.maximum(upper, centre * np.exp(self.floor * distance))
+            lower = np.minimum(lower, centre * np.exp(-spread))
+            upper = np.maximum(upper, centre * np.exp(spread))
         return lower, upper
 
-    def _size_width(self, X):
+    def _size_width(self, X, rate=None):
         """The widening along the size axes: the largest term of each group,
-        summed over the groups."""
+        summed over the groups; a term is the axis's ``kappa`` (or ``rate``) times
+        the doublings outside its measured range."""
         groups = {}
         for entry in self.axes:
             axis, kappa, smallest, largest = entry[:4]
             if X is None or axis not in X.columns:
                 continue
-            term = kappa * _outside(X[axis], axis, smallest, largest)
+            term = (kappa if rate is None else rate) * _outside(
+                X[axis], axis, smallest, largest
+            )
             group = entry[4] if len(entry) > 4 else axis
             groups[group] = np.maximum(groups.get(group, 0.0), term)
         return sum(groups.values(), 0.0)

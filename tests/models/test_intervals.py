@@ -322,3 +322,30 @@ def test_the_floor_never_narrows_a_calibrated_interval():
     floored = replace(wide, floor=0.05)
     got, expected = floored.bounds(law, far), wide.bounds(law, far)
     np.testing.assert_allclose(got, expected)
+
+
+def test_the_floor_spreads_per_doubling_of_a_size_beyond_the_measured_sizes():
+    """A size axis whose held-out size the fit met exactly (``kappa`` 0) still
+    widens by the floor per doubling outside the measured sizes, grouped as the
+    calibrated widening is: no claim that a law holds to the noise's width at a
+    size never measured."""
+    axes = (("na", 0.0, 1e3, 1e4, "na"), ("nnz", 0.0, 1e5, 1e6, "na"))
+    interval = PredictionInterval(
+        0.9, 0.0, 4.0, 3, 1.0, method="conformal", axes=axes, floor=0.05
+    )
+    X = pd.DataFrame(
+        {
+            "nodes": [4.0, 4.0, 16.0, 2.0],
+            "na": [4e3, 4e4, 4e4, 5e2],
+            "nnz": [4e5, 4e6, 1.6e7, 5e4],
+        }
+    )
+    lower, upper = interval.bounds(None, X, prediction=np.full(4, 2.0))
+    # inside both ranges: nothing; na 2 and nnz 2 doublings out, one group: 2;
+    # 2 node doublings and nnz 4 out: 6; one doubling below both: 1
+    spread = 0.05 * np.array([0.0, 2.0, 6.0, 1.0])
+    np.testing.assert_allclose(upper, 2.0 * np.exp(spread))
+    np.testing.assert_allclose(lower, 2.0 * np.exp(-spread))
+    # without a floor (a file written before it) the exact axis adds nothing
+    _, upper = replace(interval, floor=0.0).bounds(None, X, prediction=np.full(4, 2.0))
+    np.testing.assert_allclose(upper, 2.0)
