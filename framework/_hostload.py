@@ -4,11 +4,13 @@ Kernels measure their computation as CPU time, which a busy host inflates even w
 no rank waits for a core: caches and memory bandwidth are shared (K-means at 16384
 points on 2 ranks measured 31 ms beside a test suite, 20.5 ms alone). A
 :class:`LoadMeter` reads the host's busy CPU seconds (``/proc/stat``) and the CPU
-seconds of the sweep's own processes (this session's: client, scheduler, workers,
-and through the worker that waits for it, the launch) before and after a launch;
-the difference per wall second is ``host_load``: the cores other work kept busy, on
-average. Other work started from the same terminal session counts as the sweep's,
-so the figure errs low. On a saturated host other work gets only what the launch
+seconds of the sweep's own processes before and after a launch; the difference per
+wall second is ``host_load``: the cores other work kept busy, on average. The
+sweep's processes are the tree of :func:`sweep_root`, the furthest ancestor that
+runs the same Python in the same session: the command that started the sweep, its
+client, scheduler and workers, and through the worker that waits for it, the
+launch. Everything else is other work, programs started from the same terminal or
+job script included. On a saturated host other work gets only what the launch
 leaves: one process spinning beside a 2-rank launch on 2 cores shows as 0.6 to 0.9.
 """
 
@@ -23,6 +25,7 @@ __all__ = [
     "LoadMeter",
     "host_busy_seconds",
     "own_cpu_seconds",
+    "sweep_root",
 ]
 
 #: Cores kept busy by other work, on average over a launch, from which its CPU-time
@@ -67,32 +70,77 @@ def host_busy_seconds(path="/proc/stat"):
     return busy / os.sysconf("SC_CLK_TCK")
 
 
-def own_cpu_seconds(session=None):
-    """CPU seconds of every process of this session, finished children included.
+def sweep_root(pid=None):
+    """The process whose tree holds the sweep that ``pid`` belongs to.
 
-    The session holds the sweep: the client, the scheduler and the workers of an
-    embedded cluster and the process that waits for the launch, whose finished
-    launches count through its waited-for children. A process counts its own time
-    and its waited-for children's; each process is counted once, alive or through
-    the parent that waited for it.
+    Walks up from ``pid`` while the parent runs the same Python, in the same
+    session, and does not lead it: a worker's parent is its nanny or the client
+    that started the cluster, whose parent, the shell or script that ran the sweep,
+    runs other programs beside it. Under ``dask-mpi`` the root is the worker (its
+    parent is MPI's process manager).
 
     Parameters
     ----------
-    session : int, default=None
-        Session id; default this process's.
+    pid : int, default=None
+        This process by default.
 
     Returns
     -------
-    float
+    psutil.Process
+
+    Examples
+    --------
+    >>> import os
+    >>> root = sweep_root()
+    >>> os.getsid(root.pid) == os.getsid(0)
+    True
     """
     import psutil
 
-    session = os.getsid(0) if session is None else session
-    total = 0.0
-    for process in psutil.process_iter():
+    process = psutil.Process(pid)
+    session, program = os.getsid(process.pid), process.exe()
+    while True:
         try:
-            if os.getsid(process.pid) != session:
-                continue
+            parent = process.parent()
+            if parent is None or parent.pid == session:
+                return process
+            if os.getsid(parent.pid) != session or parent.exe() != program:
+                return process
+        except (psutil.Error, OSError):  # gone, or not ours to read
+            return process
+        process = parent
+
+
+def own_cpu_seconds(root=None):
+    """CPU seconds of the sweep's processes, finished children included.
+
+    The sweep's processes are ``root`` and its descendants: the client, the
+    scheduler and the workers of an embedded cluster and the process that waits
+    for the launch, whose finished launches count through its waited-for children
+    (the launch runs in a session of its own, still a descendant). A process
+    counts its own time and its waited-for children's; each process is counted
+    once, alive or through the parent that waited for it.
+
+    Parameters
+    ----------
+    root : psutil.Process, default=None
+        :func:`sweep_root` of this process by default.
+
+    Returns
+    -------
+    float or None
+        None where the tree cannot be read.
+    """
+    import psutil
+
+    try:
+        root = sweep_root() if root is None else root
+        processes = [root, *root.children(recursive=True)]
+    except (psutil.Error, OSError):  # the root is gone: cannot tell
+        return None
+    total = 0.0
+    for process in processes:
+        try:
             times = process.cpu_times()
         except (psutil.Error, OSError):  # gone, or not ours to read
             continue
@@ -141,14 +189,15 @@ class LoadMeter:
         Returns
         -------
         float or None
-            None where the host's busy time is unknown, nothing was started, or
-            less than :data:`MIN_SECONDS` passed (too short to tell).
+            None where the host's busy time or the sweep's is unknown, nothing
+            was started, or less than :data:`MIN_SECONDS` passed (too short to
+            tell).
         """
         if self._start is None:
             return None
         busy0, own0, wall0 = self._start
         busy1, own1, wall1 = self.busy(), self.own(), self.clock()
-        if busy0 is None or busy1 is None or wall1 - wall0 < MIN_SECONDS:
+        if None in (busy0, busy1, own0, own1) or wall1 - wall0 < MIN_SECONDS:
             return None
         foreign = (busy1 - busy0) - (own1 - own0)
         return max(foreign, 0.0) / (wall1 - wall0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import warnings
@@ -79,6 +80,41 @@ def test_busy_time_grows_with_the_work_of_a_child():
     assert host_busy_seconds() - before_host >= 0.25
 
 
+# A session of its own, led by a process that runs a shell script (as a terminal or
+# a batch job runs one): the script starts a burning program and, beside it, the
+# sweep, which measures its own CPU.
+_LEADER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
+_SCRIPT = '"$1" -c "$2" & sibling=$!; "$1" -c "$3" "$4"; kill $sibling; wait'
+
+_SWEEP = """
+import os, subprocess, sys
+from scaleprobe.framework._hostload import own_cpu_seconds, sweep_root
+print(sweep_root().pid == os.getpid())
+before = own_cpu_seconds()
+subprocess.run([sys.executable, "-c", sys.argv[1].format(0.5)], check=True)
+print(own_cpu_seconds() - before)
+"""
+
+
+def test_a_program_of_the_same_session_beside_the_sweep_is_other_work():
+    # the sweep's own CPU is its child's 0.5 s, not the sibling's: its root is the
+    # sweep itself, not the script (another program) nor the session's leader
+    script = ["bash", "-c", _SCRIPT, "bash", sys.executable, BURN.format(5.0)]
+    done = subprocess.run(
+        [sys.executable, "-c", _LEADER, *script, _SWEEP, BURN],
+        start_new_session=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split()
+    assert lines[0] == "True", done.stdout  # the sweep's root is the sweep itself
+    # the sibling burned for the whole measurement (on a second core, or sharing
+    # the first): counting it, as a whole-session count did, reads 0.75 s or more
+    assert 0.45 <= float(lines[1]) < 0.7, done.stdout
+
+
 @pytest.mark.mpi
 def test_the_ranks_cpu_reaches_the_sweep_through_the_guard_and_mpiexec(mpiexec):
     # Ranks are grandchildren of the guard: their CPU time counts as the launch's
@@ -94,6 +130,16 @@ def test_the_ranks_cpu_reaches_the_sweep_through_the_guard_and_mpiexec(mpiexec):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert own_cpu_seconds() - before >= 2 * 0.35
+
+
+# Starts a Python program in a session of its own, prints its pid and leaves it.
+_ORPHAN = """
+import subprocess, sys
+code = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid)
+"""
 
 
 @pytest.mark.mpi
@@ -113,15 +159,20 @@ def test_a_launch_beside_a_spinning_process_reports_it():
     quiet = launch_point(spec, point)
     assert quiet["status"] == "ok", quiet["error"]
     assert quiet["host_load"] >= 0
-    # other work: a process of another session spinning for the whole launch
-    spinner = subprocess.Popen(
-        [sys.executable, "-c", "while True: pass"], start_new_session=True
+    # other work: a process spinning for the whole launch, not of the sweep (its
+    # parent left it: no process of this test's tree)
+    started = subprocess.run(
+        [sys.executable, "-c", _ORPHAN, "while True: pass"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
+    spinner = int(started.stdout)
     try:
         busy = launch_point(spec, point)
     finally:
-        spinner.kill()
-        spinner.wait()
+        os.kill(spinner, signal.SIGKILL)
     assert busy["status"] == "ok", busy["error"]
     # the sleeping ranks leave it most of a core (0.6 to 1 seen on 2 cores)
     assert busy["host_load"] > HOST_LOAD_LIMIT
