@@ -390,14 +390,49 @@ def is_profile_models(path):
     return f'"format": "{FORMAT}"' in head
 
 
-def geometric_middle(low, high):
-    """The count halfway (in doublings) between ``low`` and ``high``, a power of
-    two times ``low``.
+def geometric_middle(low, high, measured=()):
+    """The count halfway (in doublings) between ``low`` and ``high``, of the form
+    the ``measured`` counts take.
+
+    Counts that double from the smallest (or fewer than three) give a power of two
+    times ``low``. Counts that are all perfect cubes or all perfect squares (the
+    process grids of codes that decompose a cube or a square, LULESH's 27 to 343
+    ranks) give the cube or square nearest the middle, at least ``low``'s next:
+    a count the program can run at.
+
+    Parameters
+    ----------
+    low, high : float
+    measured : sequence of float, default=()
+        The measured counts.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
     >>> geometric_middle(512, 8192)
     2048.0
+    >>> geometric_middle(343, 8000, [27, 64, 125, 216, 343])  # 1372 is no cube
+    1331.0
+    >>> geometric_middle(36, 4096, [4, 9, 16, 25, 36])  # 288 is no square
+    289.0
     """
     steps = max(1, round(math.log2(high / low) / 2))
-    return float(low * 2.0**steps)
+    middle = float(low * 2.0**steps)
+    counts = np.asarray(measured, dtype=float)
+    if counts.size < 3 or _doubling(counts):
+        return middle
+    for power in (3, 2):
+        roots = np.round(counts ** (1.0 / power))
+        if np.all(roots**power == counts):
+            side = max(round(middle ** (1.0 / power)), round(low ** (1.0 / power)) + 1)
+            return float(side**power)
+    return middle
+
+
+def _doubling(counts):
+    """Whether every count is a power of two times the smallest."""
+    steps = np.log2(counts / counts.min())
+    return bool(np.all(np.isclose(steps, np.round(steps))))

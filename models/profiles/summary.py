@@ -325,7 +325,7 @@ def advice(model, target):
         else ""
     )
     if target > largest:
-        middle = geometric_middle(largest, max(target, 2 * largest))
+        middle = geometric_middle(largest, max(target, 2 * largest), x)
         if repeat:
             return f"measure at {middle:g}{repeat}"
         return f"measure at {middle:g}: the plausible laws part there"

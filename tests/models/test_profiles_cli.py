@@ -364,6 +364,24 @@ def test_advice_follows_where_the_projection_is(tmp_path, capsys):
         assert row.split(None, 1)[1] == advice
 
 
+def test_the_advice_names_a_count_of_the_measured_grid(tmp_path, capsys):
+    # a code that decomposes a cube runs at cubes only (LULESH: 27 to 343 ranks);
+    # the count halfway to 8000 in doublings, 1372, is none: 11**3 is
+    cubes = (27, 64, 125, 216, 343)
+    wave = dict(zip(cubes, (1.0, 3.0, 0.5, 2.0, 0.7), strict=True))
+    csv = _csv(tmp_path / "app.csv", {"wave": wave})
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    assert _run(["project", str(models), "--ranks", "8000"]) == 0
+    row = next(
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("  region=wave ")
+    )
+    assert row.split(None, 1)[1].startswith("measure at 1331")
+
+
 def test_the_hints_of_one_series_of_ranks_speak_of_ranks(tmp_path, capsys):
     two = _csv(tmp_path / "two.csv", {"solve": {4: 1.0, 8: 0.6}})
     assert _run(["fit", str(two), "--model", "base"]) == 0
