@@ -235,11 +235,17 @@ def test_a_size_never_measured_has_the_projecting_models_interval_alone(fitted):
     far = {"points": 1e6, "bandwidth": 100}
     np.testing.assert_allclose(lower.sel(far), alone["time_lower"].sel(far))
     np.testing.assert_allclose(upper.sel(far), alone["time_upper"].sel(far))
-    widened = np.exp(kappa * np.log2(1e6 / SIZES[-1]))
-    unwidened = replace(fitted.intervals["fim"], axes=())
+    outside = np.log2(1e6 / SIZES[-1])  # doublings beyond the measured sizes
+    interval = fitted.intervals["fim"]
+    unwidened = replace(interval, axes=())
     frame = prediction_frame(nodes, ppn=1, params={"points": [1e6]})
     _, plain = unwidened.bounds(fitted.models["fim"], frame)
-    np.testing.assert_allclose(upper.sel(far), plain * widened)
+    # the floor spreads per doubling of nodes and of points beyond the measured
+    centre = fitted.models["fim"].predict(frame)
+    beyond = np.log2(np.maximum(nodes / interval.reference, 1.0)) + outside
+    floor = centre * np.exp(interval.floor * beyond)
+    expected = np.maximum(plain * np.exp(kappa * outside), floor)
+    np.testing.assert_allclose(upper.sel(far), expected)
     truth = sum(_truth(1e6, nodes))
     assert np.all(lower.sel(far) < truth)
     assert np.all(truth < upper.sel(far))
