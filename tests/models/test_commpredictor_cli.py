@@ -176,6 +176,7 @@ def test_a_time_not_above_zero_is_printed_as_cannot_tell(tmp_path, capsys):
     results = _benchmark(tmp_path, law=_falling_law)
     model = str(tmp_path / "comm.json")
     fit = ["fit", str(results), "--model", "commpredictor", "--output", model]
+    fit += ["--cv", "extrapolation"]  # the projection is tested, not k-fold
     assert main(fit) == 0
     shapes = {"96,96,96": 96, "2048,2048,2048": 2048}
     mapping = {"pattern": {"stencil": "jacobi3d"}, "mapping": {"ppn": 2}}
@@ -326,6 +327,7 @@ def test_metrics_switch_fits_the_papers_13_alone_or_with_ntmax(tmp_path, capsys)
     results = _benchmark(tmp_path, law=_busiest_law, busiest=True)
     model = str(tmp_path / "comm.json")
     fit = ["fit", str(results), "--model", "commpredictor", "--output", model]
+    fit += ["--cv", "extrapolation"]  # the switch is what is tested, not k-fold
     argv = ["project", model, "--stencil", "jacobi3d", "--shape", "96,96,96"]
     expected = pattern_table(
         {"pattern": {"stencil": "jacobi3d", "shape": [96] * 3}, "mapping": {"ppn": 2}},
@@ -356,6 +358,7 @@ def test_a_phase_set_by_its_switch_uplinks_is_projected_with_swtmax(tmp_path, ca
     )
     model = str(tmp_path / "comm.json")
     fit = ["fit", str(results), "--model", "commpredictor", "--output", model]
+    fit += ["--cv", "extrapolation"]  # the switch is what is tested, not k-fold
     mapping = {"ppn": 2, "allocation": "compact", "machine_nodes": 64}
     mapping["nodes_per_switch"] = 4
     argv = ["project", model, "--stencil", "jacobi3d", "--shape", "96,96,96"]
