@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -10,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.interface import describe_model
+from ..core.measured import measured_frame
 from ..core.warnings import ExtrapolationWarning, warn
+from ..profiles.result import geometric_middle
 from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
@@ -453,7 +454,8 @@ class EnsembleFit:
         """Which measurement would narrow the interval at ``horizon``, in words.
 
         A count between the largest measured and ``horizon`` (their geometric
-        middle, as a power of two, at least twice the largest): the interval's
+        middle, at least twice the largest, of the measured counts' form:
+        :func:`~scaleprobe.models.profiles.result.geometric_middle`): the interval's
         calibration reaches as far as the counts held out in it; and more
         repetitions when the measured runs spread by more than 10 %. When the
         projection's parameters lie outside the trained ranges (``untrained``), a
@@ -481,8 +483,9 @@ class EnsembleFit:
         largest = max(references)
         if nearer and horizon <= largest:
             return nearer
-        middle = (math.log2(largest) + math.log2(max(horizon, largest))) / 2
-        target = max(2.0 ** math.floor(middle + 0.5), 2.0 * largest)
+        target = geometric_middle(
+            largest, max(horizon, 2.0 * largest), self._measured_counts()
+        )
         text = f"measure at {target:g} {axis} (the largest measured is {largest:g})"
         if nearer:
             text += ", and " + nearer[len("measure ") :]
@@ -490,6 +493,14 @@ class EnsembleFit:
         if spread is not None and np.isfinite(spread) and spread > 0.1:
             text += f" and repeat the runs (they spread by {spread:.0%})"
         return text
+
+    def _measured_counts(self):
+        """The node (or rank) counts the fit measured, or () when it kept none."""
+        measured = measured_frame(self.training)
+        column = self.training.get("column", "nodes")
+        if measured is None or column not in measured.columns:
+            return ()
+        return np.unique(measured[column].to_numpy(dtype=float))
 
     def score_table(self, cv="extrapolation"):
         """Mean scores per model under ``cv`` (all splitters when absent), baseline

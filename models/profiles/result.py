@@ -395,10 +395,10 @@ def geometric_middle(low, high, measured=()):
     the ``measured`` counts take.
 
     Counts that double from the smallest (or fewer than three) give a power of two
-    times ``low``. Counts that are all perfect cubes or all perfect squares (the
-    process grids of codes that decompose a cube or a square, LULESH's 27 to 343
-    ranks) give the cube or square nearest the middle, at least ``low``'s next:
-    a count the program can run at.
+    times ``low`` (of two equally near, the larger). Counts that are all perfect
+    cubes or all perfect squares (the process grids of codes that decompose a cube
+    or a square, LULESH's 27 to 343 ranks) give the cube or square nearest the
+    middle, at least ``low``'s next: a count the program can run at.
 
     Parameters
     ----------
@@ -419,7 +419,7 @@ def geometric_middle(low, high, measured=()):
     >>> geometric_middle(36, 4096, [4, 9, 16, 25, 36])  # 288 is no square
     289.0
     """
-    steps = max(1, round(math.log2(high / low) / 2))
+    steps = max(1, math.floor(math.log2(high / low) / 2 + 0.5))  # a tie: the farther
     middle = float(low * 2.0**steps)
     counts = np.asarray(measured, dtype=float)
     if counts.size < 3 or _doubling(counts):

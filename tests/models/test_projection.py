@@ -322,6 +322,28 @@ def test_a_size_beyond_the_training_is_the_measurement_named():
 
 
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_the_measurement_named_is_a_count_of_the_measured_grid():
+    """A fit on rank counts that are all cubes (a code that decomposes a cube) is
+    advised a cube, not a power of two times its largest count; counts that double
+    are advised a doubling."""
+    rng = np.random.default_rng(3)
+    cubes = np.repeat([27.0, 64.0, 125.0, 216.0, 343.0], 2)
+    X = pd.DataFrame({"ranks": cubes, "run": np.tile([0.0, 1.0], 5)})
+    y = (500 / cubes + 0.2 * np.log2(cubes)) * np.exp(0.02 * rng.standard_normal(10))
+    fit = fit_ensemble((X, y))
+    assert fit.ranks_only
+    # halfway in doublings from 343 to 8000 is 1372, which no cube decomposes
+    assert fit.next_measurement(8000, "ranks").startswith(
+        "measure at 1331 ranks (the largest measured is 343)"
+    )
+    doubling = X.assign(ranks=np.repeat([16.0, 32.0, 64.0, 128.0, 256.0], 2))
+    fit = fit_ensemble((doubling, y))
+    assert fit.next_measurement(8000, "ranks").startswith(
+        "measure at 1024 ranks (the largest measured is 256)"
+    )
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
 def test_sizes_that_grow_together_are_one_group_of_axes():
     """Two parameters set by one problem class (a size and its nonzeros) are held
     out together when the largest class is: their calibrations measured one miss
