@@ -423,6 +423,47 @@ class EnsembleFit:
             "to know more"
         )
 
+    def unchecked_message(self, projection):
+        """One line on where the interval's widening goes beyond its check, or ''.
+
+        The calibration measured the widening per doubling on counts held out at
+        most ``interval_checked_doublings`` doublings beyond the counts fitted; the
+        same distance beyond the full data (``interval_checked_to``) is as far as
+        that rate was checked. Further out the interval assumes it: a band that
+        looks narrow there rests on a rate nothing measured that far.
+
+        Parameters
+        ----------
+        projection : xarray.Dataset
+            Output of :meth:`project`.
+
+        Returns
+        -------
+        str
+            Empty when every projected count lies within the checked distance or
+            spans more than ten times (:meth:`cannot_tell_message`
+            says so), or the projection has no calibrated interval.
+        """
+        checked = projection.attrs.get("interval_checked_to")
+        axis = "ranks" if "ranks" in projection.dims else "nodes"
+        column = projection.attrs.get("interval_column", axis)
+        if checked is None or column != axis or axis not in projection.coords:
+            return ""  # (a law in ranks projected over nodes: not comparable)
+        wide = set(projection.attrs.get("cannot_tell_at", []))  # said already
+        beyond = [
+            float(n)
+            for n in projection[axis].values
+            if n > checked * 1.0001 and float(n) not in wide
+        ]
+        if not beyond:
+            return ""
+        doublings = projection.attrs["interval_checked_doublings"]
+        return (
+            f"beyond {checked:.4g} {axis} (to {max(beyond):g}), the interval's "
+            "widening is extrapolated: its calibration checked it on held-out counts "
+            f"at most {doublings:.3g} doubling(s) beyond the counts fitted on"
+        )
+
     def untrained(self, projection):
         """The projection's parameters that lie outside the ranges trained on.
 
