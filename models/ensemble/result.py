@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -458,10 +459,16 @@ class EnsembleFit:
         if not beyond:
             return ""
         doublings = projection.attrs["interval_checked_doublings"]
+        largest = checked / 2.0**doublings  # the largest count the fit measured
+        where = f"at {beyond[0]:g} {axis}, "
+        if len(beyond) > 1:
+            where = f"from {min(beyond):g} to {max(beyond):g} {axis}, up to "
+        out = math.log2(max(beyond) / largest)
         return (
-            f"beyond {checked:.4g} {axis} (to {max(beyond):g}), the interval's "
-            "widening is extrapolated: its calibration checked it on held-out counts "
-            f"at most {doublings:.3g} doubling(s) beyond the counts fitted on"
+            f"{where}{_doublings_text(out)} beyond the largest measured "
+            f"({largest:g}), the interval's widening is extrapolated: its calibration "
+            f"checked it at most {_doublings_text(doublings)} beyond the counts it "
+            "fitted"
         )
 
     def untrained(self, projection):
@@ -572,3 +579,9 @@ class EnsembleFit:
             lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
         lines.append(render_verdict(self.verdict))
         return "\n".join(lines)
+
+
+def _doublings_text(value):
+    """``value`` doublings in words: "1 doubling", "0.42 doublings"."""
+    text = f"{value:.2g}"
+    return f"{text} doubling" + ("" if text == "1" else "s")

@@ -337,13 +337,19 @@ def test_the_projection_says_how_far_its_widening_was_checked():
     assert near.attrs["interval_checked_to"] == 512.0
     assert near.attrs["interval_checked_doublings"] == 3.0
     assert fit.unchecked_message(near) == ""
-    far = fit.project(nodes=[512, 1024, 2**16])
+    one = fit.project(nodes=[512, 1024])
+    assert fit.unchecked_message(one) == (
+        "at 1024 nodes, 4 doublings beyond the largest measured (64), the interval's "
+        "widening is extrapolated: its calibration checked it at most 3 doublings "
+        "beyond the counts it fitted"
+    )
+    far = fit.project(nodes=[512, 1024, 2048, 2**16])
     ratio = (far["time_upper"] / far["time_lower"]).squeeze().values
-    assert ratio[1] < CANNOT_TELL_RATIO < ratio[2]
+    assert ratio[2] < CANNOT_TELL_RATIO < ratio[3]
     assert fit.unchecked_message(far) == (
-        "beyond 512 nodes (to 1024), the interval's widening is extrapolated: its "
-        "calibration checked it on held-out counts at most 3 doubling(s) beyond "
-        "the counts fitted on"
+        "from 1024 to 2048 nodes, up to 5 doublings beyond the largest measured "
+        "(64), the interval's widening is extrapolated: its calibration checked it "
+        "at most 3 doublings beyond the counts it fitted"
     )
     assert fit.cannot_tell_message(far).startswith(f"from {2**16} nodes on")
     # a law in ranks projected over nodes: the checked distance is not comparable
