@@ -309,9 +309,9 @@ def _print_projection(fit, result):
         .reset_index()
         .to_string(index=False, float_format=lambda v: f"{v:.4g}")
     )
-    horizon = fit.cannot_tell_message(result)
-    if horizon:
-        print(horizon)
+    for line in (fit.unchecked_message(result), fit.cannot_tell_message(result)):
+        if line:
+            print(line)
     print()
     print(render_verdict(fit.verdict))
 

@@ -93,8 +93,9 @@ def _projection(fit, ds, scale: float):
         "the traversed edges per second:"
     )
     lines.append(_projection_table(proj))
-    if fit.cannot_tell_message(proj):
-        lines.append(fit.cannot_tell_message(proj))
+    for line in (fit.unchecked_message(proj), fit.cannot_tell_message(proj)):
+        if line:
+            lines.append(line)
     others = _others(fit, name, scale)
     if others:
         lines.append(others)

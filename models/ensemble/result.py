@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -423,6 +424,53 @@ class EnsembleFit:
             "to know more"
         )
 
+    def unchecked_message(self, projection):
+        """One line on where the interval's widening goes beyond its check, or ''.
+
+        The calibration measured the widening per doubling on counts held out at
+        most ``interval_checked_doublings`` doublings beyond the counts fitted; the
+        same distance beyond the full data (``interval_checked_to``) is as far as
+        that rate was checked. Further out the interval assumes it: a band that
+        looks narrow there rests on a rate nothing measured that far.
+
+        Parameters
+        ----------
+        projection : xarray.Dataset
+            Output of :meth:`project`.
+
+        Returns
+        -------
+        str
+            Empty when every projected count lies within the checked distance or
+            spans more than ten times (:meth:`cannot_tell_message`
+            says so), or the projection has no calibrated interval.
+        """
+        checked = projection.attrs.get("interval_checked_to")
+        axis = "ranks" if "ranks" in projection.dims else "nodes"
+        column = projection.attrs.get("interval_column", axis)
+        if checked is None or column != axis or axis not in projection.coords:
+            return ""  # (a law in ranks projected over nodes: not comparable)
+        wide = set(projection.attrs.get("cannot_tell_at", []))  # said already
+        beyond = [
+            float(n)
+            for n in projection[axis].values
+            if n > checked * 1.0001 and float(n) not in wide
+        ]
+        if not beyond:
+            return ""
+        doublings = projection.attrs["interval_checked_doublings"]
+        largest = checked / 2.0**doublings  # the largest count the fit measured
+        where = f"at {beyond[0]:g} {axis}, "
+        if len(beyond) > 1:
+            where = f"from {min(beyond):g} to {max(beyond):g} {axis}, up to "
+        out = math.log2(max(beyond) / largest)
+        return (
+            f"{where}{_doublings_text(out)} beyond the largest measured "
+            f"({largest:g}), the interval's widening is extrapolated: its calibration "
+            f"checked it at most {_doublings_text(doublings)} beyond the counts it "
+            "fitted"
+        )
+
     def untrained(self, projection):
         """The projection's parameters that lie outside the ranges trained on.
 
@@ -531,3 +579,9 @@ class EnsembleFit:
             lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
         lines.append(render_verdict(self.verdict))
         return "\n".join(lines)
+
+
+def _doublings_text(value):
+    """``value`` doublings in words: "1 doubling", "0.42 doublings"."""
+    text = f"{value:.2g}"
+    return f"{text} doubling" + ("" if text == "1" else "s")

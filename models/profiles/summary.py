@@ -303,7 +303,7 @@ def advice(model, target):
     >>> m = S(x=[32.0, 64.0, 128.0], centre=[4.0, 2.1, 1.2], count=[3, 3, 3],
     ...       noise=0.01, status="refused")
     >>> advice(m, 4096.0)
-    'measure at 512: the plausible laws part there'
+    'measure at 1024: the plausible laws part there'
     >>> advice(m, 64.0)
     'measured at 64: 2.1 (no law of this series is vouched for; take the measurement)'
     >>> advice(m, 4.0)

@@ -407,7 +407,12 @@ def _projection_sections(fit, name, projection, where):
     for key, values in where["params"].items():
         heading += f", {key} {values[0]:g}"
     sections = [(heading, table)]
-    horizon = fit.cannot_tell_message(projection)
+    unchecked = fit.unchecked_message(projection)
+    horizon = " ".join(
+        f"{line[0].upper()}{line[1:]}."
+        for line in (unchecked, fit.cannot_tell_message(projection))
+        if line
+    )
     if horizon:
         sections.append(("Where the data cannot tell", horizon))
     return sections

@@ -106,6 +106,14 @@ def test_fit_then_project(results_file, tmp_path, capsys):
         assert "the data cannot tell the time there" in table
     else:
         assert "cannot tell" not in table
+    # Where a band narrower than that lies beyond the distance its widening was
+    # checked at, the output says that it is extrapolated.
+    checked = ds.attrs["interval_checked_to"]
+    narrow = ds["nodes"].values[~wide.values]
+    unchecked = narrow[narrow > checked]
+    assert ("widening is extrapolated" in table) == bool(unchecked.size)
+    if unchecked.size:
+        assert f"{unchecked.max()} nodes, " in table
     ds.close()
     assert plot.read_bytes()[:4] == b"\x89PNG"
 

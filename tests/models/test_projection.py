@@ -25,7 +25,7 @@ from scaleprobe.models import (
     speedup,
     wide_nodes,
 )
-from scaleprobe.models.projection.grid import resolve_ppn
+from scaleprobe.models.projection.grid import CANNOT_TELL_RATIO, resolve_ppn
 
 
 def _fitted(results):
@@ -319,6 +319,42 @@ def test_a_size_beyond_the_training_is_the_measurement_named():
     both = fit.next_measurement(4096, "nodes", fit.untrained(proj))
     assert both.startswith("measure at 256 nodes (the largest measured is 8), and ")
     assert both.endswith("nearer the projected size 5000 (trained 100-200)")
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_the_projection_says_how_far_its_widening_was_checked():
+    """Three held-out splits of 1-64 nodes check the widening per doubling up to 3
+    doublings beyond the counts fitted (8 -> 64): from 64 nodes, to 512. A band
+    that still looks narrow beyond that is named; one already too wide is left to
+    the cannot-tell line."""
+    rng = np.random.default_rng(5)
+    nodes = np.repeat(2.0 ** np.arange(7), 3)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes})
+    X["run"] = np.tile([0.0, 1.0, 2.0], 7)
+    y = 10.0 * np.exp(0.01 * rng.standard_normal(21))  # weak scaling, flat
+    fit = fit_ensemble((X, y))
+    near = fit.project(nodes=[128, 512])
+    assert near.attrs["interval_checked_to"] == 512.0
+    assert near.attrs["interval_checked_doublings"] == 3.0
+    assert fit.unchecked_message(near) == ""
+    one = fit.project(nodes=[512, 1024])
+    assert fit.unchecked_message(one) == (
+        "at 1024 nodes, 4 doublings beyond the largest measured (64), the interval's "
+        "widening is extrapolated: its calibration checked it at most 3 doublings "
+        "beyond the counts it fitted"
+    )
+    far = fit.project(nodes=[512, 1024, 2048, 2**16])
+    ratio = (far["time_upper"] / far["time_lower"]).squeeze().values
+    assert ratio[2] < CANNOT_TELL_RATIO < ratio[3]
+    assert fit.unchecked_message(far) == (
+        "from 1024 to 2048 nodes, up to 5 doublings beyond the largest measured "
+        "(64), the interval's widening is extrapolated: its calibration checked it "
+        "at most 3 doublings beyond the counts it fitted"
+    )
+    assert fit.cannot_tell_message(far).startswith(f"from {2**16} nodes on")
+    # a law in ranks projected over nodes: the checked distance is not comparable
+    far.attrs["interval_column"] = "ranks"
+    assert fit.unchecked_message(far) == ""
 
 
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
