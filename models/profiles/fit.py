@@ -548,9 +548,17 @@ def _finish(results, usable, level):
         "form": form,
         "floor": FLOOR,
         "residuals": count,
+        "reach": _reach(records),
         "across_breaks": sum(p.get("across_breaks", 0) for p in partials.values()),
         "level": level,
     }
+
+
+def _reach(records):
+    """The farthest distance (doublings beyond the counts fitted) of a held-out
+    error behind the calibration, or None without any."""
+    distances = [d for series in records for (_, _, d, _) in series if math.isfinite(d)]
+    return float(max(distances)) if distances else None
 
 
 def _percent(log_error):

@@ -18,6 +18,7 @@ from .summary import (
     few_errors,
     findings,
     rank,
+    reach_words,
     scale_words,
     series_count,
     verdict_words,
@@ -59,6 +60,7 @@ def _sections(fit, top, verbose):
         f"{fit.level:.0%} intervals: {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from {fit.calibration.get('residuals', 0)} "
         "held-out errors over the profile"
+        + reach_words(fit.calibration)
         + breaks_left_out(fit.calibration)
         + few_errors(fit.calibration)
         + ".",

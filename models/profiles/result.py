@@ -45,6 +45,10 @@ class ProfileProjection:
     level : float
     unit : dict of str to str
         Unit of each metric.
+    reach : float or None
+        The farthest distance (doublings beyond the counts fitted) at which the
+        calibration of the intervals saw an error; None when it saw none (or the
+        model file predates it).
     """
 
     axis: str
@@ -55,6 +59,23 @@ class ProfileProjection:
     upper: np.ndarray
     level: float
     unit: dict = field(default_factory=dict)
+    reach: float | None = None
+
+    def unchecked(self):
+        """Where the intervals' growth with distance goes beyond its check.
+
+        Returns
+        -------
+        tuple of (float, float) or None
+            ``(largest, checked)``: the largest measured count and the count
+            :attr:`reach` doublings beyond it, when a projected count lies beyond
+            that; else None.
+        """
+        if self.reach is None or not self.models:
+            return None
+        largest = max(float(m.x[-1]) for m in self.models)
+        checked = largest * 2.0**self.reach
+        return (largest, checked) if np.max(self.at) > checked * 1.0001 else None
 
     def cannot_tell(self):
         """``(s, t)``: where the interval spans more than :data:`CANNOT_TELL`."""
@@ -290,6 +311,7 @@ class ProfileFit:
             upper=np.vstack([b[1] for b in bounds]),
             level=self.level,
             unit=dict(self.units),
+            reach=self.calibration.get("reach"),
         )
         found = projection.conflicts()
         if found:

@@ -34,10 +34,12 @@ __all__ = [
     "few_errors",
     "findings",
     "rank",
+    "reach_words",
     "render_fit",
     "render_ranking",
     "scale_words",
     "series_count",
+    "unchecked_words",
     "verdict_words",
 ]
 
@@ -122,6 +124,59 @@ def breaks_left_out(calibration):
     if n == 1:
         return " (1 more lay across a break in its series and is left out)"
     return f" ({n} more lay across a break in their series and are left out)"
+
+
+def reach_words(calibration):
+    """The clause that says how far beyond the counts fitted the held-out errors
+    behind the calibration lay ("" when it saw none, or the file predates it).
+
+    Parameters
+    ----------
+    calibration : dict
+        :attr:`ProfileFit.calibration`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> reach_words({"reach": 2.0}), reach_words({"reach": 1.0}), reach_words({})
+    (', at most 2 doublings out', ', at most 1 doubling out', '')
+    """
+    reach = calibration.get("reach")
+    return "" if reach is None else f", at most {_doublings(reach)} out"
+
+
+def _doublings(value):
+    text = f"{value:.2g}"
+    return f"{text} doubling" + ("" if text == "1" else "s")
+
+
+def unchecked_words(projection):
+    """The line that says when the largest count projected to lies farther beyond
+    the data than the calibration of the intervals checked their growth ("" when
+    it does not).
+
+    Parameters
+    ----------
+    projection : ProfileProjection
+
+    Returns
+    -------
+    str
+    """
+    found = projection.unchecked()
+    if found is None:
+        return ""
+    largest, _ = found
+    at = float(np.max(projection.at))
+    return (
+        f"({at:g} {projection.axis} lies {_doublings(math.log2(at / largest))} past "
+        f"the largest measured, {largest:g}; the intervals' growth with distance "
+        f"is extrapolated past {_doublings(projection.reach)}, the farthest "
+        "held-out error behind their calibration)"
+    )
 
 
 def few_errors(calibration):
@@ -473,6 +528,8 @@ def render_ranking(projection, *, top=10, verbose=False):
         f"at {at:g} {axis} ({projection.level:.0%} intervals; growth over the "
         "largest measured count):",
     ]
+    if unchecked_words(projection):
+        lines.append(unchecked_words(projection))
     hidden = len(projection.at) - 1 - len(earlier)
     if earlier:
         lines.append(
@@ -603,6 +660,7 @@ def render_fit(fit, *, top=20, verbose=False, warnings=True):
         f"intervals ({fit.level:.0%}): {fit.calibration.get('kappa', 0):.3g} times "
         f"{scale_words(fit.calibration)}, from "
         f"{fit.calibration.get('residuals', 0)} held-out errors over the profile"
+        + reach_words(fit.calibration)
         + breaks_left_out(fit.calibration)
         + few_errors(fit.calibration),
     ]

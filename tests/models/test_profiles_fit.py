@@ -22,7 +22,14 @@ from scaleprobe.models import (
 )
 from scaleprobe.models.profiles import ProfileTable, fit_profile, load_profile_fit
 from scaleprobe.models.profiles.model import FLOOR
-from scaleprobe.models.profiles.summary import emit, findings, rank, render_fit
+from scaleprobe.models.profiles.summary import (
+    emit,
+    findings,
+    rank,
+    render_fit,
+    render_ranking,
+    unchecked_words,
+)
 from scaleprobe.models.selection.limits import RELIABLE_SMAPE
 
 #: Series of known laws (time in s over p ranks).
@@ -228,6 +235,28 @@ def test_a_model_file_projects_exactly_as_the_fit(known, tmp_path):
     np.testing.assert_array_equal(before.lower, after.lower)
     np.testing.assert_array_equal(before.upper, after.upper)
     assert [m.reason for m in loaded.models] == [m.reason for m in known.models]
+
+
+def test_a_projection_says_where_the_intervals_growth_is_unchecked(known, tmp_path):
+    """The prefixes of 5 to 7 of the 8 counts (2 to 256) hold out counts up to 3
+    doublings beyond them: the calibration's reach. A projection past 2048 ranks
+    says that its intervals grow there by a rate nothing checked so far out."""
+    assert known.calibration["reach"] == 3.0
+    assert "errors over the profile, at most 3 doublings out" in render_fit(known)
+    assert known.project([512.0, 2048.0]).unchecked() is None
+    far = known.project([512.0, 4096.0])
+    assert far.unchecked() == (256.0, 2048.0)
+    line = (
+        f"(4096 {known.axis} lies 4 doublings past the largest measured, 256; the "
+        "intervals' growth with distance is extrapolated past 3 doublings, the "
+        "farthest held-out error behind their calibration)"
+    )
+    assert unchecked_words(far) == line
+    assert line in render_ranking(far).splitlines()
+    loaded = load_profile_fit(known.save(tmp_path / "profile.json"))
+    assert loaded.project([4096.0]).reach == 3.0
+    loaded.calibration.pop("reach")  # a model file written before it was recorded
+    assert unchecked_words(loaded.project([4096.0])) == ""
 
 
 def test_a_dask_cluster_fits_the_same_laws(known, client):
