@@ -12,7 +12,7 @@ import pandas as pd
 from ..core.interface import describe_model
 from ..core.measured import measured_frame
 from ..core.warnings import ExtrapolationWarning, warn
-from ..profiles.result import geometric_middle
+from ..profiles.result import doublings_words, geometric_middle
 from ..projection.alternatives import join_alternatives
 from ..projection.grid import (
     CANNOT_TELL_RATIO,
@@ -465,9 +465,9 @@ class EnsembleFit:
             where = f"from {min(beyond):g} to {max(beyond):g} {axis}, up to "
         out = math.log2(max(beyond) / largest)
         return (
-            f"{where}{_doublings_text(out)} beyond the largest measured "
+            f"{where}{doublings_words(out)} beyond the largest measured "
             f"({largest:g}), the interval's widening is extrapolated: its calibration "
-            f"checked it at most {_doublings_text(doublings)} beyond the counts it "
+            f"checked it at most {doublings_words(doublings)} beyond the counts it "
             "fitted"
         )
 
@@ -579,9 +579,3 @@ class EnsembleFit:
             lines.append(f"repeated runs spread by {spread:.1%} (median max/min - 1)")
         lines.append(render_verdict(self.verdict))
         return "\n".join(lines)
-
-
-def _doublings_text(value):
-    """``value`` doublings in words: "1 doubling", "0.42 doublings"."""
-    text = f"{value:.2g}"
-    return f"{text} doubling" + ("" if text == "1" else "s")

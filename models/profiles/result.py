@@ -454,6 +454,26 @@ def geometric_middle(low, high, measured=()):
     return middle
 
 
+def doublings_words(value):
+    """A distance in doublings, in words.
+
+    Parameters
+    ----------
+    value : float
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> doublings_words(1.0), doublings_words(0.415), doublings_words(4.49)
+    ('1 doubling', '0.41 doublings', '4.5 doublings')
+    """
+    text = f"{value:.2g}"
+    return f"{text} doubling" + ("" if text == "1" else "s")
+
+
 def _doubling(counts):
     """Whether every count is a power of two times the smallest."""
     steps = np.log2(counts / counts.min())

@@ -23,7 +23,7 @@ from ..core.warnings import (
     UnreliableModelWarning,
     warn,
 )
-from .result import CANNOT_TELL, geometric_middle
+from .result import CANNOT_TELL, doublings_words, geometric_middle
 
 __all__ = [
     "EARLIER",
@@ -145,12 +145,7 @@ def reach_words(calibration):
     (', at most 2 doublings out', ', at most 1 doubling out', '')
     """
     reach = calibration.get("reach")
-    return "" if reach is None else f", at most {_doublings(reach)} out"
-
-
-def _doublings(value):
-    text = f"{value:.2g}"
-    return f"{text} doubling" + ("" if text == "1" else "s")
+    return "" if reach is None else f", at most {doublings_words(reach)} out"
 
 
 def unchecked_words(projection):
@@ -171,10 +166,11 @@ def unchecked_words(projection):
         return ""
     largest, _ = found
     at = float(np.max(projection.at))
+    out = doublings_words(math.log2(at / largest))
     return (
-        f"({at:g} {projection.axis} lies {_doublings(math.log2(at / largest))} past "
+        f"({at:g} {projection.axis} lies {out} past "
         f"the largest measured, {largest:g}; the intervals' growth with distance "
-        f"is extrapolated past {_doublings(projection.reach)}, the farthest "
+        f"is extrapolated past {doublings_words(projection.reach)}, the farthest "
         "held-out error behind their calibration)"
     )
 
