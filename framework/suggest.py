@@ -296,7 +296,7 @@ def _candidates(spec, fixed, measured, target, max_nodes):
     grid = [float(n) for n in spec.sweep["nodes"]] + [float(x) for x in measured]
     reach = max_nodes or REACH * max(grid)
     outside = [2.0**k for k in range(int(math.log2(max(reach, 1))) + 1)]
-    counts = sorted({*grid, *outside})
+    counts = sorted({*grid, *outside, *_grid_form(grid, ppn, reach)})
     out = [Candidate(x, new=False, coords={"nodes": int(x)}) for x in sorted(measured)]
     for x in counts:
         if x in measured or x > reach or x >= target:
@@ -312,6 +312,19 @@ def _candidates(spec, fixed, measured, target, max_nodes):
             continue
         out.append(Candidate(x, coords={"nodes": nodes}))
     return out
+
+
+def _grid_form(grid, ppn, reach):
+    """Node counts up to ``reach`` whose ranks are cubes (squares) when every
+    count of ``grid`` runs a cube (square) of ranks: the counts a code that
+    decomposes a cube (square) can run at, which powers of two mostly are not."""
+    from scaleprobe.models.profiles.result import grid_power
+
+    power = grid_power(sorted({x * ppn for x in grid}))
+    if power is None:
+        return []
+    ranks = [side**power for side in range(1, int((reach * ppn) ** (1 / power)) + 2)]
+    return [float(r // ppn) for r in ranks if r % ppn == 0 and r // ppn <= reach]
 
 
 def suggest(path, target, budget, *, metric="time", max_nodes=None):

@@ -443,15 +443,41 @@ def geometric_middle(low, high, measured=()):
     """
     steps = max(1, math.floor(math.log2(high / low) / 2 + 0.5))  # a tie: the farther
     middle = float(low * 2.0**steps)
-    counts = np.asarray(measured, dtype=float)
-    if counts.size < 3 or _doubling(counts):
+    power = grid_power(measured)
+    if power is None:
         return middle
+    side = max(round(middle ** (1.0 / power)), round(low ** (1.0 / power)) + 1)
+    return float(side**power)
+
+
+def grid_power(counts):
+    """The power every count is a perfect power of, for a grid of cubes or squares.
+
+    Counts that double from the smallest, and fewer than three counts, are no such
+    grid (a power of two times the smallest is their form).
+
+    Parameters
+    ----------
+    counts : sequence of float
+
+    Returns
+    -------
+    int or None
+        3 (every count a perfect cube), 2 (a perfect square), else None.
+
+    Examples
+    --------
+    >>> grid_power([27, 64, 125]), grid_power([4, 9, 16]), grid_power([1, 8, 64])
+    (3, 2, None)
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.size < 3 or _doubling(counts):
+        return None
     for power in (3, 2):
         roots = np.round(counts ** (1.0 / power))
         if np.all(roots**power == counts):
-            side = max(round(middle ** (1.0 / power)), round(low ** (1.0 / power)) + 1)
-            return float(side**power)
-    return middle
+            return power
+    return None
 
 
 def doublings_words(value):

@@ -180,6 +180,40 @@ def test_targets_and_budgets_parse():
     assert parse_budget("1.5 core-hours").limits() == {"core_budget": 5400.0}
 
 
+@pytest.mark.parametrize(
+    ("nodes", "ppn", "admissible", "new"),
+    [
+        # a square grid of ranks (BT and SP decompose a square): the squares to
+        # 4 times the largest count, not only the powers of two among them
+        ([4, 9, 16, 25], 1, "square", [1, 36, 49, 64, 81, 100]),
+        # two ranks a node on a square grid: the nodes whose ranks are a square
+        ([2, 8, 18], 2, "square", [32, 50, 72]),
+        # a cube grid (LULESH's), any count admitted: the cubes beside the powers
+        ([27, 64, 125], 1, "any", [1, 2, 4, 8, 16, 32, 128, 216, 256, 343]),
+        # a grid that doubles: the powers of two, as before
+        ([1, 2, 4], 1, "power_of_two", [8, 16]),
+    ],
+)
+def test_new_counts_take_the_measured_grids_form(tmp_path, nodes, ppn, admissible, new):
+    from scaleprobe.framework.suggest import _candidates
+
+    spec = load_spec(
+        {
+            "name": "grid",
+            "kernel": "commbench.compute",
+            "params": {"total_work": 400},
+            "sweep": {"nodes": nodes, "ppn": ppn, "run": 1},
+            "admissible": admissible,
+            "throttle": {"mode": "emulated"},
+            "output": str(tmp_path / "grid.zarr"),
+        }
+    )
+    measured = [float(n) for n in nodes]
+    found = _candidates(spec, {"ppn": ppn}, measured, 10**6, None)
+    assert [c.x for c in found if not c.new] == measured  # repeats
+    assert [c.x for c in found if c.new] == [float(n) for n in new]
+
+
 def test_a_store_without_its_spec_is_one_line_and_exit_2(tmp_path, capsys):
     store = ResultStore(str(tmp_path / "old.zarr"))
     store.start({"identity": {"kernel": "x"}, "sweep": {"nodes": [1]}, "attrs": {}})
