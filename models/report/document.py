@@ -258,8 +258,9 @@ def _preformatted(text, fmt):
 
 def _projection_parts(fit, data, project_to):
     """The projection's figures (projection, measured vs predicted, bandwidth
-    impact), its sections (the table, where the data cannot tell) and what its
-    figure shows (:func:`captions`' ``bandwidths`` and ``floor``)."""
+    impact), its sections (the table, how far the interval was checked, where the
+    data cannot tell) and what its figure shows (:func:`captions`' ``bandwidths``
+    and ``floor``)."""
     X, y = data
     name = fit.selected or "baseline"
     where = _where(fit, X, project_to)
@@ -384,8 +385,8 @@ def _bandwidth_impact(fit, name, X, where):
 
 
 def _projection_sections(fit, name, projection, where):
-    """The projection table at the largest bandwidth, and where the data cannot
-    tell."""
+    """The projection table at the largest bandwidth, how far beyond the data the
+    interval's widening was checked, and where the data cannot tell."""
     target = fit.training["target"]
     bandwidth = where["bandwidth"][0]
     at = (
@@ -408,11 +409,9 @@ def _projection_sections(fit, name, projection, where):
         heading += f", {key} {values[0]:g}"
     sections = [(heading, table)]
     unchecked = fit.unchecked_message(projection)
-    horizon = " ".join(
-        f"{line[0].upper()}{line[1:]}."
-        for line in (unchecked, fit.cannot_tell_message(projection))
-        if line
-    )
+    if unchecked:
+        sections.append(("How far the interval was checked", unchecked))
+    horizon = fit.cannot_tell_message(projection)
     if horizon:
         sections.append(("Where the data cannot tell", horizon))
     return sections

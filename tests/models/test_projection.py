@@ -26,6 +26,7 @@ from scaleprobe.models import (
     wide_nodes,
 )
 from scaleprobe.models.projection.grid import CANNOT_TELL_RATIO, resolve_ppn
+from scaleprobe.models.report.document import _projection_sections
 
 
 def _fitted(results):
@@ -352,6 +353,14 @@ def test_the_projection_says_how_far_its_widening_was_checked():
         "at most 3 doublings beyond the counts it fitted"
     )
     assert fit.cannot_tell_message(far).startswith(f"from {2**16} nodes on")
+    # the report gives each its section
+    where = {"bandwidth": [100.0], "scale": None, "params": {}}
+    sections = dict(_projection_sections(fit, fit.selected, far, where))
+    assert sections["How far the interval was checked"] == fit.unchecked_message(far)
+    assert sections["Where the data cannot tell"] == fit.cannot_tell_message(far)
+    assert "How far the interval was checked" not in dict(
+        _projection_sections(fit, fit.selected, near, where)
+    )
     # a law in ranks projected over nodes: the checked distance is not comparable
     far.attrs["interval_column"] = "ranks"
     assert fit.unchecked_message(far) == ""
