@@ -442,8 +442,9 @@ class EnsembleFit:
         -------
         str
             Empty when every projected count lies within the checked distance or
-            spans more than ten times (:meth:`cannot_tell_message`
-            says so), or the projection has no calibrated interval.
+            spans more than ten times (:meth:`cannot_tell_message` says so), or
+            the projection has no interval. A calibration that held no count out
+            checked nothing: every count beyond the data is named.
         """
         checked = projection.attrs.get("interval_checked_to")
         axis = "ranks" if "ranks" in projection.dims else "nodes"
@@ -464,11 +465,15 @@ class EnsembleFit:
         if len(beyond) > 1:
             where = f"from {min(beyond):g} to {max(beyond):g} {axis}, up to "
         out = math.log2(max(beyond) / largest)
+        checked = (
+            f"its calibration checked it at most {doublings_words(doublings)} "
+            "beyond the counts it fitted"
+            if doublings > 0
+            else f"no {axis[:-1]} count was held out to check it"
+        )
         return (
             f"{where}{doublings_words(out)} beyond the largest measured "
-            f"({largest:g}), the interval's widening is extrapolated: its calibration "
-            f"checked it at most {doublings_words(doublings)} beyond the counts it "
-            "fitted"
+            f"({largest:g}), the interval's widening is extrapolated: {checked}"
         )
 
     def untrained(self, projection):

@@ -636,10 +636,10 @@ def _attrs(link, interval, training, target):
     if interval is not None:
         attrs["interval_level"] = interval.level
         attrs["interval_method"] = interval.method
-        if interval.reach > 0:  # how far beyond the data its widening was checked
-            attrs["interval_checked_to"] = float(interval.reference * 2**interval.reach)
-            attrs["interval_checked_doublings"] = float(interval.reach)
-            attrs["interval_column"] = interval.column
+        # how far beyond the data its widening was checked (0: not at all)
+        attrs["interval_checked_to"] = float(interval.reference * 2**interval.reach)
+        attrs["interval_checked_doublings"] = float(interval.reach)
+        attrs["interval_column"] = interval.column
     if training is not None:
         attrs["training"] = json.dumps(training, default=str)
     return attrs

@@ -367,6 +367,25 @@ def test_the_projection_says_how_far_its_widening_was_checked():
 
 
 @pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
+def test_a_widening_no_count_checked_is_named_at_every_count_beyond():
+    """Two node counts leave none to hold out: the interval is the law's range and
+    the floor (1.22x wide 2 doublings out), and nothing checked its widening."""
+    rng = np.random.default_rng(5)
+    nodes = np.repeat([1.0, 2.0], 3)
+    X = pd.DataFrame({"nodes": nodes, "ppn": 1.0, "ranks": nodes})
+    X["run"] = np.tile([0.0, 1.0, 2.0], 2)
+    y = (10 / nodes + 0.5) * np.exp(0.02 * rng.standard_normal(6))
+    fit = fit_ensemble((X, y))
+    assert fit.intervals["base"].n_calibration == 0
+    proj = fit.project("base", nodes=[2, 8, 16])
+    assert proj.attrs["interval_checked_doublings"] == 0.0
+    assert fit.unchecked_message(proj) == (
+        "from 8 to 16 nodes, up to 3 doublings beyond the largest measured (2), the "
+        "interval's widening is extrapolated: no node count was held out to check it"
+    )
+
+
+@pytest.mark.filterwarnings("ignore::scaleprobe.models.ScaleprobeWarning")
 def test_the_measurement_named_is_a_count_of_the_measured_grid():
     """A fit on rank counts that are all cubes (a code that decomposes a cube) is
     advised a cube, not a power of two times its largest count; counts that double
