@@ -524,8 +524,9 @@ def render_ranking(projection, *, top=10, verbose=False):
         f"at {at:g} {axis} ({projection.level:.0%} intervals; growth over the "
         "largest measured count):",
     ]
-    if unchecked_words(projection):
-        lines.append(unchecked_words(projection))
+    unchecked = unchecked_words(projection)
+    if unchecked:
+        lines.append(unchecked)
     hidden = len(projection.at) - 1 - len(earlier)
     if earlier:
         lines.append(

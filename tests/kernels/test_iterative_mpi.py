@@ -76,10 +76,12 @@ def test_kmeans_matches_serial_and_profiles_its_collectives(kernel):
     assert metrics["scatter_job_bytes"] == 40
     assert metrics["gather_job_bytes"] == 56
     _profile_adds_up(record, ("scatter", "bcast", "gather"))
-    slow = kernel("iterative.kmeans", args, bandwidth=25)
-    assert slow["metrics"]["scatter_time"] == pytest.approx(
-        4 * metrics["scatter_time"], rel=0.1
-    )
+    # at a quarter of the bandwidth the link charges at least four times the bytes'
+    # time, and no more than four times what the full link took: a loaded host adds
+    # the ranks' own time inside the calls to both, so a ratio alone cannot be tight
+    slow = kernel("iterative.kmeans", args, bandwidth=25)["metrics"]["scatter_time"]
+    assert slow >= 4 * 6000 * 40 / GBIT
+    assert slow <= 4.4 * metrics["scatter_time"]
 
 
 def test_kmeans_refuses_more_clusters_than_pixels(kernel):
