@@ -62,16 +62,25 @@ class Candidate:
     coords: dict = field(default_factory=dict)
 
 
-def _bounds(state, informations=None):
+def _bounds(state, informations=None, memo=None):
     """Centre, lower and upper log bounds ``(laws,)`` of every law's interval at
     the target: its prediction plus or minus ``z`` standard errors of its
-    coefficients (``informations``: with planned points added)."""
-    target = np.array([state.target])
-    centre = np.array([float(law.log_predict(target)[0]) for law in state.laws])
+    coefficients (``informations``: with planned points added; ``memo``: a dict
+    that keeps what does not change with them, the centres and gradients)."""
+    memo = {} if memo is None else memo
+    if "target" not in memo:
+        target = np.array([state.target])
+        memo["target"] = (
+            np.array([float(law.log_predict(target)[0]) for law in state.laws]),
+            [law.gradient(target)[0] for law in state.laws],
+        )
+    centre, gradients = memo["target"]
+    if informations is None:
+        informations = [law.information for law in state.laws]
     var = np.array(
         [
-            law.variance(target, None if informations is None else informations[i])[0]
-            for i, law in enumerate(state.laws)
+            g @ np.linalg.pinv(info) @ g
+            for g, info in zip(gradients, informations, strict=True)
         ]
     )
     half = state.z * state.noise * np.sqrt(np.maximum(var, 0.0))
@@ -167,6 +176,7 @@ class Planned:
     points: tuple = ()
     reach: float = 0.0
     runs: float = 1.0
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def start(cls, state):
@@ -175,6 +185,19 @@ class Planned:
         infos = [law.information for law in state.laws]
         survive = np.ones((size, size), dtype=bool)
         return cls(infos, survive, (), float(np.max(state.x)), float(state.count[-1]))
+
+    def _at(self, state, x):
+        """Every law's log prediction, variance (its own information) and
+        gradient at ``x``: the same for every plan, so kept in ``memo``."""
+        key = ("at", float(x))
+        if key not in self.memo:
+            point = np.array([float(x)])
+            self.memo[key] = (
+                np.array([law.log_predict(point)[0] for law in state.laws]),
+                np.array([law.variance(point)[0] for law in state.laws]),
+                [law.gradient(point)[0] for law in state.laws],
+            )
+        return self.memo[key]
 
     def extend(self, state, candidate):
         """The plan with one more point.
@@ -188,29 +211,25 @@ class Planned:
         -------
         Planned
         """
-        x = np.array([candidate.x])
-        centre = np.array([law.log_predict(x)[0] for law in state.laws])
-        var = np.array([law.variance(x)[0] for law in state.laws])
+        centre, var, gradients = self._at(state, candidate.x)
         noise = state.noise**2 * (1.0 / candidate.repeats + var)
         allowed = state.z * np.sqrt(noise[:, None] + noise[None, :])
         survive = self.survive & (np.abs(centre[:, None] - centre[None, :]) <= allowed)
         infos = [
             info + candidate.repeats * np.outer(g, g)
-            for info, g in zip(
-                self.informations,
-                (law.gradient(x)[0] for law in state.laws),
-                strict=True,
-            )
+            for info, g in zip(self.informations, gradients, strict=True)
         ]
         points = (*self.points, candidate)
+        reach, runs = self.reach, self.runs
         if candidate.x > self.reach:  # the new largest count, known to its runs
-            return Planned(infos, survive, points, candidate.x, candidate.repeats)
-        runs = self.runs + (candidate.repeats if candidate.x == self.reach else 0)
-        return Planned(infos, survive, points, self.reach, runs)
+            reach, runs = candidate.x, candidate.repeats
+        elif candidate.x == self.reach:
+            runs = self.runs + candidate.repeats
+        return Planned(infos, survive, points, reach, runs, self.memo)
 
     def log_width(self, state):
         """Expected log width at the target once the planned points are measured."""
-        bounds = _bounds(state, self.informations)
+        bounds = _bounds(state, self.informations, self.memo)
         widths = [
             np.subtract(*_band(state, bounds, alive, self.reach, self.runs)[::-1])
             for alive in self.survive  # one row per law taken as the truth

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class DesignLaw:
         """The basis at ``x`` as a float array ``(len(x), k)``."""
         return np.asarray(self.basis(np.asarray(x, dtype=float)), dtype=float)
 
-    @property
+    @cached_property
     def size(self):
         """Number of coefficients."""
         return self.columns(np.array([2.0])).shape[1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.stats import norm
@@ -183,7 +184,7 @@ class DesignState:
     @property
     def z(self):
         """Normal quantile of the interval's level."""
-        return float(norm.ppf(0.5 + self.level / 2))
+        return _quantile(self.level)
 
     @property
     def standard(self):
@@ -191,6 +192,13 @@ class DesignState:
         noise over the root of the runs at the largest count measured (one run
         there is known to its noise, however often the small counts ran)."""
         return float(self.noise / math.sqrt(float(self.count[-1])))
+
+
+@lru_cache(maxsize=16)
+def _quantile(level):
+    """Normal quantile of a two-sided interval of ``level`` (kept: the design
+    asks for it at every candidate)."""
+    return float(norm.ppf(0.5 + level / 2))
 
 
 def _errors(laws, x, centre, count, length, jumps=()):
