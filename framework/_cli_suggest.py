@@ -32,6 +32,17 @@ def _hours(seconds):
     return f"{seconds:.2g} s"
 
 
+def _unchecked_round(row):
+    """The clause a round's line ends with when no law held its check on the
+    largest count measured before it ("" otherwise, and in records without it)."""
+    if not row.get("unchecked"):
+        return ""
+    return (
+        f" (no law held its check at {row['largest']:g} nodes: the width takes the "
+        "uncalibrated factor)"
+    )
+
+
 def _print_ranking(suggestion, shown):
     design, state = suggestion.design, suggestion.state
     laws = ", ".join(law.name for law in state.laws)
@@ -43,7 +54,7 @@ def _print_ranking(suggestion, shown):
         f"plausible laws: {laws}; run-to-run noise {100 * state.noise:.2g} % (log); "
         f"interval factor {state.rate:.2g}"
     )
-    if any(why.startswith("kept") for why in state.rejected.values()):
+    if state.unchecked:
         print(
             "no law held its check on the largest count: the closest are kept, "
             "and the interval takes at least the uncalibrated factor 1"
@@ -227,7 +238,7 @@ def run_adaptive(args) -> int:
         print(
             f"round {number}: width {row['width']:.3g}x "
             f"[{row['lower']:.4g}, {row['upper']:.4g}] after {_hours(row['spent'])}"
-            f", then {row['points']} point(s)"
+            f", then {row['points']} point(s){_unchecked_round(row)}"
         )
     print(f"scaleprobe: stopped: {campaign.reason}")
     return 0

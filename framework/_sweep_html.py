@@ -216,7 +216,8 @@ function adaptive(record) {
     + "width <= " + record.goal + ")"));
   const table = text("table");
   const head = text("tr");
-  for (const name of ["round", "width", "lower", "upper", "spent", "points"]) {
+  for (const name of ["round", "width", "lower", "upper", "spent", "points",
+      "note"]) {
     head.appendChild(text("th", name));
   }
   table.appendChild(head);
@@ -225,7 +226,8 @@ function adaptive(record) {
     tr.dataset.width = row.width;
     for (const cell of [i + 1, row.width.toPrecision(3) + "x",
         row.lower.toPrecision(4), row.upper.toPrecision(4), duration(row.spent),
-        row.points]) {
+        row.points, row.unchecked ? "no law held its check at " + row.largest
+          + " nodes: the width takes the uncalibrated factor" : ""]) {
       tr.appendChild(text("td", String(cell)));
     }
     table.appendChild(tr);

@@ -75,8 +75,10 @@ class AdaptiveCampaign:
     ----------
     rounds : list of dict
         Per round: ``width`` (upper / lower at the target before the round),
-        ``lower``, ``upper``, ``spent`` (wall seconds so far) and ``points``
-        (measured in the round).
+        ``lower``, ``upper``, ``spent`` (wall seconds so far), ``points``
+        (measured in the round), ``largest`` (the largest count measured before
+        it) and ``unchecked`` (no law held its check there, so the width takes
+        the uncalibrated factor).
     reason : str
         Why it stopped.
     """
@@ -177,4 +179,6 @@ def _round(suggestion, elapsed):
         "upper": upper,
         "spent": elapsed,
         "points": 0,
+        "unchecked": suggestion.state.unchecked,
+        "largest": float(max(suggestion.state.x)),
     }

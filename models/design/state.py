@@ -187,6 +187,12 @@ class DesignState:
         return _quantile(self.level)
 
     @property
+    def unchecked(self):
+        """True when no law held its check on the largest count: the laws kept
+        are the closest, and the interval's factor is at least 1, uncalibrated."""
+        return any(why.startswith("kept") for why in self.rejected.values())
+
+    @property
     def standard(self):
         """Standard error (log) of the centre the extrapolation leans on: the
         noise over the root of the runs at the largest count measured (one run

@@ -109,6 +109,8 @@ def test_a_goal_already_met_measures_nothing_more(tmp_path, client):
         html = _dom(match.group(1), tmp_path / "profile")
         assert "Interval at nodes=8 by round (goal: width &lt;= 1000)" in html
         assert f'data-width="{width}"' in html
+        note = "no law held its check at 4 nodes: the width takes the uncalibrated"
+        assert (note in html) == campaign.rounds[0]["unchecked"]
     finally:
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=60)
@@ -160,3 +162,19 @@ def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, caps
     assert "stopped: the width at the target is" in out, out + err
     assert len(ResultStore(str(elsewhere)).results()) == 6
     assert not ResultStore(spec["output"]).exists()
+    # the round's line says when no law held its check, as the record does
+    (row,) = adaptive_record(str(elsewhere))["rounds"]
+    (line,) = [line for line in out.splitlines() if line.startswith("round 1:")]
+    said = line.endswith("at 4 nodes: the width takes the uncalibrated factor)")
+    assert said == row["unchecked"], (line, row)
+
+
+def test_a_round_says_when_no_law_held_its_check():
+    from scaleprobe.framework._cli_suggest import _unchecked_round
+
+    row = {"unchecked": True, "largest": 64.0}
+    assert _unchecked_round(row) == (
+        " (no law held its check at 64 nodes: the width takes the uncalibrated factor)"
+    )
+    assert _unchecked_round({**row, "unchecked": False}) == ""
+    assert _unchecked_round({}) == ""  # a record written before the flag

@@ -175,6 +175,7 @@ def test_when_no_law_holds_its_check_the_factor_is_not_calibrated_below_one():
         why.startswith("kept")
         for why in (state.rejected[law.name] for law in state.laws)
     )
+    assert state.unchecked
     assert _own_rate(x, runs, centre) < 0.6  # its own errors alone would narrow it
     assert state.rate == 1.0
     assert design_state(x, runs, 64.0, pooled=2.0).rate == 2.0
@@ -182,5 +183,6 @@ def test_when_no_law_holds_its_check_the_factor_is_not_calibrated_below_one():
     x, runs, centre = _broken(1.3)  # a law still holds: the calibrated factor
     state = design_state(x, runs, 64.0, pooled=0.1)
     assert not any(why.startswith("kept") for why in state.rejected.values())
+    assert not state.unchecked
     assert state.rate == pytest.approx(max(_own_rate(x, runs, centre), 0.1))
     assert state.rate < 0.5
