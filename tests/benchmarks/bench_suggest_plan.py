@@ -9,8 +9,9 @@ greedily, re-ranking every candidate after each pick. The time grows with the
 candidates times the picks, and the picks with the budget over a run's cost. For a
 series measured on a grid of squares (1-64 ranks, three runs each, a known law with
 5 % noise) projected to 4096, the table prints the median wall time of the plan over
-``--repeats`` for 10, 40 and 130 new counts (130: the squares up to 4x a grid that
-reaches 1024 ranks) and budgets of 60 and 600 one-minute runs.
+``--repeats`` for 10, 40 and 130 new counts (a grid of the squares 1-1024 is offered
+38: the 32 squares up to 4096 it lacks and 6 powers of two; 130 squares are offered
+to a grid that reaches 130**2 ranks) and budgets of 60 and 600 one-minute runs.
 """
 
 from __future__ import annotations
