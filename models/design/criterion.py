@@ -169,6 +169,14 @@ class Planned:
         ``survive[j, k]``: law ``k`` survives the planned points if law ``j`` is
         true.
     points : tuple of Candidate
+    reach : float
+        The largest count measured or planned.
+    runs : float
+        The runs at ``reach``, measured and planned.
+    memo : dict
+        What every plan grown from the same :meth:`start` shares: each law's
+        prediction, variance and gradient at a count and at the target. A plan is
+        extended with the state it started from.
     """
 
     informations: list
