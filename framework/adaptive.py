@@ -5,7 +5,10 @@
 target is narrow enough or the budget is spent:
 :func:`~scaleprobe.framework.suggest.suggest` on the store with what is left of the
 budget, the plan written as a spec beside
-the store (``STEM.next.yaml``), and that spec run like any other. Every round is an
+the store (``STEM.next.yaml``), and that spec run like any other. A round measures
+the plan's picks that narrow the interval by at least :data:`ROUND_GAIN` each; the
+rest of the budget is planned again once they are measured, when larger counts may
+be on offer. Every round is an
 ordinary resumable sweep on the same store: a killed campaign loses nothing, and
 the same command resumes it (its budget counts from the new start). The widths of
 the rounds are kept in ``STEM.adaptive.json`` beside the store.
@@ -14,6 +17,7 @@ the rounds are kept in ``STEM.adaptive.json`` beside the store.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -24,13 +28,23 @@ from .spec import load_spec
 from .store import ResultStore, atomic_write
 from .suggest import Budget, extension_spec, parse_budget, suggest
 
-__all__ = ["AdaptiveCampaign", "adaptive_record", "parse_until", "run_until"]
+__all__ = [
+    "AdaptiveCampaign",
+    "adaptive_record",
+    "parse_until",
+    "run_until",
+    "worthwhile_picks",
+]
 
 _UNTIL = re.compile(
     r"^\s*width\s*<=\s*(?P<width>[0-9]*\.?[0-9]+)\s+at\s+(?P<target>.+?)\s*$"
 )
 #: Rounds at most: a plan that never narrows the interval must still stop.
 MAX_ROUNDS = 50
+#: A round measures the plan's picks that narrow the width at the target by at
+#: least this share each; the others wait for the next round's plan, made with
+#: what the round measured.
+ROUND_GAIN = 0.01
 
 
 def parse_until(text):
@@ -150,7 +164,10 @@ def _rounds(spec, goal, target, budget, client, clock):
         if suggestion.design.width_now <= goal:
             campaign.reason = f"the width at the target is {_width(suggestion)}"
             return campaign
-        points, predicted = extension_spec(suggestion, nxt) if left else ([], 0.0)
+        picks = worthwhile_picks(suggestion.design.plan)
+        points, predicted = (
+            extension_spec(suggestion, nxt, picks) if left else ([], 0.0)
+        )
         if not points:
             campaign.reason = "the budget is spent (no suggested point fits the rest)"
             return campaign
@@ -163,6 +180,33 @@ def _rounds(spec, goal, target, budget, client, clock):
         campaign.rounds[-1]["points"] = len(points)
     campaign.reason = f"{MAX_ROUNDS} rounds did not narrow the interval enough"
     return campaign
+
+
+def worthwhile_picks(plan):
+    """The picks of a plan a round measures.
+
+    Parameters
+    ----------
+    plan : list of Ranked
+        :attr:`Design.plan`, each pick with its gain given the ones before it.
+
+    Returns
+    -------
+    list of int
+        The positions of the picks that narrow the width at the target by at least
+        :data:`ROUND_GAIN` each; every position when none does (a goal set by the
+        noise alone, where every repeat narrows it a little).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Pick
+    >>> worthwhile_picks([Pick(gain=g) for g in (2.0, 0.001, 0.1, 0.005, 0.001)])
+    [0, 2]
+    >>> worthwhile_picks([Pick(gain=0.002)] * 3)
+    [0, 1, 2]
+    """
+    narrows = [i for i, r in enumerate(plan) if -math.expm1(-r.gain) >= ROUND_GAIN]
+    return narrows or list(range(len(plan)))
 
 
 def _width(suggestion):

@@ -384,12 +384,13 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     return Suggestion(design, state, spec, fixed, runs, budget, metric, path)
 
 
-def _planned_points(suggestion, picks):
-    """Node count -> new run indices of the first ``picks`` planned points."""
+def _planned_points(picked, runs):
+    """Node count -> new run indices of the ``picked`` points (``runs``: the run
+    indices stored per count)."""
     planned = {}
-    for ranked in suggestion.design.plan[:picks]:
+    for ranked in picked:
         x = ranked.candidate.x
-        taken = set(suggestion.runs.get(x, ())) | set(planned.get(x, ()))
+        taken = set(runs.get(x, ())) | set(planned.get(x, ()))
         index = next(i for i in range(len(taken) + 1) if i not in taken)
         planned.setdefault(x, []).append(index)
     return planned
@@ -409,7 +410,7 @@ def _extension_raw(suggestion, planned, output):
     return raw
 
 
-def extension_spec(suggestion, path):
+def extension_spec(suggestion, path, picks=None):
     """Write the planned points as a spec that resumes the campaign.
 
     The spec is the stored one with its sweep narrowed to the planned node counts
@@ -423,6 +424,8 @@ def extension_spec(suggestion, path):
     suggestion : Suggestion
     path : str
         The spec file to write (YAML); its ``output`` is the store, relative to it.
+    picks : sequence of int, default=None
+        The positions in the plan of the picks to write (None: all of them).
 
     Returns
     -------
@@ -437,8 +440,10 @@ def extension_spec(suggestion, path):
     folder = os.path.dirname(os.path.abspath(path))
     output = os.path.relpath(os.path.abspath(store.path), folder)
     _, _, cost = _series(store.results(), suggestion.fixed, suggestion.metric)
-    for picks in range(len(suggestion.design.plan), 0, -1):
-        planned = _planned_points(suggestion, picks)
+    plan_ = suggestion.design.plan
+    chosen = plan_ if picks is None else [plan_[i] for i in sorted(picks)]
+    for taken in range(len(chosen), 0, -1):
+        planned = _planned_points(chosen[:taken], suggestion.runs)
         raw = _extension_raw(suggestion, planned, output)
         points = plan(load_spec(raw), done)
         spent = sum(_price(cost, p, suggestion.budget.kind) for p in points)

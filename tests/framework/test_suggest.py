@@ -133,6 +133,24 @@ def test_the_plan_fits_the_budget(campaign):
     assert tiny.design.ranking  # still ranked, just not affordable
 
 
+def test_a_spec_of_some_of_the_plans_picks_measures_those_alone(campaign, tmp_path):
+    suggestion = suggest(campaign, "nodes=256", "30 s")
+    plan_ = suggestion.design.plan
+    assert len(plan_) > 2
+    first, _ = extension_spec(suggestion, str(tmp_path / "one.yaml"), picks=[0])
+    x = plan_[0].candidate.x
+    assert [p.coords["nodes"] for p in first] == [int(x)]
+    # a repeat takes the first run index the store lacks; a new count, run 0
+    measured = set(suggestion.runs.get(x, ()))
+    index = next(i for i in range(len(measured) + 1) if i not in measured)
+    assert [p.coords["run"] for p in first] == [index]
+    every, _ = extension_spec(suggestion, str(tmp_path / "all.yaml"))
+    picks = range(len(plan_))
+    more, _ = extension_spec(suggestion, str(tmp_path / "more.yaml"), picks=picks)
+    assert len(every) > 1
+    assert sorted(p.key for p in more) == sorted(p.key for p in every)
+
+
 def test_points_priced_on_the_one_host_their_ranks_share(campaign):
     # every rank of the campaign ran on this host, whose cores the emulated
     # link's slots count: a 16-node point is 16 ranks taking turns on them

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,7 +13,12 @@ import urllib.request
 
 import pytest
 import yaml
-from scaleprobe.framework.adaptive import adaptive_record, parse_until, run_until
+from scaleprobe.framework.adaptive import (
+    adaptive_record,
+    parse_until,
+    run_until,
+    worthwhile_picks,
+)
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.store import ResultStore
 
@@ -66,6 +72,31 @@ def test_rounds_measure_suggested_points_and_a_rerun_resumes(tmp_path, client):
     )
     again = {r["key"]: r["started"] for r in store.results()}
     assert {k: again[k] for k in measured} == measured
+
+
+def test_a_round_measures_the_picks_that_narrow_the_interval(tmp_path, client):
+    from scaleprobe.framework import run_sweep
+    from scaleprobe.framework.suggest import Budget, extension_spec, suggest
+
+    spec = _spec(tmp_path)
+    run_sweep(spec, client, progress=False)
+    copy = tmp_path.with_name(tmp_path.name + "-copy")  # the store and its files
+    shutil.copytree(tmp_path, copy)
+    # the clock: the sweep took 10 s of the 2 minutes, the round 10 s; then the
+    # budget is spent
+    ticks = itertools.chain([0.0, 10.0, 20.0, 30.0], itertools.repeat(1e4))
+    before = suggest(
+        str(copy / "compute.zarr"), "nodes=256", Budget(110.0, "wall", "2 min")
+    )
+    picks = worthwhile_picks(before.design.plan)
+    assert 0 < len(picks) < len(before.design.plan)  # repeats that narrow it little
+    expected, _ = extension_spec(before, str(copy / "next.yaml"), picks)
+    campaign = run_until(
+        spec, "width <= 1.01 at nodes=256", "2 min", client, clock=lambda: next(ticks)
+    )
+    assert campaign.rounds[0]["points"] == len(expected)
+    measured = {r["key"] for r in ResultStore(spec["output"]).results()}
+    assert {p.key for p in expected} <= measured
 
 
 def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
