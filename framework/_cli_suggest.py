@@ -43,6 +43,21 @@ def _unchecked_round(row):
     )
 
 
+def _print_small_picks(plan):
+    """Say how many planned runs narrow the width by under ROUND_GAIN each, which
+    an adaptive round leaves to its next plan (nothing when none or all do)."""
+    from .adaptive import ROUND_GAIN, worthwhile_picks
+
+    worthwhile = len(worthwhile_picks(plan))
+    if worthwhile == len(plan):
+        return
+    print(
+        f"{len(plan) - worthwhile} of these run(s) narrow the width by under "
+        f"{100 * ROUND_GAIN:g} % each; run --until measures the other {worthwhile} "
+        "first and plans again with what they measured"
+    )
+
+
 def _print_ranking(suggestion, shown):
     design, state = suggestion.design, suggestion.state
     laws = ", ".join(law.name for law in state.laws)
@@ -94,6 +109,7 @@ def _suggest(args) -> int:
         f"{_hours(design.spent_wall)} wall, {design.spent_core / 3600:.3g} core-h; "
         f"expected width {design.width_planned:.3g}x"
     )
+    _print_small_picks(design.plan)
     if args.write is None:
         return 0
     points, spent = extension_spec(suggestion, args.write)

@@ -10,6 +10,7 @@ import yaml
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework._summary import summarize
 from scaleprobe.framework._sweep_state import state_from_store
+from scaleprobe.framework.adaptive import worthwhile_picks
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
@@ -80,6 +81,20 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     assert "1. nodes=" in out
     listed = [line.strip() for line in out.splitlines() if line.startswith("  nodes=")]
     assert listed
+    # the runs an adaptive round would leave to its next plan are counted
+    small = len(now.design.plan) - len(worthwhile_picks(now.design.plan))
+    said = [
+        line for line in out.splitlines() if "narrow the width by under 1 %" in line
+    ]
+    assert said == (
+        [
+            f"{small} of these run(s) narrow the width by under 1 % each; run --until "
+            f"measures the other {len(now.design.plan) - small} first and plans again "
+            "with what they measured"
+        ]
+        if small
+        else []
+    )
     # The spec is the same campaign: scaleprobe run takes it as it is.
     raw = yaml.safe_load(written.read_text())
     assert raw["kernel"] == "commbench.compute"
