@@ -32,30 +32,41 @@ def _hours(seconds):
     return f"{seconds:.2g} s"
 
 
-def _unchecked_round(row):
-    """The clause a round's line ends with when no law held its check on the
-    largest count measured before it ("" otherwise, and in records without it)."""
-    if not row.get("unchecked"):
-        return ""
-    return (
-        f" (no law held its check at {row['largest']:g} nodes: the width takes the "
-        "uncalibrated factor)"
-    )
+def _note(row):
+    from ._adaptive_record import round_note
+
+    note = round_note(row)
+    return f" ({note})" if note else ""
 
 
 def _print_small_picks(plan):
-    """Say how many planned runs narrow the width by under ROUND_GAIN each, which
-    an adaptive round leaves to its next plan (nothing when none or all do)."""
-    from .adaptive import ROUND_GAIN, worthwhile_picks
+    """Say what an adaptive round measures of the plan, when not all of it: the
+    runs that narrow the width by under ROUND_GAIN each wait for its next plan,
+    and a new count is measured once, alone, before it is planned again."""
+    from .adaptive import ROUND_GAIN, round_picks, worthwhile_picks
 
-    worthwhile = len(worthwhile_picks(plan))
-    if worthwhile == len(plan):
+    worthwhile, first = worthwhile_picks(plan), round_picks(plan)
+    if len(first) == len(plan):
         return
-    print(
-        f"{len(plan) - worthwhile} of these run(s) narrow the width by under "
-        f"{100 * ROUND_GAIN:g} % each; run --until measures the other {worthwhile} "
-        "first and plans again with what they measured"
-    )
+    small = len(plan) - len(worthwhile)
+    words = []
+    if small:
+        words.append(
+            f"{small} of these run(s) narrow the width by under "
+            f"{100 * ROUND_GAIN:g} % each"
+        )
+    if len(first) < len(worthwhile):
+        counts = ", ".join(f"{plan[i].candidate.x:g}" for i in first)
+        words.append(
+            f"run --until measures one run at each new count first ({counts} "
+            "nodes) and plans again with what they took"
+        )
+    else:
+        words.append(
+            f"run --until measures the other {len(first)} first and plans again "
+            "with what they measured"
+        )
+    print("; ".join(words))
 
 
 def _print_ranking(suggestion, shown):
@@ -254,7 +265,7 @@ def run_adaptive(args) -> int:
         print(
             f"round {number}: width {row['width']:.3g}x "
             f"[{row['lower']:.4g}, {row['upper']:.4g}] after {_hours(row['spent'])}"
-            f", then {row['points']} point(s){_unchecked_round(row)}"
+            f", then {row['points']} point(s){_note(row)}"
         )
     print(f"scaleprobe: stopped: {campaign.reason}")
     return 0

@@ -226,8 +226,7 @@ function adaptive(record) {
     tr.dataset.width = row.width;
     for (const cell of [i + 1, row.width.toPrecision(3) + "x",
         row.lower.toPrecision(4), row.upper.toPrecision(4), duration(row.spent),
-        row.points, row.unchecked ? "no law held its check at " + row.largest
-          + " nodes: the width takes the uncalibrated factor" : ""]) {
+        row.points, row.note || ""]) {
       tr.appendChild(text("td", String(cell)));
     }
     table.appendChild(tr);

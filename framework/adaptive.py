@@ -8,7 +8,11 @@ budget, the plan written as a spec beside
 the store (``STEM.next.yaml``), and that spec run like any other. A round measures
 the plan's picks that narrow the interval by at least :data:`ROUND_GAIN` each; the
 rest of the budget is planned again once they are measured, when larger counts may
-be on offer. Every round is an
+be on offer. A count never measured is priced by the cost law of the smaller ones,
+which a new regime (the ranks outgrowing the host, a collective changing algorithm)
+breaks: a round whose picks hold new counts measures one run at each of them alone
+(:func:`round_picks`), and the next plan prices them by what that run took. Every
+round is an
 ordinary resumable sweep on the same store: a killed campaign loses nothing, and
 the same command resumes it (its budget counts from the new start). The widths of
 the rounds are kept in ``STEM.adaptive.json`` beside the store.
@@ -32,6 +36,7 @@ __all__ = [
     "AdaptiveCampaign",
     "adaptive_record",
     "parse_until",
+    "round_picks",
     "run_until",
     "worthwhile_picks",
 ]
@@ -91,8 +96,9 @@ class AdaptiveCampaign:
         Per round: ``width`` (upper / lower at the target before the round),
         ``lower``, ``upper``, ``spent`` (wall seconds so far), ``points``
         (measured in the round), ``largest`` (the largest count measured before
-        it) and ``unchecked`` (no law held its check there, so the width takes
-        the uncalibrated factor).
+        it), ``unchecked`` (no law held its check there, so the width takes
+        the uncalibrated factor) and, for a round that measured new counts once
+        first, ``new`` (those counts).
     reason : str
         Why it stopped.
     """
@@ -164,7 +170,8 @@ def _rounds(spec, goal, target, budget, client, clock):
         if suggestion.design.width_now <= goal:
             campaign.reason = f"the width at the target is {_width(suggestion)}"
             return campaign
-        picks = worthwhile_picks(suggestion.design.plan)
+        picks = round_picks(suggestion.design.plan)
+        probe = any(suggestion.design.plan[i].candidate.new for i in picks)
         points, predicted = (
             extension_spec(suggestion, nxt, picks) if left else ([], 0.0)
         )
@@ -174,10 +181,13 @@ def _rounds(spec, goal, target, budget, client, clock):
         began = clock()
         run_sweep(nxt, client, progress=False)
         took = clock() - began
-        if budget.kind == "wall" and predicted > 0:
+        # a probe's time enters the cost law; the others' say how the law errs
+        if budget.kind == "wall" and predicted > 0 and not probe:
             slower = max(slower, took / predicted)
         spent_core += predicted if budget.kind == "core" else 0.0
         campaign.rounds[-1]["points"] = len(points)
+        if probe:
+            campaign.rounds[-1]["new"] = sorted({p.coords["nodes"] for p in points})
     campaign.reason = f"{MAX_ROUNDS} rounds did not narrow the interval enough"
     return campaign
 
@@ -207,6 +217,42 @@ def worthwhile_picks(plan):
     """
     narrows = [i for i, r in enumerate(plan) if -math.expm1(-r.gain) >= ROUND_GAIN]
     return narrows or list(range(len(plan)))
+
+
+def round_picks(plan):
+    """The picks of a plan one round measures.
+
+    Parameters
+    ----------
+    plan : list of Ranked
+        :attr:`Design.plan`.
+
+    Returns
+    -------
+    list of int
+        Positions in the plan. When the :func:`worthwhile_picks` include counts
+        never measured, the first pick at each of them alone: one run per new
+        count, whose time the next plan prices the count by (a spec's sweep is a
+        product, so a round of probes and repeats would run every planned index at
+        the new counts). Otherwise the worthwhile picks.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> def pick(x, new, gain):
+    ...     return S(candidate=S(x=x, new=new), gain=gain)
+    >>> round_picks([pick(16, True, 0.9), pick(1, False, 0.1), pick(16, True, 0.2),
+    ...              pick(64, True, 0.05), pick(2, False, 0.0001)])
+    [0, 3]
+    >>> round_picks([pick(1, False, 0.1), pick(2, False, 0.0001), pick(2, False, 0.05)])
+    [0, 2]
+    """
+    picks = worthwhile_picks(plan)
+    first = {}
+    for i in picks:
+        if plan[i].candidate.new:
+            first.setdefault(plan[i].candidate.x, i)
+    return sorted(first.values()) or picks
 
 
 def _width(suggestion):

@@ -10,7 +10,7 @@ import yaml
 from scaleprobe.framework import run_sweep
 from scaleprobe.framework._summary import summarize
 from scaleprobe.framework._sweep_state import state_from_store
-from scaleprobe.framework.adaptive import worthwhile_picks
+from scaleprobe.framework.adaptive import round_picks, worthwhile_picks
 from scaleprobe.framework.cli import main
 from scaleprobe.framework.planning import plan
 from scaleprobe.framework.spec import load_spec
@@ -81,20 +81,21 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     assert "1. nodes=" in out
     listed = [line.strip() for line in out.splitlines() if line.startswith("  nodes=")]
     assert listed
-    # the runs an adaptive round would leave to its next plan are counted
-    small = len(now.design.plan) - len(worthwhile_picks(now.design.plan))
-    said = [
-        line for line in out.splitlines() if "narrow the width by under 1 %" in line
-    ]
-    assert said == (
-        [
-            f"{small} of these run(s) narrow the width by under 1 % each; run --until "
-            f"measures the other {len(now.design.plan) - small} first and plans again "
-            "with what they measured"
-        ]
-        if small
-        else []
-    )
+    # what an adaptive round measures of the plan: the runs it leaves to its next
+    # plan are counted, and the new counts it measures once, alone, are named
+    picked = now.design.plan
+    small = len(picked) - len(worthwhile_picks(picked))
+    first = round_picks(picked)
+    said = [line for line in out.splitlines() if "run --until" in line]
+    assert len(said) == (len(first) < len(picked))
+    assert said == [] or (
+        f"{small} of these run(s) narrow the width by under 1 % each" in said[0]
+    ) == (small > 0)
+    probes = [picked[i].candidate.x for i in first if picked[i].candidate.new]
+    assert said == [] or (
+        f"one run at each new count first ({', '.join(f'{x:g}' for x in probes)} "
+        "nodes)" in said[0]
+    ) == bool(probes)
     # The spec is the same campaign: scaleprobe run takes it as it is.
     raw = yaml.safe_load(written.read_text())
     assert raw["kernel"] == "commbench.compute"

@@ -16,6 +16,7 @@ import yaml
 from scaleprobe.framework.adaptive import (
     adaptive_record,
     parse_until,
+    round_picks,
     run_until,
     worthwhile_picks,
 )
@@ -88,15 +89,27 @@ def test_a_round_measures_the_picks_that_narrow_the_interval(tmp_path, client):
     before = suggest(
         str(copy / "compute.zarr"), "nodes=256", Budget(110.0, "wall", "2 min")
     )
-    picks = worthwhile_picks(before.design.plan)
-    assert 0 < len(picks) < len(before.design.plan)  # repeats that narrow it little
+    plan = before.design.plan
+    worthwhile = worthwhile_picks(plan)
+    assert 0 < len(worthwhile) < len(plan)  # repeats that narrow it little
+    # the plan's new counts are measured once each, alone, before the next plan
+    picks = round_picks(plan)
+    new = sorted({plan[i].candidate.x for i in worthwhile if plan[i].candidate.new})
+    assert new
+    assert [plan[i].candidate.x for i in picks] == new
     expected, _ = extension_spec(before, str(copy / "next.yaml"), picks)
+    assert sorted(p.coords["nodes"] for p in expected) == new
     campaign = run_until(
         spec, "width <= 1.01 at nodes=256", "2 min", client, clock=lambda: next(ticks)
     )
     assert campaign.rounds[0]["points"] == len(expected)
     measured = {r["key"] for r in ResultStore(spec["output"]).results()}
     assert {p.key for p in expected} <= measured
+    # the record names the new counts, and the page and the CLI say so
+    assert campaign.rounds[0]["new"] == new
+    (row, *_) = adaptive_record(spec["output"])["rounds"]
+    counts = ", ".join(f"{x:g}" for x in new)
+    assert row["note"].startswith(f"one at each new count: {counts} nodes")
 
 
 def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
@@ -200,12 +213,18 @@ def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, caps
     assert said == row["unchecked"], (line, row)
 
 
-def test_a_round_says_when_no_law_held_its_check():
-    from scaleprobe.framework._cli_suggest import _unchecked_round
+def test_a_round_says_when_no_law_held_its_check_and_which_counts_are_new():
+    from scaleprobe.framework._adaptive_record import round_note
+    from scaleprobe.framework._cli_suggest import _note
 
     row = {"unchecked": True, "largest": 64.0}
-    assert _unchecked_round(row) == (
+    assert _note(row) == (
         " (no law held its check at 64 nodes: the width takes the uncalibrated factor)"
     )
-    assert _unchecked_round({**row, "unchecked": False}) == ""
-    assert _unchecked_round({}) == ""  # a record written before the flag
+    assert _note({**row, "unchecked": False}) == ""
+    assert _note({}) == ""  # a record written before the flag
+    probe = {"unchecked": False, "largest": 4.0, "new": [16, 64], "points": 2}
+    assert round_note(probe) == "one at each new count: 16, 64 nodes"
+    assert round_note({**probe, "unchecked": True}).endswith(
+        "; no law held its check at 4 nodes: the width takes the uncalibrated factor"
+    )
