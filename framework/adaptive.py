@@ -21,7 +21,6 @@ the rounds are kept in ``STEM.adaptive.json`` beside the store.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -215,7 +214,9 @@ def worthwhile_picks(plan):
     >>> worthwhile_picks([Pick(gain=0.002)] * 3)
     [0, 1, 2]
     """
-    narrows = [i for i, r in enumerate(plan) if -math.expm1(-r.gain) >= ROUND_GAIN]
+    from scaleprobe.models.design import narrowing
+
+    narrows = [i for i, r in enumerate(plan) if narrowing(r.gain) >= ROUND_GAIN]
     return narrows or list(range(len(plan)))
 
 

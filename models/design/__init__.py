@@ -27,6 +27,7 @@ _EXPORTS = {
     "expected_log_width": "criterion",
     "fit_law": "laws",
     "log_width": "criterion",
+    "narrowing": "plan",
     "plan_design": "plan",
     "pooled_rate": "state",
     "rank_candidates": "plan",

@@ -9,7 +9,28 @@ import numpy as np
 
 from .criterion import Candidate, Planned, expected_log_width, separation
 
-__all__ = ["Design", "Ranked", "plan_design", "rank_candidates"]
+__all__ = ["Design", "Ranked", "narrowing", "plan_design", "rank_candidates"]
+
+def narrowing(gain):
+    """The share by which a gain narrows the width at the target.
+
+    Parameters
+    ----------
+    gain : float
+        An expected reduction of the log width (:attr:`Ranked.gain`).
+
+    Returns
+    -------
+    float
+        ``1 - exp(-gain)``: 0.1 for a width 10 % narrower.
+
+    Examples
+    --------
+    >>> round(narrowing(0.1053605), 6)
+    0.1
+    """
+    return -math.expm1(-gain)
+
 
 # A gain below this (log width) is no gain: the laws and noise say nothing more.
 _NO_GAIN = 1e-6
@@ -101,7 +122,7 @@ def _reason(state, candidate, gain):
     return (
         f"{kind} {runs} at {_nodes(candidate.x)} pins down the coefficients of "
         f"{what} against the run-to-run noise ({100 * state.noise:.2g} %): the "
-        f"width {where} shrinks by {100 * (1 - math.exp(-gain)):.2g} %"
+        f"width {where} shrinks by {100 * narrowing(gain):.2g} %"
     )
 
 
