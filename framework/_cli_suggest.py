@@ -42,8 +42,8 @@ def _note(row):
 def _print_small_picks(plan):
     """Say what an adaptive round measures of the plan, when not all of it: the
     runs that narrow the width by under ROUND_GAIN each wait for its next plan,
-    and a new count is measured once, alone, before it is planned again."""
-    from .adaptive import ROUND_GAIN, round_picks, worthwhile_picks
+    and new counts are measured once, alone, before they are planned again."""
+    from .adaptive import ROUND_GAIN, ROUND_REACH, round_picks, worthwhile_picks
 
     worthwhile, first = worthwhile_picks(plan), round_picks(plan)
     if len(first) == len(plan):
@@ -55,11 +55,11 @@ def _print_small_picks(plan):
             f"{small} of these run(s) narrow the width by under "
             f"{100 * ROUND_GAIN:g} % each"
         )
-    if len(first) < len(worthwhile):
-        counts = ", ".join(f"{plan[i].candidate.x:g}" for i in first)
+    if any(plan[i].candidate.new for i in first):
         words.append(
-            f"run --until measures one run at each new count first ({counts} "
-            "nodes) and plans again with what they took"
+            f"run --until offers new counts up to {ROUND_REACH:g}x the largest "
+            "measured, measures one run at each first and plans again with what "
+            "it took"
         )
     else:
         words.append(

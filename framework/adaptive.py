@@ -10,9 +10,11 @@ the plan's picks that narrow the interval by at least :data:`ROUND_GAIN` each; t
 rest of the budget is planned again once they are measured, when larger counts may
 be on offer. A count never measured is priced by the cost law of the smaller ones,
 which a new regime (the ranks outgrowing the host, a collective changing algorithm)
-breaks: a round whose picks hold new counts measures one run at each of them alone
-(:func:`round_picks`), and the next plan prices them by what that run took. Every
-round is an
+breaks: a round's plan offers new counts up to :data:`ROUND_REACH` times the
+largest the campaign holds, a round whose picks hold new counts measures one run at
+each of them alone (:func:`round_picks`), and the next plan prices them by what that
+run took; a later new count is measured only if its price, times the largest
+overrun of such a first run, fits what is left of a wall budget. Every round is an
 ordinary resumable sweep on the same store: a killed campaign loses nothing, and
 the same command resumes it (its budget counts from the new start). The widths of
 the rounds are kept in ``STEM.adaptive.json`` beside the store.
@@ -49,6 +51,9 @@ MAX_ROUNDS = 50
 #: least this share each; the others wait for the next round's plan, made with
 #: what the round measured.
 ROUND_GAIN = 0.01
+#: A round's plan offers new counts up to this factor beyond the largest count the
+#: campaign holds: no run is priced more than one doubling beyond a measured cost.
+ROUND_REACH = 2.0
 
 
 def parse_until(text):
@@ -138,8 +143,11 @@ def run_until(
     Returns
     -------
     AdaptiveCampaign
-        A round whose points took longer than predicted makes the next rounds
-        plan for that much less of what is left (a wall budget).
+        A round of measured counts whose points took longer than predicted makes
+        the next rounds plan for that much less of what is left (a wall budget);
+        a new count's first run enters the cost law instead, and a later new
+        count is measured only if its price, times the largest such overrun of a
+        first run, fits what is left.
     """
     goal, target = parse_until(until)
     budget = parse_budget(budget) if isinstance(budget, str) else budget
@@ -155,22 +163,25 @@ def run_until(
 def _rounds(spec, goal, target, budget, client, clock):
     start = clock()
     run_sweep(spec, client, progress=False)
-    campaign, spent_core, slower = AdaptiveCampaign(), 0.0, 1.0
+    campaign, spent_core, slower, dearer = AdaptiveCampaign(), 0.0, 1.0, 1.0
     nxt = ResultStore(spec.output).stem + ".next.yaml"
     for _ in range(MAX_ROUNDS):
         spent = clock() - start if budget.kind == "wall" else spent_core
         left = max(budget.seconds - spent, 0.0)
         plan_for = left / slower if budget.kind == "wall" else left
         suggestion = suggest(
-            spec.output, target, Budget(plan_for, budget.kind, budget.text)
+            spec.output,
+            target,
+            Budget(plan_for, budget.kind, budget.text),
+            reach=ROUND_REACH,
         )
         campaign.rounds.append(_round(suggestion, clock() - start))
         _record(spec.output, goal, target, campaign)
         if suggestion.design.width_now <= goal:
             campaign.reason = f"the width at the target is {_width(suggestion)}"
             return campaign
-        picks = round_picks(suggestion.design.plan)
-        probe = any(suggestion.design.plan[i].candidate.new for i in picks)
+        picks = _affordable(suggestion.design.plan, plan_for, dearer)
+        probe = _probes(suggestion.design.plan, picks)
         points, predicted = (
             extension_spec(suggestion, nxt, picks) if left else ([], 0.0)
         )
@@ -180,8 +191,11 @@ def _rounds(spec, goal, target, budget, client, clock):
         began = clock()
         run_sweep(nxt, client, progress=False)
         took = clock() - began
-        # a probe's time enters the cost law; the others' say how the law errs
-        if budget.kind == "wall" and predicted > 0 and not probe:
+        # a probe's time enters the cost law, and says how dear new counts run
+        # beyond their price; the others' say how the law errs where measured
+        if budget.kind == "wall" and predicted > 0 and probe:
+            dearer = max(dearer, took / predicted)
+        elif budget.kind == "wall" and predicted > 0:
             slower = max(slower, took / predicted)
         spent_core += predicted if budget.kind == "core" else 0.0
         campaign.rounds[-1]["points"] = len(points)
@@ -247,6 +261,8 @@ def round_picks(plan):
     [0, 3]
     >>> round_picks([pick(1, False, 0.1), pick(2, False, 0.0001), pick(2, False, 0.05)])
     [0, 2]
+    >>> round_picks([])  # nothing fits the budget: the campaign stops
+    []
     """
     picks = worthwhile_picks(plan)
     first = {}
@@ -254,6 +270,37 @@ def round_picks(plan):
         if plan[i].candidate.new:
             first.setdefault(plan[i].candidate.x, i)
     return sorted(first.values()) or picks
+
+
+def _affordable(plan, left, dearer):
+    """The :func:`round_picks` of a plan whose new counts, priced ``dearer``
+    times the cost law's price (what earlier first runs at new counts took over
+    theirs), fit in ``left`` wall seconds; when none does, its worthwhile repeats.
+
+    >>> from types import SimpleNamespace as S
+    >>> def pick(x, new, gain, wall):
+    ...     return S(candidate=S(x=x, new=new), gain=gain, wall_seconds=wall)
+    >>> plan = [pick(128, True, 0.5, 50.0), pick(1, False, 0.1, 0.4)]
+    >>> _affordable(plan, 60.0, 1.0), _affordable(plan, 60.0, 1.6)
+    ([0], [1])
+    """
+    picks = round_picks(plan)
+    if not _probes(plan, picks):
+        return picks
+    kept = [i for i in picks if plan[i].wall_seconds * dearer <= left]
+    return kept or [i for i in worthwhile_picks(plan) if not plan[i].candidate.new]
+
+
+def _probes(plan, picks):
+    """Whether the picks are one run at each of some new counts, and nothing else.
+
+    >>> from types import SimpleNamespace as S
+    >>> plan = [S(candidate=S(x=x, new=new)) for x, new in ((16, 1), (1, 0), (16, 1))]
+    >>> _probes(plan, [0]), _probes(plan, [0, 1]), _probes(plan, [0, 2])
+    (True, False, False)
+    """
+    counts = [plan[i].candidate.x for i in picks if plan[i].candidate.new]
+    return bool(counts) and len(set(counts)) == len(picks)
 
 
 def _width(suggestion):

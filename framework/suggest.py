@@ -285,8 +285,9 @@ def _pooled(results, fixed, metric):
     return pooled_rate(series)
 
 
-def _candidates(spec, fixed, measured, target, max_nodes):
-    """Repeats at the measured counts, then new admitted counts up to max_nodes."""
+def _candidates(spec, fixed, measured, target, max_nodes, factor=REACH):
+    """Repeats at the measured counts, then new admitted counts up to max_nodes
+    (by default ``factor`` times the grid's largest count)."""
     from scaleprobe.models.design import Candidate
 
     rule = compile_rule(spec.admissible)
@@ -294,7 +295,7 @@ def _candidates(spec, fixed, measured, target, max_nodes):
     # the stored spec may be an earlier suggestion's, narrowed to its picks: the
     # grid is every count the spec or the store holds
     grid = [float(n) for n in spec.sweep["nodes"]] + [float(x) for x in measured]
-    reach = max_nodes or REACH * max(grid)
+    reach = max_nodes or factor * max(grid)
     outside = [2.0**k for k in range(int(math.log2(max(reach, 1))) + 1)]
     counts = sorted({*grid, *outside, *_grid_form(grid, ppn, reach)})
     out = [Candidate(x, new=False, coords={"nodes": int(x)}) for x in sorted(measured)]
@@ -327,7 +328,7 @@ def _grid_form(grid, ppn, reach):
     return [float(r // ppn) for r in ranks if r % ppn == 0 and r // ppn <= reach]
 
 
-def suggest(path, target, budget, *, metric="time", max_nodes=None):
+def suggest(path, target, budget, *, metric="time", max_nodes=None, reach=REACH):
     """Rank what to measure next in a stored campaign, and plan it.
 
     Parameters
@@ -341,8 +342,11 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
         ``"2 h"`` of wall time or ``"40 core-h"``.
     metric : str, default="time"
     max_nodes : int, default=None
-        Largest node count a candidate may have; default :data:`REACH` times the
+        Largest node count a candidate may have; default ``reach`` times the
         largest count in the spec's grid or measured (and below the target).
+    reach : float, default=REACH
+        How far beyond the grid's largest count new counts are offered, as a
+        factor, when ``max_nodes`` is not given.
 
     Returns
     -------
@@ -379,7 +383,7 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None):
     state = design_state(
         counts, [samples[x] for x in counts], target_nodes, pooled=rate
     )
-    candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes)
+    candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes, reach)
     design = plan_design(state, candidates, cost_law, **budget.limits())
     return Suggestion(design, state, spec, fixed, runs, budget, metric, path)
 

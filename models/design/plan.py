@@ -11,6 +11,7 @@ from .criterion import Candidate, Planned, expected_log_width, separation
 
 __all__ = ["Design", "Ranked", "narrowing", "plan_design", "rank_candidates"]
 
+
 def narrowing(gain):
     """The share by which a gain narrows the width at the target.
 

@@ -14,6 +14,7 @@ import urllib.request
 import pytest
 import yaml
 from scaleprobe.framework.adaptive import (
+    ROUND_REACH,
     adaptive_record,
     parse_until,
     round_picks,
@@ -87,7 +88,10 @@ def test_a_round_measures_the_picks_that_narrow_the_interval(tmp_path, client):
     # budget is spent
     ticks = itertools.chain([0.0, 10.0, 20.0, 30.0], itertools.repeat(1e4))
     before = suggest(
-        str(copy / "compute.zarr"), "nodes=256", Budget(110.0, "wall", "2 min")
+        str(copy / "compute.zarr"),
+        "nodes=256",
+        Budget(110.0, "wall", "2 min"),
+        reach=ROUND_REACH,
     )
     plan = before.design.plan
     worthwhile = worthwhile_picks(plan)
@@ -96,6 +100,7 @@ def test_a_round_measures_the_picks_that_narrow_the_interval(tmp_path, client):
     picks = round_picks(plan)
     new = sorted({plan[i].candidate.x for i in worthwhile if plan[i].candidate.new})
     assert new
+    assert max(new) <= ROUND_REACH * 4  # one doubling beyond the grid's 1-4 nodes
     assert [plan[i].candidate.x for i in picks] == new
     expected, _ = extension_spec(before, str(copy / "next.yaml"), picks)
     assert sorted(p.coords["nodes"] for p in expected) == new
