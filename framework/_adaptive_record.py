@@ -43,7 +43,9 @@ def round_note(row):
     row : dict
         A round of the record: ``new`` (the counts it measured once, alone, before
         the next plan), ``unchecked`` and ``largest`` (no law held its check on the
-        largest count measured before it); records written before either lack it.
+        largest count measured before it), ``failed`` (node count -> statuses of
+        the counts whose every run failed, not offered again); records written
+        before one of them lack it.
 
     Returns
     -------
@@ -56,6 +58,8 @@ def round_note(row):
     'one at each new count: 16, 64 nodes'
     >>> round_note({"unchecked": True, "largest": 4.0})
     'no law held its check at 4 nodes: the width takes the uncalibrated factor'
+    >>> round_note({"failed": {"64": ["timeout"]}, "points": 3})
+    'not offered again, every run failed: 64 nodes (timeout)'
     >>> round_note({"points": 3})
     ''
     """
@@ -68,6 +72,10 @@ def round_note(row):
             f"no law held its check at {row['largest']:g} nodes: the width takes "
             "the uncalibrated factor"
         )
+    if row.get("failed"):
+        failed = row["failed"].items()
+        counts = ", ".join(f"{x} nodes ({', '.join(s)})" for x, s in failed)
+        words.append(f"not offered again, every run failed: {counts}")
     return "; ".join(words)
 
 

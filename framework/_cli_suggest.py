@@ -85,6 +85,11 @@ def _print_ranking(suggestion, shown):
             "no law held its check on the largest count: the closest are kept, "
             "and the interval takes at least the uncalibrated factor 1"
         )
+    for x, statuses in suggestion.failed.items():
+        print(
+            f"not offered: nodes={x:g}, every stored run {'/'.join(statuses)}; "
+            f"`scaleprobe run SPEC --retry {','.join(statuses)}` measures it again"
+        )
     print("candidates, best narrowing per core-hour first:")
     for rank, ranked in enumerate(design.ranking[:shown], 1):
         what = "new" if ranked.candidate.new else "repeat"

@@ -10,6 +10,10 @@ lock is released. Signals that come while that clean-up runs are ignored: a seco
 Ctrl-C must not leave half a network behind (``kill -9`` still ends the process; the
 next netns run removes what it left).
 
+A command that seems stuck can be asked where it waits: SIGUSR1
+(:func:`stacks_on_request`) prints every thread's stack to standard error, and the
+command goes on.
+
 Processes started inside :func:`terminal_signals_blocked` (the worker processes of a
 ``LocalCluster``) do not get the terminal's SIGINT and SIGHUP at all: the signal mask
 of the thread that starts them is inherited through ``fork`` and ``exec``. They are
@@ -20,13 +24,16 @@ worker printed its own ``KeyboardInterrupt`` traceback at every Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import signal
 import threading
 
 __all__ = [
     "SIGNALS",
+    "STACKS_SIGNAL",
     "Interrupted",
     "signals_interrupt",
+    "stacks_on_request",
     "terminal_signals_blocked",
 ]
 
@@ -117,6 +124,39 @@ def signals_interrupt():
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _state.first, _state.held = None, None
+
+
+#: The signal that asks a command for its threads' stacks (None where there is none).
+STACKS_SIGNAL = getattr(signal, "SIGUSR1", None)
+
+
+def stacks_on_request(signum=STACKS_SIGNAL, file=None):
+    """Print every thread's stack when the process receives ``signum``.
+
+    ``kill -USR1 PID`` then shows where a command that seems stuck waits (a Dask
+    call, a batch system's command, a launch) without ending it.
+
+    Parameters
+    ----------
+    signum : int, default=STACKS_SIGNAL
+        SIGUSR1; None (a platform without it) changes nothing.
+    file : file object, default=sys.stderr
+        Where the stacks go; it must stay open while the handler is registered.
+
+    Returns
+    -------
+    bool
+        Whether the handler is registered (not where the file has no descriptor,
+        as a captured ``sys.stderr``).
+    """
+    if signum is None or not hasattr(faulthandler, "register"):
+        return False
+    kwargs = {} if file is None else {"file": file}
+    try:
+        faulthandler.register(signum, all_threads=True, **kwargs)
+    except (AttributeError, OSError, ValueError):  # no file descriptor to write to
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -164,6 +164,7 @@ def _rounds(spec, goal, target, budget, client, clock):
     start = clock()
     run_sweep(spec, client, progress=False)
     campaign, spent_core, slower, dearer = AdaptiveCampaign(), 0.0, 1.0, 1.0
+    barred = set()  # the counts whose every run failed, named once
     nxt = ResultStore(spec.output).stem + ".next.yaml"
     for _ in range(MAX_ROUNDS):
         spent = clock() - start if budget.kind == "wall" else spent_core
@@ -175,13 +176,13 @@ def _rounds(spec, goal, target, budget, client, clock):
             Budget(plan_for, budget.kind, budget.text),
             reach=ROUND_REACH,
         )
-        campaign.rounds.append(_round(suggestion, clock() - start))
+        campaign.rounds.append(_round(suggestion, clock() - start, barred))
+        barred.update(suggestion.failed)
         _record(spec.output, goal, target, campaign)
         if suggestion.design.width_now <= goal:
             campaign.reason = f"the width at the target is {_width(suggestion)}"
             return campaign
-        picks = _affordable(suggestion.design.plan, plan_for, dearer)
-        probe = _probes(suggestion.design.plan, picks)
+        picks, probe = _affordable(suggestion.design.plan, plan_for, dearer)
         points, predicted = (
             extension_spec(suggestion, nxt, picks) if left else ([], 0.0)
         )
@@ -276,19 +277,22 @@ def _affordable(plan, left, dearer):
     """The :func:`round_picks` of a plan whose new counts, priced ``dearer``
     times the cost law's price (what earlier first runs at new counts took over
     theirs), fit in ``left`` wall seconds; when none does, its worthwhile repeats.
+    With whether they are probes (:func:`_probes`).
 
     >>> from types import SimpleNamespace as S
     >>> def pick(x, new, gain, wall):
     ...     return S(candidate=S(x=x, new=new), gain=gain, wall_seconds=wall)
     >>> plan = [pick(128, True, 0.5, 50.0), pick(1, False, 0.1, 0.4)]
     >>> _affordable(plan, 60.0, 1.0), _affordable(plan, 60.0, 1.6)
-    ([0], [1])
+    (([0], True), ([1], False))
     """
     picks = round_picks(plan)
     if not _probes(plan, picks):
-        return picks
+        return picks, False
     kept = [i for i in picks if plan[i].wall_seconds * dearer <= left]
-    return kept or [i for i in worthwhile_picks(plan) if not plan[i].candidate.new]
+    if kept:
+        return kept, True
+    return [i for i in worthwhile_picks(plan) if not plan[i].candidate.new], False
 
 
 def _probes(plan, picks):
@@ -307,11 +311,13 @@ def _width(suggestion):
     return f"{suggestion.design.width_now:.3g}x"
 
 
-def _round(suggestion, elapsed):
+def _round(suggestion, elapsed, barred):
+    """A round's row of the record; ``failed`` names the counts whose every run
+    failed that no earlier row (``barred``) named."""
     from scaleprobe.models.design import target_interval
 
     lower, upper = target_interval(suggestion.state)
-    return {
+    row = {
         "width": suggestion.design.width_now,
         "lower": lower,
         "upper": upper,
@@ -320,3 +326,7 @@ def _round(suggestion, elapsed):
         "unchecked": suggestion.state.unchecked,
         "largest": float(max(suggestion.state.x)),
     }
+    failed = sorted(set(suggestion.failed) - barred)
+    if failed:
+        row["failed"] = {f"{x:g}": suggestion.failed[x] for x in failed}
+    return row

@@ -334,11 +334,14 @@ def main(argv=None) -> int:
         0 on success, 2 on bad input (a one-line error is printed), 1 on failure,
         75 when points were left unmeasured by the infrastructure (run it again),
         128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
-        interrupted it (one line: run the same command again to resume).
+        interrupted it (one line: run the same command again to resume). SIGUSR1
+        prints where every thread of the command is, on standard error, and the
+        command goes on (:func:`~scaleprobe.framework._interrupt.stacks_on_request`).
     """
     args = build_parser().parse_args(argv)
-    from ._interrupt import signals_interrupt
+    from ._interrupt import signals_interrupt, stacks_on_request
 
+    stacks_on_request()
     with warnings.catch_warnings(), signals_interrupt():
         from ._warnings import SweepWarning
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -201,10 +201,14 @@ class Suggestion:
     fixed : dict
         The target's slice (every sweep key but nodes and run).
     runs : dict of float to list of int
-        The run indices measured at each node count of the slice.
+        The run indices stored at each node count of the slice, of any status
+        (a planned run takes an index none of them holds).
     budget : Budget
     metric : str
     store : str
+    failed : dict of float to list of str
+        The node counts of the slice where every stored run failed, with their
+        statuses: not offered again (``scaleprobe run --retry`` measures them).
     """
 
     design: object
@@ -215,10 +219,12 @@ class Suggestion:
     budget: Budget
     metric: str
     store: str
+    failed: dict = field(default_factory=dict)
 
 
 def _series(results, fixed, metric):
-    """Samples and cost of the slice: ``{nodes: [values]}``, run indices, and the
+    """Samples and cost of the slice: ``{nodes: [values]}``, the run indices
+    stored at each count (of any status), and the
     :class:`~scaleprobe.models.design.CostLaw` of its priced points (None when no
     point has a wall time), told the host's cores when all of them ran every rank
     on one host (the emulated link's ``core_slots``)."""
@@ -226,16 +232,17 @@ def _series(results, fixed, metric):
     seen_metrics, hosts, slots = set(), set(), set()
     for result in results:
         coords = result["coords"]
-        if result.get("status") != "ok":
-            continue
         if any(coords.get(k) != v for k, v in fixed.items()):
+            continue
+        nodes = float(coords["nodes"])
+        # every stored index is taken, whatever its status: a new run takes another
+        runs.setdefault(nodes, []).append(int(coords["run"]))
+        if result.get("status") != "ok":
             continue
         record = result.get("record") or {}
         metrics = record.get("metrics") or {}
         seen_metrics.update(metrics)
         value = metrics.get(metric)
-        nodes = float(coords["nodes"])
-        runs.setdefault(nodes, []).append(int(coords["run"]))
         wall = result.get("launch_time")
         if wall:
             ranks = int(coords["nodes"]) * int(coords["ppn"])
@@ -262,6 +269,18 @@ def _cost_law(cost, hosts, slots):
     return CostLaw.fit(*zip(*cost, strict=True), cores=slots.pop() if shared else None)
 
 
+def _failed(results, fixed):
+    """Node count -> the statuses of its points, for the counts of the slice
+    where no stored point is ok (every run failed, timed out or was invalid)."""
+    statuses = {}
+    for result in results:
+        coords = result["coords"]
+        if all(coords.get(k) == v for k, v in fixed.items()):
+            nodes = float(coords["nodes"])
+            statuses.setdefault(nodes, set()).add(result.get("status"))
+    return {x: sorted(s) for x, s in sorted(statuses.items()) if "ok" not in s}
+
+
 def _pooled(results, fixed, metric):
     """The interval's factor pooled over every slice of the store (the values of
     the fixed keys: bandwidths, scales, ...), as the profile fit pools a profile's
@@ -285,9 +304,10 @@ def _pooled(results, fixed, metric):
     return pooled_rate(series)
 
 
-def _candidates(spec, fixed, measured, target, max_nodes, factor=REACH):
+def _candidates(spec, fixed, measured, target, max_nodes, factor=REACH, barred=()):
     """Repeats at the measured counts, then new admitted counts up to max_nodes
-    (by default ``factor`` times the grid's largest count)."""
+    (by default ``factor`` times the grid's largest count), but for the
+    ``barred`` counts (where every stored run failed)."""
     from scaleprobe.models.design import Candidate
 
     rule = compile_rule(spec.admissible)
@@ -300,7 +320,7 @@ def _candidates(spec, fixed, measured, target, max_nodes, factor=REACH):
     counts = sorted({*grid, *outside, *_grid_form(grid, ppn, reach)})
     out = [Candidate(x, new=False, coords={"nodes": int(x)}) for x in sorted(measured)]
     for x in counts:
-        if x in measured or x > reach or x >= target:
+        if x in measured or x in barred or x > reach or x >= target:
             continue
         nodes = int(x)
         if nodes * ppn < spec.min_ranks or not rule(
@@ -346,11 +366,13 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None, reach=REACH)
         largest count in the spec's grid or measured (and below the target).
     reach : float, default=REACH
         How far beyond the grid's largest count new counts are offered, as a
-        factor, when ``max_nodes`` is not given.
+        factor of 1 or more, when ``max_nodes`` is not given.
 
     Returns
     -------
     Suggestion
+        A count of the slice where every stored run failed is not offered again
+        (:attr:`Suggestion.failed`).
 
     Raises
     ------
@@ -359,6 +381,8 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None, reach=REACH)
     """
     from scaleprobe.models.design import design_state, plan_design
 
+    if not (isinstance(reach, (int, float)) and math.isfinite(reach) and reach >= 1):
+        raise ValueError(f"reach={reach!r}: a factor of 1 or more is allowed")
     store = ResultStore(path)
     if not store.exists():
         raise StoreError(f"{path} is not a scaleprobe store (no campaign.json)")
@@ -383,9 +407,12 @@ def suggest(path, target, budget, *, metric="time", max_nodes=None, reach=REACH)
     state = design_state(
         counts, [samples[x] for x in counts], target_nodes, pooled=rate
     )
-    candidates = _candidates(spec, fixed, set(counts), target_nodes, max_nodes, reach)
+    failed = _failed(results, fixed)
+    candidates = _candidates(
+        spec, fixed, set(counts), target_nodes, max_nodes, reach, barred=failed
+    )
     design = plan_design(state, candidates, cost_law, **budget.limits())
-    return Suggestion(design, state, spec, fixed, runs, budget, metric, path)
+    return Suggestion(design, state, spec, fixed, runs, budget, metric, path, failed)
 
 
 def _planned_points(picked, runs):

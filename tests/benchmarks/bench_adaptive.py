@@ -79,7 +79,10 @@ CASES = {
 }
 RULES = {
     "probe": adaptive._affordable,
-    "gain": lambda plan, left, dearer: adaptive.worthwhile_picks(plan),
+    "gain": lambda plan, left, dearer: (
+        adaptive.worthwhile_picks(plan),
+        adaptive._probes(plan, adaptive.worthwhile_picks(plan)),
+    ),
 }
 
 

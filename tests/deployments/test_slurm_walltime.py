@@ -7,6 +7,7 @@ and stored, or stored as failed by the infrastructure.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -64,6 +65,23 @@ def _jobs(slurm, name: str) -> dict[str, str]:
     return jobs
 
 
+def _finish(run, timeout: float, slurm, name: str) -> str:
+    """Wait for ``scaleprobe run``; its standard error. A run still going after
+    ``timeout`` seconds fails the test with where its threads wait (SIGUSR1) and
+    the jobs' states, before pytest's own timeout would end it blind."""
+    try:
+        return run.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        run.send_signal(signal.SIGUSR1)
+        time.sleep(3)
+        run.kill()
+        stderr = run.communicate()[1]
+        pytest.fail(
+            f"the run did not end in {timeout:g} s; jobs {_jobs(slurm, name)}; its "
+            f"threads:\n{stderr[-20000:]}"
+        )
+
+
 def _verdict(store, runs: int) -> dict:
     """What the store holds: points stored ok, lost, stored failed, measured twice."""
     results = store.results()
@@ -89,12 +107,14 @@ def test_workers_retire_before_the_walltime_and_new_jobs_measure_the_rest(
         CLUSTER__SLURM__LIFETIME_MARGIN=45, CLUSTER__SLURM__LIFETIME_STAGGER=5,
         CLUSTER__WORKER_WAIT=240,
     )  # fmt: skip
-    done = subprocess.run(
+    run = subprocess.Popen(
         [SCALEPROBE, "run", "--cluster", "slurm", str(path)],
-        capture_output=True, text=True, env=env, timeout=900, cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+        cwd=tmp_path,
     )  # fmt: skip
+    stderr = _finish(run, 480, slurm, name)
     jobs = _jobs(slurm, name)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert run.returncode == 0, stderr[-3000:]
     verdict = _verdict(store, runs)
     assert verdict["ok"] == runs, verdict
     assert (verdict["lost"], verdict["failed"], verdict["twice"]) == (0, 0, 0)
@@ -121,8 +141,9 @@ def test_a_point_in_flight_when_its_allocation_ends_is_measured_again(slurm, tmp
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
         cwd=tmp_path,  # a job without a log directory writes slurm-<id>.out there
     )  # fmt: skip
+    began = time.time()
     try:
-        deadline = time.time() + 300
+        deadline = began + 300
         while len(store.done_keys()) < 2 and time.time() < deadline:
             time.sleep(0.2)
         (job,) = _jobs(slurm, name)
@@ -131,7 +152,8 @@ def test_a_point_in_flight_when_its_allocation_ends_is_measured_again(slurm, tmp
         assert _steps(slurm, job), "no point was in flight"
         cancelled = slurm.run("scancel", job)
         assert cancelled.returncode == 0, cancelled.stderr
-        _, stderr = run.communicate(timeout=600)
+        # what is left of pytest's 600 s, so that a hang shows its stacks
+        stderr = _finish(run, 540 - (time.time() - began), slurm, name)
     finally:
         if run.poll() is None:
             run.kill()

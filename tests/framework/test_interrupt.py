@@ -144,3 +144,48 @@ def test_dask_log_records_go_to_the_file_not_the_terminal(tmp_path):
     assert "exception in thread doomed" in text
     assert "ZeroDivisionError" in text
     assert "back on the terminal" not in text
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_sigusr1_prints_where_a_run_waits_and_the_run_goes_on(tmp_path):
+    import time
+
+    import yaml
+    from scaleprobe.framework.launch import child_environment
+    from scaleprobe.framework.store import ResultStore
+
+    marker = "--sleep 3.0321"
+    spec = {
+        "name": "stacks",
+        "kernel": "commbench.fault",
+        "params": {"sleep": 3.0321},
+        "sweep": {"nodes": [1], "run": 1},
+        "throttle": {"mode": "none"},
+        "output": str(tmp_path / "stacks.zarr"),
+    }
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    command = [os.path.join(os.path.dirname(sys.executable), "scaleprobe"), "run",
+               str(tmp_path / "spec.yaml")]  # fmt: skip
+    run = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=child_environment(),
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:  # the point's launch runs: the run waits for it
+            found = subprocess.run(["pgrep", "-f", "--", marker], capture_output=True)
+            if found.stdout.split():
+                break
+            time.sleep(0.05)
+        run.send_signal(signal.SIGUSR1)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, err
+    assert "most recent call first" in err, err
+    assert "run_sweep" in err, err  # the main thread, inside the sweep
+    (point,) = ResultStore(spec["output"]).results()
+    assert point["status"] == "ok"

@@ -12,7 +12,7 @@ from scaleprobe.framework._summary import summarize
 from scaleprobe.framework._sweep_state import state_from_store
 from scaleprobe.framework.adaptive import round_picks, worthwhile_picks
 from scaleprobe.framework.cli import main
-from scaleprobe.framework.planning import plan
+from scaleprobe.framework.planning import plan, point_key
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.framework.store import ResultStore, open_results
 from scaleprobe.framework.suggest import (
@@ -162,6 +162,46 @@ def test_a_spec_of_some_of_the_plans_picks_measures_those_alone(campaign, tmp_pa
     more, _ = extension_spec(suggestion, str(tmp_path / "more.yaml"), picks=picks)
     assert len(every) > 1
     assert sorted(p.key for p in more) == sorted(p.key for p in every)
+
+
+def _store_failure(store, nodes, run, status):
+    """Store a point of ``store``'s campaign at ``nodes`` and ``run`` that ended
+    with ``status`` (as a launch that failed or ran out of time leaves it)."""
+    ok = next(r for r in store.results() if r["status"] == "ok")
+    coords = {**ok["coords"], "nodes": nodes, "run": run}
+    failure = {"key": point_key(coords), "coords": coords, "status": status}
+    store.write_point({**failure, "error": "the launch ended", "command": ["mpiexec"]})
+    return failure["key"]
+
+
+def test_a_count_whose_runs_failed_is_not_offered_and_a_run_takes_a_free_index(
+    campaign, tmp_path, capsys
+):
+    store = ResultStore(campaign)
+    offered = suggest(campaign, "nodes=256", "1 min")
+    assert 8 in {r.candidate.x for r in offered.design.ranking if r.candidate.new}
+    _store_failure(store, 8, 0, "timeout")  # the new count a round probed
+    _store_failure(store, 4, 2, "failed")  # a repeat at a measured count
+    suggestion = suggest(campaign, "nodes=256", "1 min")
+    assert suggestion.failed == {8.0: ["timeout"]}
+    assert 8 not in {r.candidate.x for r in suggestion.design.ranking}
+    assert sorted(suggestion.runs[4.0]) == [0, 1, 2]  # the failed index is taken
+    repeats = [i for i, r in enumerate(suggestion.design.plan) if r.candidate.x == 4.0]
+    assert repeats
+    points, _ = extension_spec(suggestion, str(tmp_path / "next.yaml"), repeats[:1])
+    assert [(p.coords["nodes"], p.coords["run"]) for p in points] == [(4, 3)]
+    argv = ["suggest", campaign, "--target", "nodes=256", "--budget", "1 min"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "not offered: nodes=8, every stored run timeout; `scaleprobe run SPEC "
+        "--retry timeout` measures it again" in out
+    )
+
+
+def test_reach_below_one_is_refused(campaign):
+    with pytest.raises(ValueError, match=r"reach=0\.5: a factor of 1 or more"):
+        suggest(campaign, "nodes=256", "1 min", reach=0.5)
 
 
 def test_points_priced_on_the_one_host_their_ranks_share(campaign):

@@ -117,6 +117,37 @@ def test_a_round_measures_the_picks_that_narrow_the_interval(tmp_path, client):
     assert row["note"].startswith(f"one at each new count: {counts} nodes")
 
 
+def test_a_count_whose_probe_failed_is_named_once_and_not_probed_again(
+    tmp_path, client
+):
+    from scaleprobe.framework import run_sweep
+    from scaleprobe.framework.planning import point_key
+
+    spec = _spec(tmp_path)
+    run_sweep(spec, client, progress=False)
+    store = ResultStore(spec["output"])
+    # the one new count a round may offer (up to 2x the grid's 4 nodes) timed out
+    ok = next(r for r in store.results() if r["status"] == "ok")
+    coords = {**ok["coords"], "nodes": 8, "run": 0}
+    key = point_key(coords)
+    store.write_point({"key": key, "coords": coords, "status": "timeout"})
+    ticks = itertools.chain([0.0, 10.0, 20.0, 30.0], itertools.repeat(1e4))
+    campaign = run_until(
+        spec, "width <= 1.01 at nodes=256", "2 min", client, clock=lambda: next(ticks)
+    )
+    first, *later = campaign.rounds
+    assert first["failed"] == {"8": ["timeout"]}
+    assert first["points"] > 0  # it measured repeats
+    assert "new" not in first
+    assert later
+    assert all("failed" not in row for row in later)
+    results = store.results()
+    assert {r["coords"]["nodes"] for r in results} == {1, 2, 4, 8}
+    assert [r["status"] for r in results if r["coords"]["nodes"] == 8] == ["timeout"]
+    (row, *_) = adaptive_record(spec["output"])["rounds"]
+    assert row["note"] == "not offered again, every run failed: 8 nodes (timeout)"
+
+
 def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
     spec = _spec(tmp_path)
     ticks = itertools.chain([0.0], itertools.repeat(1000.0))

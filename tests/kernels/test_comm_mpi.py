@@ -350,10 +350,11 @@ def test_non_blocking_transfers_overlap_computation(emulated):
         assert outs[0][case + "_sender_done"] == pytest.approx(
             sent + 1e6 / alone, abs=2e-3
         )
-    # short work: the receiver waits for the wire; long work hides the transfer
+    # short work: the receiver waits for the wire (0.1 s); long work hides the
+    # transfer, up to the CPU time of the calls (as above)
     assert outs[2]["short_work_after"] > outs[2]["short_work_before"] + 0.05
     assert outs[2]["long_work_after"] == pytest.approx(
-        outs[2]["long_work_before"], abs=1e-3
+        outs[2]["long_work_before"], abs=2e-3
     )
 
 
