@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from scaleprobe.framework.planning import plan, point_key
 from scaleprobe.framework.spec import load_spec
 from scaleprobe.framework.store import ResultStore, open_results
 from scaleprobe.framework.suggest import (
+    _planned_points,
     extension_spec,
     parse_budget,
     parse_target,
@@ -181,15 +183,20 @@ def test_a_count_whose_runs_failed_is_not_offered_and_a_run_takes_a_free_index(
     offered = suggest(campaign, "nodes=256", "1 min")
     assert 8 in {r.candidate.x for r in offered.design.ranking if r.candidate.new}
     _store_failure(store, 8, 0, "timeout")  # the new count a round probed
-    _store_failure(store, 4, 2, "failed")  # a repeat at a measured count
+    for nodes in (1, 2, 4):  # a repeat at each measured count failed
+        _store_failure(store, nodes, 2, "failed")
     suggestion = suggest(campaign, "nodes=256", "1 min")
     assert suggestion.failed == {8.0: ["timeout"]}
     assert 8 not in {r.candidate.x for r in suggestion.design.ranking}
     assert sorted(suggestion.runs[4.0]) == [0, 1, 2]  # the failed index is taken
-    repeats = [i for i, r in enumerate(suggestion.design.plan) if r.candidate.x == 4.0]
-    assert repeats
-    points, _ = extension_spec(suggestion, str(tmp_path / "next.yaml"), repeats[:1])
-    assert [(p.coords["nodes"], p.coords["run"]) for p in points] == [(4, 3)]
+    repeat = SimpleNamespace(candidate=SimpleNamespace(x=4.0))
+    assert _planned_points([repeat, repeat], suggestion.runs) == {4.0: [3, 4]}
+    # whichever repeat the measured plan holds, its spec measures run 3
+    plan_ = suggestion.design.plan
+    for i in [i for i, r in enumerate(plan_) if not r.candidate.new][:2]:
+        points, _ = extension_spec(suggestion, str(tmp_path / f"{i}.yaml"), [i])
+        x = int(plan_[i].candidate.x)
+        assert [(p.coords["nodes"], p.coords["run"]) for p in points] == [(x, 3)]
     argv = ["suggest", campaign, "--target", "nodes=256", "--budget", "1 min"]
     assert main(argv) == 0
     out = capsys.readouterr().out

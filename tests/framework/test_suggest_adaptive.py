@@ -145,7 +145,10 @@ def test_a_count_whose_probe_failed_is_named_once_and_not_probed_again(
     assert {r["coords"]["nodes"] for r in results} == {1, 2, 4, 8}
     assert [r["status"] for r in results if r["coords"]["nodes"] == 8] == ["timeout"]
     (row, *_) = adaptive_record(spec["output"])["rounds"]
-    assert row["note"] == "not offered again, every run failed: 8 nodes (timeout)"
+    # (after the note that no law held its check, when none did)
+    assert row["note"].endswith(
+        "not offered again, every run failed: 8 nodes (timeout)"
+    )
 
 
 def test_a_spent_budget_stops_after_the_sweep(tmp_path, client):
