@@ -196,8 +196,8 @@ def few_errors(calibration):
     --------
     >>> print(few_errors({"form": "combined", "residuals": 3, "level": 0.9}))
     ... # doctest: +NORMALIZE_WHITESPACE
-    ; 3 are fewer than the 9 a 90% interval needs: the factor is their largest and
-    the level is not assured
+    ; 3 are fewer than the 9 needed for the 90% interval: the factor is their
+    largest and the level is not assured
     >>> few_errors({"form": "combined", "residuals": 9, "level": 0.9})
     ''
     """
@@ -207,8 +207,8 @@ def few_errors(calibration):
     if calibration.get("form") != "combined" or n == 0 or n >= needed:
         return ""
     return (
-        f"; {n} are fewer than the {needed} a {level:.0%} interval needs: the factor "
-        "is their largest and the level is not assured"
+        f"; {n} are fewer than the {needed} needed for the {level:.0%} interval: "
+        "the factor is their largest and the level is not assured"
     )
 
 
