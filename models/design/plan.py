@@ -101,6 +101,17 @@ def _nodes(x):
     return f"{x:g} node" + ("" if x == 1 else "s")
 
 
+def _a(x):
+    """The article a count takes as it is read out: "an 8-node", "an 11-node".
+
+    >>> [f"{_a(x)} {x:g}" for x in (1, 8, 11, 18, 80, 110, 1100, 11000, 16)]
+    ['a 1', 'an 8', 'an 11', 'an 18', 'an 80', 'a 110', 'a 1100', 'an 11000', 'a 16']
+    """
+    digits = f"{x:.0f}"
+    eleven = len(digits) % 3 == 2 and digits[:2] in ("11", "18")
+    return "an" if digits.startswith("8") or eleven else "a"
+
+
 def _reason(state, candidate, gain):
     """Why a candidate helps, in plain words."""
     runs = "one run" if candidate.repeats == 1 else f"{candidate.repeats} runs"
@@ -111,9 +122,9 @@ def _reason(state, candidate, gain):
     if pair is not None and pair[-1] > state.z:
         a, b, near, far, widths = pair
         return (
-            f"a {candidate.x:g}-node run separates the laws {a} and {b}, which "
-            f"disagree by {far:.2g}x {where} (by {near:.2g}x here, {widths:.1f} "
-            "noise widths)"
+            f"{_a(candidate.x)} {candidate.x:g}-node run separates the laws {a} and "
+            f"{b}, which disagree by {far:.2g}x {where} (by {near:.2g}x here, "
+            f"{widths:.1f} noise widths)"
         )
     if len(state.laws) == 1:
         what = f"the one plausible law ({state.laws[0].name})"

@@ -317,7 +317,7 @@ def calibrate_interval(model, X, y, *, level=0.9, cv=None, floor=INTERVAL_FLOOR)
         if method == "conformal" and not finite.size:
             kappa = 1.0  # nothing to calibrate on: a factor e per doubling
         warn(
-            f"{rates.size} calibration residual(s) for a {level:.0%} interval (a "
+            f"{rates.size} calibration residual(s) for the {level:.0%} interval (a "
             f"conformal quantile needs {math.ceil(level / (1 - level))}): using the "
             f"largest observed widening rate ({kappa:.3g} per doubling of "
             f"{column}); measure more {column.rstrip('s')} counts for a calibrated "

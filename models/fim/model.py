@@ -623,7 +623,7 @@ class FiM(PerformanceModelTags, ModelBase, RegressorMixin, BaseEstimator):
             beyond = ""
             if load.get("miss", 0.0) > 0:
                 beyond = (
-                    f"; beyond, a {load['cache'] / 2**20:.3g} MiB cache hit by a "
+                    f"; beyond, a cache of {load['cache'] / 2**20:.3g} MiB hit by a "
                     "share cache/load of accesses"
                 )
             parts = [

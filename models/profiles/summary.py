@@ -12,6 +12,7 @@ those the data cannot tell (with :func:`advice`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -195,8 +196,8 @@ def few_errors(calibration):
     --------
     >>> print(few_errors({"form": "combined", "residuals": 3, "level": 0.9}))
     ... # doctest: +NORMALIZE_WHITESPACE
-    ; 3 are fewer than the 9 a 90% interval needs: the factor is their largest and
-    the level is not assured
+    ; 3 are fewer than the 9 needed for the 90% interval: the factor is their
+    largest and the level is not assured
     >>> few_errors({"form": "combined", "residuals": 9, "level": 0.9})
     ''
     """
@@ -206,8 +207,8 @@ def few_errors(calibration):
     if calibration.get("form") != "combined" or n == 0 or n >= needed:
         return ""
     return (
-        f"; {n} are fewer than the {needed} a {level:.0%} interval needs: the factor "
-        "is their largest and the level is not assured"
+        f"; {n} are fewer than the {needed} needed for the {level:.0%} interval: "
+        "the factor is their largest and the level is not assured"
     )
 
 
@@ -466,17 +467,78 @@ def _table(rows, columns):
 
 
 def _name(width=48, *, verbose=False):
-    """A series' name for a table cell: whole with ``verbose``, else cut in the
-    middle so the leaf of a call path stays (``main->lul…->CalcForceForNodes``)."""
+    """A series' name for a table cell: whole with ``verbose``, else cut to
+    ``width`` so the names of one profile stay apart (:func:`short_name`)."""
 
     def cut(text):
-        if verbose or len(text) <= width:
-            return text
-        tail = (width - 1) // 2 + (width - 1) % 2
-        head = width - 1 - tail
-        return text[:head] + "…" + text[-tail:]
+        return text if verbose else short_name(text, width)
 
     return cut
+
+
+_SUFFIX = re.compile(r"^(.*?)((?: \[[^\]]*\])?(?: \([^()]*\))?)$", re.S)
+
+
+def short_name(name, width=48):
+    """A series' name cut to ``width`` characters, keeping what tells it apart.
+
+    A name is a call path, then its metric in brackets and its parameters in
+    parentheses when a profile has several. Series of one profile share their
+    call paths' roots and their metrics' endings, so the call path keeps its root
+    and as many of its last regions as fit, and the metric (with the parameters)
+    keeps its ends, at most a third of the width.
+
+    Parameters
+    ----------
+    name : str
+        The series' name (``ProfileModel.name``).
+    width : int, default=48
+
+    Returns
+    -------
+    str
+        ``name`` when it fits, else at most ``width`` characters.
+
+    Examples
+    --------
+    >>> short_name("main->lulesh.cycle->LagrangeLeapFrog->LagrangeElements"
+    ...            "->CalcQForElems->MPI_Wait [min#inclusive#sum#time.duration]")
+    'main->…->CalcQForElems->MPI_Wait [min#in…ration]'
+    >>> short_name("region=main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal"
+    ...            "->CalcAccelerationForNodes")
+    'region=main->…->CalcAccelerationForNodes'
+    """
+    if len(name) <= width:
+        return name
+    path, suffix = _SUFFIX.match(name).groups()
+    suffix = _middle(suffix, min(len(suffix), max(width // 3, 12)))
+    return _path(path, width - len(suffix)) + suffix
+
+
+def _middle(text, width):
+    """``text`` cut in the middle to ``width`` characters."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+def _path(path, width):
+    """A call path cut to ``width``: its root, then its last regions that fit."""
+    if len(path) <= width:
+        return path
+    regions = path.split("->")
+    kept = []
+    for region in reversed(regions[1:]):
+        if len("->".join([regions[0], "…", region, *kept])) > width:
+            break
+        kept.insert(0, region)
+    if kept:
+        return "->".join([regions[0], "…", *kept])
+    leaf = "…->" + regions[-1]
+    if len(regions) > 1 and len(leaf) <= width:
+        return leaf
+    return "…" + path[len(path) - width + 1 :]
 
 
 def _earlier_columns(projection, number):
@@ -536,10 +598,14 @@ def render_ranking(projection, *, top=10, verbose=False):
             + (f"; {hidden} more count(s) in --output" if hidden else "")
             + ")"
         )
-    lines += ["", "will dominate:"]
-    lines += ["  " + line for line in _table(ranked["dominant"], value)]
-    lines += ["", "grow fastest:"]
-    lines += ["  " + line for line in _table(ranked["fastest"], value)]
+    for title, key in (("will dominate:", "dominant"), ("grow fastest:", "fastest")):
+        lines += ["", title]
+        if ranked[key]:
+            lines += ["  " + line for line in _table(ranked[key], value)]
+        else:
+            lines.append(
+                f"  none: the data cannot tell any series at {at:g} {axis} (below)"
+            )
     lines += _conflict_lines(projection, verbose, top)
     unclear = ranked["cannot_tell"]
     if not unclear:
@@ -585,7 +651,7 @@ def _conflict_lines(projection, verbose, top):
             [
                 ("series", "series", _name(verbose=verbose)),
                 ("predicted", "predicted", number),
-                ("caller", "caller", _name(32, verbose=verbose)),
+                ("caller", "caller", _name(40, verbose=verbose)),
                 ("caller_predicted", "caller's", number),
                 ("at", f"from {projection.axis}", "{:g}".format),
             ],

@@ -9,14 +9,17 @@ Run:  python tests/benchmarks/bench_external.py --data DIR [--extrap PATH]
 data sets, read with :func:`scaleprobe.models.load_measurements`:
 
 - ``extrap-relearn/relearn_data.txt``: RELeARN, Extra-P text; Extra-P's
-  ``tests/data/text/mpa/relearn_data.txt`` (github.com/extra-p/extrap);
+  ``tests/data/text/mpa/relearn_data.txt`` (github.com/extra-p/extrap, last
+  changed in commit 916514ffa8cc194ddaab2a700835937c428d1cba; sha256 e76239bd...);
 - ``extrap-mpi-collectives/mpi_data.csv``: latencies of seven collectives under
-  Intel MPI and Open MPI on 32..512 ranks; Extra-P's ``tests/data/mpi_data.csv``;
+  Intel MPI and Open MPI on 32..512 ranks; Extra-P's ``tests/data/mpi_data.csv``
+  (last changed in 66069c80ca4884c5c9790cb53ccce1a16a3f7445; sha256 aec53a14...);
 - ``thicket-lulesh/lulesh.jsonl``: LULESH weak scaling on 27..343 ranks (one run
   each, MVAPICH2), Extra-P JSON Lines: the average inclusive time of every region
   of Thicket's ``thicket/tests/data/mpi_scaling_cali/*_cores.cali``
-  (github.com/LLNL/thicket), written by ``--from-cali FILE... --output PATH``
-  (needs the ``caliper-reader`` package);
+  (github.com/LLNL/thicket, MIT; the folder last changed in
+  fcbdd202b644273599a9d27fb889987c18ba377a), written by ``--from-cali FILE...
+  --output PATH`` (needs the ``caliper-reader`` package; sha256 15837a07...);
 - seven more in ``DIR/<folder>/data.jsonl`` (:data:`JSONL`): CP2K on Piz Daint and on
   Jaguar, OpenCMISS weak scaling (two sets), PyClaw strong and weak scaling on
   Shaheen II, WAVETRISK on three machines; their sources, commits and conversion

@@ -568,7 +568,7 @@ def test_a_cost_per_unit_that_follows_the_cache_load_is_read_from_it():
     assert np.all(predicted[:3] > 1.05 * truth[:3])
     assert describe_model(model) == (
         "computation: the work times its cycles per unit at the cache's load "
-        "(0.75-192 MiB measured; beyond, a 32 MiB cache hit by a share cache/load "
+        "(0.75-192 MiB measured; beyond, a cache of 32 MiB hit by a share cache/load "
         "of accesses)"
     )
     # without counters the cycles come from CPU time x clock: the same law

@@ -230,12 +230,56 @@ def test_verbose_tables_tell_long_call_paths_apart(tmp_path, capsys):
     out = capsys.readouterr().out
     for leaf in leaves:
         assert f"region={stem}{leaf} " in out
-    # without --verbose a name is cut in the middle: the leaf stays
+    # without --verbose a name keeps its root and the last regions that fit
     assert _run(["project", str(models), "--ranks", "2048"]) == 0
     out = capsys.readouterr().out
     assert stem not in out
-    assert "region=main->lulesh.cyc…Nodal->CalcForceForNodes " in out
-    assert "region=main->lulesh.cyc…CalcAccelerationForNodes " in out
+    assert "region=main->…->LagrangeNodal->CalcForceForNodes " in out
+    assert "region=main->…->CalcAccelerationForNodes " in out
+
+
+def test_short_names_of_a_caliper_profile_stay_apart():
+    # Caliper profiles name every region under one root and every metric with
+    # the same ending: a cut in the middle of the whole name left 180 series
+    # all reading "main->lulesh.cycle->Lag…usive#sum#time.duration]"
+    from scaleprobe.models.profiles.summary import short_name
+
+    root = "main->lulesh.cycle->LagrangeLeapFrog->"
+    paths = [
+        root + "LagrangeNodal",
+        root + "LagrangeNodal->CalcForceForNodes",
+        root + "LagrangeNodal->CalcForceForNodes->CalcVolumeForceForElems"
+        "->CalcHourglassControlForElems->CalcFBHourglassForceForElems",
+        root + "LagrangeElements->CalcQForElems->MPI_Wait",
+        root + "LagrangeElements->CalcQForElems->MPI_Waitall",
+    ]
+    metrics = [f"{agg}#inclusive#sum#time.duration" for agg in ("min", "max")]
+    names = [f"{path} [{metric}]" for path in paths for metric in metrics]
+    short = [short_name(name, 48) for name in names]
+    assert len(set(short)) == len(names)
+    assert all(len(name) <= 48 for name in short)
+    assert short[0] == "main->…->LagrangeNodal [min#in…ration]"
+    assert short[4] == "…->CalcFBHourglassForceForElems [min#in…ration]"
+    assert short[7] == "main->…->CalcQForElems->MPI_Wait [max#in…ration]"
+    # a name that fits, and one without regions, whose end stays
+    assert short_name("main [time]", 48) == "main [time]"
+    assert short_name("x" * 30 + "solve", 12) == "…xxxxxxsolve"
+
+
+def test_a_projection_where_no_series_can_be_told_says_so(tmp_path, capsys):
+    # two counts per series: no law can be checked, every series is refused
+    csv = _csv(
+        tmp_path / "app.csv",
+        {name: _law(lambda p: 1.0 / p, RANKS[:2]) for name in ("solve", "halo")},
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models)]) == 0
+    capsys.readouterr()
+    assert _run(["project", str(models), "--ranks", "1024"]) == 0
+    out = capsys.readouterr().out
+    none = "  none: the data cannot tell any series at 1024 ranks (below)"
+    assert out.count(none) == 2, out
+    assert "the data cannot tell (2 series" in out
 
 
 def test_what_fit_cannot_read_is_one_line_that_says_what_it_reads(tmp_path, capsys):

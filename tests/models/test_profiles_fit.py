@@ -406,7 +406,7 @@ def test_a_factor_from_fewer_errors_than_the_level_needs_says_so():
         many = fit_profile(synthetic_profile(dict(LAWS)))
     # four counts: one held-out error a series, two in all
     assert few.calibration["residuals"] == 2
-    assert "2 are fewer than the 9 a 90% interval needs" in render_fit(few)
+    assert "2 are fewer than the 9 needed for the 90% interval" in render_fit(few)
     assert "never under 5.1 % either side per doubling" in render_fit(few)
     assert many.calibration["residuals"] >= 9
     assert "interval needs" not in render_fit(many)
