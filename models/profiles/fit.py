@@ -64,12 +64,19 @@ def _centres(values):
 
 #: Why a series with a value of zero or less is left out.
 _LOW = "values that are zero or negative"
+#: Why a series that never took any time (or count) is left out.
+_NEVER = "every value zero (the call path never ran)"
 
 
 def _usable(series, axis="ranks"):
     """The series a law can be fitted to, the others by reason, and notes that
-    name each value left out (the series, the count and the value)."""
-    usable, skipped, not_finite, not_positive = [], {}, [], []
+    name each value left out (the series, the count and the value).
+
+    Counts at the start of a series where every repetition is zero are where its
+    call path did not run yet (an MPI call on one rank): the series starts at its
+    first count with a value. Any other zero or negative value leaves the series
+    out, as does a series that is zero everywhere."""
+    usable, skipped, not_finite, not_positive, late = [], {}, [], [], []
     for index, item in enumerate(series):
         values = [np.asarray(v, dtype=float) for v in item.values]
         not_finite += [
@@ -81,6 +88,13 @@ def _usable(series, axis="ranks"):
         keep = [i for i, v in enumerate(values) if v.size]
         values = [values[i] for i in keep]
         x = np.asarray(item.x, dtype=float)[keep]
+        if values and not any(np.any(v) for v in values):
+            skipped.setdefault(_NEVER, []).append(index)
+            continue
+        start = next((i for i, v in enumerate(values) if np.any(v)), 0)
+        if start:
+            late.append(f"{item.name} from {x[start]:g} {axis}")
+            values, x = values[start:], x[start:]
         low = [
             (c, v[v <= 0][0]) for c, v in zip(x, values, strict=True) if np.any(v <= 0)
         ]
@@ -91,6 +105,11 @@ def _usable(series, axis="ranks"):
             skipped.setdefault("fewer than two counts", []).append(index)
         else:
             usable.append((index, x, *_centres(values)))
+    return usable, skipped, _value_notes(not_finite, not_positive, late)
+
+
+def _value_notes(not_finite, not_positive, late):
+    """What :func:`_usable` left out or began later, in words."""
     notes = []
     if not_finite:
         notes.append(
@@ -100,9 +119,15 @@ def _usable(series, axis="ranks"):
     if not_positive:
         notes.append(
             f"{len(not_positive)} series left out for a value that is zero or "
-            f"negative (a time or count cannot be): {_listed(not_positive)}"
+            "negative after their first value (a law of positive values cannot "
+            f"follow it): {_listed(not_positive)}"
         )
-    return usable, skipped, notes
+    if late:
+        notes.append(
+            f"{len(late)} series begin at their first count with a value (zero "
+            f"before: the call path did not run there): {_listed(late)}"
+        )
+    return notes
 
 
 def _listed(items, limit=3):

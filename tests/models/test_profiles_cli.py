@@ -338,6 +338,36 @@ def test_values_left_out_are_named_with_their_count(tmp_path, capsys):
     assert "(no call path) -0.5 at 8 ranks" in err
 
 
+def test_a_call_path_that_does_not_run_on_one_rank_begins_where_it_runs(
+    tmp_path, capsys
+):
+    # a profile measured from one rank: its MPI calls take no time there
+    counts = (1, *RANKS)
+    csv = _csv(
+        tmp_path / "app.csv",
+        {
+            "solve": _law(lambda p: 40.0 / p + 0.06, counts),
+            "MPI_Allreduce": _law(lambda p: 0.002 * np.log2(p), counts),
+            "checkpoint": _law(lambda p: 0.0, counts),
+            "retired": _law(lambda p: 0.0 if p == 512 else 0.5, counts),
+        },
+    )
+    models = tmp_path / "m.json"
+    assert _run(["fit", str(csv), "--output", str(models), "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "verdicts: 2 trusted, 0 fallback, 0 refused, 2 left out" in out
+    assert (
+        "note: 1 series begin at their first count with a value (zero before: the "
+        "call path did not run there): region=MPI_Allreduce from 16 ranks" in out
+    )
+    assert "every value zero (the call path never ran)" in out
+    assert "region=retired 0 at 512 ranks" in out  # it stopped: not projected
+    assert _run(["project", str(models), "--ranks", "4096", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    row = next(x for x in out.splitlines() if x.strip().startswith("region=MPI_"))
+    assert float(row.split()[1]) == pytest.approx(0.002 * 12, rel=0.02), row
+
+
 def test_a_metric_a_call_path_never_had_makes_no_series(tmp_path, capsys):
     # "io" has no bytes at any count: not a series, and no value is said missing
     rows = ["ranks,region,time,bytes"]
