@@ -248,7 +248,8 @@ def parse_cv(specs, column="nodes"):
 READABLE = (
     "the results of 'scaleprobe run' (.zarr, .nc), a measurement file (.csv, "
     ".parquet, Extra-P .txt, .json, .jsonl) or a profile (Caliper .cali, Caliper "
-    "or Hatchet .json, or a folder of runs)"
+    "or Hatchet .json, or a folder of runs: such files, or Score-P experiment "
+    "folders with .cubex files)"
 )
 #: Suffixes of a file (not a folder) that ``fit`` and ``report`` may read.
 _READ_SUFFIXES = (
@@ -291,7 +292,7 @@ def check_measurements(path):
     >>> check_measurements("missing.tsv")
     Traceback (most recent call last):
     ...
-    scaleprobe.framework._cli_inputs.BadInputError: missing.tsv: scaleprobe does not read .tsv files; give the results of 'scaleprobe run' (.zarr, .nc), a measurement file (.csv, .parquet, Extra-P .txt, .json, .jsonl) or a profile (Caliper .cali, Caliper or Hatchet .json, or a folder of runs)
+    scaleprobe.framework._cli_inputs.BadInputError: missing.tsv: scaleprobe does not read .tsv files; give the results of 'scaleprobe run' (.zarr, .nc), a measurement file (.csv, .parquet, Extra-P .txt, .json, .jsonl) or a profile (Caliper .cali, Caliper or Hatchet .json, or a folder of runs: such files, or Score-P experiment folders with .cubex files)
     """  # noqa: E501
     where = Path(path)
     suffix = where.suffix.lower()

@@ -19,6 +19,7 @@ from ._cli_inputs import (
     BAD_INPUT,
     FAILURE,
     OUTPUT_SUFFIXES,
+    READABLE,
     BadInputError,
     check_figure_path,
     check_model_file,
@@ -408,8 +409,7 @@ def _add_fit(subparsers):
     )
     fit.add_argument(
         "results",
-        help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
-        "Extra-P .txt, .json, .jsonl)",
+        help=f"what to fit: {READABLE}",
     )
     common_arguments(fit)
     fit.add_argument("--groupby", help="feature to evaluate separately (e.g. scale)")
@@ -475,8 +475,7 @@ def _add_report(subparsers):
     )
     rep.add_argument(
         "results",
-        help="results path (.zarr or .nc) or a measurement file (.csv, .parquet, "
-        "Extra-P .txt, .json, .jsonl)",
+        help=f"what to fit: {READABLE}",
     )
     common_arguments(rep)
     rep.add_argument(
