@@ -371,7 +371,7 @@ def judge(partial, x, centre):
     naive = laws.index(Candidate("power", window=2))
     if np.isfinite(trend) and trend <= RELIABLE_SMAPE:
         why = (
-            f"no law held within {RELIABLE_SMAPE:.0f} % SMAPE "
+            f"no law held within {RELIABLE_SMAPE:.0f} % SMAPE; "
             if np.isfinite(check)
             else ""
         )

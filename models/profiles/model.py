@@ -160,6 +160,12 @@ class SeriesModel:
     no_trend: bool = False
 
     @property
+    def held_out(self):
+        """SMAPE (percent) on held-out counts of what the series projects: the
+        naive trend's for a fallback, the law's otherwise; None when unchecked."""
+        return self.trend_check if self.status == "fallback" else self.check
+
+    @property
     def regime(self):
         """Whether the law continues a change of regime at the largest count."""
         return bool(self.jumps) and self.jumps[-1]["index"] == len(self.x) - 1

@@ -89,7 +89,7 @@ def _sections(fit, top, verbose):
             m.name,
             m.law.describe(m.coef),
             m.status,
-            "-" if m.check is None else f"{m.check:.3g} %",
+            "-" if m.held_out is None else f"{m.held_out:.3g} %",
             m.reason,
         ]
         for m in fit.models

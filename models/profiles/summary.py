@@ -772,7 +772,7 @@ def _series_lines(fit, top, verbose):
             "end": float(m.x[-1]),
             "law": m.law.describe(m.coef, variable=_variable(fit)),
             "status": m.status,
-            "check": "-" if m.check is None else f"{m.check:.3g} %",
+            "check": "-" if m.held_out is None else f"{m.held_out:.3g} %",
         }
         for m in shown
     ]

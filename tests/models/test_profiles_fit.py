@@ -134,6 +134,7 @@ def test_verdicts_agree_with_their_reasons():
         if model.status == "trusted" and model.law.kind != "regime":
             assert model.check <= RELIABLE_SMAPE
             assert f"{model.check:.1f} %" in model.reason
+            assert model.held_out == model.check
         elif model.status == "fallback":
             assert model.law.label == "naive trend"
             # its interval spans the trend of the last three counts as well
@@ -148,6 +149,9 @@ def test_verdicts_agree_with_their_reasons():
             assert model.trend_check <= RELIABLE_SMAPE
             assert model.check is None or model.check > RELIABLE_SMAPE
             assert "fallback" in model.reason
+            # the tables show the check of what is projected: the trend's
+            assert model.held_out == model.trend_check
+            assert f"{model.trend_check:.1f} %" in model.reason
         else:
             assert model.trend_check is None or model.trend_check > RELIABLE_SMAPE
             assert "no law held" in model.reason or "hold no trend" in model.reason
