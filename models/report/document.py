@@ -443,7 +443,7 @@ def _render(fmt, facts, sections, drawn, path):
     style = (
         "body{font-family:sans-serif;max-width:1100px;margin:auto}"
         "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
-        "img{max-width:100%}"
+        "img{max-width:100%}pre{white-space:pre-wrap}"
     )
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>scaleprobe "
