@@ -172,7 +172,8 @@ def conflicts(projection):
     Returns
     -------
     list of dict
-        One per child above its caller: ``series``, ``caller``, ``metric``, ``at``
+        One per child above its caller, neither of them refused (a refused
+        law's projection claims nothing): ``series``, ``caller``, ``metric``, ``at``
         (the first projected count where it is above), ``predicted`` and
         ``caller_predicted`` there, and ``measured``, the smallest and largest
         counts both were measured at; sorted by how far above.
@@ -184,6 +185,8 @@ def conflicts(projection):
     for child, caller in pairs.items():
         if models[child].metric not in nested:
             continue
+        if "refused" in (models[child].status, models[caller].status):
+            continue  # a refused law's projection claims nothing to contradict
         mine, theirs = projection.predicted[child], projection.predicted[caller]
         above = np.flatnonzero(mine > theirs * (1 + _SLACK))
         if above.size == 0:

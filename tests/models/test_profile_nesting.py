@@ -68,6 +68,37 @@ def test_a_child_projected_above_its_caller_is_called_out(inclusive, tmp_path):
         assert inclusive.project([64.0, 256.0]).conflicts() == []
 
 
+def test_a_refused_call_path_far_above_its_caller_is_no_conflict():
+    # a call path whose values wander (seeded): no law holds, it is refused, and
+    # the law kept for it runs far above main; a refused projection claims
+    # nothing, so there is nothing for main's law to contradict
+    counts = 2.0 ** np.arange(1, 9)
+    values = 10 ** np.random.default_rng(1).uniform(-1, 1.5, counts.size)
+    wander = dict(zip(counts, values, strict=True))
+    laws = {
+        "main": INCLUSIVE["main"],
+        "main->solve": INCLUSIVE["main->solve"],
+        "main->wild": lambda p: np.vectorize(wander.get)(p),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_profile(synthetic_profile(laws, metric="time (inc)", counts=counts))
+    status = {m.name: m.status for m in fit.models}
+    assert status == {
+        "main": "trusted",
+        "main->solve": "trusted",
+        "main->wild": "refused",
+    }
+    assert nested_metrics(fit.models) == {"time (inc)"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PhysicalLimitWarning)
+        projection = fit.project([1e4])
+    names = [m.name for m in projection.models]
+    wild, main = names.index("main->wild"), names.index("main")
+    assert projection.predicted[wild, 0] > 100 * projection.predicted[main, 0]
+    assert projection.conflicts() == []
+
+
 def test_an_exclusive_metric_is_not_held_to_the_nesting():
     # exclusive times: main's own time is small, its callees' larger: children
     # above their caller everywhere, so no order is believed and nothing warns
