@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import os
 import re
 
@@ -352,8 +353,11 @@ def _check_keys(raw: dict, prefix: str = "") -> None:
             if key not in known:
                 _fail(f"{where}{key}", f"unknown key; allowed: {', '.join(known)}")
     for entry in _children(prefix):
-        if entry.required and entry.name.rpartition(".")[2] not in raw:
-            _fail(entry.name, f"is required ({entry.type})")
+        key = entry.name.rpartition(".")[2]
+        if entry.required and key not in raw:
+            near = difflib.get_close_matches(key, [str(k) for k in raw], n=1)
+            hint = f"; did you mean it by {near[0]!r}?" if near else ""
+            _fail(entry.name, f"is required ({entry.type}){hint}")
 
 
 def _default(name: str):

@@ -65,6 +65,11 @@ BAD = [
     ({"params": [1, 2]}, "spec key 'params': must be a mapping"),
     ({"sweep": {"ppn": 1}}, "spec key 'sweep.nodes': is required"),
     (
+        {"sweep": {"node": [1, 2], "ppn": 1}},
+        "spec key 'sweep.nodes': is required (list of int); did you mean it by "
+        "'node'?",
+    ),
+    (
         dict(**{"sweep.nodes": [2, -1]}),
         "spec key 'sweep.nodes': values must be positive integers",
     ),
