@@ -695,7 +695,8 @@ def _wait(process, spec: Spec, settings: LaunchSettings, keep_running, result):
         stdout, stderr = process.communicate()
         result["status"] = "timeout"
         result["error"] = (
-            f"no result within the timeout of {spec.timeout:g} s; process group killed"
+            f"no result within the timeout of {spec.timeout:g} s (spec key 'timeout'); "
+            "process group killed"
         )
     finally:
         if process.poll() is None:

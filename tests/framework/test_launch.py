@@ -111,7 +111,7 @@ def test_a_hang_is_killed_with_its_whole_process_group():
     spec, point = _point("hang", nodes=2, ppn=1, timeout=2)
     result = launch_point(spec, point)
     assert result["status"] == "timeout"
-    assert "timeout of 2 s" in result["error"]
+    assert "timeout of 2 s (spec key 'timeout')" in result["error"]
     assert result["launch_time"] >= 2  # killed after, never before, its timeout
     left = subprocess.run(
         ["pgrep", "-f", "commbench.fault --behaviour hang"],

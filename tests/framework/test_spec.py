@@ -66,8 +66,7 @@ BAD = [
     ({"sweep": {"ppn": 1}}, "spec key 'sweep.nodes': is required"),
     (
         {"sweep": {"node": [1, 2], "ppn": 1}},
-        "spec key 'sweep.nodes': is required (list of int); did you mean it by "
-        "'node'?",
+        "spec key 'sweep.nodes': is required (list of int); did you mean it by 'node'?",
     ),
     (
         dict(**{"sweep.nodes": [2, -1]}),
