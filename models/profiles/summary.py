@@ -40,6 +40,7 @@ __all__ = [
     "render_ranking",
     "scale_words",
     "series_count",
+    "short_name",
     "unchecked_words",
     "verdict_words",
 ]
