@@ -115,10 +115,13 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     ds = open_results(campaign)
     shown = summarize(ds, path=campaign).splitlines()[2]
     others = ds["status"].size - len(after)
+    # (a plan whose runs fill the grid the extension spans leaves none over)
     assert shown == (
         f"points: not run 0, ok {len(after)}; {others} other cell(s) of the grid "
         "are no point of its last spec (a campaign extended by suggest measures "
         "some runs at some counts)"
+        if others
+        else f"points: ok {len(after)}"
     )
     assert list(ds["nodes"].values) == sorted(ds["nodes"].values)
     # and so does the dashboard's page of the store: its points, none pending
