@@ -91,7 +91,9 @@ def _run_sweep(args, stack) -> int:
     failed = failure_line(ds, sweep.store.path)
     if failed:
         print(f"scaleprobe: {failed}", file=sys.stderr)
-    return 0
+    # A run whose every launch failed measured nothing: a script must not go on to
+    # fit it. Some points failing among others that ran is the sweep going on.
+    return FAILURE if sweep.todo and not sweep.succeeded() else 0
 
 
 def _measure(args, sweep):

@@ -178,6 +178,18 @@ class Sweep:
             print(f"scaleprobe: results in {store.path}", file=sys.stderr, flush=True)
         return ds
 
+    def succeeded(self) -> int:
+        """How many of the points this sweep measured are stored ``ok``.
+
+        Returns
+        -------
+        int
+            Points of :attr:`todo` whose stored status is ``ok`` (0 before
+            :meth:`run`, and when every launch failed or ran out of time).
+        """
+        statuses = self.store.statuses()
+        return sum(statuses.get(point.key) == "ok" for point in self.todo)
+
 
 @contextlib.contextmanager
 def prepare_sweep(

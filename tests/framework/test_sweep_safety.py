@@ -127,6 +127,20 @@ def test_retry_measures_failed_points_again_and_keeps_their_history(tmp_path, cl
         run_sweep(raw, client, progress=False, retry="ok")
 
 
+def test_run_fails_only_when_every_point_it_launched_failed(tmp_path, capsys):
+    path = _write(
+        tmp_path, _spec(tmp_path, sweep={"nodes": [1], "behaviour": ["ok", "exit"]})
+    )
+    # one point of two failed: the sweep went on and measured the other
+    assert main(["run", str(path), "--workers", "1"]) == 0
+    assert "scaleprobe: 1 of 2 points failed: first " in capsys.readouterr().err
+    # the retry launches the failed point alone, and it fails again
+    assert main(["run", str(path), "--workers", "1", "--retry", "failed"]) == 1
+    assert "scaleprobe: 1 of 2 points failed: first " in capsys.readouterr().err
+    # nothing left to launch: the stored failure is not this run's
+    assert main(["run", str(path), "--workers", "1"]) == 0
+
+
 def test_a_damaged_point_file_is_measured_again(tmp_path, client):
     raw = _spec(tmp_path)
     run_sweep(raw, client, progress=False)
