@@ -10,6 +10,7 @@ import sys
 __all__ = ["register"]
 
 BAD_INPUT = 2
+FAILURE = 1
 
 
 def _positive_int(text: str) -> int:
@@ -240,7 +241,8 @@ def run_adaptive(args) -> int:
     Returns
     -------
     int
-        0, or 2 on bad input.
+        0; 1 when no point of the sweep succeeded (nothing to plan from); 2 on
+        bad input.
     """
     from .adaptive import parse_until, run_until
     from .cluster import named_cluster
@@ -273,4 +275,4 @@ def run_adaptive(args) -> int:
             f", then {row['points']} point(s){_note(row)}"
         )
     print(f"scaleprobe: stopped: {campaign.reason}")
-    return 0
+    return FAILURE if campaign.measured_nothing else 0

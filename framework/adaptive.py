@@ -105,10 +105,14 @@ class AdaptiveCampaign:
         first, ``new`` (those counts).
     reason : str
         Why it stopped.
+    measured_nothing : bool
+        No point of the campaign's sweep succeeded, so no round could plan
+        (``reason`` names the failures).
     """
 
     rounds: list = field(default_factory=list)
     reason: str = ""
+    measured_nothing: bool = False
 
 
 def _record(store, goal, target, campaign):
@@ -162,8 +166,16 @@ def run_until(
 
 def _rounds(spec, goal, target, budget, client, clock):
     start = clock()
-    run_sweep(spec, client, progress=False)
+    ds = run_sweep(spec, client, progress=False)
     campaign, spent_core, slower, dearer = AdaptiveCampaign(), 0.0, 1.0, 1.0
+    if "status" not in ds or not (ds["status"] == "ok").any():
+        from ._summary import failure_line
+
+        campaign.measured_nothing = True
+        campaign.reason = "nothing to plan from: " + (
+            failure_line(ds, spec.output) or "the sweep stored no point"
+        )
+        return campaign
     barred = set()  # the counts whose every run failed, named once
     nxt = ResultStore(spec.output).stem + ".next.yaml"
     for _ in range(MAX_ROUNDS):

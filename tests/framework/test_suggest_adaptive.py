@@ -252,6 +252,25 @@ def test_until_runs_on_the_cluster_and_output_it_is_given(tmp_path, client, caps
     assert said == row["unchecked"], (line, row)
 
 
+def test_a_sweep_whose_every_point_failed_stops_with_exit_1(tmp_path, client, capsys):
+    spec = {**_spec(tmp_path), "kernel": "commbench.fault"}
+    spec["params"] = {"behaviour": "exit"}
+    spec["sweep"] = {"nodes": [1, 2], "ppn": 1, "run": 1}
+    (tmp_path / "fault.yaml").write_text(yaml.safe_dump(spec))
+    argv = ["run", str(tmp_path / "fault.yaml"), "--until", "width <= 2 at nodes=8"]
+    status = main([*argv, "--budget", "1 h", "--address", client.scheduler.address])
+    out, err = capsys.readouterr()
+    assert status == 1, out + err
+    # the line names the failures, not a design short of node counts
+    assert out.startswith(
+        "scaleprobe: stopped: nothing to plan from: 2 of 2 points failed: first "
+        "nodes=1 ppn=1 "
+    ), out + err
+    assert "exit code 3" in out, out
+    assert "round 1" not in out, out
+    assert len(ResultStore(spec["output"]).results()) == 2
+
+
 def test_a_round_says_when_no_law_held_its_check_and_which_counts_are_new():
     from scaleprobe.framework._adaptive_record import round_note
     from scaleprobe.framework._cli_suggest import _note
