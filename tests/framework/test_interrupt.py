@@ -57,8 +57,11 @@ def test_each_signal_interrupts_once_and_later_ones_wait_for_the_clean_up(signum
 
 def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler():
     # dask-jobqueue replaces SIGINT's handler with an immediate exit when imported
+    # (the handler Python installs at start, also where the suite itself runs as a
+    # background job, which starts its children with SIGINT ignored)
     code = (
         "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from scaleprobe.framework.jobqueue import slurm_options\n"
         "slurm_options(walltime='01:00:00')\n"
         "import sys\n"
