@@ -297,11 +297,21 @@ def warn_host_load(ds, limit=HOST_LOAD_LIMIT) -> None:
         Naming how many successful points are affected, the first of them and the
         largest load.
     """
+    from ._hostload import MIN_SECONDS
+
     hit, total, first = _flagged(ds, "host_load", limit)
     if not len(hit):
         return
+    ok = int((ds["status"] == "ok").sum()) if "status" in ds.data_vars else total
+    # a launch shorter than MIN_SECONDS has no load: out of the count, said so
+    told = (
+        f"the {total} point(s) long enough to tell (launches of {MIN_SECONDS:g} s or "
+        f"more; {ok - total} ok point(s) were shorter)"
+        if ok > total
+        else f"{total} point(s)"
+    )
     warnings.warn(
-        f"{len(hit)} of {total} point(s) ran while other work kept their host busy "
+        f"{len(hit)} of {told} ran while other work kept their host busy "
         f"(host_load above {limit:g} core(s), up to {hit.max():.2f}; first: {first}): "
         "their computation times include contention for caches and memory — "
         "measure them again on a quiet host, or read them with care",

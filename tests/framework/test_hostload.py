@@ -198,6 +198,16 @@ def test_points_measured_on_a_busy_host_are_named():
     assert "first: nodes=16, run=0" in message
 
 
+def test_points_too_short_to_tell_are_counted_apart():
+    # six ok points, three of them shorter than MIN_SECONDS: no load to judge
+    with pytest.warns(OversubscriptionWarning) as caught:
+        warn_host_load(_results([[np.nan, np.nan], [np.nan, 0.1], [0.9, 0.2]]))
+    assert str(caught[0].message).startswith(
+        "1 of the 3 point(s) long enough to tell (launches of 1 s or more; 3 ok "
+        "point(s) were shorter) ran while other work kept their host busy"
+    )
+
+
 def test_a_quiet_host_failed_points_and_old_results_warn_nothing():
     status = [["ok", "ok"], ["failed", "ok"], ["ok", "ok"]]
     with warnings.catch_warnings():
