@@ -112,10 +112,15 @@ def _client(args):
 
 def _features(args):
     from scaleprobe.models import make_features
-    from scaleprobe.models.core.features import measurement_sets
+    from scaleprobe.models.core.features import measurement_sets, nothing_measured
 
     check_ppn(args.ppn)
     dataset = load_results(args.results, args)
+    if args.target not in dataset.data_vars and nothing_measured(dataset):
+        raise BadInputError(
+            f"{args.results}: {nothing_measured(dataset)}; `scaleprobe show "
+            f"{args.results}` lists each point's error"
+        )
     if args.target not in dataset.data_vars:
         raise BadInputError(
             f"{args.results} has no variable {args.target!r}; it has "

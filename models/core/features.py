@@ -28,6 +28,7 @@ __all__ = [
     "link_of",
     "make_features",
     "measurement_sets",
+    "nothing_measured",
     "prediction_frame",
 ]
 
@@ -132,6 +133,49 @@ def link_of(dataset):
 _KNOWN = ("nodes", "ranks", "ppn", "bandwidth", "scale")
 
 
+def nothing_measured(dataset: xr.Dataset) -> str | None:
+    """Why a campaign has nothing to fit when no point of it succeeded, else None.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        Campaign results with a ``status`` variable (others give None).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> ds = xr.Dataset({"status": ("nodes", np.array(["failed", "timeout"], object))},
+    ...                 coords={"nodes": [1, 2]})
+    >>> nothing_measured(ds)
+    'no point of the campaign succeeded (failed 1, timeout 1): nothing to fit'
+    >>> nothing_measured(ds.assign(status=("nodes", np.array(["ok", "failed"]))))
+    """
+    if "status" not in dataset.data_vars:
+        return None
+    status = dataset["status"].values.astype(str).ravel()
+    status = status[status != ""]  # cells of the grid no point was planned for
+    if (status == "ok").any():
+        return None
+    kinds, counts = np.unique(status, return_counts=True)
+    told = ", ".join(f"{k} {n}" for k, n in zip(kinds, counts, strict=True))
+    return (
+        f"no point of the campaign succeeded ({told or 'none stored'}): nothing to fit"
+    )
+
+
+def _check_target(dataset, target):
+    if target not in dataset.data_vars:
+        raise ValueError(
+            nothing_measured(dataset)
+            or f"target {target!r} is not a data variable; the Dataset has "
+            f"{sorted(map(str, dataset.data_vars))}"
+        )
+
+
 def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim=False):
     """Build the feature frame ``X`` and target ``y`` from a results Dataset.
 
@@ -189,11 +233,7 @@ def make_features(dataset, *, target="time", s0=25, ppn=None, traffic=False, fim
         raise TypeError(
             f"dataset must be an xarray.Dataset, got {type(dataset).__name__}"
         )
-    if target not in dataset.data_vars:
-        raise ValueError(
-            f"target {target!r} is not a data variable; the Dataset has "
-            f"{sorted(map(str, dataset.data_vars))}"
-        )
+    _check_target(dataset, target)
     names = [target, *_measurements(dataset, target, traffic, fim)]
     frame = _points(dataset, names + _recorded(dataset, target, names))
     # NPB's classes: the sizes they stand for (scaleprobe.models.core.ordered)

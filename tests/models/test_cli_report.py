@@ -142,6 +142,25 @@ def test_bad_input_exits_2_with_one_line(argv, message, results_file, tmp_path, 
     assert "\n" not in err
 
 
+def test_a_campaign_with_no_point_ok_has_nothing_to_fit(tmp_path, capsys):
+    # what a store holds when every launch failed: statuses and errors, no time
+    status = np.array([["failed", "timeout"], ["failed", ""]], dtype=object)
+    ds = xr.Dataset(
+        {"status": (("nodes", "run"), status), "error": (("nodes", "run"), status)},
+        coords={"nodes": [2, 4], "run": [0, 1]},
+    )
+    ds.to_netcdf(tmp_path / "failed.nc")
+    assert _run(["fit", str(tmp_path / "failed.nc")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"scaleprobe: error: {tmp_path / 'failed.nc'}: no point of the campaign "
+        "succeeded (failed 2, timeout 1): nothing to fit; `scaleprobe show "
+        f"{tmp_path / 'failed.nc'}` lists each point's error"
+    )
+    with pytest.raises(ValueError, match=r"succeeded \(failed 2, timeout 1\)"):
+        make_features(ds)
+
+
 def test_value_parsers():
     assert parse_values("4:1024", integer=True).tolist() == [
         4,
