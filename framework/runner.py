@@ -383,6 +383,27 @@ def _first_command(spec, point, settings) -> str:
     )
 
 
+def _stored_unsuccessful(statuses, again) -> list[str]:
+    """A line on the stored points that did not succeed and are not measured again.
+
+    >>> print(*_stored_unsuccessful({"a": "ok", "b": "failed", "c": "failed"}, set()))
+    stored without success: failed 2 (`--retry failed` measures them again)
+    >>> _stored_unsuccessful({"a": "ok", "b": "failed"}, {"b"})
+    []
+    """
+    kinds = sorted({s for k, s in statuses.items() if s != "ok" and k not in again})
+    if not kinds:
+        return []
+    counts = ", ".join(
+        f"{kind} {sum(s == kind and k not in again for k, s in statuses.items())}"
+        for kind in kinds
+    )
+    return [
+        f"stored without success: {counts} (`--retry {','.join(kinds)}` measures "
+        "them again)"
+    ]
+
+
 def _points_to_measure(spec, todo, settings) -> list[str]:
     """The first point with the shell line that runs it, then every point in order."""
     if not todo:
@@ -449,6 +470,7 @@ def describe_plan(spec_or_path, *, output=None, retry=(), new_campaign=False) ->
         f"{len(todo)} to measure"
         + (f" ({len(again)} of them again: {'/'.join(retry)})" if again else ""),
     ]
+    lines += _stored_unsuccessful(statuses, again)
     small = below_min_ranks(spec)
     if small:
         lines.append(

@@ -83,6 +83,13 @@ def test_plan_counts_what_a_resumed_run_would_retry(tmp_path, capsys):
         "points: 4 in the campaign, 1 stored, 3 to measure (1 of them again: failed)"
         in out.splitlines()
     )
+    assert "stored without success" not in out  # the one failed point is retried
+    assert main(["plan", str(spec)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:4] == [
+        "points: 4 in the campaign, 2 stored, 2 to measure",
+        "stored without success: failed 1 (`--retry failed` measures them again)",
+    ]
     other = _spec(
         tmp_path,
         kernel="commbench.compute",
