@@ -97,17 +97,37 @@ def _figure_bytes(figure):
 
 def _table(frame, fmt):
     frame = frame.copy()
+    # text (model names, laws) reads from the left, numbers line up on the right
+    text = [not pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
     for column in frame.columns:
         if pd.api.types.is_float_dtype(frame[column]):
-            frame[column] = frame[column].map(lambda v: f"{v:.4g}")
+            # a score a model has none of (the baseline's interval) is not a number
+            frame[column] = frame[column].map(
+                lambda v: "—" if np.isnan(v) else f"{v:.4g}"
+            )
     if fmt == "html":
-        return frame.to_html(index=False, border=0)
+        return _html_table(frame, text)
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
     rows = [
         "| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False)
     ]
     return "\n".join([header, rule, *rows])
+
+
+def _html_table(frame, text):
+    """An HTML table of ``frame``'s cells, the columns flagged in ``text`` left."""
+    marks = [' class="text"' if left else "" for left in text]
+
+    def cells(tag, values):
+        return "".join(
+            f"<{tag}{mark}>{html.escape(str(value))}</{tag}>"
+            for value, mark in zip(values, marks, strict=True)
+        )
+
+    rows = [f"<tr>{cells('th', frame.columns)}</tr>"]
+    rows += [f"<tr>{cells('td', row)}</tr>" for row in frame.itertuples(index=False)]
+    return "<table>\n" + "\n".join(rows) + "\n</table>"
 
 
 def write_report(
@@ -443,6 +463,7 @@ def _render(fmt, facts, sections, drawn, path):
     style = (
         "body{font-family:sans-serif;max-width:1100px;margin:auto}"
         "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}"
+        ".text{text-align:left}"
         "img{max-width:100%}pre{white-space:pre-wrap}"
     )
     return (

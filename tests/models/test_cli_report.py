@@ -242,6 +242,11 @@ def test_html_report_is_self_contained(make_results, tmp_path):
     )  # no bandwidth figure at 100 % only
     assert "<table" in text
     assert 'src="http' not in text
+    # text reads from the left, numbers from the right; the baseline has no interval
+    score = '<tr><td class="text">baseline</td><td class="text">extrapolation</td>'
+    (row,) = [r for r in text.split("\n") if r.startswith(score)]
+    assert "<td>—</td>" in row
+    assert "nan" not in row
 
 
 def test_a_trend_on_several_bandwidths_says_why_no_bandwidth_figure(
