@@ -79,12 +79,13 @@ def _print_ranking(suggestion, shown):
     )
     print(
         f"plausible laws: {laws}; run-to-run noise {100 * state.noise:.2g} % (log); "
-        f"interval factor {state.rate:.2g}"
+        f"interval factor {state.rate:.2g} (its half-width, in log, over the laws' "
+        "spread plus the distance and the noise)"
     )
     if state.unchecked:
         print(
             "no law held its check on the largest count: the closest are kept, "
-            "and the interval takes at least the uncalibrated factor 1"
+            "and the interval factor is at least 1 (uncalibrated: the scale itself)"
         )
     for x, statuses in suggestion.failed.items():
         print(

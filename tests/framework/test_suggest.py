@@ -77,9 +77,13 @@ def test_the_written_spec_resumes_the_campaign_with_the_planned_points(
     out = capsys.readouterr().out
     assert code == 0
     assert "interval width now" in out
-    assert f"interval factor {now.state.rate:.2g}" in out
+    assert (
+        f"interval factor {now.state.rate:.2g} (its half-width, in log, over the "
+        "laws' spread plus the distance and the noise)"
+    ) in out
     kept = any(why.startswith("kept") for why in now.state.rejected.values())
     assert ("no law held its check" in out) == kept
+    assert ("the interval factor is at least 1 (uncalibrated" in out) == kept
     assert "1. nodes=" in out
     listed = [line.strip() for line in out.splitlines() if line.startswith("  nodes=")]
     assert listed
